@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { defineCall, defineEvent } from '../contract';
+
+export const themeSchema = z.enum(['system', 'light', 'dark']);
+
+export const settingsSchema = z.object({
+  theme: themeSchema,
+  /** Per-call time limit for environment code, in seconds (SPADE uses 30 s). */
+  stepTimeoutSec: z.number().int().min(1).max(600),
+  /** Turn budget handed to environments that accept max_turns (SPADE's paper scripts use 25). */
+  maxTurns: z.number().int().min(1).max(10_000),
+  /** Preferred runtime for environments that do not force one. */
+  defaultRuntime: z.enum(['pyodide', 'cpython']),
+});
+export type Settings = z.infer<typeof settingsSchema>;
+
+export const appCalls = {
+  'app.info': defineCall({
+    name: 'app.info',
+    summary: 'Version, platform and where this workbench keeps its data.',
+    input: z.object({}).strict(),
+    output: z.object({
+      name: z.string(),
+      version: z.string(),
+      shell: z.enum(['electron', 'web', 'in-process']),
+      platform: z.string(),
+      dataDir: z.string(),
+      databasePath: z.string(),
+      nodeVersion: z.string(),
+    }),
+  }),
+  'app.health': defineCall({
+    name: 'app.health',
+    summary: 'Liveness of the backend and its parts.',
+    input: z.object({}).strict(),
+    output: z.object({
+      ok: z.boolean(),
+      uptimeSec: z.number(),
+      database: z.object({ ok: z.boolean(), schemaVersion: z.number().int(), message: z.string().optional() }),
+      components: z.array(z.object({ name: z.string(), state: z.enum(['ready', 'busy', 'starting', 'down', 'off']), detail: z.string() })),
+    }),
+  }),
+  'settings.get': defineCall({
+    name: 'settings.get',
+    summary: 'All settings with defaults filled in.',
+    input: z.object({}).strict(),
+    output: settingsSchema,
+  }),
+  'settings.update': defineCall({
+    name: 'settings.update',
+    summary: 'Change some settings; returns the full result.',
+    input: settingsSchema.partial().strict(),
+    output: settingsSchema,
+  }),
+  'app.openExternal': defineCall({
+    name: 'app.openExternal',
+    summary: 'Open an http(s) link in the system browser (desktop only; the web host declines).',
+    input: z.object({ url: z.string().max(2048) }).strict(),
+    output: z.object({ opened: z.boolean() }),
+  }),
+} as const;
+
+export const appEvents = {
+  'settings.changed': defineEvent({ name: 'settings.changed', summary: 'Settings were updated.', payload: settingsSchema }),
+  'log.line': defineEvent({
+    name: 'log.line',
+    summary: 'A line for the Logs panel.',
+    payload: z.object({ time: z.string(), level: z.enum(['debug', 'info', 'warn', 'error']), source: z.string(), message: z.string() }),
+  }),
+  'ui.command': defineEvent({
+    name: 'ui.command',
+    summary: 'The desktop menu asks the UI to run one of its commands (save, palette, quick open).',
+    payload: z.object({ command: z.string() }),
+  }),
+} as const;

@@ -1,0 +1,36 @@
+import type { z } from 'zod';
+import { appCalls, appEvents } from './calls/app';
+
+/**
+ * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
+ * the preload allowlist, both servers and the clients are all derived from these two objects.
+ */
+export const calls = {
+  ...appCalls,
+} as const;
+
+export const events = {
+  ...appEvents,
+} as const;
+
+export type Calls = typeof calls;
+export type CallName = keyof Calls;
+export type CallInput<N extends CallName> = z.input<Calls[N]['input']>;
+export type CallOutput<N extends CallName> = z.output<Calls[N]['output']>;
+export type Events = typeof events;
+export type EventName = keyof Events;
+export type EventPayload<E extends EventName> = z.output<Events[E]['payload']>;
+
+export const callNames = Object.keys(calls) as CallName[];
+export const eventNames = Object.keys(events) as EventName[];
+
+export function isCallName(name: unknown): name is CallName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(calls, name);
+}
+export function isEventName(name: unknown): name is EventName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(events, name);
+}
+
+export * from './errors';
+export * from './backend';
+export type { Settings } from './calls/app';

@@ -1,0 +1,59 @@
+import { ApiError } from '../api';
+import type { Handlers } from '../server/dispatcher';
+import type { Services } from '../services/services';
+import { appVersion } from '../services/appInfo';
+
+/** Only plain web links leave the app; file:, javascript:, custom schemes and credentials never do. */
+export function validateExternalUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ApiError('invalid_input', `Not a valid URL: ${raw.slice(0, 200)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ApiError('invalid_input', `Only http and https links can be opened (got ${url.protocol})`);
+  }
+  if (url.username || url.password) throw new ApiError('invalid_input', 'Links with embedded credentials are refused');
+  return url;
+}
+
+export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.health' | 'settings.get' | 'settings.update' | 'app.openExternal'> {
+  return {
+    'app.info': () => ({
+      name: 'SPADE Workbench',
+      version: appVersion(),
+      shell: s.shell,
+      platform: `${process.platform}-${process.arch}`,
+      dataDir: s.dataDir,
+      databasePath: s.dbPath,
+      nodeVersion: process.versions.node,
+    }),
+    'app.health': () => {
+      let database: { ok: boolean; schemaVersion: number; message?: string };
+      try {
+        database = { ok: true, schemaVersion: s.schemaVersion() };
+      } catch (e) {
+        database = { ok: false, schemaVersion: 0, message: e instanceof Error ? e.message : String(e) };
+      }
+      return {
+        ok: database.ok,
+        uptimeSec: (Date.now() - s.startedAt) / 1000,
+        database,
+        components: s.components(),
+      };
+    },
+    'settings.get': () => s.settings.get(),
+    'settings.update': (patch) => {
+      const next = s.settings.update(patch);
+      s.events.emit('settings.changed', next);
+      return next;
+    },
+    'app.openExternal': async ({ url }) => {
+      const valid = validateExternalUrl(url);
+      if (!s.platform.openExternal) return { opened: false };
+      await s.platform.openExternal(valid.toString());
+      return { opened: true };
+    },
+  };
+}

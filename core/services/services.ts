@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { openDatabase, schemaVersion, type Db } from '../memory/db';
+import { EventBus } from '../server/events';
+import { SettingsStore } from './settings';
+
+export type Shell = 'electron' | 'web' | 'in-process';
+
+export interface ComponentStatus {
+  name: string;
+  state: 'ready' | 'busy' | 'starting' | 'down' | 'off';
+  detail: string;
+}
+
+export interface ServiceOptions {
+  dataDir: string;
+  shell: Shell;
+  /** Desktop-only hooks the core cannot provide itself. */
+  platform?: { openExternal?: (url: string) => Promise<void> };
+  nativeBinding?: string;
+}
+
+/**
+ * The composition root of the engine: one per running app (Electron main, web host, or a test).
+ * Every transport dispatches into the same Services, which is what makes them interchangeable.
+ */
+export class Services {
+  readonly dataDir: string;
+  readonly dbPath: string;
+  readonly db: Db;
+  readonly events = new EventBus();
+  readonly settings: SettingsStore;
+  readonly shell: Shell;
+  readonly startedAt = Date.now();
+  readonly platform: NonNullable<ServiceOptions['platform']>;
+  private readonly statusProviders: (() => ComponentStatus[])[] = [];
+  private readonly closers: (() => Promise<void> | void)[] = [];
+  private closed = false;
+
+  constructor(opts: ServiceOptions) {
+    this.dataDir = opts.dataDir;
+    this.dbPath = join(opts.dataDir, 'workbench.sqlite');
+    this.shell = opts.shell;
+    this.platform = opts.platform ?? {};
+    this.db = openDatabase(this.dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+    this.settings = new SettingsStore(this.db);
+  }
+
+  schemaVersion(): number {
+    return schemaVersion(this.db);
+  }
+
+  addStatusProvider(p: () => ComponentStatus[]): void {
+    this.statusProviders.push(p);
+  }
+
+  components(): ComponentStatus[] {
+    return this.statusProviders.flatMap((p) => p());
+  }
+
+  onClose(fn: () => Promise<void> | void): void {
+    this.closers.push(fn);
+  }
+
+  log(level: 'debug' | 'info' | 'warn' | 'error', source: string, message: string): void {
+    this.events.emit('log.line', { time: new Date().toISOString(), level, source, message });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const fn of this.closers.reverse()) {
+      try {
+        await fn();
+      } catch {
+        // Closing must finish even if one part fails; the database is closed last regardless.
+      }
+    }
+    this.db.close();
+  }
+}
+
+export function defaultDataDir(): string {
+  return process.env.SPADE_DATA_DIR || join(homedir(), '.spade-workbench');
+}

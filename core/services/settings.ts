@@ -1,0 +1,38 @@
+import { settingsSchema, type Settings } from '../api/calls/app';
+import type { Db } from '../memory/db';
+
+export const defaultSettings: Settings = {
+  theme: 'system',
+  stepTimeoutSec: 30,
+  maxTurns: 25,
+  defaultRuntime: 'pyodide',
+};
+
+/** Settings live in SQLite next to everything else, one JSON value per key. */
+export class SettingsStore {
+  constructor(private readonly db: Db) {}
+
+  get(): Settings {
+    const rows = this.db.prepare('SELECT key, value FROM settings').all() as { key: string; value: string }[];
+    const merged: Record<string, unknown> = { ...defaultSettings };
+    for (const r of rows) {
+      if (!(r.key in defaultSettings)) continue;
+      try {
+        merged[r.key] = JSON.parse(r.value);
+      } catch {
+        // A corrupt value falls back to its default rather than making the app unusable.
+      }
+    }
+    const parsed = settingsSchema.safeParse(merged);
+    return parsed.success ? parsed.data : { ...defaultSettings };
+  }
+
+  update(patch: Partial<Settings>): Settings {
+    const next = settingsSchema.parse({ ...this.get(), ...patch });
+    const put = this.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
+    this.db.transaction(() => {
+      for (const [k, v] of Object.entries(patch)) if (v !== undefined) put.run(k, JSON.stringify(v));
+    })();
+    return next;
+  }
+}

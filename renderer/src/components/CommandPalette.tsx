@@ -1,0 +1,105 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { fuzzyScore, useCommands } from '../store/commands';
+import { quickOpenItems, type QuickOpenItem } from '../store/quickOpen';
+import { log } from '../store/app';
+
+interface Row {
+  id: string;
+  label: string;
+  detail?: string;
+  hint?: string;
+  run(): void | Promise<void>;
+}
+
+export function CommandPalette() {
+  const open = useCommands((s) => s.paletteOpen);
+  const mode = useCommands((s) => s.paletteMode);
+  const close = useCommands((s) => s.closePalette);
+  const commands = useCommands((s) => s.commands);
+  const [query, setQuery] = useState('');
+  const [selected, setSelected] = useState(0);
+  const [quickItems, setQuickItems] = useState<QuickOpenItem[]>([]);
+  const input = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (open) {
+      setQuery('');
+      setSelected(0);
+      setTimeout(() => input.current?.focus(), 0);
+    }
+  }, [open, mode]);
+
+  useEffect(() => {
+    if (!open || mode !== 'quickOpen') return;
+    let live = true;
+    void quickOpenItems(query).then((items) => live && setQuickItems(items));
+    return () => {
+      live = false;
+    };
+  }, [open, mode, query]);
+
+  const rows: Row[] = useMemo(() => {
+    if (mode === 'quickOpen') return quickItems;
+    return Object.values(commands)
+      .map((c) => ({ c, score: fuzzyScore(query, `${c.category}: ${c.title}`) }))
+      .filter((x) => x.score > 0)
+      .sort((a, b) => b.score - a.score || a.c.title.localeCompare(b.c.title))
+      .map(({ c }) => ({ id: c.id, label: `${c.category}: ${c.title}`, ...(c.keybinding ? { hint: c.keybinding } : {}), run: c.run }));
+  }, [mode, commands, query, quickItems]);
+
+  if (!open) return null;
+
+  const execute = (row: Row | undefined) => {
+    if (!row) return;
+    close();
+    Promise.resolve(row.run()).catch((e: unknown) => log('error', 'command', `${row.label}: ${e instanceof Error ? e.message : String(e)}`));
+  };
+
+  return (
+    <div className="palette-backdrop" onMouseDown={close}>
+      <div className="palette" role="dialog" aria-label={mode === 'quickOpen' ? 'Quick open' : 'Command palette'} onMouseDown={(e) => e.stopPropagation()}>
+        <input
+          ref={input}
+          className="palette-input"
+          placeholder={mode === 'quickOpen' ? 'Open an environment by name…' : 'Type a command…'}
+          value={query}
+          aria-label="Palette query"
+          onChange={(e) => {
+            setQuery(e.target.value);
+            setSelected(0);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') close();
+            else if (e.key === 'ArrowDown') {
+              e.preventDefault();
+              setSelected((s) => Math.min(s + 1, rows.length - 1));
+            } else if (e.key === 'ArrowUp') {
+              e.preventDefault();
+              setSelected((s) => Math.max(s - 1, 0));
+            } else if (e.key === 'Enter') {
+              e.preventDefault();
+              execute(rows[selected]);
+            }
+          }}
+        />
+        <ul className="palette-list" role="listbox">
+          {rows.length === 0 ? <li className="muted">No matches</li> : null}
+          {rows.map((r, i) => (
+            <li
+              key={r.id}
+              role="option"
+              aria-selected={i === selected}
+              className={i === selected ? 'selected' : ''}
+              onMouseEnter={() => setSelected(i)}
+              onClick={() => execute(r)}
+            >
+              <span>{r.label}</span>
+              {r.detail ? <span className="muted"> {r.detail}</span> : null}
+              {r.hint ? <kbd className="right">{r.hint}</kbd> : null}
+            </li>
+          ))}
+        </ul>
+      </div>
+    </div>
+  );
+}

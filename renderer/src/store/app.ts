@@ -1,0 +1,69 @@
+import { create } from 'zustand';
+import type { Backend, CallOutput, Settings } from '../../../core/api';
+
+export interface LogLine {
+  time: string;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  source: string;
+  message: string;
+}
+
+export interface Problem {
+  id: string;
+  severity: 'error' | 'warning' | 'info';
+  message: string;
+  source: string;
+  /** Where clicking the problem leads (e.g. an environment tab and line). */
+  target?: { tabKind: string; params: Record<string, string>; line?: number };
+}
+
+interface AppState {
+  backend: Backend | null;
+  connection: 'connecting' | 'connected' | 'reconnecting' | 'closed';
+  info: CallOutput<'app.info'> | null;
+  health: CallOutput<'app.health'> | null;
+  settings: Settings | null;
+  logs: LogLine[];
+  problems: Record<string, Problem[]>;
+  setProblems(owner: string, list: Problem[]): void;
+  addLog(line: LogLine): void;
+}
+
+const MAX_LOG_LINES = 5000;
+
+export const useApp = create<AppState>((set) => ({
+  backend: null,
+  connection: 'connecting',
+  info: null,
+  health: null,
+  settings: null,
+  logs: [],
+  problems: {},
+  setProblems: (owner, list) => set((s) => ({ problems: { ...s.problems, [owner]: list } })),
+  addLog: (line) => set((s) => ({ logs: s.logs.length >= MAX_LOG_LINES ? [...s.logs.slice(-MAX_LOG_LINES + 1), line] : [...s.logs, line] })),
+}));
+
+/** The backend, for code that runs after start-up (it is set before the first render). */
+export function backend(): Backend {
+  const b = useApp.getState().backend;
+  if (!b) throw new Error('Backend not initialised');
+  return b;
+}
+
+export function log(level: LogLine['level'], source: string, message: string): void {
+  useApp.getState().addLog({ time: new Date().toISOString(), level, source, message });
+}
+
+export async function refreshHealth(): Promise<void> {
+  try {
+    const health = await backend().call('app.health', {});
+    useApp.setState({ health });
+  } catch {
+    useApp.setState({ health: null });
+  }
+}
+
+export async function updateSettings(patch: Partial<Settings>): Promise<void> {
+  const settings = await backend().call('settings.update', patch);
+  useApp.setState({ settings });
+}

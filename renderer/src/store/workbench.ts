@@ -1,0 +1,58 @@
+import { create } from 'zustand';
+
+export type Activity = 'library' | 'episodes' | 'jobs';
+
+export interface Tab {
+  /** Stable identity: opening the same thing twice focuses the existing tab. */
+  id: string;
+  kind: string;
+  title: string;
+  params: Record<string, string>;
+  dirty?: boolean;
+}
+
+interface WorkbenchState {
+  activity: Activity;
+  sideVisible: boolean;
+  bottomVisible: boolean;
+  bottomTab: 'problems' | 'logs';
+  tabs: Tab[];
+  activeTabId: string | null;
+  setActivity(a: Activity): void;
+  toggleSide(): void;
+  toggleBottom(): void;
+  showBottom(tab: 'problems' | 'logs'): void;
+  openTab(tab: Omit<Tab, 'params'> & { params?: Record<string, string> }): void;
+  closeTab(id: string): void;
+  activateTab(id: string): void;
+  markDirty(id: string, dirty: boolean): void;
+}
+
+export const useWorkbench = create<WorkbenchState>((set) => ({
+  activity: 'library',
+  sideVisible: true,
+  bottomVisible: true,
+  bottomTab: 'problems',
+  tabs: [{ id: 'welcome', kind: 'welcome', title: 'Welcome', params: {} }],
+  activeTabId: 'welcome',
+  setActivity: (activity) =>
+    set((s) => (s.activity === activity && s.sideVisible ? { sideVisible: false } : { activity, sideVisible: true })),
+  toggleSide: () => set((s) => ({ sideVisible: !s.sideVisible })),
+  toggleBottom: () => set((s) => ({ bottomVisible: !s.bottomVisible })),
+  showBottom: (bottomTab) => set({ bottomTab, bottomVisible: true }),
+  openTab: (tab) =>
+    set((s) => {
+      if (s.tabs.some((t) => t.id === tab.id)) return { activeTabId: tab.id };
+      return { tabs: [...s.tabs, { params: {}, ...tab }], activeTabId: tab.id };
+    }),
+  closeTab: (id) =>
+    set((s) => {
+      const idx = s.tabs.findIndex((t) => t.id === id);
+      if (idx < 0) return {};
+      const tabs = s.tabs.filter((t) => t.id !== id);
+      const activeTabId = s.activeTabId === id ? (tabs[Math.min(idx, tabs.length - 1)]?.id ?? null) : s.activeTabId;
+      return { tabs, activeTabId };
+    }),
+  activateTab: (id) => set({ activeTabId: id }),
+  markDirty: (id, dirty) => set((s) => ({ tabs: s.tabs.map((t) => (t.id === id ? { ...t, dirty } : t)) })),
+}));

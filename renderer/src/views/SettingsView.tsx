@@ -1,0 +1,47 @@
+import { updateSettings, useApp } from '../store/app';
+import type { ViewProps } from './registry';
+
+export function SettingsView(_props: ViewProps) {
+  const settings = useApp((s) => s.settings);
+  const info = useApp((s) => s.info);
+  if (!settings) return <div className="pad muted">Loading settings…</div>;
+  return (
+    <div className="settings pad">
+      <h2>Settings</h2>
+      <div className="form-grid">
+        <label htmlFor="set-theme">Theme</label>
+        <select id="set-theme" value={settings.theme} onChange={(e) => void updateSettings({ theme: e.target.value as typeof settings.theme })}>
+          <option value="system">Follow the system</option>
+          <option value="light">Light</option>
+          <option value="dark">Dark</option>
+        </select>
+        <label htmlFor="set-timeout">Time limit per call (s)</label>
+        <input
+          id="set-timeout"
+          type="number"
+          min={1}
+          max={600}
+          value={settings.stepTimeoutSec}
+          onChange={(e) => Number(e.target.value) >= 1 && void updateSettings({ stepTimeoutSec: Number(e.target.value) })}
+        />
+        <label htmlFor="set-turns">Turn budget (max_turns)</label>
+        <input
+          id="set-turns"
+          type="number"
+          min={1}
+          value={settings.maxTurns}
+          onChange={(e) => Number(e.target.value) >= 1 && void updateSettings({ maxTurns: Number(e.target.value) })}
+        />
+        <label htmlFor="set-runtime">Default runtime</label>
+        <select id="set-runtime" value={settings.defaultRuntime} onChange={(e) => void updateSettings({ defaultRuntime: e.target.value as 'pyodide' | 'cpython' })}>
+          <option value="pyodide">Pyodide (sandboxed)</option>
+          <option value="cpython">Native CPython (less isolated)</option>
+        </select>
+        <span>Data directory</span>
+        <span className="mono" data-testid="data-dir">{info?.dataDir}</span>
+        <span>Database</span>
+        <span className="mono">{info?.databasePath}</span>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Builds everything the app runs from: Node entries (CLI, web host, runtime workers, bench) and
+// the Electron main/preload with esbuild, the renderer with Vite. `--node` skips the renderer.
+import { build as esbuild } from 'esbuild';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const nodeOnly = process.argv.includes('--node');
+const started = Date.now();
+
+const nodeEntries = {
+  cli: 'core/cli/main.ts',
+  bench: 'bench/main.ts',
+};
+for (const [name, file] of Object.entries({
+  'runtime-child': 'core/runtime/child.ts',
+  'memory-worker': 'core/memory/worker.ts',
+  'audit-worker': 'core/audit/worker.ts',
+})) {
+  if (existsSync(join(root, file))) nodeEntries[name] = file;
+}
+
+await esbuild({
+  absWorkingDir: root,
+  entryPoints: nodeEntries,
+  outdir: 'dist/node',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+});
+
+// Electron loads CommonJS for main and (sandboxed) preload; the preload must be one file.
+await esbuild({
+  absWorkingDir: root,
+  entryPoints: { main: 'electron/main.ts' },
+  outfile: 'dist/electron/main.cjs',
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['electron', 'better-sqlite3', 'ws', 'pyodide'],
+  // core/ is ESM and reads import.meta.url; give the CommonJS bundle a real one.
+  define: { 'import.meta.url': '__importMetaUrl' },
+  banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+});
+await esbuild({
+  absWorkingDir: root,
+  entryPoints: { preload: 'electron/preload.ts' },
+  outfile: 'dist/electron/preload.cjs',
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['electron'],
+  logLevel: 'warning',
+});
+
+if (!nodeOnly) {
+  const { build } = await import('vite');
+  await build({ configFile: join(root, 'renderer/vite.config.ts'), logLevel: 'warn' });
+}
+console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s${nodeOnly ? ' (node only)' : ''}`);
