@@ -1,0 +1,5 @@
+import type { BenchSuite } from '../types';
+import { hostSuite } from './host';
+
+/** Every suite `npm run bench` knows, in the order it runs them. */
+export const suites: BenchSuite[] = [hostSuite];

@@ -1,0 +1,71 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startApp, type RunningApp } from '../../core/host/startApp';
+import { tempDir } from './tmp';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ARTIFACTS = join(process.cwd(), 'tests', 'e2e', 'artifacts');
+
+/** Debian's Chromium, headless, with the background traffic that this closed network refuses turned off. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+}
+
+export interface E2EContext {
+  app: RunningApp;
+  dataDir: string;
+  browser: Browser;
+  page: Page;
+  errors: string[];
+  close(): Promise<void>;
+}
+
+/** A web host on a fresh data directory and a page opened on it; page errors are collected. */
+export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'light' | 'dark' } = {}): Promise<E2EContext> {
+  const tmp = opts.dataDir ? null : tempDir('spade-e2e-');
+  const dataDir = opts.dataDir ?? tmp!.dir;
+  const app = await startApp({ dataDir, port: 0 });
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 860 }, colorScheme: opts.colorScheme ?? 'light' });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  await page.goto(app.host.url);
+  await page.waitForSelector('[data-testid=workbench]');
+  await page.waitForSelector('[data-testid=backend-status]:has-text("connected")');
+  return {
+    app,
+    dataDir,
+    browser,
+    page,
+    errors,
+    async close() {
+      await browser.close();
+      await app.close();
+      tmp?.cleanup();
+    },
+  };
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path });
+  return path;
+}
