@@ -20,4 +20,116 @@ export const migrations: Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: 'memory',
+    // Environments are identified by their versions' content hashes; an environment row carries
+    // what the researcher and SPADE say about it (stats, flags, notes), versions carry the code.
+    // Stats live as columns (not JSON) so range filters use plain indexes at 100,000 rows.
+    sql: `
+      CREATE TABLE environments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('game', 'tool-use')),
+        skill TEXT,
+        head_hash TEXT NOT NULL,
+        file_stem TEXT,
+        seed INTEGER NOT NULL DEFAULT 0 CHECK (seed IN (0, 1)),
+        rating INTEGER CHECK (rating BETWEEN 0 AND 5),
+        notes TEXT NOT NULL DEFAULT '',
+        rejected INTEGER NOT NULL DEFAULT 0 CHECK (rejected IN (0, 1)),
+        rejection_stage TEXT,
+        rejection_reason TEXT,
+        validation TEXT,
+        flags TEXT NOT NULL DEFAULT '[]',
+        source_path TEXT,
+        source_run TEXT,
+        rollout_step INTEGER,
+        job_id TEXT,
+        win_rate REAL,
+        regret REAL,
+        r_hint REAL,
+        r_no_hint REAL,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX environments_name ON environments(name COLLATE NOCASE);
+      CREATE INDEX environments_skill ON environments(skill);
+      CREATE INDEX environments_kind ON environments(kind);
+      CREATE INDEX environments_updated ON environments(updated_at);
+      CREATE INDEX environments_stem ON environments(file_stem);
+      CREATE INDEX environments_run ON environments(source_run);
+      CREATE INDEX environments_seed ON environments(seed) WHERE seed = 1;
+      CREATE INDEX environments_regret ON environments(regret);
+      CREATE INDEX environments_win_rate ON environments(win_rate);
+
+      CREATE TABLE versions (
+        hash TEXT PRIMARY KEY,
+        env_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+        parent_hash TEXT REFERENCES versions(hash),
+        source TEXT NOT NULL,
+        class_name TEXT,
+        bytes INTEGER NOT NULL,
+        message TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX versions_env ON versions(env_id, created_at);
+
+      CREATE TABLE hints (
+        id INTEGER PRIMARY KEY,
+        env_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+        version_hash TEXT,
+        text TEXT NOT NULL,
+        origin TEXT NOT NULL DEFAULT 'import',
+        created_at TEXT NOT NULL,
+        UNIQUE (env_id, text)
+      ) STRICT;
+
+      CREATE TABLE tags (
+        env_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (env_id, tag)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX tags_tag ON tags(tag, env_id);
+
+      -- Every place an environment was seen (a folder, a run, a job): one environment, many sightings.
+      CREATE TABLE env_sources (
+        env_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        run TEXT,
+        rollout_step INTEGER,
+        job_id TEXT,
+        seen_at TEXT NOT NULL,
+        PRIMARY KEY (env_id, path)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX env_sources_run ON env_sources(run);
+
+      CREATE TABLE imports (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT,
+        paths TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        state TEXT NOT NULL DEFAULT 'running',
+        summary TEXT
+      ) STRICT;
+
+      -- Unsaved editor buffers per environment (the editor feature owns the contents).
+      CREATE TABLE drafts (
+        env_id INTEGER NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+        base_hash TEXT,
+        source TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (env_id)
+      ) STRICT;
+
+      -- Contentless: the text already lives in versions/hints; the index keeps only postings.
+      CREATE VIRTUAL TABLE env_fts USING fts5(
+        name, code, hint, notes,
+        content = '', contentless_delete = 1,
+        tokenize = "unicode61 remove_diacritics 2"
+      );
+    `,
+  },
 ];
