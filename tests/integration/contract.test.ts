@@ -1,0 +1,107 @@
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError, callNames, type Backend } from '../../core/api';
+import { createWsBackend } from '../../core/api/wsClient';
+import { startApp, type RunningApp } from '../../core/host/startApp';
+import { createInProcessBackend } from '../../core/server/inProcess';
+import { createDispatcher } from '../../core/server/dispatcher';
+import { createHandlers } from '../../core/handlers';
+import { Services } from '../../core/services/services';
+import { tempDir } from '../helpers/tmp';
+import { invalidSamples, samples } from './contract.samples';
+
+type Outcome = { ok: true; value: unknown } | { ok: false; code: string; message: string; details?: unknown };
+
+async function outcome(b: Backend, call: string, input: unknown): Promise<Outcome> {
+  try {
+    return { ok: true, value: await b.call(call as never, input as never) };
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return { ok: false, code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) };
+  }
+}
+
+function dropVolatile(v: unknown, keys: string[] = []): unknown {
+  if (Array.isArray(v)) return v.map((x) => dropVolatile(x, keys));
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).filter(([k]) => !keys.includes(k)).map(([k, x]) => [k, dropVolatile(x, keys)]));
+  }
+  return v;
+}
+
+// Two identical fresh apps: the same sequence of calls goes to one in-process and to the other
+// over the WebSocket, so stateful calls can be compared too.
+let inProcServices: Services;
+let inProc: Backend;
+let wsApp: RunningApp;
+let ws: Backend & { ready: Promise<void> };
+const dirs: { cleanup(): void }[] = [];
+
+beforeAll(async () => {
+  const a = tempDir('spade-contract-a-');
+  const b = tempDir('spade-contract-b-');
+  dirs.push(a, b);
+  inProcServices = new Services({ dataDir: a.dir, shell: 'web' });
+  inProc = createInProcessBackend(createDispatcher(createHandlers(inProcServices)), inProcServices.events);
+  wsApp = await startApp({ dataDir: b.dir, port: 0 });
+  ws = createWsBackend({ url: `ws://127.0.0.1:${wsApp.host.port}/api/ws`, WebSocketImpl: WebSocket as never });
+  await ws.ready;
+});
+
+afterAll(async () => {
+  ws.close();
+  inProc.close();
+  await wsApp.close();
+  await inProcServices.close();
+  dirs.forEach((d) => d.cleanup());
+});
+
+describe('contract: in-process and WebSocket transports agree', () => {
+  it('has a valid sample for every call in the contract', () => {
+    const covered = new Set(samples.map((s) => s.call));
+    expect(callNames.filter((n) => !covered.has(n))).toEqual([]);
+  });
+
+  it('gives the same results for every sample, in order', async () => {
+    for (const s of samples) {
+      const a = await outcome(inProc, s.call, s.input);
+      const b = await outcome(ws, s.call, s.input);
+      expect({ call: s.call, ...(dropVolatile(b, s.volatile) as object) }).toEqual({ call: s.call, ...(dropVolatile(a, s.volatile) as object) });
+    }
+  });
+
+  it('gives the same typed invalid_input error for bad input to every call', async () => {
+    const generic = [42, 'text', [1, 2], { __proto__: null, unexpected_field_xyz: { nested: true } }];
+    for (const name of callNames) {
+      for (const input of generic) {
+        const a = await outcome(inProc, name, input);
+        const b = await outcome(ws, name, input);
+        expect(a.ok, `${name} accepted ${JSON.stringify(input)}`).toBe(false);
+        expect(b).toEqual(a);
+        if (!a.ok) expect(a.code).toBe('invalid_input');
+      }
+    }
+    for (const s of invalidSamples) {
+      const a = await outcome(inProc, s.call, s.input);
+      const b = await outcome(ws, s.call, s.input);
+      expect(a.ok, `${s.call} accepted ${JSON.stringify(s.input).slice(0, 80)}`).toBe(false);
+      expect(b).toEqual(a);
+    }
+  });
+
+  it('refuses unknown calls the same way on both', async () => {
+    const a = await outcome(inProc, 'memory.dropEverything', {});
+    const b = await outcome(ws, 'memory.dropEverything', {});
+    expect(a).toEqual({ ok: false, code: 'unknown_call', message: 'Unknown call: memory.dropEverything' });
+    expect(b).toEqual(a);
+  });
+
+  it('delivers events on both transports', async () => {
+    const gotA = new Promise((r) => inProc.on('settings.changed', r));
+    const gotB = new Promise((r) => ws.on('settings.changed', r));
+    await inProc.call('settings.update', { theme: 'light' });
+    await ws.call('settings.update', { theme: 'light' });
+    expect(await gotA).toMatchObject({ theme: 'light' });
+    expect(await gotB).toMatchObject({ theme: 'light' });
+  });
+});

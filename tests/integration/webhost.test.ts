@@ -1,0 +1,98 @@
+import WebSocket from 'ws';
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from '../../core/host/startApp';
+import { tempDir } from '../helpers/tmp';
+
+const running: { app: RunningApp; cleanup(): void }[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) {
+    await r.app.close();
+    r.cleanup();
+  }
+});
+
+async function start(opts: Partial<Parameters<typeof startApp>[0]> = {}): Promise<RunningApp> {
+  const tmp = tempDir();
+  const app = await startApp({ dataDir: tmp.dir, port: 0, ...opts });
+  running.push({ app, cleanup: tmp.cleanup });
+  return app;
+}
+
+function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let data = '';
+      res.on('data', (c) => (data += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function wsOpens(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('open', () => {
+      ws.close();
+      resolve(true);
+    });
+    ws.on('error', () => resolve(false));
+  });
+}
+
+describe('web host', () => {
+  it('serves the renderer with a strict CSP and refuses path traversal', async () => {
+    const app = await start();
+    const page = await get(app.host.port, '/');
+    expect(page.status).toBe(200);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    expect(csp).toContain("worker-src 'self'");
+    expect(page.body).not.toMatch(/<script>(?!<\/script>)/); // no inline script bodies
+    expect((await get(app.host.port, '/../../../etc/passwd')).body).not.toContain('root:');
+    expect((await get(app.host.port, '/%2e%2e/%2e%2e/etc/passwd')).body).not.toContain('root:');
+  });
+
+  it('answers the contract over HTTP POST with typed errors', async () => {
+    const app = await start();
+    const ok = await get(app.host.port, '/api/call/app.info', { 'content-type': 'application/json' }, 'POST', '{}');
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body)).toMatchObject({ ok: true, value: { name: 'SPADE Workbench', shell: 'web' } });
+    const bad = await get(app.host.port, '/api/call/settings.update', {}, 'POST', '{"theme": 7}');
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe('invalid_input');
+    const notJson = await get(app.host.port, '/api/call/app.info', {}, 'POST', '{nope');
+    expect(JSON.parse(notJson.body).error.code).toBe('invalid_input');
+  });
+
+  it('refuses foreign Host headers (DNS rebinding) and cross-origin sockets and posts', async () => {
+    const app = await start();
+    const port = app.host.port;
+    expect((await get(port, '/', { host: `evil.example:${port}` })).status).toBe(421);
+    expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws`)).toBe(true);
+    expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws`, { origin: 'http://evil.example' })).toBe(false);
+    expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws`, { origin: `http://127.0.0.1:${port}` })).toBe(true);
+    const post = await get(port, '/api/call/app.info', { origin: 'http://evil.example' }, 'POST', '{}');
+    expect(post.status).toBe(403);
+  });
+
+  it('refuses a non-loopback bind unless --host is explicit, and then requires the token', async () => {
+    await expect(start({ host: '0.0.0.0' })).rejects.toThrow(/only loopback/);
+    const app = await start({ host: '0.0.0.0', hostExplicit: true });
+    const token = app.host.token;
+    expect(token).toMatch(/^[0-9a-f]{48}$/);
+    expect(app.host.url).toContain(`token=${token}`);
+    const port = app.host.port;
+    expect((await get(port, '/')).status).toBe(401);
+    expect((await get(port, '/?token=wrong')).status).toBe(401);
+    const withToken = await get(port, `/?token=${token}`);
+    expect(withToken.status).toBe(200);
+    expect(String(withToken.headers['set-cookie'])).toContain('HttpOnly');
+    expect((await get(port, '/', { cookie: `spade_token=${token}` })).status).toBe(200);
+    expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws`)).toBe(false);
+    expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws?token=${token}`)).toBe(true);
+  });
+});

@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../core/api';
+import { createDispatcher } from '../../core/server/dispatcher';
+import { createHandlers } from '../../core/handlers';
+import { Services } from '../../core/services/services';
+import { validateExternalUrl } from '../../core/handlers/app';
+import { tempDir } from '../helpers/tmp';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+function setup() {
+  const tmp = tempDir();
+  const services = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+  cleanups.push(async () => {
+    await services.close();
+    tmp.cleanup();
+  });
+  return { services, dispatch: createDispatcher(createHandlers(services)) };
+}
+
+async function errorOf(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ApiError) return e;
+    throw e;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('dispatcher', () => {
+  it('rejects unknown calls and prototype names with a typed error', async () => {
+    const { dispatch } = setup();
+    expect((await errorOf(dispatch('no.such', {}, { transport: 'in-process' }))).code).toBe('unknown_call');
+    expect((await errorOf(dispatch('__proto__', {}, { transport: 'in-process' }))).code).toBe('unknown_call');
+    expect((await errorOf(dispatch('toString', {}, { transport: 'in-process' }))).code).toBe('unknown_call');
+  });
+
+  it('validates input with the schema and names the offending field', async () => {
+    const { dispatch } = setup();
+    const err = await errorOf(dispatch('settings.update', { stepTimeoutSec: -3 }, { transport: 'in-process' }));
+    expect(err.code).toBe('invalid_input');
+    expect(err.message).toContain('stepTimeoutSec');
+    const extra = await errorOf(dispatch('app.info', { sneaky: true }, { transport: 'in-process' }));
+    expect(extra.code).toBe('invalid_input');
+  });
+
+  it('persists settings in SQLite across a restart', async () => {
+    const tmp = tempDir();
+    const a = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+    await createDispatcher(createHandlers(a))('settings.update', { theme: 'dark', maxTurns: 30 }, { transport: 'in-process' });
+    await a.close();
+    const b = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+    const s = (await createDispatcher(createHandlers(b))('settings.get', {}, { transport: 'in-process' })) as { theme: string; maxTurns: number };
+    expect(s.theme).toBe('dark');
+    expect(s.maxTurns).toBe(30);
+    await b.close();
+    tmp.cleanup();
+  });
+
+  it('turns a handler crash into an internal error instead of crashing the host', async () => {
+    const { services } = setup();
+    const handlers = createHandlers(services);
+    const broken = { ...handlers, 'app.info': () => { throw new Error('boom'); } } as typeof handlers;
+    const err = await errorOf(createDispatcher(broken)('app.info', {}, { transport: 'in-process' }));
+    expect(err.code).toBe('internal');
+    expect(err.message).toContain('boom');
+  });
+
+  it('refuses a handler result outside the output schema', async () => {
+    const { services } = setup();
+    const handlers = createHandlers(services);
+    const wrong = { ...handlers, 'settings.get': () => ({ theme: 'purple' }) } as unknown as typeof handlers;
+    const err = await errorOf(createDispatcher(wrong)('settings.get', {}, { transport: 'in-process' }));
+    expect(err.code).toBe('internal');
+  });
+
+  it('only lets plain web links out', () => {
+    expect(validateExternalUrl('https://arxiv.org/abs/2608.19197').hostname).toBe('arxiv.org');
+    for (const bad of ['file:///etc/passwd', 'javascript:alert(1)', 'spade://x', 'https://user:pw@example.com/', 'not a url']) {
+      expect(() => validateExternalUrl(bad)).toThrow(ApiError);
+    }
+  });
+});
