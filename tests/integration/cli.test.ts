@@ -1,0 +1,52 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/tmp';
+
+// The CLI as a user runs it: the bin script over the built dist/ (npm test builds first).
+const bin = join(process.cwd(), 'bin', 'spade-workbench.mjs');
+
+function run(args: string[]) {
+  return spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
+}
+
+describe('spade-workbench CLI', () => {
+  it('lists its commands with --help', () => {
+    const r = run(['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('Usage: spade-workbench <command>');
+    expect(r.stdout).toMatch(/^\s+serve\s+/m);
+  });
+
+  it('explains unknown commands and bad options with exit status 2', () => {
+    const unknown = run(['frobnicate']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command: frobnicate');
+    const badPort = run(['serve', '--port', 'abc']);
+    expect(badPort.status).toBe(2);
+    expect(badPort.stderr).toContain('--port');
+    const badFlag = run(['serve', '--nope']);
+    expect(badFlag.status).toBe(2);
+  });
+
+  it('serves the workbench, prints the URL, and stops cleanly on SIGINT', async () => {
+    const tmp = tempDir();
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data-dir', tmp.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += String(d);
+        const m = out.match(/serving at (http:\/\/127\.0\.0\.1:\d+\/)/);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`exited early: ${out}`)));
+    });
+    const res = await fetch(`${url}api/call/app.info`, { method: 'POST', body: '{}' });
+    const body = (await res.json()) as { value: { dataDir: string } };
+    expect(body.value.dataDir).toBe(tmp.dir);
+    const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGINT');
+    expect(await exit).toBe(0);
+    tmp.cleanup();
+  });
+});
