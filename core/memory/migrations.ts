@@ -132,4 +132,51 @@ export const migrations: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'jobs',
+    // Jobs survive restarts: the app re-attaches to every job that was not finished. Log offsets
+    // are bytes of the remote log already mirrored locally, so a resumed tail has no gap and no
+    // duplicate. Secrets are never stored here: only the names of the variables they fill.
+    sql: `
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        backend TEXT NOT NULL CHECK (backend IN ('local', 'ssh', 'slurm', 'ray')),
+        host TEXT,
+        recipe TEXT,
+        spec TEXT NOT NULL,
+        external_id TEXT,
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        exit_code INTEGER,
+        remote_log TEXT,
+        log_offset INTEGER NOT NULL DEFAULT 0,
+        local_log_size INTEGER NOT NULL DEFAULT 0,
+        metrics_offset INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX jobs_state ON jobs(state, created_at);
+      CREATE TABLE job_metrics (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        step REAL NOT NULL,
+        key TEXT NOT NULL,
+        value REAL NOT NULL,
+        PRIMARY KEY (job_id, key, step)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE job_files (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        rollout_step INTEGER,
+        imported_at TEXT NOT NULL,
+        result TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (job_id, path)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
