@@ -179,4 +179,12 @@ export const migrations: Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 4,
+    name: 'editor_hint_drafts',
+    // The editor keeps the hint side of a tab as a draft too; NULL means the hint was not touched.
+    sql: `
+      ALTER TABLE drafts ADD COLUMN hint TEXT;
+    `,
+  },
 ];
