@@ -187,4 +187,60 @@ export const migrations: Migration[] = [
       ALTER TABLE drafts ADD COLUMN hint TEXT;
     `,
   },
+  {
+    version: 5,
+    name: 'episodes',
+    // An episode is self-sufficient for replay: the version hash (not the environment id, which a
+    // merge could change), seed, hint, budget and runtime, then every step with what came back and
+    // the state tree. Not a foreign key to versions: imported trajectories and CLI replays may name
+    // a version this library has never seen, and the recording must still be kept.
+    sql: `
+      CREATE TABLE episodes (
+        id INTEGER PRIMARY KEY,
+        env_hash TEXT NOT NULL,
+        env_name TEXT,
+        class_name TEXT,
+        seed INTEGER,
+        hint_enabled INTEGER NOT NULL DEFAULT 0 CHECK (hint_enabled IN (0, 1)),
+        hint_text TEXT,
+        max_turns INTEGER NOT NULL,
+        runtime TEXT NOT NULL,
+        policy TEXT NOT NULL DEFAULT '{}',
+        origin TEXT NOT NULL CHECK (origin IN ('played', 'imported', 'replay', 'regret')),
+        label TEXT NOT NULL DEFAULT '',
+        parent_id INTEGER REFERENCES episodes(id) ON DELETE SET NULL,
+        pair_id INTEGER,
+        step_count INTEGER NOT NULL DEFAULT 0,
+        total_return REAL NOT NULL DEFAULT 0,
+        terminated INTEGER NOT NULL DEFAULT 0,
+        truncated INTEGER NOT NULL DEFAULT 0,
+        divergence_step INTEGER,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX episodes_env ON episodes(env_hash, created_at);
+      CREATE INDEX episodes_updated ON episodes(updated_at);
+
+      -- idx 0 is the reset; a later 'reset' step is a re-reset of the same instance (how state
+      -- leaking across reset shows up). state is the harness's JSON state tree after the step.
+      CREATE TABLE episode_steps (
+        episode_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('reset', 'step')),
+        action TEXT,
+        raw_action TEXT,
+        seed INTEGER,
+        observation TEXT,
+        reward REAL,
+        terminated INTEGER NOT NULL DEFAULT 0,
+        truncated INTEGER NOT NULL DEFAULT 0,
+        info TEXT NOT NULL DEFAULT '{}',
+        error TEXT,
+        state TEXT,
+        types TEXT,
+        PRIMARY KEY (episode_id, idx)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
