@@ -1,0 +1,163 @@
+/**
+ * One Pyodide interpreter in its own Node process (built to dist/node/runtime-child.js).
+ *
+ * The pool starts this with Node's permission model (reads of the Pyodide files and this file only),
+ * code generation from strings disallowed and an empty environment. Here we add the layers only the
+ * child can add: Python sees an empty `js` module and no `pyodide_js`, the Node globals that lead
+ * to the network or the host are removed before any environment code runs, and a watchdog thread
+ * interrupts Python when a call runs past its deadline (the parent kills us if that fails).
+ */
+import { Worker } from 'node:worker_threads';
+import { constants as fsConstants } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ChildInit, ChildToParent, ParentToChild } from './childProtocol';
+
+interface PyProxyFn {
+  (arg: string): string;
+  destroy?(): void;
+}
+interface PyodideLike {
+  FS: { mkdirTree(p: string): void; writeFile(p: string, data: string): void };
+  runPython(code: string): unknown;
+  pyimport(name: string): { dispatch: PyProxyFn; [k: string]: unknown };
+  setInterruptBuffer(buf: Int32Array): void;
+  unregisterJsModule(name: string): void;
+  globals: { get(name: string): unknown };
+}
+
+const send = process.send ? process.send.bind(process) : undefined;
+if (!send) {
+  console.error('runtime-child must be started by the runtime pool (needs an IPC channel)');
+  process.exit(2);
+}
+function post(msg: ChildToParent): void {
+  send!(msg);
+}
+
+// Pyodide's Node file-system glue reads fs constants through process.binding, which the permission
+// model refuses; give it just the constants and nothing else.
+const origBinding = process.binding;
+(process as unknown as { binding: (n: string) => unknown }).binding = (name: string) => {
+  if (name === 'constants') return { fs: fsConstants };
+  throw new Error(`process.binding(${name}) is not available in the runtime sandbox`);
+};
+void origBinding;
+
+/** Shared with the watchdog: [0] = call generation, [1] = deadline (ms from start), [2] = interrupts sent. */
+const control = new Int32Array(new SharedArrayBuffer(16));
+const interrupt = new Int32Array(new SharedArrayBuffer(4));
+const t0 = Date.now();
+
+const WATCHDOG = `
+const { workerData } = require('node:worker_threads');
+const control = workerData.control, interrupt = workerData.interrupt, t0 = workerData.t0;
+for (;;) {
+  const gen = Atomics.load(control, 0);
+  const deadline = Atomics.load(control, 1);
+  if (deadline === 0) { Atomics.wait(control, 0, gen); continue; }
+  const left = deadline - (Date.now() - t0);
+  if (left > 0) { Atomics.wait(control, 0, gen, left); continue; }
+  if (Atomics.load(control, 0) === gen && Atomics.load(control, 1) !== 0) {
+    Atomics.store(interrupt, 0, 2);
+    Atomics.add(control, 2, 1);
+    Atomics.wait(control, 0, gen, 200);
+  }
+}`;
+
+let dispatch: PyProxyFn | undefined;
+
+async function init(msg: ChildInit): Promise<void> {
+  const started = performance.now();
+  const watchdog = new Worker(WATCHDOG, { eval: true, workerData: { control, interrupt, t0 } });
+  watchdog.unref();
+  const { loadPyodide } = (await import(pathToFileURL(join(msg.pyodideDir, 'pyodide.mjs')).href)) as {
+    loadPyodide(o: Record<string, unknown>): Promise<PyodideLike>;
+  };
+  // Python's `js` module is this object: nothing in it, and no prototype to climb.
+  const jsglobals = Object.create(null) as object;
+  const py = await loadPyodide({
+    indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
+    jsglobals,
+    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
+    stdout: () => {},
+    stderr: () => {},
+    stdin: () => null,
+    checkAPIVersion: false,
+  });
+  py.setInterruptBuffer(interrupt);
+  py.FS.mkdirTree('/spade');
+  py.FS.writeFile('/spade/harness.py', msg.harness);
+  py.FS.writeFile('/spade/sandbox.py', msg.sandbox);
+  py.runPython(`
+import sys
+sys.path.insert(0, '/spade')
+import harness, sandbox
+sys.path.remove('/spade')
+import random, statistics, typing, collections, functools, heapq, itertools, json, re, math, string, copy, operator
+import linecache, traceback, ast
+`);
+  const harness = py.pyimport('harness');
+  const h = (harness.Harness as () => { dispatch: PyProxyFn; register: unknown })();
+  dispatch = h.dispatch;
+  for (const name of ['js', 'pyodide_js']) {
+    try {
+      py.unregisterJsModule(name);
+    } catch {
+      // not registered in this Pyodide version
+    }
+  }
+  py.runPython(`
+import sys, sandbox
+sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'])
+del sandbox
+`);
+  // From here on nothing in this process needs these; environment code must not find them.
+  for (const name of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'navigator']) {
+    try {
+      Reflect.deleteProperty(globalThis, name);
+    } catch {
+      // non-configurable in this Node version
+    }
+  }
+  post({ t: 'ready', coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) });
+}
+
+function call(id: number, line: string, timeoutMs: number): void {
+  if (!dispatch) {
+    post({ t: 'reply', id, line: JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } }) });
+    return;
+  }
+  Atomics.store(interrupt, 0, 0);
+  Atomics.store(control, 1, Date.now() - t0 + timeoutMs);
+  Atomics.add(control, 0, 1);
+  Atomics.notify(control, 0);
+  let reply: string;
+  try {
+    reply = dispatch(line);
+  } catch (e) {
+    // The harness catches everything Python raises; reaching here means the interpreter itself
+    // failed (stack overflow in WebAssembly, os._exit, a fatal error). It cannot be trusted again.
+    const message = e instanceof Error ? e.message : String(e);
+    post({ t: 'fatal', id, message: message.slice(0, 2000) });
+    setTimeout(() => process.exit(3), 10);
+    return;
+  } finally {
+    Atomics.store(control, 1, 0);
+    Atomics.add(control, 0, 1);
+    Atomics.notify(control, 0);
+  }
+  post({ t: 'reply', id, line: reply });
+}
+
+process.on('message', (raw: unknown) => {
+  const msg = raw as ParentToChild;
+  if (msg.t === 'call') call(msg.id, msg.line, msg.timeoutMs);
+  else if (msg.t === 'init') {
+    init(msg).catch((e: unknown) => {
+      post({ t: 'fatal', id: -1, message: `failed to start Pyodide: ${e instanceof Error ? e.stack ?? e.message : String(e)}`.slice(0, 4000) });
+      setTimeout(() => process.exit(4), 10);
+    });
+  } else if (msg.t === 'exit') process.exit(0);
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,355 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { ChildToParent, ParentToChild } from './childProtocol';
+import { childBuilt, readHarness, runtimePaths, type RuntimePaths } from './paths';
+import { failure, type HarnessReply } from './types';
+
+export interface PoolOptions {
+  size?: number;
+  /** Per-call limit in ms, read at each call so a settings change applies at once. */
+  timeoutMs?: () => number;
+  /** Resident memory a child may reach before it is killed and replaced. */
+  memoryMb?: number;
+  /** After the interrupt, how long Python gets to unwind before the process is killed. */
+  graceMs?: number;
+  /** Sessions a child hosts in its life before it is replaced once idle (fresh state hygiene). */
+  recycleAfter?: number;
+  paths?: RuntimePaths;
+  log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+}
+
+export interface PoolStatus {
+  size: number;
+  ready: number;
+  busy: number;
+  starting: number;
+  restarted: number;
+  sessions: number;
+  coldMs: number | null;
+  python: string | null;
+  lastRestartReason: string | null;
+}
+
+interface Pending {
+  id: number;
+  line: string;
+  timeoutMs: number;
+  resolve: (r: HarnessReply) => void;
+}
+
+let nextWorkerId = 1;
+
+/** One child process with one Pyodide interpreter; requests run one at a time, in order. */
+class PoolWorker {
+  readonly wid = nextWorkerId++;
+  readonly proc: ChildProcess;
+  state: 'starting' | 'ready' | 'dead' = 'starting';
+  readonly sessions = new Set<string>();
+  hosted = 0;
+  coldMs: number | null = null;
+  python: string | null = null;
+  readonly ready: Promise<void>;
+  private queue: Pending[] = [];
+  private inflight?: Pending & { killTimer: NodeJS.Timeout; memTimer: NodeJS.Timeout };
+  private nextId = 1;
+  private stderrTail = '';
+
+  constructor(
+    private readonly opts: Required<Pick<PoolOptions, 'memoryMb' | 'graceMs'>> & { paths: RuntimePaths; harness: { harness: string; sandbox: string } },
+    private readonly onDeath: (w: PoolWorker, reason: string) => void,
+  ) {
+    const p = opts.paths;
+    const permFlag = Number(process.versions.node.split('.')[0]) >= 22 ? '--permission' : '--experimental-permission';
+    this.proc = fork(p.childScript, [], {
+      execPath: process.env.SPADE_NODE || (process.versions.electron ? undefined : process.execPath),
+      execArgv: [
+        permFlag,
+        `--allow-fs-read=${p.pyodideDir}/`,
+        `--allow-fs-read=${p.childScript}`,
+        '--allow-worker',
+        '--disallow-code-generation-from-strings',
+        '--max-old-space-size=512',
+        '--no-warnings',
+      ],
+      // Nothing of the host's environment (tokens, keys) reaches the interpreter's process.
+      env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'json',
+    });
+    this.proc.stderr?.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.proc.on('message', (raw) => {
+        const m = raw as ChildToParent;
+        if (m.t === 'ready') {
+          this.state = 'ready';
+          this.coldMs = m.coldMs;
+          this.python = m.python;
+          resolve();
+          this.pump();
+        } else if (m.t === 'reply') this.settle(m.id, JSON.parse(m.line) as HarnessReply);
+        else if (m.t === 'fatal') {
+          if (m.id === -1) reject(new Error(m.message));
+          this.die(`interpreter failed: ${m.message.split('\n')[0]}`, 'crashed');
+        }
+      });
+      this.proc.on('exit', (code, signal) => {
+        if (this.state === 'starting') reject(new Error(`Pyodide child exited during start (${signal ?? code}): ${this.stderrTail.slice(-1000)}`));
+        this.die(`process exited (${signal ?? code})`, 'crashed');
+      });
+      this.proc.on('error', (e) => reject(e));
+    });
+    this.ready.catch(() => {});
+    this.sendRaw({ t: 'init', pyodideDir: p.pyodideDir, ...opts.harness });
+  }
+
+  get busy(): boolean {
+    return this.inflight !== undefined;
+  }
+
+  get load(): number {
+    return this.sessions.size + this.queue.length + (this.inflight ? 1 : 0);
+  }
+
+  request(req: Record<string, unknown>, timeoutMs: number): Promise<HarnessReply> {
+    if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
+    return new Promise((resolve) => {
+      const id = this.nextId++;
+      this.queue.push({ id, line: JSON.stringify({ ...req, id }), timeoutMs, resolve });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
+    const next = this.queue.shift()!;
+    const killTimer = setTimeout(() => this.die(`call ran past ${next.timeoutMs} ms and did not stop when interrupted`, 'timeout'), next.timeoutMs + this.opts.graceMs);
+    const memTimer = setInterval(() => this.checkMemory(), 250);
+    this.inflight = { ...next, killTimer, memTimer };
+    this.sendRaw({ t: 'call', id: next.id, line: next.line, timeoutMs: next.timeoutMs });
+  }
+
+  private settle(id: number, reply: HarnessReply): void {
+    const cur = this.inflight;
+    if (!cur || cur.id !== id) return;
+    clearTimeout(cur.killTimer);
+    clearInterval(cur.memTimer);
+    this.inflight = undefined;
+    cur.resolve(reply);
+    this.pump();
+  }
+
+  private checkMemory(): void {
+    const pid = this.proc.pid;
+    if (!pid) return;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (m && Number(m[1]) / 1024 > this.opts.memoryMb) this.die(`memory above ${this.opts.memoryMb} MiB`, 'memory');
+    } catch {
+      // no /proc (not Linux) or the process is gone: the exit handler covers the latter
+    }
+  }
+
+  private sendRaw(msg: ParentToChild): void {
+    try {
+      this.proc.send(msg);
+    } catch {
+      this.die('could not send to the interpreter', 'crashed');
+    }
+  }
+
+  die(reason: string, kind: string): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    const cur = this.inflight;
+    this.inflight = undefined;
+    if (cur) {
+      clearTimeout(cur.killTimer);
+      clearInterval(cur.memTimer);
+      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true }));
+    }
+    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true }));
+    try {
+      this.proc.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+    this.onDeath(this, reason);
+  }
+
+  stop(): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    for (const q of this.queue.splice(0)) q.resolve(failure('closed', 'the runtime pool is shutting down'));
+    if (this.inflight) {
+      clearTimeout(this.inflight.killTimer);
+      clearInterval(this.inflight.memTimer);
+      this.inflight.resolve(failure('closed', 'the runtime pool is shutting down'));
+      this.inflight = undefined;
+    }
+    this.proc.kill('SIGKILL');
+  }
+}
+
+/**
+ * A pool of Pyodide interpreters in child processes. A session is pinned to one child (its game
+ * object lives there); new sessions go to the least loaded child. A child that hangs past the
+ * interrupt, crashes or outgrows its memory cap is killed and replaced; its sessions are lost and
+ * say so when next called.
+ */
+export class PyodidePool {
+  private workers: PoolWorker[] = [];
+  private readonly sessionWorker = new Map<string, PoolWorker>();
+  private restarts = 0;
+  private lastReason: string | null = null;
+  private closed = false;
+  private started = false;
+  readonly size: number;
+  private readonly opts: Required<Omit<PoolOptions, 'size' | 'paths' | 'log'>> & Pick<PoolOptions, 'log'>;
+  private readonly paths: RuntimePaths;
+  private harness?: { harness: string; sandbox: string };
+
+  constructor(opts: PoolOptions = {}) {
+    this.size = Math.max(1, opts.size ?? Math.min(8, availableParallelism()));
+    this.paths = opts.paths ?? runtimePaths();
+    this.opts = {
+      timeoutMs: opts.timeoutMs ?? (() => 30_000),
+      memoryMb: opts.memoryMb ?? 1536,
+      graceMs: opts.graceMs ?? 3000,
+      recycleAfter: opts.recycleAfter ?? 500,
+      log: opts.log,
+    };
+  }
+
+  /** Starts the children (once); resolves when at least one interpreter is ready. */
+  async start(): Promise<void> {
+    if (this.closed) throw new Error('runtime pool is closed');
+    if (!this.started) {
+      if (!childBuilt(this.paths)) throw new Error(`The runtime child is not built (${this.paths.childScript}); run \`npm run build\``);
+      this.harness = readHarness(this.paths);
+      this.started = true;
+      for (let i = 0; i < this.size; i++) this.workers.push(this.spawn());
+    }
+    await Promise.any(this.workers.map((w) => w.ready)).catch((e: unknown) => {
+      const inner = e instanceof AggregateError ? e.errors[0] : e;
+      throw inner instanceof Error ? inner : new Error(String(inner));
+    });
+  }
+
+  /** Resolves when every child is ready (benchmarks and tests that need the full pool). */
+  async allReady(): Promise<void> {
+    await this.start();
+    await Promise.all(this.workers.map((w) => w.ready));
+  }
+
+  private spawn(): PoolWorker {
+    return new PoolWorker({ paths: this.paths, harness: this.harness!, memoryMb: this.opts.memoryMb, graceMs: this.opts.graceMs }, (w, reason) => this.replace(w, reason));
+  }
+
+  private replace(w: PoolWorker, reason: string): void {
+    for (const sid of w.sessions) this.sessionWorker.delete(sid);
+    const i = this.workers.indexOf(w);
+    if (i < 0 || this.closed) return;
+    this.restarts++;
+    this.lastReason = reason;
+    this.opts.log?.('warn', `Pyodide interpreter ${w.wid} replaced: ${reason}`);
+    this.workers[i] = this.spawn();
+  }
+
+  private pick(): PoolWorker {
+    const live = this.workers.filter((w) => w.state !== 'dead');
+    const ready = live.filter((w) => w.state === 'ready');
+    const from = ready.length ? ready : live;
+    return from.reduce((a, b) => (b.load < a.load ? b : a));
+  }
+
+  /** Runs a request for a new session on the least loaded child and pins the session there. */
+  async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+    await this.start();
+    const w = this.pick();
+    await w.ready.catch(() => {});
+    w.sessions.add(sessionId);
+    w.hosted++;
+    this.sessionWorker.set(sessionId, w);
+    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    if (!reply.ok) this.forget(sessionId);
+    return reply;
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessionWorker.has(sessionId);
+  }
+
+  async call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+    const w = this.sessionWorker.get(sessionId);
+    if (!w || w.state === 'dead') return failure('unknown_session', 'this session is gone (closed, or its interpreter was replaced)');
+    return w.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+  }
+
+  /** A request that belongs to no session (syntax checks): any ready child serves it. */
+  async anyCall(req: Record<string, unknown>): Promise<HarnessReply> {
+    await this.start();
+    const w = this.pick();
+    await w.ready.catch(() => {});
+    return w.request(req, this.opts.timeoutMs());
+  }
+
+  async close(sessionId: string): Promise<void> {
+    const w = this.sessionWorker.get(sessionId);
+    if (!w) return;
+    await w.request({ cmd: 'close', session: sessionId }, this.opts.timeoutMs());
+    this.forget(sessionId);
+  }
+
+  private forget(sessionId: string): void {
+    const w = this.sessionWorker.get(sessionId);
+    this.sessionWorker.delete(sessionId);
+    if (!w) return;
+    w.sessions.delete(sessionId);
+    // A child that hosted many games is replaced once idle, so leftovers of hostile code
+    // (patched builtins, module state) cannot accumulate over a long audit.
+    if (w.sessions.size === 0 && w.hosted >= this.opts.recycleAfter && !w.busy && w.state === 'ready') {
+      const i = this.workers.indexOf(w);
+      w.stop();
+      if (i >= 0 && !this.closed) this.workers[i] = this.spawn();
+    }
+  }
+
+  /** Kills the child of a session (tests: prove a replacement comes up healthy). */
+  killSessionWorker(sessionId: string): boolean {
+    const w = this.sessionWorker.get(sessionId);
+    if (!w) return false;
+    w.die('killed on request', 'crashed');
+    return true;
+  }
+
+  status(): PoolStatus {
+    const live = this.workers.filter((w) => w.state !== 'dead');
+    const first = live.find((w) => w.coldMs !== null);
+    return {
+      size: this.size,
+      ready: live.filter((w) => w.state === 'ready' && !w.busy).length,
+      busy: live.filter((w) => w.state === 'ready' && w.busy).length,
+      starting: live.filter((w) => w.state === 'starting').length,
+      restarted: this.restarts,
+      sessions: this.sessionWorker.size,
+      coldMs: first?.coldMs ?? null,
+      python: first?.python ?? null,
+      lastRestartReason: this.lastReason,
+    };
+  }
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    for (const w of this.workers) w.stop();
+    this.workers = [];
+    this.sessionWorker.clear();
+  }
+}

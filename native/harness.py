@@ -1,0 +1,800 @@
+"""SPADE Workbench environment harness.
+
+Runs inside an interpreter (Pyodide or native CPython) and answers a small JSON protocol:
+load, reset, step, play, state, snapshot, restore, close, check_syntax, ping. Environment
+programs are loaded the way SPADE's loader does it (see SPADE-FORMATS.md sections 2, 4, 5),
+written here from that description. Environment code is hostile: everything it returns is
+described, never trusted, and every failure comes back as data with a traceback into "<env>".
+
+Extend with `register(name)`; a command is `fn(harness, request_dict) -> JSON-safe value`.
+"""
+
+import ast
+import builtins
+import copy
+import importlib
+import importlib.util
+import io
+import json
+import linecache
+import math
+import re
+import sys
+import traceback
+import types
+
+ENV_FILENAME = "<env>"
+OUTPUT_CAP = 64 * 1024
+STATE_MAX_DEPTH = 5
+STATE_MAX_ITEMS = 50
+STATE_MAX_STR = 300
+VALUE_MAX_STR = 100_000
+MAX_ACTION_CHARS = 100_000
+
+
+class CallTimeout(BaseException):
+    """Raised inside a call that ran past its limit (CPython uses a timer; Pyodide an interrupt)."""
+
+
+class HarnessError(Exception):
+    def __init__(self, kind, message, **extra):
+        super().__init__(message)
+        self.kind = kind
+        self.extra = extra
+
+
+# ---------------------------------------------------------------- describing values
+
+
+def type_name(v):
+    t = type(v)
+    mod = getattr(t, "__module__", "builtins")
+    name = getattr(t, "__qualname__", t.__name__)
+    return name if mod == "builtins" else f"{mod}.{name}"
+
+
+def cut(s, limit):
+    if len(s) <= limit:
+        return s
+    return s[:limit] + f"\u2026[+{len(s) - limit} chars]"
+
+
+def _num(v):
+    """A float JSON can carry: non-finite values become strings so JSON.parse never fails."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+def plain(v, depth=0):
+    """A JSON-safe copy of a returned value (numpy scalars unwrapped, unknown objects by repr)."""
+    if v is None or isinstance(v, (bool, str)):
+        return cut(v, VALUE_MAX_STR) if isinstance(v, str) else v
+    if isinstance(v, int):
+        return v if -(2**53) <= v <= 2**53 else str(v)
+    if isinstance(v, float):
+        return _num(v)
+    if depth > 8:
+        return cut(repr_safe(v), 200)
+    if isinstance(v, dict):
+        return {str(k): plain(x, depth + 1) for k, x in list(v.items())[:1000]}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [plain(x, depth + 1) for x in list(v)[:1000]]
+    item = getattr(v, "item", None)  # numpy scalars and 0-d arrays
+    if callable(item) and type(v).__module__ == "numpy":
+        try:
+            return plain(item(), depth + 1)
+        except Exception:
+            pass
+    tolist = getattr(v, "tolist", None)
+    if callable(tolist) and type(v).__module__ == "numpy":
+        try:
+            return plain(tolist(), depth + 1)
+        except Exception:
+            pass
+    return cut(repr_safe(v), 1000)
+
+
+def repr_safe(v):
+    try:
+        return repr(v)
+    except BaseException as e:  # a hostile __repr__ must not take the harness down
+        return f"<unrepresentable {type_name(v)}: {type(e).__name__}>"
+
+
+def describe(v, depth=0, seen=None):
+    """A bounded, typed tree of a value for state views: {t, v} | {t, items, more} | {t, fields}."""
+    if seen is None:
+        seen = set()
+    t = type_name(v)
+    if v is None or isinstance(v, (bool, int, float)):
+        return {"t": t, "v": plain(v)}
+    if isinstance(v, str):
+        return {"t": t, "v": cut(v, STATE_MAX_STR)}
+    if isinstance(v, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.ModuleType)):
+        return {"t": t, "v": cut(repr_safe(v), 120)}
+    if id(v) in seen:
+        return {"t": t, "v": "<cycle>"}
+    if depth >= STATE_MAX_DEPTH:
+        return {"t": t, "v": cut(repr_safe(v), 120), "cut": "depth"}
+    seen = seen | {id(v)}
+    if isinstance(v, dict):
+        items = list(v.items())
+        node = {"t": t, "len": len(items), "items": [[cut(repr_safe(k) if not isinstance(k, str) else k, 120), describe(x, depth + 1, seen)] for k, x in items[:STATE_MAX_ITEMS]]}
+        if len(items) > STATE_MAX_ITEMS:
+            node["more"] = len(items) - STATE_MAX_ITEMS
+        return node
+    if isinstance(v, (list, tuple, set, frozenset)) or type(v).__name__ == "deque":
+        seq = list(v)
+        if isinstance(v, (set, frozenset)):
+            try:
+                seq = sorted(seq)
+            except Exception:
+                pass
+        node = {"t": t, "len": len(seq), "items": [describe(x, depth + 1, seen) for x in seq[:STATE_MAX_ITEMS]]}
+        if len(seq) > STATE_MAX_ITEMS:
+            node["more"] = len(seq) - STATE_MAX_ITEMS
+        return node
+    if type(v).__module__ == "numpy":
+        return {"t": t, "v": plain(v) if getattr(v, "ndim", 1) == 0 else cut(repr_safe(v), STATE_MAX_STR)}
+    fields = getattr(v, "__dict__", None)
+    if isinstance(fields, dict):
+        return {"t": t, "fields": describe_fields(fields, depth + 1, seen)}
+    return {"t": t, "v": cut(repr_safe(v), STATE_MAX_STR)}
+
+
+def describe_fields(fields, depth, seen):
+    out = []
+    items = list(fields.items())
+    for k, x in items[:STATE_MAX_ITEMS * 4]:
+        out.append([str(k), describe(x, depth, seen)])
+    return out
+
+
+# ---------------------------------------------------------------- output capture
+
+
+class CappedOutput(io.TextIOBase):
+    """Collects what environment code prints; past the cap it only counts, so a flood costs nothing."""
+
+    def __init__(self, cap=OUTPUT_CAP):
+        self.cap = cap
+        self.parts = []
+        self.size = 0
+        self.dropped = 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            s = str(s)
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(s[:room])
+            self.size += min(len(s), room)
+        if len(s) > room:
+            self.dropped += len(s) - max(room, 0)
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def take(self):
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n\u2026[output cut: {self.dropped} more chars]"
+        self.parts, self.size, self.dropped = [], 0, 0
+        return text
+
+
+# ---------------------------------------------------------------- ToolUseBaseEnv (section 4)
+
+_TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+_XML_CALL_RE = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.S)
+_XML_PARAM_RE = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.S)
+_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.S)
+
+
+def _answers_match(given, expected):
+    a = str(given).strip()
+    b = str(expected).strip()
+    if a.lower() == b.lower():
+        return True
+    try:
+        x = float(a.replace("$", "").replace(",", ""))
+        y = float(b.replace("$", "").replace(",", ""))
+    except ValueError:
+        return False
+    return abs(x - y) <= 0.01
+
+
+class ToolUseBaseEnv:
+    """Base class for tool-use environments, written from SPADE-FORMATS.md section 4.
+
+    Subclasses set `_tools`, `_state` and `_expected_answer` in `reset` and define `tool_<name>`
+    methods. Tool calls do not advance the turn count; answers and malformed messages do.
+    """
+
+    def __init__(self, max_turns=10):
+        self.max_turns = max_turns
+        self.turn_count = 0
+        self._tools = {}
+        self._state = {}
+        self._expected_answer = None
+        self._user_messages = []
+        self._message_criteria = []
+        self._current_msg = 0
+        self._done = False
+
+    def reset(self, seed=None):
+        if seed is not None:
+            import random as _random
+
+            _random.seed(seed)
+        self.turn_count = 0
+        self._current_msg = 0
+        self._done = False
+        return "", {}
+
+    def get_tools(self):
+        return [
+            {"type": "function", "function": {"name": name, "description": spec.get("description", ""), "parameters": spec.get("parameters", {"type": "object", "properties": {}})}}
+            for name, spec in self._tools.items()
+        ]
+
+    def execute_tool(self, name, args):
+        method = getattr(self, f"tool_{name}", None)
+        if name not in self._tools or not callable(method):
+            return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._tools)}"
+        if not isinstance(args, dict):
+            return f"Error: arguments for '{name}' must be an object"
+        try:
+            return str(method(**args))
+        except Exception as e:
+            return f"Error executing tool '{name}': {type(e).__name__}: {e}"
+
+    def _advance_if_done(self):
+        """Multi-turn variant: move to the next user message once its criterion holds."""
+        if not self._message_criteria or self._current_msg >= len(self._message_criteria):
+            return ""
+        try:
+            met = bool(self._message_criteria[self._current_msg](self._state))
+        except Exception as e:
+            return f"\n[criterion error: {type(e).__name__}: {e}]"
+        if not met:
+            return ""
+        self._current_msg += 1
+        if self._current_msg < len(self._user_messages):
+            return f"\n\nUser: {self._user_messages[self._current_msg]}"
+        return "\n\nAll requests are complete. Reply with <answer>done</answer>."
+
+    def _parse_calls(self, text):
+        calls, bad = [], 0
+        for raw in _TOOL_CALL_RE.findall(text):
+            try:
+                obj = json.loads(raw)
+                calls.append((str(obj["name"]), obj.get("arguments", {}) or {}))
+            except Exception:
+                bad += 1
+        for name, body in _XML_CALL_RE.findall(text):
+            calls.append((name, {k: v.strip() for k, v in _XML_PARAM_RE.findall(body)}))
+        return calls, bad
+
+    def step(self, action):
+        text = str(action)
+        calls, bad = self._parse_calls(text)
+        if calls:
+            messages = []
+            for name, args in calls:
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except Exception:
+                        args = {}
+                messages.append({"role": "tool", "name": name, "content": self.execute_tool(name, args)})
+            obs = "\n".join(f"[{m['name']}] {m['content']}" for m in messages)
+            return obs, 0.0, False, False, {"tool_messages": messages}
+        answer = _ANSWER_RE.search(text)
+        if answer is None or bad:
+            self.turn_count += 1
+            why = "Could not parse the tool call JSON." if bad else "No <tool_call> or <answer> tag found."
+            return self._maybe_truncate(f"{why} Use <tool_call>{{\"name\": ..., \"arguments\": {{...}}}}</tool_call> or <answer>...</answer>.", -0.1)
+        self.turn_count += 1
+        if _answers_match(answer.group(1), self._expected_answer):
+            self._done = True
+            return "Correct!", 1.0, True, False, {}
+        return self._maybe_truncate(f"Incorrect answer: {answer.group(1).strip()}", 0.0)
+
+    def _maybe_truncate(self, obs, reward):
+        if self.turn_count >= self.max_turns:
+            return f"{obs}\nOut of turns. The expected answer was: {self._expected_answer}", reward, False, True, {}
+        return obs, reward, False, False, {}
+
+
+# ---------------------------------------------------------------- the loader (section 2)
+
+INJECTED_MODULES = ["itertools", "math", "random", "re", "json", "collections", "functools", "string", "copy", "heapq", "operator", "statistics"]
+TYPING_NAMES = ["Tuple", "Dict", "List", "Optional", "Union", "Any", "Set", "FrozenSet", "Callable", "Iterable", "Sequence", "Mapping"]
+# Modules that hold per-game state SPADE shares process-wide; each session gets its own copy.
+STATEFUL_MODULES = ["random"]
+
+
+def fresh_module(name):
+    """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game."""
+    spec = importlib.util.find_spec(name)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def injected_names(session_modules):
+    import collections
+    import functools
+    import heapq
+    import itertools
+    import typing
+
+    ns = {name: importlib.import_module(name) for name in INJECTED_MODULES}
+    ns.update(session_modules)
+    try:
+        import numpy  # noqa: F401  (only where the interpreter has it)
+
+        ns["np"] = numpy
+        ns["numpy"] = numpy
+    except Exception:
+        pass
+    ns.update(
+        deque=collections.deque,
+        defaultdict=collections.defaultdict,
+        Counter=collections.Counter,
+        OrderedDict=collections.OrderedDict,
+        namedtuple=collections.namedtuple,
+        combinations=itertools.combinations,
+        permutations=itertools.permutations,
+        product=itertools.product,
+        chain=itertools.chain,
+        accumulate=itertools.accumulate,
+        reduce=functools.reduce,
+        lru_cache=functools.lru_cache,
+        deepcopy=copy.deepcopy,
+        heappush=heapq.heappush,
+        heappop=heapq.heappop,
+        ToolUseBaseEnv=ToolUseBaseEnv,
+    )
+    for n in TYPING_NAMES:
+        ns[n] = getattr(typing, n)
+    return ns
+
+
+def find_env_class(ns):
+    for name, value in list(ns.items()):
+        if name.endswith("Env") and name not in ("Env", "ToolUseBaseEnv") and callable(value):
+            return name, value
+    return None, None
+
+
+def env_traceback(exc):
+    """Frames from the environment source onwards: what a researcher needs to fix the game."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
+    kept = frames[first:] if first is not None else frames[-3:]
+    kept = [f for f in kept if not f.filename.endswith(("sandbox.py", "harness.py"))] or kept
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept) + traceback.format_exception_only(type(exc), exc)
+    env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f.filename == ENV_FILENAME]
+    return "".join(lines), env_frames
+
+
+def error_info(exc, kind="env_error", **extra):
+    if isinstance(exc, CallTimeout):
+        return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit", **extra}
+    if isinstance(exc, KeyboardInterrupt):
+        return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit and was interrupted", **extra}
+    tb, frames = env_traceback(exc)
+    info = {"kind": kind, "type": type_name(exc), "message": cut(repr_safe(exc) if not str_safe(exc) else str_safe(exc), 4000), "traceback": cut(tb, 20000), **extra}
+    if frames:
+        info["line"] = frames[-1]["line"]
+        info["frames"] = frames
+    if isinstance(exc, SyntaxError) and exc.filename == ENV_FILENAME:
+        info["line"] = exc.lineno
+        info["col"] = exc.offset
+    return info
+
+
+def str_safe(exc):
+    try:
+        return str(exc)
+    except BaseException:
+        return ""
+
+
+class Session:
+    def __init__(self, sid, source, options):
+        self.sid = sid
+        self.source = source
+        self.options = options
+        self.modules = {name: fresh_module(name) for name in STATEFUL_MODULES}
+        self.ns = None
+        self.env = None
+        self.class_name = None
+        self.max_turns = None
+        self.snapshots = {}
+        self.snap_counter = 0
+
+
+class Harness:
+    def __init__(self):
+        self.sessions = {}
+        self.commands = dict(BUILTIN_COMMANDS)
+        self.out = CappedOutput()
+        self.runtime = "pyodide" if sys.platform == "emscripten" else "cpython"
+        self.before_call = None  # set by the host: arms a per-call timer (CPython)
+        self.after_call = None
+        self._active = None
+        self._saved_modules = {}
+
+    # -- the extension point
+    def register(self, name, fn):
+        self.commands[name] = fn
+
+    # -- the wire
+    def dispatch(self, line):
+        try:
+            req = json.loads(line)
+        except Exception as e:
+            return json.dumps({"id": None, "ok": False, "error": {"kind": "protocol", "type": "BadRequest", "message": f"not JSON: {e}"}})
+        rid = req.get("id") if isinstance(req, dict) else None
+        return self.encode(rid, self.handle(req))
+
+    def encode(self, rid, outcome):
+        ok, value = outcome
+        msg = {"id": rid, "ok": ok, ("result" if ok else "error"): value}
+        out = self.out.take()
+        if out:
+            msg["output"] = out
+        try:
+            return json.dumps(msg, allow_nan=False)
+        except Exception:
+            return json.dumps({"id": rid, "ok": False, "error": {"kind": "protocol", "type": "Unencodable", "message": "result could not be encoded"}})
+
+    def handle(self, req):
+        if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
+            return False, {"kind": "protocol", "type": "BadRequest", "message": "request must be an object with a cmd"}
+        fn = self.commands.get(req["cmd"])
+        if fn is None:
+            return False, {"kind": "protocol", "type": "UnknownCommand", "message": f"unknown command {req['cmd']!r}"}
+        try:
+            return True, fn(self, req)
+        except HarnessError as e:
+            return False, {"kind": e.kind, "type": "HarnessError", "message": str(e), **e.extra}
+        except (CallTimeout, KeyboardInterrupt) as e:
+            return False, error_info(e)
+        except RecursionError as e:
+            return False, error_info(e)
+        except BaseException as e:  # SystemExit included: sys.exit in a game must not end the harness
+            return False, error_info(e)
+
+    # -- running environment code
+    def session(self, req):
+        s = self.sessions.get(req.get("session"))
+        if s is None:
+            raise HarnessError("unknown_session", f"no session {req.get('session')!r}")
+        return s
+
+    def enter(self, s):
+        """Route stateful modules and stdout to this session for the duration of one call."""
+        for name, mod in s.modules.items():
+            self._saved_modules[name] = sys.modules.get(name)
+            sys.modules[name] = mod
+        linecache.cache[ENV_FILENAME] = (len(s.source), None, s.source.splitlines(True), ENV_FILENAME)
+        self._stdout, self._stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = self.out
+        if self.before_call:
+            self.before_call(s.options.get("timeoutSec"))
+
+    def leave(self, s):
+        if self.after_call:
+            self.after_call()
+        sys.stdout, sys.stderr = self._stdout, self._stderr
+        for name, mod in self._saved_modules.items():
+            if mod is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = mod
+        self._saved_modules = {}
+
+    def run(self, s, fn, *args):
+        self.enter(s)
+        try:
+            return fn(*args)
+        finally:
+            self.leave(s)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_ping(h, req):
+    return {"runtime": h.runtime, "python": sys.version.split()[0], "numpy": _has_numpy()}
+
+
+def _has_numpy():
+    return importlib.util.find_spec("numpy") is not None
+
+
+def cmd_check_syntax(h, req):
+    source = req.get("source")
+    if not isinstance(source, str):
+        raise HarnessError("protocol", "source must be a string")
+    try:
+        compile(source, ENV_FILENAME, "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as e:
+        err = {"line": e.lineno or 1, "col": e.offset or 1, "message": e.msg or "invalid syntax"}
+        if getattr(e, "end_lineno", None):
+            err["endLine"] = e.end_lineno
+            err["endCol"] = e.end_offset
+        return {"ok": False, "errors": [err], "python": sys.version.split()[0]}
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        return {"ok": False, "errors": [{"line": 1, "col": 1, "message": f"{type(e).__name__}: {e}"}], "python": sys.version.split()[0]}
+    return {"ok": True, "errors": [], "python": sys.version.split()[0]}
+
+
+def cmd_load(h, req):
+    sid = req.get("session")
+    source = req.get("source")
+    options = req.get("options") or {}
+    if not isinstance(sid, str) or not isinstance(source, str):
+        raise HarnessError("protocol", "load needs a session id and a source string")
+    if sid in h.sessions:
+        raise HarnessError("protocol", f"session {sid!r} already exists")
+    budget = int(options.get("maxTurns") or 25)
+    mode = options.get("mode") or "respect"
+    s = Session(sid, source, options)
+    h.enter(s)
+    try:
+        try:
+            code = compile(source, ENV_FILENAME, "exec")
+        except SyntaxError as e:
+            raise HarnessError("load_error", "Syntax error in generated game code", stage="syntax", **_syntax_extra(e))
+        ns = {"__name__": "spade_env", "__builtins__": builtins}
+        ns.update(injected_names(s.modules))
+        try:
+            exec(code, ns)
+        except BaseException as e:
+            if isinstance(e, (CallTimeout, KeyboardInterrupt)):
+                raise
+            info = error_info(e, "load_error", stage="exec")
+            info["message"] = f"Failed to execute game code: {info['message']}"
+            missing = getattr(e, "name", None) if isinstance(e, ImportError) else None
+            if missing:
+                info["missingModule"] = missing.split(".")[0]
+            elif isinstance(e, NameError) and getattr(e, "name", None) in ("np", "numpy"):
+                info["missingModule"] = "numpy"
+            raise HarnessError(**{"kind": "load_error", "message": info.pop("message"), **{k: v for k, v in info.items() if k != "kind"}})
+        name, cls = find_env_class(ns)
+        if cls is None:
+            raise HarnessError("load_error", "No valid game class found (a class whose name ends in 'Env')", stage="no_class")
+        try:
+            env = _instantiate(cls, mode, budget)
+        except BaseException as e:
+            if isinstance(e, (CallTimeout, KeyboardInterrupt)):
+                raise
+            info = error_info(e, "load_error", stage="instantiate")
+            raise HarnessError(**{"kind": "load_error", "message": f"Failed to instantiate game class: {info.pop('message')}", **{k: v for k, v in info.items() if k != "kind"}})
+        missing = [m for m in ("reset", "step") if not callable(getattr(env, m, None))]
+        if missing:
+            raise HarnessError("load_error", f"Game class is missing required method(s): {', '.join(missing)}", stage="missing_method")
+        designed = getattr(env, "max_turns", None)
+        if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
+            env.max_turns = min(designed, budget)
+        s.ns, s.env, s.class_name = ns, env, name
+        s.max_turns = getattr(env, "max_turns", None)
+    finally:
+        h.leave(s)
+    h.sessions[sid] = s
+    return {
+        "className": s.class_name,
+        "maxTurns": s.max_turns if isinstance(s.max_turns, int) else None,
+        "toolUse": isinstance(s.env, ToolUseBaseEnv),
+        "hasSolution": callable(getattr(s.env, "solution", None)),
+        "runtime": h.runtime,
+        "python": sys.version.split()[0],
+    }
+
+
+def _syntax_extra(e):
+    return {"type": "SyntaxError", "line": e.lineno, "col": e.offset, "detail": e.msg}
+
+
+def _instantiate(cls, mode, budget):
+    if mode == "legacy":
+        try:
+            return cls(max_turns=budget)
+        except TypeError:
+            return cls()
+    try:
+        return cls()
+    except TypeError:
+        return cls(max_turns=budget)
+
+
+def _reset(s, seed):
+    if seed is not None:
+        # A seed must mean one episode even for games that forget `random.seed(seed)`.
+        s.modules["random"].seed(seed)
+        np = s.ns.get("np") if s.ns else None
+        if np is not None and hasattr(np, "random"):
+            np.random.seed(seed % (2**32))
+    ret = s.env.reset(seed=seed) if seed is not None else s.env.reset()
+    return describe_reset(ret)
+
+
+def describe_reset(ret):
+    if isinstance(ret, tuple) and len(ret) == 2:
+        obs, info = ret
+        return {"observation": plain(obs), "info": plain(info), "types": [type_name(obs), type_name(info)], "shape": "tuple2"}
+    if isinstance(ret, str):
+        return {"observation": cut(ret, VALUE_MAX_STR), "info": {}, "types": ["str"], "shape": "str"}
+    return {"observation": None, "info": {}, "types": [type_name(ret)], "shape": "other", "raw": describe(ret)}
+
+
+def describe_step(ret):
+    if isinstance(ret, tuple) and len(ret) == 5:
+        obs, reward, term, trunc, info = ret
+        return {
+            "observation": plain(obs),
+            "reward": plain(reward),
+            "terminated": plain(term),
+            "truncated": plain(trunc),
+            "info": plain(info),
+            "types": [type_name(obs), type_name(reward), type_name(term), type_name(trunc), type_name(info)],
+            "shape": "tuple5",
+        }
+    return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret)}
+
+
+def _action(a):
+    if not isinstance(a, str):
+        raise HarnessError("protocol", "an action must be a string")
+    return a[:MAX_ACTION_CHARS]
+
+
+def cmd_reset(h, req):
+    s = h.session(req)
+    seed = req.get("seed")
+    if seed is not None and not isinstance(seed, int):
+        raise HarnessError("protocol", "seed must be an integer or null")
+    return h.run(s, _reset, s, seed)
+
+
+def cmd_step(h, req):
+    s = h.session(req)
+    action = _action(req.get("action"))
+    return h.run(s, lambda: describe_step(s.env.step(action)))
+
+
+def cmd_play(h, req):
+    """A whole action script in one call: optional reset, then steps until done or the script ends."""
+    s = h.session(req)
+    actions = req.get("actions")
+    if not isinstance(actions, list):
+        raise HarnessError("protocol", "actions must be a list of strings")
+    actions = [_action(a) for a in actions]
+    do_reset = req.get("reset", True)
+    seed = req.get("seed")
+    stop = req.get("stopWhenDone", True)
+    with_state = bool(req.get("state", False))
+
+    def go():
+        out = {"steps": []}
+        if do_reset:
+            try:
+                out["reset"] = _reset(s, seed)
+            except (CallTimeout, KeyboardInterrupt):
+                raise
+            except BaseException as e:
+                out["reset"] = {"error": error_info(e)}
+                return out
+        step = s.env.step
+        steps = out["steps"]
+        for a in actions:
+            try:
+                rec = describe_step(step(a))
+            except (CallTimeout, KeyboardInterrupt):
+                raise
+            except BaseException as e:
+                steps.append({"action": a, "error": error_info(e)})
+                break
+            rec["action"] = a
+            if with_state:
+                rec["state"] = state_of(s)
+            steps.append(rec)
+            if stop and rec.get("shape") == "tuple5" and (rec["terminated"] is True or rec["truncated"] is True):
+                break
+        return out
+
+    return h.run(s, go)
+
+
+def state_of(s):
+    env = s.env
+    fields = getattr(env, "__dict__", {})
+    return {"className": s.class_name, "fields": describe_fields(fields, 1, {id(env)})}
+
+
+def cmd_state(h, req):
+    s = h.session(req)
+    return h.run(s, state_of, s)
+
+
+def cmd_solution(h, req):
+    s = h.session(req)
+    fn = getattr(s.env, "solution", None)
+    if not callable(fn):
+        raise HarnessError("env_error", "the game defines no solution()")
+    return h.run(s, lambda: {"value": plain(fn()), "type": type_name(fn())})
+
+
+def cmd_snapshot(h, req):
+    """Deep copies of the instance and the session's random state, kept in the interpreter.
+
+    Limits: objects deepcopy cannot copy (generators, open files, locks, modules held as
+    attributes) make the snapshot fail with kind "snapshot_unsupported"; module-level globals of
+    the game are not part of it.
+    """
+    s = h.session(req)
+
+    def take():
+        try:
+            env_copy = copy.deepcopy(s.env)
+        except (CallTimeout, KeyboardInterrupt):
+            raise
+        except BaseException as e:
+            raise HarnessError("snapshot_unsupported", f"this game's state cannot be copied: {type(e).__name__}: {e}")
+        np = s.ns.get("np")
+        np_state = np.random.get_state() if np is not None and hasattr(np, "random") else None
+        s.snap_counter += 1
+        token = f"{s.sid}:{s.snap_counter}"
+        s.snapshots[token] = (env_copy, s.modules["random"].getstate(), np_state)
+        if len(s.snapshots) > 1000:
+            s.snapshots.pop(next(iter(s.snapshots)))
+        return {"token": token, "method": "deepcopy"}
+
+    return h.run(s, take)
+
+
+def cmd_restore(h, req):
+    s = h.session(req)
+    snap = s.snapshots.get(req.get("token"))
+    if snap is None:
+        raise HarnessError("not_found", f"no snapshot {req.get('token')!r} in this session")
+
+    def put():
+        env_copy, rstate, np_state = snap
+        s.env = copy.deepcopy(env_copy)  # the stored copy stays pristine, so a token restores many times
+        s.modules["random"].setstate(rstate)
+        if np_state is not None:
+            s.ns["np"].random.set_state(np_state)
+        return {"restored": True}
+
+    return h.run(s, put)
+
+
+def cmd_close(h, req):
+    s = h.sessions.pop(req.get("session"), None)
+    return {"closed": s is not None}
+
+
+BUILTIN_COMMANDS = {
+    "ping": cmd_ping,
+    "check_syntax": cmd_check_syntax,
+    "load": cmd_load,
+    "reset": cmd_reset,
+    "step": cmd_step,
+    "play": cmd_play,
+    "state": cmd_state,
+    "solution": cmd_solution,
+    "snapshot": cmd_snapshot,
+    "restore": cmd_restore,
+    "close": cmd_close,
+}
