@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import { appCalls, appEvents } from './calls/app';
+import { memoryCalls, memoryEvents } from './calls/memory';
+import { editorCalls } from './calls/editor';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -7,10 +9,13 @@ import { appCalls, appEvents } from './calls/app';
  */
 export const calls = {
   ...appCalls,
+  ...memoryCalls,
+  ...editorCalls,
 } as const;
 
 export const events = {
   ...appEvents,
+  ...memoryEvents,
 } as const;
 
 export type Calls = typeof calls;
@@ -34,3 +39,4 @@ export function isEventName(name: unknown): name is EventName {
 export * from './errors';
 export * from './backend';
 export type { Settings } from './calls/app';
+export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';
