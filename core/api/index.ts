@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { appCalls, appEvents } from './calls/app';
 import { memoryCalls, memoryEvents } from './calls/memory';
+import { memoryCalls, memoryEvents } from './calls/memory';
 import { editorCalls } from './calls/editor';
 
 /**
@@ -10,11 +11,13 @@ import { editorCalls } from './calls/editor';
 export const calls = {
   ...appCalls,
   ...memoryCalls,
+  ...memoryCalls,
   ...editorCalls,
 } as const;
 
 export const events = {
   ...appEvents,
+  ...memoryEvents,
   ...memoryEvents,
 } as const;
 
@@ -39,4 +42,5 @@ export function isEventName(name: unknown): name is EventName {
 export * from './errors';
 export * from './backend';
 export type { Settings } from './calls/app';
+export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';
 export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';

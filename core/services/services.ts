@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
+import { MemoryService } from '../memory/service';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settings';
 
@@ -30,6 +31,7 @@ export class Services {
   readonly db: Db;
   readonly events = new EventBus();
   readonly settings: SettingsStore;
+  readonly memory: MemoryService;
   readonly shell: Shell;
   readonly startedAt = Date.now();
   readonly platform: NonNullable<ServiceOptions['platform']>;
@@ -44,6 +46,18 @@ export class Services {
     this.platform = opts.platform ?? {};
     this.db = openDatabase(this.dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
     this.settings = new SettingsStore(this.db);
+    this.memory = new MemoryService({
+      db: this.db,
+      dbPath: this.dbPath,
+      events: this.events,
+      log: (level, message) => this.log(level, 'memory', message),
+      ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
+    });
+    this.onClose(() => this.memory.close());
+    this.addStatusProvider(() => {
+      const n = this.memory.busy();
+      return [{ name: 'memory', state: n ? 'busy' : 'ready', detail: n ? `importing (${n} job${n > 1 ? 's' : ''})` : 'library ready' }];
+    });
   }
 
   schemaVersion(): number {

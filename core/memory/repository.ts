@@ -1,0 +1,626 @@
+/**
+ * The environment memory's service API. Other features call these with an open Db:
+ *
+ *   getEnvironment(db, id)                    -> EnvDetail | null   (head source, hints, versions, sightings)
+ *   getEnvironmentByHash(db, hash)            -> EnvDetail | null
+ *   getVersion(db, hash)                      -> VersionWithSource | null
+ *   listVersions(db, envId)                   -> VersionInfo[]      (oldest first; parent links = lineage)
+ *   addVersion(db, envId, source, parentHash, message) -> { hash, created }   (the editor's save; never overwrites)
+ *   setSeed(db, ids, seed) / tagEnvironments(db, ids, add, remove) / updateEnvironment(db, id, patch)
+ *   search(db, { query, filters, sort, offset, limit }) -> { total, rows }
+ *   facets(db, query, filters) / libraryStats(db) / selectIds(db, selection)
+ *   ingest(db, candidate, now)                -> 'imported' | 'unchanged' | 'updated'  (used by importer.ts)
+ *
+ * A version is the SHA-256 of its source text (UTF-8). The same source seen twice is the same
+ * version of the same environment, which is what makes every import idempotent.
+ */
+import { ApiError, type EnvDetail, type EnvSummary, type MemoryFilters, type MemorySort, type VersionInfo } from '../api';
+import type { Db } from './db';
+import { detectKind, findClassName, searchableName, sha256 } from './parse';
+import { stmt } from './statements';
+
+export interface EnvStats {
+  winRate?: number | null;
+  regret?: number | null;
+  rHint?: number | null;
+  rNoHint?: number | null;
+}
+
+/** What an importer found: one environment source plus whatever the files around it said. */
+export interface EnvCandidate {
+  source: string;
+  /** Where it came from, for the sightings list and messages (a file, or `file:line`). */
+  path: string;
+  name?: string | null;
+  kind?: 'game' | 'tool-use' | null;
+  skill?: string | null;
+  fileStem?: string | null;
+  hint?: string | null;
+  rejected?: { stage: string | null; reason: string | null } | null;
+  validation?: string | null;
+  flags?: string[];
+  run?: string | null;
+  rolloutStep?: number | null;
+  jobId?: string | null;
+  stats?: EnvStats | null;
+  meta?: Record<string, unknown>;
+  tags?: string[];
+  seed?: boolean;
+  notes?: string | null;
+  rating?: number | null;
+}
+
+export type IngestResult = 'imported' | 'unchanged' | 'updated';
+
+interface EnvRow {
+  id: number;
+  name: string;
+  kind: 'game' | 'tool-use';
+  skill: string | null;
+  head_hash: string;
+  file_stem: string | null;
+  seed: number;
+  rating: number | null;
+  notes: string;
+  rejected: number;
+  rejection_stage: string | null;
+  rejection_reason: string | null;
+  validation: string | null;
+  flags: string;
+  source_path: string | null;
+  source_run: string | null;
+  rollout_step: number | null;
+  job_id: string | null;
+  win_rate: number | null;
+  regret: number | null;
+  r_hint: number | null;
+  r_no_hint: number | null;
+  meta: string;
+  created_at: string;
+  updated_at: string;
+  tag_list?: string | null;
+}
+
+const TAG_SEP = '\u001f';
+const SUMMARY_COLS = `e.*, (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.env_id = e.id) AS tag_list`;
+
+function toSummary(r: EnvRow): EnvSummary {
+  return {
+    id: r.id,
+    name: r.name,
+    kind: r.kind,
+    skill: r.skill,
+    hash: r.head_hash,
+    seed: r.seed === 1,
+    rating: r.rating,
+    rejected: r.rejected === 1,
+    rejectionStage: r.rejection_stage,
+    validation: r.validation,
+    flags: JSON.parse(r.flags) as string[],
+    sourceRun: r.source_run,
+    rolloutStep: r.rollout_step,
+    winRate: r.win_rate,
+    regret: r.regret,
+    rHint: r.r_hint,
+    rNoHint: r.r_no_hint,
+    tags: r.tag_list ? r.tag_list.split(TAG_SEP).sort() : [],
+    updatedAt: r.updated_at,
+  };
+}
+
+interface VersionRow {
+  hash: string;
+  env_id: number;
+  parent_hash: string | null;
+  class_name: string | null;
+  bytes: number;
+  message: string;
+  created_at: string;
+  source?: string;
+}
+function toVersion(v: VersionRow): VersionInfo {
+  return { hash: v.hash, envId: v.env_id, parentHash: v.parent_hash, className: v.class_name, bytes: v.bytes, message: v.message, createdAt: v.created_at };
+}
+
+export function currentHint(db: Db, envId: number): string | null {
+  const r = stmt(db, 'SELECT text FROM hints WHERE env_id = ? ORDER BY id DESC LIMIT 1').get(envId) as { text: string } | undefined;
+  return r?.text ?? null;
+}
+
+/** The FTS row mirrors name, head code, current hint and notes; rewritten whenever one changes. */
+export function refreshFts(db: Db, envId: number): void {
+  const r = stmt(db, 'SELECT e.name, e.notes, v.source FROM environments e JOIN versions v ON v.hash = e.head_hash WHERE e.id = ?').get(envId) as
+    | { name: string; notes: string; source: string }
+    | undefined;
+  stmt(db, 'DELETE FROM env_fts WHERE rowid = ?').run(envId);
+  if (!r) return;
+  stmt(db, 'INSERT INTO env_fts (rowid, name, code, hint, notes) VALUES (?, ?, ?, ?, ?)').run(envId, searchableName(r.name), r.source, currentHint(db, envId) ?? '', r.notes);
+}
+
+function num(v: number | null | undefined): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * Adds one candidate. New source: a new environment with its first version. Known source: the
+ * environment gains what is new (a sighting, a hint, stats, tags), and nothing is duplicated.
+ */
+export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()): IngestResult {
+  const hash = sha256(c.source);
+  const existing = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
+  if (!existing) {
+    const className = findClassName(c.source);
+    const kind = c.kind ?? detectKind(c.source);
+    const name = c.name || className || c.fileStem || 'UnnamedEnv';
+    const s = c.stats ?? {};
+    const envId = Number(
+      stmt(
+        db,
+        `INSERT INTO environments (name, kind, skill, head_hash, file_stem, seed, rating, notes, rejected, rejection_stage, rejection_reason,
+           validation, flags, source_path, source_run, rollout_step, job_id, win_rate, regret, r_hint, r_no_hint, meta, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        name,
+        kind,
+        c.skill ?? null,
+        hash,
+        c.fileStem ?? null,
+        c.seed ? 1 : 0,
+        c.rating ?? null,
+        c.notes ?? '',
+        c.rejected ? 1 : 0,
+        c.rejected?.stage ?? null,
+        c.rejected?.reason ?? null,
+        c.validation ?? null,
+        JSON.stringify([...new Set(c.flags ?? [])]),
+        c.path,
+        c.run ?? null,
+        c.rolloutStep ?? null,
+        c.jobId ?? null,
+        num(s.winRate),
+        num(s.regret),
+        num(s.rHint),
+        num(s.rNoHint),
+        JSON.stringify(c.meta ?? {}),
+        now,
+        now,
+      ).lastInsertRowid,
+    );
+    stmt(db, 'INSERT INTO versions (hash, env_id, parent_hash, source, class_name, bytes, message, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)').run(
+      hash,
+      envId,
+      c.source,
+      className,
+      Buffer.byteLength(c.source),
+      `imported from ${c.path}`,
+      now,
+    );
+    if (c.hint) stmt(db, "INSERT OR IGNORE INTO hints (env_id, version_hash, text, origin, created_at) VALUES (?, ?, ?, 'import', ?)").run(envId, hash, c.hint, now);
+    for (const t of c.tags ?? []) stmt(db, 'INSERT OR IGNORE INTO tags (env_id, tag) VALUES (?, ?)').run(envId, t);
+    addSighting(db, envId, c, now);
+    refreshFts(db, envId);
+    return 'imported';
+  }
+
+  const envId = existing.env_id;
+  const row = stmt(db, 'SELECT * FROM environments WHERE id = ?').get(envId) as EnvRow;
+  let changed = false;
+  let ftsDirty = false;
+  if (addSighting(db, envId, c, now)) changed = true;
+  if (c.hint && c.hint !== currentHint(db, envId)) {
+    const r = stmt(db, "INSERT OR IGNORE INTO hints (env_id, version_hash, text, origin, created_at) VALUES (?, ?, ?, 'import', ?)").run(envId, hash, c.hint, now);
+    if (r.changes) changed = ftsDirty = true;
+  }
+  for (const t of c.tags ?? []) if (stmt(db, 'INSERT OR IGNORE INTO tags (env_id, tag) VALUES (?, ?)').run(envId, t).changes) changed = true;
+  const sets: string[] = [];
+  const vals: unknown[] = [];
+  const setIf = (col: keyof EnvRow, v: unknown) => {
+    if (v === undefined || v === null || row[col] === v) return;
+    sets.push(`${col} = ?`);
+    vals.push(v);
+  };
+  if (c.stats) {
+    setIf('win_rate', num(c.stats.winRate));
+    setIf('regret', num(c.stats.regret));
+    setIf('r_hint', num(c.stats.rHint));
+    setIf('r_no_hint', num(c.stats.rNoHint));
+  }
+  if (!row.skill) setIf('skill', c.skill);
+  if (!row.file_stem) setIf('file_stem', c.fileStem);
+  if (row.rollout_step === null) setIf('rollout_step', c.rolloutStep);
+  if (!row.source_run) setIf('source_run', c.run);
+  if (!row.validation) setIf('validation', c.validation);
+  if (c.seed && !row.seed) setIf('seed', 1);
+  if (c.rejected && !row.rejected) {
+    setIf('rejected', 1);
+    setIf('rejection_stage', c.rejected.stage);
+    setIf('rejection_reason', c.rejected.reason);
+  }
+  if (c.flags?.length) {
+    const have = JSON.parse(row.flags) as string[];
+    const merged = [...new Set([...have, ...c.flags])];
+    if (merged.length !== have.length) setIf('flags', JSON.stringify(merged));
+  }
+  if (c.meta && Object.keys(c.meta).length) {
+    const have = JSON.parse(row.meta) as Record<string, unknown>;
+    const fresh = Object.keys(c.meta).filter((k) => !(k in have));
+    if (fresh.length) setIf('meta', JSON.stringify({ ...have, ...Object.fromEntries(fresh.map((k) => [k, c.meta![k]])) }));
+  }
+  if (sets.length) {
+    stmt(db, `UPDATE environments SET ${sets.join(', ')}, updated_at = ? WHERE id = ?`).run(...vals, now, envId);
+    changed = true;
+  } else if (changed) {
+    stmt(db, 'UPDATE environments SET updated_at = ? WHERE id = ?').run(now, envId);
+  }
+  if (ftsDirty) refreshFts(db, envId);
+  return changed ? 'updated' : 'unchanged';
+}
+
+function addSighting(db: Db, envId: number, c: EnvCandidate, now: string): boolean {
+  return (
+    stmt(db, 'INSERT OR IGNORE INTO env_sources (env_id, path, run, rollout_step, job_id, seen_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      envId,
+      c.path,
+      c.run ?? null,
+      c.rolloutStep ?? null,
+      c.jobId ?? null,
+      now,
+    ).changes > 0
+  );
+}
+
+/** Stats from env_memory.json attach to a known environment; returns false when nothing changed. */
+export function attachStats(db: Db, envId: number, stats: EnvStats, extra: { rolloutStep?: number | null; skill?: string | null } = {}): boolean {
+  const row = stmt(db, 'SELECT win_rate, regret, r_hint, r_no_hint, rollout_step, skill FROM environments WHERE id = ?').get(envId) as
+    | Pick<EnvRow, 'win_rate' | 'regret' | 'r_hint' | 'r_no_hint' | 'rollout_step' | 'skill'>
+    | undefined;
+  if (!row) return false;
+  const next = {
+    win_rate: num(stats.winRate) ?? row.win_rate,
+    regret: num(stats.regret) ?? row.regret,
+    r_hint: num(stats.rHint) ?? row.r_hint,
+    r_no_hint: num(stats.rNoHint) ?? row.r_no_hint,
+    rollout_step: row.rollout_step ?? extra.rolloutStep ?? null,
+    skill: row.skill ?? extra.skill ?? null,
+  };
+  if (Object.entries(next).every(([k, v]) => row[k as keyof typeof row] === v)) return false;
+  stmt(db, 'UPDATE environments SET win_rate = ?, regret = ?, r_hint = ?, r_no_hint = ?, rollout_step = ?, skill = ?, updated_at = ? WHERE id = ?').run(
+    next.win_rate,
+    next.regret,
+    next.r_hint,
+    next.r_no_hint,
+    next.rollout_step,
+    next.skill,
+    new Date().toISOString(),
+    envId,
+  );
+  return true;
+}
+
+export function findEnvByStem(db: Db, stem: string): number | null {
+  const r = stmt(db, 'SELECT id FROM environments WHERE file_stem = ? ORDER BY id DESC LIMIT 1').get(stem) as { id: number } | undefined;
+  return r?.id ?? null;
+}
+
+// ---- reading ----
+
+export function getEnvironment(db: Db, id: number): EnvDetail | null {
+  const r = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e WHERE e.id = ?`).get(id) as EnvRow | undefined;
+  if (!r) return null;
+  const source = (stmt(db, 'SELECT source FROM versions WHERE hash = ?').get(r.head_hash) as { source: string }).source;
+  const hints = (
+    stmt(db, 'SELECT id, text, origin, version_hash, created_at FROM hints WHERE env_id = ? ORDER BY id').all(id) as {
+      id: number;
+      text: string;
+      origin: string;
+      version_hash: string | null;
+      created_at: string;
+    }[]
+  ).map((h) => ({ id: h.id, text: h.text, origin: h.origin, versionHash: h.version_hash, createdAt: h.created_at }));
+  const sightings = (
+    stmt(db, 'SELECT path, run, rollout_step, job_id, seen_at FROM env_sources WHERE env_id = ? ORDER BY seen_at, path LIMIT 200').all(id) as {
+      path: string;
+      run: string | null;
+      rollout_step: number | null;
+      job_id: string | null;
+      seen_at: string;
+    }[]
+  ).map((s) => ({ path: s.path, run: s.run, rolloutStep: s.rollout_step, jobId: s.job_id, seenAt: s.seen_at }));
+  return {
+    ...toSummary(r),
+    notes: r.notes,
+    rejectionReason: r.rejection_reason,
+    fileStem: r.file_stem,
+    sourcePath: r.source_path,
+    jobId: r.job_id,
+    meta: JSON.parse(r.meta) as Record<string, unknown>,
+    createdAt: r.created_at,
+    source,
+    hint: hints.at(-1)?.text ?? null,
+    hints,
+    versions: listVersions(db, id),
+    sightings,
+  };
+}
+
+export function getEnvironmentByHash(db: Db, hash: string): EnvDetail | null {
+  const v = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
+  return v ? getEnvironment(db, v.env_id) : null;
+}
+
+export type VersionWithSource = VersionInfo & { source: string };
+export function getVersion(db: Db, hash: string): VersionWithSource | null {
+  const v = stmt(db, 'SELECT * FROM versions WHERE hash = ?').get(hash) as VersionRow | undefined;
+  return v ? { ...toVersion(v), source: v.source! } : null;
+}
+
+export function listVersions(db: Db, envId: number): VersionInfo[] {
+  return (stmt(db, 'SELECT hash, env_id, parent_hash, class_name, bytes, message, created_at FROM versions WHERE env_id = ? ORDER BY created_at, rowid').all(envId) as VersionRow[]).map(
+    toVersion,
+  );
+}
+
+// ---- writing ----
+
+/**
+ * The editor's save. The new source becomes the head with `parentHash` as its parent; saving a
+ * source this environment already has just moves the head back to it (an undo), adding nothing.
+ */
+export function addVersion(db: Db, envId: number, source: string, parentHash: string, message = ''): { hash: string; created: boolean } {
+  return db.transaction(() => {
+    const env = stmt(db, 'SELECT id FROM environments WHERE id = ?').get(envId);
+    if (!env) throw new ApiError('not_found', `No environment ${envId}`);
+    const parent = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(parentHash) as { env_id: number } | undefined;
+    if (!parent || parent.env_id !== envId) throw new ApiError('invalid_input', `Parent ${parentHash.slice(0, 12)} is not a version of environment ${envId}`);
+    const hash = sha256(source);
+    const now = new Date().toISOString();
+    const known = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
+    if (known && known.env_id !== envId) {
+      throw new ApiError('conflict', `This exact source is already stored as environment ${known.env_id}; open that one instead`, { envId: known.env_id, hash });
+    }
+    if (!known) {
+      stmt(db, 'INSERT INTO versions (hash, env_id, parent_hash, source, class_name, bytes, message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+        hash,
+        envId,
+        parentHash,
+        source,
+        findClassName(source),
+        Buffer.byteLength(source),
+        message,
+        now,
+      );
+    }
+    const className = findClassName(source);
+    stmt(db, 'UPDATE environments SET head_hash = ?, name = COALESCE(?, name), updated_at = ? WHERE id = ?').run(hash, className, now, envId);
+    refreshFts(db, envId);
+    return { hash, created: !known };
+  }).immediate();
+}
+
+export function setSeed(db: Db, ids: number[], seed: boolean): number {
+  const now = new Date().toISOString();
+  return db.transaction(() => {
+    let n = 0;
+    for (const id of ids) n += stmt(db, 'UPDATE environments SET seed = ?, updated_at = ? WHERE id = ? AND seed != ?').run(seed ? 1 : 0, now, id, seed ? 1 : 0).changes;
+    return n;
+  })();
+}
+
+export function tagEnvironments(db: Db, ids: number[], add: string[], remove: string[]): number {
+  return db.transaction(() => {
+    const touched = new Set<number>();
+    for (const id of ids) {
+      for (const t of add) if (stmt(db, 'INSERT OR IGNORE INTO tags (env_id, tag) SELECT id, ? FROM environments WHERE id = ?').run(t, id).changes) touched.add(id);
+      for (const t of remove) if (stmt(db, 'DELETE FROM tags WHERE env_id = ? AND tag = ?').run(id, t).changes) touched.add(id);
+    }
+    const now = new Date().toISOString();
+    for (const id of touched) stmt(db, 'UPDATE environments SET updated_at = ? WHERE id = ?').run(now, id);
+    return touched.size;
+  })();
+}
+
+export interface EnvPatch {
+  notes?: string;
+  rating?: number | null;
+  name?: string;
+  skill?: string | null;
+  hint?: string;
+}
+
+export function updateEnvironment(db: Db, id: number, patch: EnvPatch): EnvDetail {
+  db.transaction(() => {
+    const row = stmt(db, 'SELECT head_hash FROM environments WHERE id = ?').get(id) as { head_hash: string } | undefined;
+    if (!row) throw new ApiError('not_found', `No environment ${id}`);
+    const now = new Date().toISOString();
+    const sets: string[] = [];
+    const vals: unknown[] = [];
+    for (const [k, col] of [['notes', 'notes'], ['rating', 'rating'], ['name', 'name'], ['skill', 'skill']] as const) {
+      if (patch[k] !== undefined) {
+        sets.push(`${col} = ?`);
+        vals.push(patch[k]);
+      }
+    }
+    if (patch.hint !== undefined && patch.hint !== currentHint(db, id)) {
+      // Re-adding an older hint text makes it current again: delete and insert keeps one row per text.
+      stmt(db, 'DELETE FROM hints WHERE env_id = ? AND text = ?').run(id, patch.hint);
+      stmt(db, "INSERT INTO hints (env_id, version_hash, text, origin, created_at) VALUES (?, ?, ?, 'user', ?)").run(id, row.head_hash, patch.hint, now);
+    }
+    stmt(db, `UPDATE environments SET ${[...sets, 'updated_at = ?'].join(', ')} WHERE id = ?`).run(...vals, now, id);
+    refreshFts(db, id);
+  }).immediate();
+  return getEnvironment(db, id)!;
+}
+
+// ---- searching ----
+
+/** User text -> an FTS5 query: every word must appear, the last as a prefix (results as you type). */
+export function ftsQuery(text: string): string | null {
+  const words = text.match(/[\p{L}\p{N}_]+/gu);
+  if (!words?.length) return null;
+  return words.map((w, i) => `"${w}"${i === words.length - 1 || w.length >= 3 ? '*' : ''}`).join(' ');
+}
+
+type FilterKey = keyof MemoryFilters;
+interface Where {
+  sql: string;
+  params: unknown[];
+}
+
+function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey): Where {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const fts = ftsQuery(query);
+  if (fts) {
+    parts.push('e.id IN (SELECT rowid FROM env_fts WHERE env_fts MATCH ?)');
+    params.push(fts);
+  }
+  const use = (k: FilterKey) => k !== omit && f[k] !== undefined;
+  if (use('kind')) (parts.push('e.kind = ?'), params.push(f.kind));
+  if (use('skills') && f.skills!.length) (parts.push(`e.skill IN (${f.skills!.map(() => '?').join(',')})`), params.push(...f.skills!));
+  if (use('tags')) for (const t of f.tags!) (parts.push('EXISTS (SELECT 1 FROM tags t WHERE t.env_id = e.id AND t.tag = ?)'), params.push(t));
+  if (use('seed')) (parts.push('e.seed = ?'), params.push(f.seed ? 1 : 0));
+  if (use('rejected')) (parts.push('e.rejected = ?'), params.push(f.rejected ? 1 : 0));
+  if (use('rejectionStage')) (parts.push('e.rejection_stage = ?'), params.push(f.rejectionStage));
+  if (use('validation')) (parts.push('e.validation = ?'), params.push(f.validation));
+  if (use('flagged')) parts.push(f.flagged ? "e.flags != '[]'" : "e.flags = '[]'");
+  if (use('run')) (parts.push('(e.source_run = ? OR EXISTS (SELECT 1 FROM env_sources s WHERE s.env_id = e.id AND s.run = ?))'), params.push(f.run, f.run));
+  if (use('jobId')) (parts.push('(e.job_id = ? OR EXISTS (SELECT 1 FROM env_sources s WHERE s.env_id = e.id AND s.job_id = ?))'), params.push(f.jobId, f.jobId));
+  if (use('source')) {
+    const prefix = f.source!.replace(/[\\%_]/g, (c) => `\\${c}`);
+    parts.push("EXISTS (SELECT 1 FROM env_sources s WHERE s.env_id = e.id AND s.path LIKE ? ESCAPE '\\')");
+    params.push(`${prefix}%`);
+  }
+  const ranges: [FilterKey, string][] = [
+    ['winRate', 'e.win_rate'],
+    ['regret', 'e.regret'],
+    ['rHint', 'e.r_hint'],
+    ['rNoHint', 'e.r_no_hint'],
+    ['rating', 'e.rating'],
+    ['rolloutStep', 'e.rollout_step'],
+  ];
+  for (const [k, col] of ranges) {
+    if (!use(k)) continue;
+    const r = f[k] as { min?: number; max?: number };
+    if (r.min !== undefined) (parts.push(`${col} >= ?`), params.push(r.min));
+    if (r.max !== undefined) (parts.push(`${col} <= ?`), params.push(r.max));
+  }
+  return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
+}
+
+const sortColumns: Record<Exclude<MemorySort['field'], 'relevance'>, string> = {
+  name: 'e.name COLLATE NOCASE',
+  skill: 'e.skill',
+  kind: 'e.kind',
+  updated: 'e.updated_at',
+  created: 'e.id',
+  regret: 'e.regret',
+  winRate: 'e.win_rate',
+  rHint: 'e.r_hint',
+  rNoHint: 'e.r_no_hint',
+  rating: 'e.rating',
+  rolloutStep: 'e.rollout_step',
+};
+
+export interface SearchInput {
+  query?: string;
+  filters?: MemoryFilters;
+  sort?: MemorySort;
+  offset?: number;
+  limit?: number;
+}
+
+export function search(db: Db, input: SearchInput): { total: number; rows: EnvSummary[] } {
+  const query = input.query ?? '';
+  const filters = input.filters ?? {};
+  const limit = input.limit ?? 100;
+  const offset = input.offset ?? 0;
+  const where = buildWhere(query, filters);
+  const fts = ftsQuery(query);
+  const sort = input.sort ?? { field: fts ? 'relevance' : 'created', dir: fts ? 'asc' : 'desc' };
+  let sql: string;
+  let params: unknown[];
+  if (sort.field === 'relevance' && fts) {
+    // bm25 ranks only the matching rows; the other filters still apply through the WHERE.
+    sql = `SELECT ${SUMMARY_COLS} FROM (SELECT rowid, rank FROM env_fts WHERE env_fts MATCH ?) f JOIN environments e ON e.id = f.rowid
+           ${where.sql} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`;
+    params = [fts, ...where.params, limit, offset];
+  } else {
+    const col = sort.field === 'relevance' ? 'e.id' : sortColumns[sort.field];
+    const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
+    sql = `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${col} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`;
+    params = [...where.params, limit, offset];
+  }
+  let rows: EnvRow[];
+  let total: number;
+  try {
+    rows = stmt(db, sql).all(...params) as EnvRow[];
+    total = (stmt(db, `SELECT count(*) AS n FROM environments e ${where.sql}`).get(...where.params) as { n: number }).n;
+  } catch (e) {
+    if (e instanceof Error && /fts5|MATCH/i.test(e.message)) throw new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`);
+    throw e;
+  }
+  return { total, rows: rows.map(toSummary) };
+}
+
+export interface Selection {
+  ids?: number[];
+  seeds?: boolean;
+  tag?: string;
+  query?: string;
+  filters?: MemoryFilters;
+}
+
+/** Resolves an export/bulk selection to ids, in a stable order (oldest first). */
+export function selectIds(db: Db, sel: Selection): number[] {
+  if (sel.ids) return [...new Set(sel.ids)];
+  const filters: MemoryFilters = { ...(sel.filters ?? {}) };
+  if (sel.seeds) filters.seed = true;
+  if (sel.tag) filters.tags = [...(filters.tags ?? []), sel.tag];
+  const where = buildWhere(sel.query ?? '', filters);
+  return (db.prepare(`SELECT e.id FROM environments e ${where.sql} ORDER BY e.id`).all(...where.params) as { id: number }[]).map((r) => r.id);
+}
+
+type Facet = { value: string; count: number }[];
+function groupCount(db: Db, w: Where, expr: string, from = 'environments e', limit = 100): Facet {
+  return stmt(
+    db,
+    `SELECT ${expr} AS value, count(*) AS count FROM ${from} ${w.sql ? `${w.sql} AND` : 'WHERE'} ${expr} IS NOT NULL GROUP BY value ORDER BY count DESC, value LIMIT ${limit}`,
+  ).all(...w.params) as Facet;
+}
+
+export function facets(db: Db, query: string, f: MemoryFilters) {
+  const count = (w: Where) => (stmt(db, `SELECT count(*) AS n FROM environments e ${w.sql}`).get(...w.params) as { n: number }).n;
+  const seedW = buildWhere(query, { ...f, seed: true }, undefined);
+  const rejW = buildWhere(query, { ...f, rejected: true }, undefined);
+  return {
+    kinds: groupCount(db, buildWhere(query, f, 'kind'), 'e.kind'),
+    skills: groupCount(db, buildWhere(query, f, 'skills'), 'e.skill'),
+    tags: groupCount(db, buildWhere(query, f, 'tags'), 't.tag', 'environments e JOIN tags t ON t.env_id = e.id', 50),
+    runs: groupCount(db, buildWhere(query, f, 'run'), 'e.source_run', undefined, 50),
+    validation: groupCount(db, buildWhere(query, f, 'validation'), 'e.validation'),
+    rejectionStages: groupCount(db, buildWhere(query, f, 'rejectionStage'), 'e.rejection_stage'),
+    seeds: count(seedW),
+    rejected: count(rejW),
+  };
+}
+
+export function libraryStats(db: Db) {
+  const one = (sql: string) => (stmt(db, sql).get() as { n: number }).n;
+  const pageCount = db.pragma('page_count', { simple: true }) as number;
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  return {
+    environments: one('SELECT count(*) AS n FROM environments'),
+    versions: one('SELECT count(*) AS n FROM versions'),
+    hints: one('SELECT count(*) AS n FROM hints'),
+    seeds: one('SELECT count(*) AS n FROM environments WHERE seed = 1'),
+    rejected: one('SELECT count(*) AS n FROM environments WHERE rejected = 1'),
+    flagged: one("SELECT count(*) AS n FROM environments WHERE flags != '[]'"),
+    byKind: stmt(db, 'SELECT kind AS value, count(*) AS count FROM environments GROUP BY kind ORDER BY count DESC').all() as Facet,
+    bySkill: stmt(db, "SELECT COALESCE(skill, '(none)') AS value, count(*) AS count FROM environments GROUP BY skill ORDER BY count DESC").all() as Facet,
+    databaseBytes: pageCount * pageSize,
+  };
+}
+
+export function environmentCount(db: Db): number {
+  return (stmt(db, 'SELECT count(*) AS n FROM environments').get() as { n: number }).n;
+}
