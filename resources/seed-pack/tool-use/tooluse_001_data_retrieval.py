@@ -14,6 +14,7 @@ _CATALOG = {
 
 class InventoryValueEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
+        super().reset(seed=seed)  # the base clears its turn and message counters
         if seed is not None:
             random.seed(seed)
         products = {}

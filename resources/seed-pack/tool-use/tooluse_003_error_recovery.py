@@ -11,6 +11,7 @@ _REGIONS = ["eu-west", "eu-north", "us-east", "us-west", "ap-south"]
 
 class RegionFailoverEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
+        super().reset(seed=seed)  # the base clears its turn and message counters
         if seed is not None:
             random.seed(seed)
         down = random.choice(_REGIONS)

@@ -15,6 +15,7 @@ _TAGS = ["hardware", "network", "urgent", "facilities", "access"]
 
 class TicketDeskEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
+        super().reset(seed=seed)  # the base clears its turn and message counters
         if seed is not None:
             random.seed(seed)
         title = random.choice(_TITLES)
