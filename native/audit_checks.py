@@ -1,0 +1,995 @@
+"""SPADE Workbench audit: every check over one environment in ONE interpreter call.
+
+Crossing from the host into the interpreter per step is far slower than stepping inside it, so
+the whole audit (SPADE's load checks, then the checks SPADE lacks) runs here and returns a list
+of results. Loaded next to native/harness.py, in Pyodide and in CPython alike:
+  - as an extension: `audit_checks.install(harness_instance, harness_module)` adds the "audit" command;
+  - as a process: `python3 native/audit_checks.py` answers JSON lines on stdin/stdout (the audit pool).
+
+Check ids are stable (scripts depend on them). Each result: {id, status: pass|warn|fail|skip,
+message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ...}}.
+Written from SPADE-FORMATS.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
+"""
+
+import inspect
+import json
+import math
+import os
+import random as _random_mod
+import re
+import signal
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SPADE_CHECKS = ["spade.syntax", "spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2"]
+PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
+TOOL_CHECKS = ["tool.schema", "tool.methods", "tool.params", "tool.reset_gate", "tool.criteria_at_reset", "tool.done_reachable"]
+ALL_CHECKS = SPADE_CHECKS + PLAY_CHECKS + TOOL_CHECKS
+
+PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
+REWARD_RANGE = (-10.0, 10.0)
+EV_STR = 400  # evidence strings are cut here: enough to see, small enough for 2,000 environments
+
+
+class Hang(Exception):
+    """A call into environment code ran past the per-call limit."""
+
+    def __init__(self, call, action, seed, limit):
+        super().__init__(f"{call} did not return within {limit:g} s")
+        self.call, self.action, self.seed, self.limit = call, action, seed, limit
+
+
+class StepFailed(Exception):
+    def __init__(self, call, action, seed, info):
+        super().__init__(info.get("message", ""))
+        self.call, self.action, self.seed, self.info = call, action, seed, info
+
+
+def _cut(s, n=EV_STR):
+    s = s if isinstance(s, str) else repr(s)
+    return s if len(s) <= n else s[:n] + f"\u2026[+{len(s) - n}]"
+
+
+# ---------------------------------------------------------------- per-call time limit
+
+
+class Timer:
+    """Interrupts a runaway call. CPython main thread: an interval timer raising the harness's
+    CallTimeout; elsewhere (Pyodide, threads) calls are limited by the host's interrupt instead."""
+
+    def __init__(self, exc_type, limit):
+        self.exc_type = exc_type
+        self.limit = limit
+        self.usable = hasattr(signal, "setitimer") and sys.platform != "emscripten" and threading.current_thread() is threading.main_thread()
+        self.prev = None
+
+    def __enter__(self):
+        if self.usable:
+            def fire(signum, frame):
+                raise self.exc_type()
+
+            self.prev = signal.signal(signal.SIGALRM, fire)
+        return self
+
+    def arm(self):
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, self.limit)
+
+    def disarm(self):
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def __exit__(self, *a):
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.prev or signal.SIG_DFL)
+        return False
+
+
+# ---------------------------------------------------------------- the audit context
+
+
+class Audit:
+    def __init__(self, hm, h, source, options):
+        self.hm = hm  # the harness module: loader helpers, ToolUseBaseEnv, error_info, plain
+        self.h = h
+        self.source = source
+        self.opt = options
+        self.budget = int(options.get("maxTurns") or 25)
+        self.mode = options.get("mode") or "respect"
+        self.limit = float(options.get("callTimeoutSec") or 5)
+        wanted = options.get("checks")
+        self.wanted = set(wanted) if wanted else None
+        self.results = {}
+        self.random = hm.fresh_module("random")
+        self.code = None
+        self.cls = None
+        self.class_name = None
+        self.tool_use = False
+        self.durations = []  # (seconds, call, action, seed)
+        self.type_issues = []
+        self.type_steps = 0
+        self.hung = None
+        self.timer = None
+        self.first_obs = None
+
+    # -- results
+    def want(self, cid):
+        if self.wanted is None:
+            return True
+        return cid in self.wanted or any(w.endswith(".*") and cid.startswith(w[:-1]) for w in self.wanted)
+
+    def put(self, cid, status, message, **evidence):
+        ev = {k: v for k, v in evidence.items() if v is not None}
+        self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
+
+    # -- running environment code with modules, stdout and a time limit routed to this audit
+    def call(self, label, fn, *args, action=None, seed=None, **kw):
+        hm = self.hm
+        saved = sys.modules.get("random")
+        sys.modules["random"] = self.random
+        out, err = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = self.h.out
+        t0 = time.perf_counter()
+        self.timer.arm()
+        try:
+            return fn(*args, **kw)
+        except hm.CallTimeout:
+            raise Hang(label, action, seed, self.limit)
+        except KeyboardInterrupt:
+            raise Hang(label, action, seed, self.limit)
+        except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
+            raise StepFailed(label, action, seed, hm.error_info(e))
+        finally:
+            self.timer.disarm()
+            dt = time.perf_counter() - t0
+            sys.stdout, sys.stderr = out, err
+            if saved is None:
+                sys.modules.pop("random", None)
+            else:
+                sys.modules["random"] = saved
+            if label in ("step", "reset"):
+                self.durations.append((dt, label, action, seed))
+            self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
+
+    def line_of(self, method):
+        fn = getattr(self.cls, method, None) if self.cls is not None else None
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_filename == self.hm.ENV_FILENAME:
+            return code.co_firstlineno
+        return None
+
+    # -- a fresh instance in a fresh namespace (module-level state included)
+    def fresh(self, label="__init__"):
+        hm = self.hm
+        ns = {"__name__": "spade_env", "__builtins__": hm.builtins}
+        ns.update(hm.injected_names({"random": self.random}))
+        self.call("exec", exec, self.code, ns)
+        name, cls = hm.find_env_class(ns)
+        env = self.call(label, hm._instantiate, cls, self.mode, self.budget)
+        designed = getattr(env, "max_turns", None)
+        if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
+            env.max_turns = min(designed, self.budget)
+        return env, ns
+
+    def turns(self, env):
+        mt = getattr(env, "max_turns", None)
+        return mt if isinstance(mt, int) and not isinstance(mt, bool) and 0 < mt <= 10_000 else self.budget
+
+    def reset(self, env, seed, preseed=False):
+        if preseed:
+            self.random.seed(seed)
+        ret = self.call("reset", lambda: env.reset(seed=seed), seed=seed)
+        obs = ret[0] if isinstance(ret, tuple) and len(ret) == 2 else ret
+        info = ret[1] if isinstance(ret, tuple) and len(ret) == 2 else {}
+        if not isinstance(obs, str):
+            self.type_issue("reset returned a non-str observation", seed, [], {"observed": self.hm.type_name(obs)})
+        elif not isinstance(info, dict):
+            self.type_issue("reset returned a non-dict info", seed, [], {"observed": self.hm.type_name(info)})
+        return obs, info
+
+    def type_issue(self, what, seed, actions, extra):
+        self.type_issues.append({"what": what, "seed": seed, "actions": [_cut(a, 200) for a in actions], **extra})
+
+    def step(self, env, action, seed, history):
+        """One step with every type rule applied; returns (obs, reward, terminated, truncated)."""
+        ret = self.call("step", env.step, action, action=action, seed=seed)
+        self.type_steps += 1
+        acts = history + [action]
+        hm = self.hm
+        if not (isinstance(ret, tuple) and len(ret) == 5):
+            self.type_issue("step did not return a 5-tuple", seed, acts, {"observed": hm.type_name(ret)})
+            return None, 0.0, True, False
+        obs, reward, term, trunc, info = ret
+        tn = hm.type_name
+        if not isinstance(obs, str):
+            self.type_issue("observation is not a str", seed, acts, {"observed": tn(obs)})
+        if not isinstance(reward, (int, float)) or type(reward).__module__ != "builtins":
+            self.type_issue("reward is not a builtin int or float", seed, acts, {"expected": "int | float", "observed": tn(reward)})
+        try:
+            r = float(reward)
+        except Exception:
+            r = 0.0
+        if not math.isfinite(r):
+            self.type_issue("reward is NaN or infinite", seed, acts, {"observed": hm.plain(r)})
+            r = 0.0
+        elif not (REWARD_RANGE[0] <= r <= REWARD_RANGE[1]):
+            self.type_issue("reward outside SPADE's [-10, 10]", seed, acts, {"observed": r})
+        for flag, v in (("terminated", term), ("truncated", trunc)):
+            if not isinstance(v, bool):
+                self.type_issue(f"{flag} is not a bool", seed, acts, {"expected": "bool", "observed": tn(v)})
+        if term is True and trunc is True:
+            self.type_issue("terminated and truncated are both true", seed, acts, {"level": "warn"})
+        if not isinstance(info, dict):
+            self.type_issue("info is not a dict", seed, acts, {"observed": tn(info)})
+        return obs, r, bool(term), bool(trunc)
+
+    def play(self, env, seed, actions, preseed=False, stop=True):
+        """reset + a script; the trace is [obs0, (action, obs, reward, term, trunc)...]."""
+        obs, _ = self.reset(env, seed, preseed)
+        trace = [_plainobs(obs)]
+        done_by = []
+        for a in actions:
+            o, r, te, tr = self.step(env, a, seed, done_by)
+            done_by.append(a)
+            trace.append((a, _plainobs(o), r, te, tr))
+            if stop and (te or tr):
+                break
+        return trace
+
+
+def _plainobs(o):
+    return o if isinstance(o, str) else repr(o)[:2000]
+
+
+def _norm(s):
+    return " ".join(re.sub(r"[^0-9a-z\u00c0-\uffff.\-]+", " ", str(s).lower()).split()).strip(" .")
+
+
+def _boxed(a):
+    a = str(a)
+    return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
+
+
+def _won(r, te):
+    return te and r > 0
+
+
+# ---------------------------------------------------------------- SPADE's load checks (section 5)
+
+
+def spade_checks(A):
+    hm = A.hm
+    order = SPADE_CHECKS
+
+    def stop_after(cid):
+        i = order.index(cid)
+        for later in order[i + 1:]:
+            A.put(later, "skip", "Not reached: SPADE stops at the first failed check")
+
+    try:
+        A.code = compile(A.source, hm.ENV_FILENAME, "exec")
+        A.put("spade.syntax", "pass", "Source compiles")
+    except SyntaxError as e:
+        A.put("spade.syntax", "fail", "Syntax error in generated game code", line=e.lineno, observed=_cut(f"{e.msg} (line {e.lineno}, col {e.offset})"))
+        stop_after("spade.syntax")
+        return None
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        A.put("spade.syntax", "fail", "Syntax error in generated game code", observed=_cut(f"{type(e).__name__}: {e}"))
+        stop_after("spade.syntax")
+        return None
+
+    ns = {"__name__": "spade_env", "__builtins__": hm.builtins}
+    ns.update(hm.injected_names({"random": A.random}))
+    try:
+        A.call("exec", exec, A.code, ns)
+        A.put("spade.exec", "pass", "Module code runs")
+    except (Hang, StepFailed) as e:
+        A.put("spade.exec", "fail", "Failed to execute game code" + _why(e), **_ev(e))
+        stop_after("spade.exec")
+        return None
+
+    name, cls = hm.find_env_class(ns)
+    if cls is None:
+        A.put("spade.class", "fail", "No valid game class found (no callable name ending in 'Env')")
+        stop_after("spade.class")
+        return None
+    A.cls, A.class_name = cls, name
+    A.tool_use = isinstance(cls, type) and issubclass(cls, hm.ToolUseBaseEnv)
+    first_env_name = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
+    A.put("spade.class", "pass", f"Found {name}", observed=name, candidates=first_env_name[:5] if len(first_env_name) > 1 else None)
+
+    try:
+        env = A.call("__init__", hm._instantiate, cls, A.mode, A.budget)
+        A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
+    except (Hang, StepFailed) as e:
+        A.put("spade.instantiate", "fail", "Failed to instantiate game class" + _why(e), **_ev(e))
+        stop_after("spade.instantiate")
+        return None
+
+    missing = [m for m in ("reset", "step") if not callable(getattr(env, m, None))]
+    if missing:
+        A.put("spade.methods", "fail", f"Game class is missing required method: {', '.join(missing)}", observed=missing)
+        stop_after("spade.methods")
+        return None
+    A.put("spade.methods", "pass", "reset and step are defined")
+    designed = getattr(env, "max_turns", None)
+    if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
+        env.max_turns = min(designed, A.budget)
+
+    try:
+        ret = A.call("reset", lambda: env.reset(seed=42), seed=42)
+    except (Hang, StepFailed) as e:
+        A.put("spade.reset", "fail", "Game reset() failed" + _why(e), seed=42, **_ev(e))
+        stop_after("spade.reset")
+        return None
+    obs, info = (ret if isinstance(ret, tuple) and len(ret) == 2 else (ret, {}))
+    bad = None
+    if not isinstance(obs, str) or not obs:
+        bad = f"observation must be a non-empty str, got {hm.type_name(obs)}" + (" (empty)" if obs == "" else "")
+    elif not isinstance(info, dict):
+        bad = f"info must be a dict, got {hm.type_name(info)}"
+    if isinstance(ret, tuple) and len(ret) != 2:
+        bad = f"reset must return (observation, info), got a {len(ret)}-tuple"
+    if bad:
+        A.put("spade.reset", "fail", f"Game reset() failed: {bad}", seed=42, line=A.line_of("reset"), observed=_cut(hm.plain(ret)))
+        stop_after("spade.reset")
+        return None
+    A.first_obs = obs
+    A.put("spade.reset", "pass", "reset(seed=42) returns a non-empty str and a dict", seed=42)
+
+    done_actions = []
+    for i, a in enumerate(PROBE_ACTIONS, start=1):
+        try:
+            ret = A.call("step", env.step, a, action=a, seed=42)
+        except (Hang, StepFailed) as e:
+            A.put("spade.step", "fail", f"Game step() failed on action {i} ({a})" + _why(e), seed=42, actions=done_actions + [a], **_ev(e))
+            stop_after("spade.step")
+            return None
+        done_actions.append(a)
+        bad = _probe_problem(hm, ret)
+        if bad:
+            A.put("spade.step", "fail", f"Game step() failed on action {i} ({a}): {bad}", seed=42, actions=done_actions, line=A.line_of("step"), observed=_cut(hm.plain(ret)))
+            stop_after("spade.step")
+            return None
+        if ret[2] or ret[3]:
+            break
+    A.put("spade.step", "pass", f"{len(done_actions)} probe step(s) return valid 5-tuples", seed=42, actions=done_actions)
+
+    try:
+        A.call("reset", lambda: env.reset(seed=123), seed=123)
+    except (Hang, StepFailed) as e:
+        A.put("spade.reset2", "fail", "Game reset() failed on second call" + _why(e), seed=123, **_ev(e))
+        return None
+    A.put("spade.reset2", "pass", "reset(seed=123) succeeds", seed=123)
+    return env
+
+
+def _probe_problem(hm, ret):
+    if not (isinstance(ret, tuple) and len(ret) == 5):
+        return f"expected a 5-tuple, got {hm.type_name(ret)}" + (f" of length {len(ret)}" if isinstance(ret, tuple) else "")
+    obs, reward, term, trunc, info = ret
+    if not isinstance(obs, str):
+        return f"observation must be str, got {hm.type_name(obs)}"
+    if not isinstance(reward, (int, float)) or type(reward).__module__ != "builtins":
+        return f"reward must be int or float, got {hm.type_name(reward)}"
+    if not isinstance(term, bool):
+        return f"terminated must be bool, got {hm.type_name(term)}"
+    if not isinstance(trunc, bool):
+        return f"truncated must be bool, got {hm.type_name(trunc)}"
+    if not isinstance(info, dict):
+        return f"info must be dict, got {hm.type_name(info)}"
+    if not (REWARD_RANGE[0] <= reward <= REWARD_RANGE[1]):
+        return f"reward {reward!r} outside [-10, 10]"
+    return None
+
+
+def _why(e):
+    if isinstance(e, Hang):
+        return f": {e.call} hung (no return within {e.limit:g} s)"
+    return f": {e.info.get('type', 'Error')}: {_cut(e.info.get('message', ''), 300)}"
+
+
+def _ev(e):
+    if isinstance(e, Hang):
+        return {"call": e.call, "hang": True, "observed": f"no return within {e.limit:g} s"}
+    info = e.info
+    return {"call": e.call, "line": info.get("line"), "traceback": _cut(info.get("traceback", ""), 4000), "observed": f"{info.get('type')}: {_cut(info.get('message', ''), 300)}"}
+
+
+# ---------------------------------------------------------------- checks SPADE lacks
+
+
+def script_for(A, env, n):
+    """A fixed action script: SPADE's probes, then plausible guesses, cycled to n actions."""
+    base = PROBE_ACTIONS + ["\\boxed{7}", "\\boxed{0}", "\\boxed{up}", "\\boxed{A}", "\\boxed{13}", "\\boxed{yes}", "\\boxed{2 3}"]
+    if A.tool_use:
+        base = ["<answer>0</answer>", "no tags", '<tool_call>{"name": "none", "arguments": {}}</tool_call>']
+    return [base[i % len(base)] for i in range(n)]
+
+
+def check_determinism(A):
+    seed = 7
+    runs = []
+    for _ in range(2):
+        env, _ns = A.fresh()
+        runs.append(A.play(env, seed, script_for(A, env, A.turns(env))))
+    a, b = runs
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        if x != y:
+            acts = [s[0] for s in a[1:i + 1]]
+            what = "the first observation" if i == 0 else f"step {i}"
+            return A.put("determinism", "fail", f"Same seed and actions gave different results at {what}", seed=seed, step=i, actions=acts, expected=_cut(_show(x)), observed=_cut(_show(y)), line=A.line_of("reset"))
+    A.put("determinism", "pass", f"Two runs with seed {seed} agree over {len(a) - 1} steps", seed=seed)
+
+
+def _show(x):
+    if x is None:
+        return "(episode already over)"
+    if isinstance(x, str):
+        return x
+    a, o, r, te, tr = x
+    return f"obs={o!r} reward={r} terminated={te} truncated={tr}"
+
+
+def check_seed_ignored(A, env):
+    seeds = [0, 1, 2, 3, 4]
+    firsts, states = [], []
+    for s in seeds:
+        obs, _ = A.reset(env, s)
+        firsts.append(_plainobs(obs))
+        states.append(json.dumps(_fields(A, env, {}), sort_keys=True))
+    if len(set(firsts)) == 1:
+        if len(set(states)) > 1:
+            # Games with a hidden secret show the same opening text for every seed; the state tells.
+            return A.put("seed-ignored", "pass", f"Same first observation for seeds {seeds[0]}-{seeds[-1]}, but the hidden state differs", seed=seeds)
+        return A.put("seed-ignored", "warn", f"Seeds {seeds[0]}-{seeds[-1]} all give the same first observation and state", seed=seeds, observed=_cut(firsts[0]), line=A.line_of("reset"))
+    A.put("seed-ignored", "pass", f"{len(set(firsts))} distinct first observations over {len(seeds)} seeds", seed=seeds)
+
+
+def _fields(A, env, ns):
+    hm = A.hm
+    out = {}
+    for k, v in list(getattr(env, "__dict__", {}).items()):
+        try:
+            out[f"self.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            out[f"self.{k}"] = hm.repr_safe(v)[:2000]
+    import types as _t
+
+    for k, v in list(ns.items()):
+        if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
+            continue
+        try:
+            out[f"global {k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            pass
+    cls = type(env)
+    for k, v in list(vars(cls).items()):
+        if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
+            continue
+        try:
+            out[f"{cls.__name__}.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            pass
+    return out
+
+
+def check_reset_leak(A, solution_actions):
+    first_seed, seed = 3, 5
+
+    def snapshot_fresh():
+        env, ns = A.fresh()
+        obs, _ = A.reset(env, seed, preseed=True)
+        return _plainobs(obs), _fields(A, env, ns)
+
+    ref_obs, ref = snapshot_fresh()
+    ref2_obs, ref2 = snapshot_fresh()
+    stable = {k for k in ref if ref2.get(k) == ref[k]}
+
+    env, ns = A.fresh()
+    A.reset(env, first_seed, preseed=True)
+    acts = solution_actions(env) or script_for(A, env, A.turns(env))
+    played = []
+    for a in acts[: A.turns(env) + 2]:
+        _o, _r, te, tr = A.step(env, a, first_seed, played)
+        played.append(a)
+        if te or tr:
+            break
+    obs, _ = A.reset(env, seed, preseed=True)
+    after = _fields(A, env, ns)
+    differing = sorted(k for k in stable if after.get(k) != ref[k])
+    differing += sorted(k for k in after if k not in ref and k.startswith("self."))
+    obs_differs = ref_obs == ref2_obs and _plainobs(obs) != ref_obs
+    if differing or obs_differs:
+        names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
+        return A.put(
+            "reset-leak", "fail", f"State leaks across reset: {names}", seed=seed, firstSeed=first_seed, actions=[_cut(a, 200) for a in played],
+            attributes=differing, expected={k: _cut(ref.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(ref_obs),
+            observed={k: _cut(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(_plainobs(obs)), line=A.line_of("reset"))
+    A.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared)", seed=seed)
+
+
+def fuzz_actions(A, first_obs):
+    acts = ["", " ", "   \n\t ", "no box here", "\\boxed{}", "\\boxed{ }", "\\boxed{{1}}", "\\boxed{1", "\\boxed{1}}", "}{", "\\boxed{\\boxed{1}}",
+            "\\boxed{{{}", "\\boxed{é漢字🙂\u202e}", "\\boxed{" + "9" * 9992 + "}", "\\boxed{-1}", "\\boxed{-99999}", "\\boxed{99999999999999999999999999}",
+            "\\boxed{1e308}", "\\boxed{2.5}", "\\boxed{-0.0}", "\\boxed{nan}", "\\boxed{1/0}", "\\boxed{1 2 3 4 5 6 7 8 9}", "\\boxed{a,b}"]
+    words = []
+    for w in re.findall(r"[A-Za-z]{3,}", first_obs or ""):
+        if w.lower() not in words:
+            words.append(w.lower())
+    acts += [f"\\boxed{{{w}}}" for w in words[:4]]
+    if A.tool_use:
+        acts += ["<answer></answer>", "<tool_call>{not json</tool_call>", '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',
+                 '<tool_call>{"name": 5, "arguments": []}</tool_call>', "<function=x><parameter=y>z</parameter></function>"]
+    return acts
+
+
+def check_crash(A, first_obs):
+    crashes = []
+    tried = 0
+    for k, a in enumerate(fuzz_actions(A, first_obs)):
+        env_seed = k % 3
+        env = A.crash_env
+        A.reset(env, env_seed)
+        tried += 1
+        try:
+            A.step(env, a, env_seed, [])
+        except StepFailed as e:
+            crashes.append({"action": _cut(a, 200), "seed": env_seed, "type": e.info.get("type"), "message": _cut(e.info.get("message", ""), 300), "line": e.info.get("line"), "traceback": _cut(e.info.get("traceback", ""), 3000)})
+            if len(crashes) >= 5:
+                break
+    if crashes:
+        c = crashes[0]
+        return A.put("crash-on-action", "fail", f"step raises {c['type']} on {len(crashes)} fuzz action(s), e.g. {_cut(repr(c['action']), 80)} (SPADE turns this into a silent -1)",
+                     seed=c["seed"], actions=[c["action"]], line=c["line"], traceback=c["traceback"], observed=f"{c['type']}: {c['message']}", crashes=crashes)
+    A.put("crash-on-action", "pass", f"No exception on {tried} fuzz actions")
+
+
+def get_solution(A, env, seed):
+    fn = getattr(env, "solution", None)
+    if not callable(fn):
+        return None
+    v = A.call("solution", fn, seed=seed)
+    if isinstance(v, (list, tuple)):
+        return [_boxed(x) for x in v]
+    if A.tool_use:
+        return [f"<answer>{v}</answer>"]
+    return [_boxed(v)]
+
+
+def check_solution(A, env):
+    if not callable(getattr(env, "solution", None)):
+        if A.tool_use:
+            return A.put("solution", "skip", "No solution(); tool-use environments are checked by tool.done_reachable")
+        return A.put("solution", "warn", "The game defines no solution(): winnability cannot be checked")
+    for seed in (0, 1, 2):
+        A.reset(env, seed)
+        played, last = [], None
+        limit = A.turns(env)
+        won = False
+        while len(played) < limit + 1:
+            acts = get_solution(A, env, seed)
+            if not acts:
+                break
+            for a in acts:
+                o, r, te, tr = A.step(env, a, seed, played)
+                played.append(a)
+                last = (o, r, te, tr)
+                if te or tr or len(played) > limit:
+                    break
+            if last and (last[2] or last[3]):
+                won = _won(last[1], last[2])
+                break
+        if not won:
+            obs = "no steps" if last is None else f"obs={_cut(_plainobs(last[0]), 300)!r} reward={last[1]} terminated={last[2]} truncated={last[3]}"
+            return A.put("solution", "fail", f"Playing solution() does not win within {limit} turns (seed {seed}): unsolvable or a state error",
+                         seed=seed, actions=[_cut(a, 200) for a in played], expected="terminated with reward > 0", observed=obs, line=A.line_of("solution"))
+    A.put("solution", "pass", "solution() wins on seeds 0, 1, 2", seed=[0, 1, 2])
+
+
+def check_too_easy(A, env):
+    if A.tool_use:
+        return A.put("too-easy", "skip", "SPADE's random-guess test applies to games")
+    rng = _random_mod.Random(20260)
+    wins, first = 0, None
+    for seed in range(20):
+        A.reset(env, seed)
+        played = []
+        for _ in range(5):
+            a = f"\\boxed{{{rng.randint(1, 100)}}}"
+            o, r, te, tr = A.step(env, a, seed, played)
+            played.append(a)
+            if te or tr:
+                if _won(r, te):
+                    wins += 1
+                    first = first or {"seed": seed, "actions": list(played)}
+                break
+    rate = wins / 20
+    if rate > 0.15:
+        return A.put("too-easy", "fail", f"Random guesses win {wins}/20 episodes ({rate:.0%} > 15%)", expected="<= 0.15", observed=rate, **(first or {}))
+    A.put("too-easy", "pass", f"Random guesses win {wins}/20 episodes ({rate:.0%})", observed=rate)
+
+
+def check_max_turns(A, env, answers):
+    seed = 11
+    A.reset(env, seed)
+    limit = A.turns(env)
+    ans = {_norm(x) for x in answers}
+    wrong = next(c for c in ("0", "-7", "zz", "31415") if _norm(c) not in ans)
+    a = f"<answer>{wrong}</answer>" if A.tool_use else f"\\boxed{{{wrong}}}"
+    played = []
+    for _ in range(limit + 5):
+        o, r, te, tr = A.step(env, a, seed, played)
+        played.append(a)
+        if tr or te:
+            if te and r > 0:
+                return A.put("max-turns", "skip", f"The never-winning policy {a} won; cannot test truncation", seed=seed, actions=[a])
+            n = len(played)
+            if n > limit:
+                return A.put("max-turns", "fail", f"Episode ended after {n} turns, past max_turns={limit}", seed=seed, actions=[a], expected=f"<= {limit}", observed=n, line=A.line_of("step"))
+            how = "truncated" if tr else "terminated (loss)"
+            return A.put("max-turns", "pass", f"A never-winning policy ends ({how}) after {n} of {limit} turns", seed=seed, observed=n)
+    A.put("max-turns", "fail", f"A never-winning policy ({a}) never reaches truncation: {len(played)} turns with max_turns={limit}", seed=seed, actions=[a], expected=f"truncated within {limit}", observed=f"still running after {len(played)}", line=A.line_of("step"))
+
+
+def check_hint_leak(A, answers_by_seed):
+    hint = A.opt.get("hint")
+    if not isinstance(hint, str) or not hint.strip():
+        return A.put("hint-leak", "skip", "No hint for this environment")
+    if not answers_by_seed:
+        return A.put("hint-leak", "skip", "No answer to compare: no solution() (games) or expected answer (tool use)")
+    h = f" {_norm(hint)} "
+    full, partial = [], []
+    for seed, ans in answers_by_seed:
+        n = _norm(ans)
+        if not n:
+            continue
+        if f" {n} " in h:
+            full.append((seed, ans))
+            continue
+        toks = n.split()
+        if len(toks) >= 2:
+            found = sum(1 for t in toks if f" {t} " in h)
+            if found / len(toks) >= 0.6:
+                partial.append((seed, ans, f"{found}/{len(toks)} tokens"))
+        elif len(n) >= 5:
+            k = max(4, int(len(n) * 0.7))
+            if any(n[i:i + k] in h for i in range(0, len(n) - k + 1)):
+                partial.append((seed, ans, f"a {k}-character part"))
+    varies = len({_norm(a) for _, a in answers_by_seed}) > 1
+    if full and (not varies or len(full) == len(answers_by_seed) or len(_norm(full[0][1])) >= 3):
+        s, a = full[0]
+        return A.put("hint-leak", "fail", f"The hint contains the answer {_cut(str(a), 80)!r} (seed {s})", seed=s, expected="hint without the answer", observed=_cut(hint), answer=_cut(str(a), 200))
+    if partial:
+        s, a = partial[0][:2]
+        why = f"most of the answer ({partial[0][2]})"
+        return A.put("hint-leak", "warn", f"The hint contains {why}: {_cut(str(a), 80)!r} (seed {s})", seed=s, observed=_cut(hint), answer=_cut(str(a), 200))
+    if full:
+        # A one- or two-character answer that varies by seed and shows up for some seeds only is a coincidence ("modulo 4").
+        return A.put("hint-leak", "pass", f"The hint does not state the answer (short answer {_cut(str(full[0][1]), 20)!r} appears by coincidence for {len(full)} of {len(answers_by_seed)} seeds)")
+    A.put("hint-leak", "pass", f"The hint does not contain the answer for {len(answers_by_seed)} seeds")
+
+
+def check_types(A):
+    if not A.type_issues:
+        return A.put("types", "pass", f"{A.type_steps} steps checked: builtin types, rewards in [-10, 10], dict info")
+    fails = [t for t in A.type_issues if t.get("level") != "warn"]
+    first = (fails or A.type_issues)[0]
+    kinds = sorted({t["what"] for t in A.type_issues})
+    ev = {k: v for k, v in first.items() if k not in ("what", "level")}
+    A.put("types", "fail" if fails else "warn", f"{first['what']} ({len(A.type_issues)} of {A.type_steps} steps; {'; '.join(kinds)})", line=A.line_of("step"), issues=kinds, **ev)
+
+
+def check_timing(A):
+    if A.hung is not None:
+        h = A.hung
+        return A.put("timing", "fail", f"{h.call} hung (no return within {h.limit:g} s)" + (f" on action {_cut(repr(h.action), 80)}" if h.action is not None else ""),
+                     call=h.call, seed=h.seed, actions=[_cut(h.action, 200)] if h.action is not None else None, observed=f"> {h.limit:g} s", line=A.line_of("step" if h.call == "step" else "reset"))
+    d = sorted(x[0] for x in A.durations)
+    if not d:
+        return A.put("timing", "skip", "No calls were timed")
+    med = d[len(d) // 2]
+    slow = max(A.durations, key=lambda x: x[0])
+    ev = {"medianMs": round(med * 1000, 3), "maxMs": round(slow[0] * 1000, 3), "calls": len(d), "call": slow[1], "seed": slow[3]}
+    if slow[2] is not None:
+        ev["actions"] = [_cut(slow[2], 200)]
+    status = "warn" if slow[0] > 1.0 else "pass"
+    A.put("timing", status, f"median {ev['medianMs']:.3f} ms, max {ev['maxMs']:.3f} ms ({slow[1]})", **ev)
+
+
+# ---------------------------------------------------------------- tool-use checks (section 4)
+
+JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
+
+
+def _schema_problem(schema, path="parameters"):
+    if not isinstance(schema, dict):
+        return f"{path} is not an object"
+    t = schema.get("type")
+    ts = t if isinstance(t, list) else [t] if t is not None else []
+    if t is not None and (not ts or any(x not in JSON_TYPES for x in ts)):
+        return f"{path}.type {t!r} is not a JSON Schema type"
+    props = schema.get("properties")
+    if props is not None:
+        if not isinstance(props, dict):
+            return f"{path}.properties is not an object"
+        for k, v in props.items():
+            p = _schema_problem(v, f"{path}.properties.{k}")
+            if p:
+                return p
+    req = schema.get("required")
+    if req is not None:
+        if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+            return f"{path}.required is not a list of names"
+        missing = [r for r in req if not isinstance(props, dict) or r not in props]
+        if missing:
+            return f"{path}.required names {missing} that are not in properties"
+    if "items" in schema:
+        return _schema_problem(schema["items"], f"{path}.items")
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        return f"{path}.enum is not a list"
+    return None
+
+
+def tool_checks(A, env):
+    A.reset(env, 0)
+    tools = getattr(env, "_tools", None)
+    if not isinstance(tools, dict) or not tools:
+        A.put("tool.schema", "fail", "reset() leaves self._tools empty or not a dict", seed=0, observed=A.hm.type_name(tools), line=A.line_of("reset"))
+        for c in ("tool.methods", "tool.params"):
+            A.put(c, "skip", "No tools to check")
+    else:
+        bad = []
+        for name, spec in tools.items():
+            if not isinstance(spec, dict) or not isinstance(spec.get("description", ""), str):
+                bad.append((name, "entry must be {description: str, parameters: schema}"))
+                continue
+            params = spec.get("parameters", {"type": "object", "properties": {}})
+            p = _schema_problem(params)
+            if p is None and params.get("type") not in (None, "object"):
+                p = "parameters.type must be 'object'"
+            if p:
+                bad.append((name, p))
+        if bad:
+            A.put("tool.schema", "fail", f"Invalid tool schema for {bad[0][0]}: {bad[0][1]}", seed=0, observed=[f"{n}: {p}" for n, p in bad[:10]], line=A.line_of("reset"))
+        else:
+            A.put("tool.schema", "pass", f"{len(tools)} tool schemas are valid", seed=0)
+        missing = [n for n in tools if not callable(getattr(env, f"tool_{n}", None))]
+        if missing:
+            A.put("tool.methods", "fail", f"No method for tool(s): {', '.join('tool_' + n for n in missing)}", observed=missing, line=A.line_of("reset"))
+        else:
+            A.put("tool.methods", "pass", f"Every tool has its tool_<name> method")
+        mism = []
+        for n, spec in tools.items():
+            fn = getattr(env, f"tool_{n}", None)
+            if not callable(fn) or not isinstance(spec, dict):
+                continue
+            try:
+                sig = inspect.signature(fn)
+            except (TypeError, ValueError):
+                continue
+            ps = sig.parameters.values()
+            if any(p.kind == p.VAR_KEYWORD for p in ps):
+                continue
+            accepted = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+            needed = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty}
+            props = set(((spec.get("parameters") or {}).get("properties") or {}).keys()) if isinstance(spec.get("parameters"), dict) else set()
+            extra, lacking = sorted(props - accepted), sorted(needed - props)
+            if extra or lacking:
+                code = getattr(fn, "__code__", None)
+                mism.append({"tool": n, "schemaOnly": extra, "methodOnly": lacking, "line": code.co_firstlineno if code else None})
+        if mism:
+            m = mism[0]
+            A.put("tool.params", "fail", f"tool_{m['tool']}: schema parameters {m['schemaOnly']} vs method keywords {m['methodOnly']} do not match (every call fails)",
+                  expected=m["methodOnly"], observed=m["schemaOnly"], line=m["line"], mismatches=mism)
+        else:
+            A.put("tool.params", "pass", "Schema parameter names match the methods' keywords")
+
+    crit_errors, true_at_reset, have_criteria = {}, {}, False
+    for seed in (0, 1, 2):
+        A.reset(env, seed)
+        crits = getattr(env, "_message_criteria", None) or []
+        if not isinstance(crits, list) or not crits:
+            continue
+        have_criteria = True
+        state = getattr(env, "_state", {})
+        for i, c in enumerate(crits):
+            try:
+                v = A.call("criterion", c, state, seed=seed)
+            except StepFailed as e:
+                crit_errors.setdefault(i, []).append((seed, e.info))
+                continue
+            if v:
+                true_at_reset.setdefault(i, []).append(seed)
+    if not have_criteria:
+        A.put("tool.reset_gate", "skip", "No _message_criteria (single-answer tool use)")
+        A.put("tool.criteria_at_reset", "skip", "No _message_criteria")
+    else:
+        always = [i for i, errs in crit_errors.items() if len(errs) == 3]
+        if always:
+            i = always[0]
+            info = crit_errors[i][0][1]
+            A.put("tool.reset_gate", "fail", f"Criterion {i} raises at reset for seeds 0, 1, 2 (SPADE's reset gate rejects)", seed=[0, 1, 2], observed=f"{info.get('type')}: {_cut(info.get('message', ''), 200)}", line=info.get("line"), traceback=_cut(info.get("traceback", ""), 3000))
+        elif crit_errors:
+            i = next(iter(crit_errors))
+            A.put("tool.reset_gate", "warn", f"Criterion {i} raises at reset for some seeds", seed=[s for s, _ in crit_errors[i]])
+        else:
+            A.put("tool.reset_gate", "pass", "No criterion raises at reset (seeds 0, 1, 2)")
+        if true_at_reset:
+            i = next(iter(true_at_reset))
+            A.put("tool.criteria_at_reset", "fail" if i == 0 else "warn", f"Criterion {i} is already satisfied at reset", seed=true_at_reset[i], observed=sorted(true_at_reset))
+        else:
+            A.put("tool.criteria_at_reset", "pass", "No criterion is satisfied at reset")
+
+    seed = 0
+    A.reset(env, seed)
+    acts = get_solution(A, env, seed) if callable(getattr(env, "solution", None)) else None
+    how = "solution()"
+    if not acts:
+        how = "the expected answer"
+        acts = [f"<answer>{getattr(env, '_expected_answer', None)}</answer>"]
+    played, last = [], None
+    for a in acts[: 200]:
+        last = A.step(env, a, seed, played)
+        played.append(a)
+        if last[2] or last[3]:
+            break
+    if last and _won(last[1], last[2]):
+        A.put("tool.done_reachable", "pass", f"Playing {how} finishes the task", seed=seed)
+    else:
+        A.put("tool.done_reachable", "fail", f"Playing {how} does not finish the task", seed=seed, actions=[_cut(a, 200) for a in played],
+              expected="terminated with reward > 0", observed=None if last is None else f"obs={_cut(_plainobs(last[0]), 300)!r} reward={last[1]}")
+
+
+# ---------------------------------------------------------------- the command
+
+
+def run_audit(hm, h, source, options):
+    A = Audit(hm, h, source, options)
+    t0 = time.perf_counter()
+    with Timer(hm.CallTimeout, A.limit) as timer:
+        A.timer = timer
+        env = spade_checks(A)
+        if env is not None:
+            play_checks(A, env)
+    checks = []
+    order = ALL_CHECKS if A.tool_use else SPADE_CHECKS + PLAY_CHECKS
+    for cid in order:
+        r = A.results.get(cid)
+        if r is None:
+            continue
+        if A.want(cid):
+            checks.append(r)
+    if env is None:
+        for cid in order[len(SPADE_CHECKS):]:
+            if A.want(cid):
+                checks.append({"id": cid, "status": "skip", "message": "Not run: the environment did not pass SPADE's load checks", "evidence": {}})
+    return {"className": A.class_name, "toolUse": A.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
+
+
+def play_checks(A, env):
+    """The checks SPADE lacks, each isolated: a crash or hang in one is that check's result."""
+    answers = []
+
+    def guarded(cid, fn, *args):
+        if A.hung is not None:
+            if cid not in A.results:
+                A.put(cid, "skip", f"Not run: {A.hung.call} hung earlier")
+            return
+        try:
+            fn(*args)
+        except Hang as e:
+            A.hung = e
+            A.put(cid, "fail", f"{e.call} hung (no return within {e.limit:g} s)" + (f" on action {_cut(repr(e.action), 80)}" if e.action is not None else ""), call=e.call, seed=e.seed, actions=[_cut(e.action, 200)] if e.action is not None else None, hang=True)
+        except StepFailed as e:
+            A.put(cid, "fail", f"{e.call} raised {e.info.get('type')}: {_cut(e.info.get('message', ''), 200)}", call=e.call, seed=e.seed,
+                  actions=[_cut(e.action, 200)] if e.action is not None else None, line=e.info.get("line"), traceback=_cut(e.info.get("traceback", ""), 3000))
+        except Exception as e:  # a bug of ours must not lose the other checks
+            A.put(cid, "skip", f"Audit error in this check: {type(e).__name__}: {_cut(str(e), 200)}")
+
+    def collect_answers():
+        for seed in range(5):
+            A.reset(env, seed)
+            if callable(getattr(env, "solution", None)):
+                v = A.call("solution", env.solution, seed=seed)
+                answers.append((seed, " ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
+            elif A.tool_use and getattr(env, "_expected_answer", None) is not None:
+                answers.append((seed, str(env._expected_answer)))
+
+    def sol_actions(e):
+        if not callable(getattr(e, "solution", None)):
+            return None
+        return get_solution(A, e, None)
+
+    run = lambda cid, fn, *a: guarded(cid, fn, *a) if A.want(cid) or cid in ("types", "timing") else None
+    run("determinism", check_determinism, A)
+    run("seed-ignored", check_seed_ignored, A, env)
+    run("reset-leak", check_reset_leak, A, sol_actions)
+    if A.want("crash-on-action"):
+        def crash():
+            A.crash_env, _ = A.fresh()
+            check_crash(A, A.first_obs)
+        guarded("crash-on-action", crash)
+    run("solution", check_solution, A, env)
+    run("too-easy", check_too_easy, A, env)
+    guarded("hint-leak", collect_answers) if (A.want("hint-leak") or A.want("max-turns")) else None
+    if "hint-leak" not in A.results:
+        run("hint-leak", check_hint_leak, A, answers)
+    run("max-turns", check_max_turns, A, env, [a for _, a in answers])
+    if A.tool_use:
+        def tools():
+            tool_checks(A, env)
+        guarded("tool.schema", tools)
+        for cid in TOOL_CHECKS:
+            if cid not in A.results:
+                A.put(cid, "skip", "Not run: an earlier tool check stopped")
+    check_types(A)
+    check_timing(A)
+
+
+def cmd_audit(h, req, hm=None):
+    hm = hm or _harness_module()
+    source = req.get("source")
+    if not isinstance(source, str):
+        raise hm.HarnessError("protocol", "audit needs a source string")
+    return run_audit(hm, h, source, req.get("options") or {})
+
+
+def _harness_module():
+    for name in ("harness", "__main__"):
+        m = sys.modules.get(name)
+        if m is not None and hasattr(m, "Harness") and hasattr(m, "ToolUseBaseEnv"):
+            return m
+    sys.path.insert(0, HERE)
+    import harness  # noqa: E402
+
+    return harness
+
+
+def install(h, hm=None):
+    """Adds the "audit" command to a running harness (the runtime's extension point)."""
+    hm = hm or _harness_module()
+    h.register("audit", lambda hh, req: cmd_audit(hh, req, hm))
+    return h
+
+
+# ---------------------------------------------------------------- the audit worker process
+
+
+def _limit_memory():
+    """Unbounded allocation must end in a MemoryError for that environment, not the machine."""
+    mb = int(os.environ.get("SPADE_AUDIT_MEM_MB", "2048"))
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (mb * 1024 * 1024, mb * 1024 * 1024))
+    except Exception:
+        pass
+
+
+def main():
+    hm = _harness_module()
+    h = hm.Harness()
+    install(h, hm)
+    _limit_memory()
+    # The game may close or replace stdout; keep our own handle to the real pipe.
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    inp = sys.stdin
+    sys.stdout = sys.stderr = h.out
+    out.write(json.dumps({"ready": True, "python": sys.version.split()[0]}) + "\n")
+    for line in inp:
+        if not line.strip():
+            continue
+        reply = h.dispatch(line)
+        out.write(reply + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
