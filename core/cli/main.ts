@@ -1,10 +1,14 @@
 import type { CliIO, Command } from './command';
 import { UsageError } from './command';
 import { serveCommand } from './commands/serve';
+import { importCommand } from './commands/import';
+import { exportCommand } from './commands/export';
+import { searchCommand } from './commands/search';
+import { statsCommand } from './commands/stats';
 import { appVersion } from '../services/appInfo';
 
 /** Every subcommand, in the order `--help` lists them. Later features append theirs. */
-export const commands: Command[] = [serveCommand];
+export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand];
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),

@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import type { Command } from '../command';
+import { UsageError } from '../command';
+import { exportEnvironments } from '../../memory/exporter';
+import { selectIds } from '../../memory/repository';
+import { openDataDir } from '../../memory/cliDb';
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
+  usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] OUT [--data-dir DIR] [--json]',
+  async run(argv, io) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: {
+        'data-dir': { type: 'string' },
+        seeds: { type: 'boolean' },
+        tag: { type: 'string' },
+        all: { type: 'boolean' },
+        format: { type: 'string', default: 'spade' },
+        json: { type: 'boolean' },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (positionals.length !== 1) throw new UsageError('Give exactly one output folder');
+    if (values.format !== 'spade' && values.format !== 'jsonl') throw new UsageError(`--format must be spade or jsonl, not ${values.format}`);
+    if (!values.seeds && !values.tag && !values.all) throw new UsageError('Choose what to export: --seeds, --tag T or --all');
+    const { db } = openDataDir(values['data-dir']);
+    try {
+      const ids = selectIds(db, { ...(values.seeds ? { seeds: true } : {}), ...(values.tag ? { tag: values.tag } : {}) });
+      if (!ids.length) {
+        io.err('Nothing matches that selection; nothing was written.');
+        return 1;
+      }
+      const out = resolve(positionals[0]!);
+      const r = exportEnvironments(db, ids, { format: values.format, outDir: out });
+      if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
+      else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
+      return 0;
+    } finally {
+      db.close();
+    }
+  },
+};
