@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../services/appInfo';
+import { jobPaths, machineHome, renderSbatch, ship } from '../script';
+import { secretPrologue, secretStdin, shQuote } from '../shell';
+import type { JobBackend, JobRecord, JobState, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
+import type { TransportFor } from './ssh';
+
+/** Every Slurm job state, and what it means for the workbench's one job model. */
+export const SLURM_STATES: Record<string, JobState> = {
+  PENDING: 'pending',
+  REQUEUED: 'pending',
+  REQUEUE_HOLD: 'pending',
+  REQUEUE_FED: 'pending',
+  RESV_DEL_HOLD: 'pending',
+  CONFIGURING: 'running',
+  RUNNING: 'running',
+  COMPLETING: 'running',
+  RESIZING: 'running',
+  SIGNALING: 'running',
+  STAGE_OUT: 'running',
+  STOPPED: 'suspended',
+  SUSPENDED: 'suspended',
+  COMPLETED: 'succeeded',
+  CANCELLED: 'cancelled',
+  PREEMPTED: 'cancelled',
+  REVOKED: 'cancelled',
+  FAILED: 'failed',
+  NODE_FAIL: 'failed',
+  BOOT_FAIL: 'failed',
+  OUT_OF_MEMORY: 'failed',
+  SPECIAL_EXIT: 'failed',
+  TIMEOUT: 'timeout',
+  DEADLINE: 'timeout',
+};
+
+export function mapSlurmState(raw: string): JobState {
+  // `CANCELLED by 0` in scontrol, arrays of flags in newer squeue --json.
+  const base = raw.trim().split(/[\s+]/)[0]!.toUpperCase();
+  return SLURM_STATES[base] ?? 'running';
+}
+
+/** squeue --json: job_state is a string up to Slurm 23.02 and a list of flags after it. */
+export function parseSqueueJson(text: string, jobId: string): { state: string; reason: string; exitCode: number | null } | null {
+  const data = JSON.parse(text) as { jobs?: Record<string, unknown>[] };
+  for (const j of data.jobs ?? []) {
+    if (String(j.job_id) !== jobId) continue;
+    const st = j.job_state;
+    const state = Array.isArray(st) ? String(st[0] ?? 'UNKNOWN') : String(st ?? 'UNKNOWN');
+    const ec = j.exit_code;
+    let exitCode: number | null = null;
+    if (typeof ec === 'number') exitCode = ec;
+    else if (ec && typeof ec === 'object') {
+      const rc = (ec as { return_code?: unknown }).return_code;
+      if (typeof rc === 'number') exitCode = rc;
+      else if (rc && typeof rc === 'object' && typeof (rc as { number?: unknown }).number === 'number') exitCode = (rc as { number: number }).number;
+    }
+    return { state, reason: String(j.state_reason ?? ''), exitCode };
+  }
+  return null;
+}
+
+export function parseScontrol(text: string): { state: string; reason: string; exitCode: number | null } | null {
+  const st = /JobState=(\S+)/.exec(text);
+  if (!st) return null;
+  const reason = /Reason=(\S+)/.exec(text)?.[1] ?? '';
+  const ec = /ExitCode=(\d+):(\d+)/.exec(text);
+  return { state: st[1]!, reason, exitCode: ec ? Number(ec[1]) : null };
+}
+
+let cachedTemplate: string | null = null;
+export function sbatchTemplate(): string {
+  cachedTemplate ??= readFileSync(join(packageRoot(), 'resources', 'jobs', 'sbatch.template'), 'utf8');
+  return cachedTemplate;
+}
+
+/** Slurm over SSH: sbatch --parsable, squeue --json (scontrol once it left the queue), scancel. */
+export class SlurmBackend implements JobBackend {
+  readonly kind = 'slurm' as const;
+  constructor(private readonly transportFor: TransportFor) {}
+
+  async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
+    const t = await this.transportFor(job);
+    const paths = jobPaths(job, await machineHome(t));
+    await t.mkdirp(paths.jobDir);
+    await ship(t, job.spec.ship, paths);
+    await t.writeFile(paths.script, renderSbatch(sbatchTemplate(), job, paths), 0o700);
+    const names = job.spec.secretEnv;
+    // sbatch exports the submitting shell's environment (--export=ALL), which is how secrets read
+    // from stdin reach the job without being written into the script.
+    const submit = `cd ${shQuote(paths.jobDir)} && sbatch --parsable --output=${shQuote(paths.log)} --chdir=${shQuote(paths.workdir)} ${shQuote(paths.script)}`;
+    const cmd = names.length ? `${secretPrologue(names)} && ${submit}` : submit;
+    const r = await t.exec(cmd, { stdin: secretStdin(names, secrets) });
+    const id = r.stdout.trim().split('\n').pop()?.split(';')[0] ?? '';
+    if (r.code !== 0 || !/^\d+(_\d+)?$/.test(id)) throw new Error(`sbatch failed on ${t.label}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`);
+    return { externalId: id, remoteLog: paths.log, state: 'pending', detail: `slurm job ${id}` };
+  }
+
+  async status(job: JobRecord): Promise<StatusReport> {
+    const t = await this.transportFor(job);
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) return { state: 'lost', detail: 'no Slurm job id recorded' };
+    const q = await t.exec(`squeue --json --jobs=${id} 2>/dev/null`);
+    let info = null;
+    if (q.code === 0 && q.stdout.trim()) {
+      try {
+        info = parseSqueueJson(q.stdout, id);
+      } catch {
+        info = null;
+      }
+    }
+    if (!info) {
+      const s = await t.exec(`scontrol show job ${id} 2>/dev/null`);
+      info = parseScontrol(s.stdout);
+    }
+    if (!info) {
+      // Purged from the controller (MinJobAge): the exit file written by the script is the last word.
+      const paths = jobPaths(job, await machineHome(t));
+      const e = await t.exec(`cat ${shQuote(paths.exitFile)} 2>/dev/null`);
+      const code = Number(e.stdout.trim());
+      if (e.stdout.trim() && Number.isInteger(code)) return { state: code === 0 ? 'succeeded' : 'failed', detail: `slurm job ${id}: exit code ${code}`, exitCode: code };
+      return { state: 'lost', detail: `slurm job ${id} is no longer known to Slurm` };
+    }
+    const state = mapSlurmState(info.state);
+    const reason = info.reason && info.reason !== 'None' ? ` (${info.reason})` : '';
+    return { state, detail: `slurm job ${id}: ${info.state}${reason}`, exitCode: info.exitCode };
+  }
+
+  async readLog(job: JobRecord, offset: number, max: number): Promise<LogChunk | null> {
+    if (!job.remoteLog) return null;
+    return (await this.transportFor(job)).readChunk(job.remoteLog, offset, max);
+  }
+
+  async stop(job: JobRecord): Promise<void> {
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) return;
+    const t = await this.transportFor(job);
+    const r = await t.exec(`scancel ${id}`);
+    if (r.code !== 0) throw new Error(`scancel ${id} failed: ${r.stderr.trim()}`);
+  }
+
+  async files(job: JobRecord): Promise<Transport | null> {
+    return this.transportFor(job);
+  }
+}

@@ -1,0 +1,60 @@
+import { defaultPoolDir, loadRecipes, resolveShip, type Recipe } from './recipes';
+import { assertEnvName } from './shell';
+import type { BackendKind, JobSpec, RayOptions, SlurmOptions, SshTarget } from './types';
+
+export interface LaunchRequest {
+  name: string;
+  backend: BackendKind;
+  recipe?: string | undefined;
+  /** Without a recipe: the argv to run. */
+  command?: string[] | undefined;
+  workdir?: string | undefined;
+  env?: Record<string, string> | undefined;
+  secretEnv?: string[] | undefined;
+  ssh?: SshTarget | undefined;
+  slurm?: SlurmOptions | undefined;
+  ray?: RayOptions | undefined;
+  /** Local folder to ship as the run's pool (an export from memory, or the seed pack by default). */
+  poolDir?: string | null | undefined;
+  extraArgs?: string[] | undefined;
+  importEnvironments?: boolean | undefined;
+}
+
+/** Turns what the launch dialog (or the CLI) asked for into a job spec, recipe defaults first. */
+export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes()): JobSpec {
+  const recipe = req.recipe ? recipes.find((r) => r.id === req.recipe) : undefined;
+  if (req.recipe && !recipe) throw new Error(`Unknown recipe ${req.recipe}`);
+  if (!recipe && (!req.command || req.command.length === 0)) throw new Error('A job needs a recipe or a command');
+  if (recipe && !recipe.backends.includes(req.backend)) throw new Error(`Recipe ${recipe.id} does not run on the ${req.backend} backend`);
+  if (req.backend !== 'local' && !req.ssh && !(req.backend === 'ray' && req.ray?.address && !req.ray.tunnel)) {
+    throw new Error(`The ${req.backend} backend needs an SSH host`);
+  }
+  const env = { ...(recipe?.env ?? {}), ...(req.env ?? {}) };
+  for (const k of Object.keys(env)) assertEnvName(k);
+  const secretEnv = [...new Set(req.secretEnv ?? [])];
+  for (const k of secretEnv) {
+    assertEnvName(k);
+    if (k in env) throw new Error(`${k} is given both as a plain variable and as a secret`);
+  }
+  const missing = (recipe?.requiredEnv ?? []).filter((k) => !(k in env) && !secretEnv.includes(k));
+  if (missing.length) throw new Error(`Recipe ${recipe!.id} needs ${missing.join(', ')}`);
+  const pool = req.poolDir === null ? null : (req.poolDir ?? defaultPoolDir());
+  const slurm: SlurmOptions | undefined =
+    req.backend === 'slurm' ? { ...(recipe?.slurm ?? {}), ...(req.slurm ?? {}) } : undefined;
+  if (slurm && slurm.gpus === 0) delete slurm.gpus;
+  return {
+    name: req.name,
+    backend: req.backend,
+    recipe: recipe?.id,
+    command: [...(recipe?.command ?? req.command ?? []), ...(req.extraArgs ?? [])],
+    workdir: req.workdir ?? (req.backend === 'local' ? '~/.spade-workbench-runs' : '~'),
+    env,
+    secretEnv,
+    ssh: req.ssh,
+    slurm,
+    ray: req.ray,
+    outputs: recipe?.outputs ?? {},
+    ship: recipe ? resolveShip(recipe, pool) : [],
+    importEnvironments: req.importEnvironments ?? true,
+  };
+}

@@ -1,0 +1,346 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Db } from '../memory/db';
+import { LocalBackend } from './backends/local';
+import { RayBackend } from './backends/ray';
+import { SlurmBackend } from './backends/slurm';
+import { SshBackend } from './backends/ssh';
+import { flowBack, type EnvironmentImporter } from './flowback';
+import { completeLines, LogMirror, redact } from './logMirror';
+import { parseMetricText } from './metrics';
+import { jobPaths, machineHome, outputPath } from './script';
+import type { SecretStore } from './secrets';
+import { appendKnownHost } from './ssh/knownHosts';
+import { HostKeyError, SshConnection } from './ssh/connection';
+import { assertEnvName } from './shell';
+import { JobStore } from './store';
+import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
+
+export interface JobManagerOptions {
+  db: Db;
+  dataDir: string;
+  secrets: SecretStore;
+  importer?: EnvironmentImporter | null;
+  /** Told when a job changes or its log grows (the contract events). */
+  onChange?: (job: JobRecord) => void;
+  onLog?: (jobId: string, size: number) => void;
+  onError?: (message: string) => void;
+  pollMs?: number;
+  sshConfigText?: string;
+}
+
+const LOG_CHUNK = 1 << 20;
+
+/**
+ * Owns every job: submits through the backend, follows each unfinished job (state, log tail,
+ * metrics, environments) on a timer, and on start re-attaches to what a previous session left
+ * running. Followers survive dropped connections: an error is reported and the next poll
+ * reconnects (with the SSH layer's back-off) and resumes from the stored offsets.
+ */
+export class JobManager {
+  readonly store: JobStore;
+  private readonly backends: Record<BackendKind, JobBackend>;
+  private readonly ssh = new Map<string, SshConnection>();
+  private readonly followers = new Map<string, NodeJS.Timeout>();
+  private readonly busy = new Set<string>();
+  private readonly stopping = new Set<string>();
+  private readonly pendingHostKeys = new Map<string, Buffer>();
+  private readonly pollCount = new Map<string, number>();
+  private closed = false;
+  readonly appKnownHosts: string;
+
+  constructor(private readonly o: JobManagerOptions) {
+    this.store = new JobStore(o.db);
+    this.appKnownHosts = join(o.dataDir, 'ssh', 'known_hosts');
+    const transportFor = (job: JobRecord): Promise<Transport> => Promise.resolve(this.connection(this.sshTarget(job)));
+    this.backends = {
+      local: new LocalBackend(),
+      ssh: new SshBackend(transportFor),
+      slurm: new SlurmBackend(transportFor),
+      ray: new RayBackend({
+        tunnel: async (job) => this.connection(this.sshTarget(job)).forward('127.0.0.1', 8265),
+        files: transportFor,
+        secret: (n) => o.secrets.get(n),
+      }),
+    };
+  }
+
+  private sshTarget(job: JobRecord): SshTarget {
+    if (!job.spec.ssh) throw new Error(`Job ${job.name} has no SSH host`);
+    return job.spec.ssh;
+  }
+
+  connection(t: SshTarget): SshConnection {
+    const key = JSON.stringify([t.host, t.port ?? null, t.user ?? null, t.identityFile ?? null, t.knownHostsFile ?? null]);
+    let c = this.ssh.get(key);
+    if (!c) {
+      c = new SshConnection(t, { appKnownHosts: this.appKnownHosts, ...(this.o.sshConfigText !== undefined ? { configText: this.o.sshConfigText } : {}) });
+      this.ssh.set(key, c);
+    }
+    return c;
+  }
+
+  /** Connects once to learn the host key; an unknown key comes back with its fingerprint. */
+  async probeHost(t: SshTarget): Promise<{ status: 'trusted' } | { status: 'unknown' | 'changed'; host: string; port: number; keyType: string; fingerprint: string; message: string }> {
+    try {
+      await this.connection(t).exec('true');
+      return { status: 'trusted' };
+    } catch (e) {
+      if (e instanceof HostKeyError) {
+        if (e.kind === 'unknown') this.pendingHostKeys.set(`${e.host}:${e.port}:${e.fingerprint}`, e.key);
+        return { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint, message: e.message };
+      }
+      throw e;
+    }
+  }
+
+  /** The user accepted an unknown key: only the exact key they saw (by fingerprint) is added. */
+  trustHostKey(host: string, port: number, fingerprint: string): void {
+    const key = this.pendingHostKeys.get(`${host}:${port}:${fingerprint}`);
+    if (!key) throw new Error(`No pending host key ${fingerprint} for ${host}:${port}; connect first to see it`);
+    appendKnownHost(this.appKnownHosts, host, port, key);
+    this.pendingHostKeys.delete(`${host}:${port}:${fingerprint}`);
+  }
+
+  noteHostKeyError(e: HostKeyError): void {
+    if (e.kind === 'unknown') this.pendingHostKeys.set(`${e.host}:${e.port}:${e.fingerprint}`, e.key);
+  }
+
+  /** Re-attach to every job a previous session left unfinished. */
+  start(): void {
+    for (const job of this.store.list()) {
+      if (!isTerminal(job.state) && job.state !== 'submitting') this.follow(job.id);
+      else if (job.state === 'submitting') this.store.update(job.id, { state: 'lost', detail: 'the app stopped while this job was being submitted' });
+    }
+  }
+
+  list(): JobRecord[] {
+    return this.store.list();
+  }
+
+  get(id: string): JobRecord {
+    const j = this.store.get(id);
+    if (!j) throw new Error(`No job ${id}`);
+    return j;
+  }
+
+  mirror(job: JobRecord): LogMirror {
+    return new LogMirror(join(this.o.dataDir, 'jobs', job.id, 'log.txt'));
+  }
+
+  async submit(spec: JobSpec): Promise<JobRecord> {
+    for (const k of Object.keys(spec.env)) assertEnvName(k);
+    for (const k of spec.secretEnv) assertEnvName(k);
+    const secrets: Record<string, string> = {};
+    for (const n of spec.secretEnv) {
+      const v = this.o.secrets.get(n);
+      if (v === undefined) throw new Error(`Secret ${n} is not set for this session`);
+      secrets[n] = v;
+    }
+    const now = new Date().toISOString();
+    const id = `j${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    const job: JobRecord = {
+      id,
+      name: spec.name,
+      backend: spec.backend,
+      host: spec.ssh ? `${spec.ssh.user ? `${spec.ssh.user}@` : ''}${spec.ssh.host}${spec.ssh.port ? `:${spec.ssh.port}` : ''}` : spec.ray?.address ?? null,
+      recipe: spec.recipe ?? null,
+      spec,
+      externalId: null,
+      state: 'submitting',
+      detail: '',
+      exitCode: null,
+      remoteLog: null,
+      logOffset: 0,
+      localLogSize: 0,
+      metricsOffset: 0,
+      createdAt: now,
+      startedAt: null,
+      finishedAt: null,
+      updatedAt: now,
+    };
+    this.store.insert(job);
+    try {
+      const r = await this.backends[spec.backend].submit(job, secrets);
+      this.store.update(id, {
+        externalId: r.externalId,
+        remoteLog: r.remoteLog,
+        state: r.state ?? 'pending',
+        detail: r.detail ?? '',
+        startedAt: new Date().toISOString(),
+      });
+    } catch (e) {
+      if (e instanceof HostKeyError) this.noteHostKeyError(e);
+      const msg = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+      this.store.update(id, { state: 'failed', detail: `submit failed: ${msg}`, finishedAt: new Date().toISOString() });
+      this.changed(id);
+      throw e;
+    }
+    this.changed(id);
+    this.follow(id);
+    return this.get(id);
+  }
+
+  async stop(id: string): Promise<JobRecord> {
+    const job = this.get(id);
+    if (isTerminal(job.state)) return job;
+    this.stopping.add(id);
+    await this.backends[job.backend].stop(job);
+    await this.poll(id);
+    const after = this.get(id);
+    if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {
+      this.store.update(id, { state: 'cancelled', detail: 'stopped by the user', finishedAt: new Date().toISOString() });
+    }
+    this.changed(id);
+    return this.get(id);
+  }
+
+  remove(id: string): void {
+    const job = this.get(id);
+    if (!isTerminal(job.state)) throw new Error('Stop the job before removing it');
+    this.unfollow(id);
+    this.store.remove(id);
+  }
+
+  readLog(id: string, offset: number, max: number): { text: string; nextOffset: number; size: number } {
+    return this.mirror(this.get(id)).read(offset, max);
+  }
+
+  private changed(id: string): void {
+    const j = this.store.get(id);
+    if (j) this.o.onChange?.(j);
+  }
+
+  follow(id: string): void {
+    if (this.followers.has(id) || this.closed) return;
+    const job = this.store.get(id);
+    if (job) this.mirror(job).reconcile(job.localLogSize);
+    const tick = async (): Promise<void> => {
+      if (this.closed) return;
+      await this.poll(id);
+      const j = this.store.get(id);
+      if (!j || isTerminal(j.state)) {
+        this.followers.delete(id);
+        return;
+      }
+      this.followers.set(id, setTimeout(() => void tick(), this.o.pollMs ?? 1000));
+    };
+    this.followers.set(id, setTimeout(() => void tick(), 0));
+  }
+
+  private unfollow(id: string): void {
+    const t = this.followers.get(id);
+    if (t) clearTimeout(t);
+    this.followers.delete(id);
+  }
+
+  /** One round for one job: state, log tail, metrics file, environments. Never throws. */
+  async poll(id: string): Promise<void> {
+    if (this.busy.has(id)) {
+      while (this.busy.has(id)) await new Promise((r) => setTimeout(r, 20));
+      return;
+    }
+    this.busy.add(id);
+    try {
+      const job = this.store.get(id);
+      if (!job || isTerminal(job.state)) return;
+      const backend = this.backends[job.backend];
+      const report = await backend.status(job);
+      let state = report.state;
+      if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
+      const terminal = isTerminal(state);
+      // Drain the log before declaring the end, so the last lines are never lost.
+      await this.tail(job, terminal);
+      await this.tailMetricsFile(job, backend, terminal);
+      const n = (this.pollCount.get(id) ?? 0) + 1;
+      this.pollCount.set(id, n);
+      if (job.spec.importEnvironments && (terminal || n % 3 === 1)) await this.flowBack(job, backend, terminal);
+      if (state !== job.state || report.detail !== job.detail || (report.exitCode ?? null) !== job.exitCode) {
+        this.store.update(id, {
+          state,
+          detail: this.stopping.has(id) && state === 'cancelled' ? `stopped by the user; ${report.detail}` : report.detail,
+          exitCode: report.exitCode ?? null,
+          ...(terminal ? { finishedAt: new Date().toISOString() } : {}),
+        });
+        if (terminal) this.stopping.delete(id);
+        this.changed(id);
+      }
+    } catch (e) {
+      const msg = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+      this.o.onError?.(`job ${id}: ${msg}`);
+      const j = this.store.get(id);
+      if (j && !j.detail.startsWith('reconnecting')) {
+        this.store.update(id, { detail: `reconnecting: ${msg.slice(0, 300)}` });
+        this.changed(id);
+      }
+    } finally {
+      this.busy.delete(id);
+    }
+  }
+
+  private async tail(job: JobRecord, final: boolean): Promise<void> {
+    const backend = this.backends[job.backend];
+    const mirror = this.mirror(job);
+    let offset = job.logOffset;
+    let localSize = job.localLogSize;
+    for (let rounds = 0; rounds < 64; rounds++) {
+      const chunk = await backend.readLog({ ...job, logOffset: offset }, offset, LOG_CHUNK);
+      if (!chunk || chunk.data.length === 0) break;
+      const { take, consumed, addNewline } = completeLines(chunk.data, final && offset + chunk.data.length >= chunk.size, chunk.data.length >= LOG_CHUNK);
+      if (consumed === 0) break;
+      const text = redact(take.toString('utf8'), this.o.secrets.values()) + (addNewline ? '\n' : '');
+      localSize = mirror.append(Buffer.from(text, 'utf8'));
+      offset += consumed;
+      this.store.commitLog(job.id, offset, localSize, parseMetricText(text));
+      this.o.onLog?.(job.id, localSize);
+      if (offset >= chunk.size) break;
+    }
+  }
+
+  private async tailMetricsFile(job: JobRecord, backend: JobBackend, final: boolean): Promise<void> {
+    const t = await backend.files(job);
+    if (!t || !job.spec.outputs.metricsFile) return;
+    const path = outputPath(job.spec.outputs.metricsFile, jobPaths(job, await machineHome(t)));
+    if (!path) return;
+    const fresh = this.store.get(job.id)!;
+    const chunk = await t.readChunk(path, fresh.metricsOffset, LOG_CHUNK);
+    if (!chunk || chunk.data.length === 0) return;
+    const { take, consumed } = completeLines(chunk.data, final, chunk.data.length >= LOG_CHUNK);
+    if (consumed === 0) return;
+    this.store.commitMetricsFile(job.id, fresh.metricsOffset + consumed, parseMetricText(take.toString('utf8')));
+  }
+
+  private async flowBack(job: JobRecord, backend: JobBackend, final: boolean): Promise<void> {
+    const t = await backend.files(job);
+    if (!t) return;
+    const paths = jobPaths(job, await machineHome(t));
+    const r = await flowBack(
+      job,
+      t,
+      {
+        gamesDir: outputPath(job.spec.outputs.gamesDir, paths),
+        cacheDir: outputPath(job.spec.outputs.cacheDir, paths),
+        rejectedDir: outputPath(job.spec.outputs.rejectedDir, paths),
+      },
+      this.store,
+      join(this.o.dataDir, 'jobs', job.id, 'outputs'),
+      this.o.importer ?? null,
+      final,
+    );
+    if (r.fetched > 0) this.changed(job.id);
+  }
+
+  /** Tests and the UI's "reconnect" use this to cut a host's link as a network drop would. */
+  dropConnections(): void {
+    for (const c of this.ssh.values()) c.drop();
+  }
+
+  /** Stops following (jobs keep running where they run) and waits for a poll in flight. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const id of [...this.followers.keys()]) this.unfollow(id);
+    for (let i = 0; i < 500 && this.busy.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const c of this.ssh.values()) c.close();
+    this.ssh.clear();
+  }
+}

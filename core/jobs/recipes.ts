@@ -1,0 +1,56 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import { packageRoot } from '../services/appInfo';
+
+const recipeSchema = z.object({
+  id: z.string().regex(/^[a-z0-9-]+$/),
+  title: z.string(),
+  description: z.string(),
+  backends: z.array(z.enum(['local', 'ssh', 'slurm', 'ray'])),
+  command: z.array(z.string()).min(1),
+  env: z.record(z.string(), z.string()),
+  requiredEnv: z.array(z.string()),
+  optionalEnv: z.array(z.string()),
+  secretEnv: z.array(z.string()),
+  ship: z.array(z.object({ from: z.string(), to: z.string() })),
+  outputs: z.object({
+    gamesDir: z.string().optional(),
+    cacheDir: z.string().optional(),
+    rejectedDir: z.string().optional(),
+    metricsFile: z.string().optional(),
+  }),
+  slurm: z.object({ gpus: z.number().int().optional(), time: z.string().optional(), partition: z.string().optional() }).optional(),
+});
+export type Recipe = z.infer<typeof recipeSchema>;
+
+export function recipesDir(): string {
+  return join(packageRoot(), 'resources', 'jobs', 'recipes');
+}
+
+/** Launch recipes shipped in resources/jobs/recipes (SPADE's launch commands and the example run). */
+export function loadRecipes(dir = recipesDir()): Recipe[] {
+  const out: Recipe[] = [];
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+    const parsed = recipeSchema.safeParse(JSON.parse(readFileSync(join(dir, f), 'utf8')));
+    if (parsed.success) out.push(parsed.data);
+  }
+  return out;
+}
+
+export function defaultPoolDir(): string {
+  return join(packageRoot(), 'resources', 'seed-pack');
+}
+
+/** A recipe's ship list with package-relative sources resolved and the pool placeholder filled. */
+export function resolveShip(recipe: Recipe, poolDir: string | null): { from: string; to: string }[] {
+  const out: { from: string; to: string }[] = [];
+  for (const s of recipe.ship) {
+    if (s.from === '{{POOL}}') {
+      if (poolDir) out.push({ from: poolDir, to: s.to });
+      continue;
+    }
+    out.push({ from: isAbsolute(s.from) ? s.from : join(packageRoot(), s.from), to: s.to });
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildSpec } from '../../../core/jobs/launch';
+import { tempDir } from '../../helpers/tmp';
+import { makeManager, rolloutLines, waitFor, waitState } from './helpers';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('local backend with the example run', () => {
+  it('runs the example run, mirrors its log, charts its metrics and imports its environments', async () => {
+    const tmp = tempDir('spade-jobs-local-');
+    const { db, manager, errors } = makeManager(tmp.dir);
+    cleanups.push(async () => {
+      await manager.close();
+      db.close();
+      tmp.cleanup();
+    });
+    const spec = buildSpec({ name: 'example', backend: 'local', recipe: 'example-run', workdir: join(tmp.dir, 'work'), extraArgs: ['--step-delay', '0', '--rollouts', '3'] });
+    const job = await manager.submit(spec);
+    const done = await waitState(manager, job.id, ['succeeded', 'failed', 'lost']);
+    expect(done.state, done.detail).toBe('succeeded');
+    expect(done.exitCode).toBe(0);
+    const log = manager.readLog(job.id, 0, 1 << 20).text;
+    expect(log).toContain('scripted demonstration policy (NOT a language model)');
+    expect(log).toContain('spade-example-run: done (3 rollout steps)');
+    // The mirror is byte-for-byte the job's own log (no secrets were given, so nothing redacted).
+    expect(log).toBe(readFileSync(done.remoteLog!, 'utf8'));
+    const keys = manager.store.metricKeys(job.id);
+    for (const k of ['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate']) expect(keys).toContain(k);
+    expect(keys.some((k) => k.startsWith('env/skill_'))).toBe(true);
+    const regret = manager.store.metrics(job.id, ['env/avg_regret']);
+    expect(regret.map((p) => p.step)).toEqual([1, 2, 3]);
+    // Environments flowed back into memory, linked to the job and their rollout step.
+    const rows = await waitFor('environments linked to the job', () => {
+      const r = db.prepare('SELECT DISTINCT rollout_step AS step FROM env_sources WHERE job_id = ? ORDER BY rollout_step').all(job.id) as { step: number | null }[];
+      return r.some((x) => x.step === 3) ? r : null;
+    });
+    expect(rows.map((r) => r.step)).toEqual(expect.arrayContaining([1, 2, 3]));
+    expect(manager.store.files(job.id).some((f) => f.path.endsWith('env_memory.json'))).toBe(true);
+    expect(rolloutLines(log).length).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('stop kills the whole process group', async () => {
+    const tmp = tempDir('spade-jobs-stop-');
+    const { db, manager } = makeManager(tmp.dir);
+    cleanups.push(async () => {
+      await manager.close();
+      db.close();
+      tmp.cleanup();
+    });
+    // The shell starts a grandchild that would outlive a plain kill of the first process.
+    const job = await manager.submit(
+      buildSpec({ name: 'sleeper', backend: 'local', command: ['sh', '-c', 'sleep 300 & echo "child $!"; wait'], workdir: tmp.dir, poolDir: null }),
+    );
+    const childPid = await waitFor('the grandchild pid in the log', () => /child (\d+)/.exec(manager.readLog(job.id, 0, 4096).text)?.[1]);
+    const stopped = await manager.stop(job.id);
+    expect(stopped.state).toBe('cancelled');
+    await waitFor('the grandchild to be gone', () => {
+      try {
+        process.kill(Number(childPid), 0);
+        const st = readFileSync(`/proc/${childPid}/stat`, 'utf8');
+        return st.slice(st.lastIndexOf(')') + 2).startsWith('Z');
+      } catch {
+        return true;
+      }
+    }, 15_000);
+  });
+});
