@@ -37,6 +37,7 @@ async function start(): Promise<void> {
     platform: { openExternal: (url) => shell.openExternal(validateExternalUrl(url).toString()) },
   });
   const dispatch = createDispatcher(createHandlers(services), (m) => services.log('error', 'api', m));
+  services.memory.importSeedPackIfEmpty();
 
   ipcMain.handle('spade:call', async (event, name: unknown, input: unknown) => {
     if (!event.senderFrame || new URL(event.senderFrame.url).origin !== APP_ORIGIN) {

@@ -41,6 +41,8 @@ export async function startApp(opts: StartAppOptions): Promise<RunningApp> {
     await services.close();
     throw e;
   }
+  // Non-blocking: the UI comes up at once and the library fills in with progress events.
+  services.memory.importSeedPackIfEmpty();
   return {
     services,
     host,

@@ -39,6 +39,8 @@ export const DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024;
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
 const IGNORED_DIRS = new Set(['.git', '__pycache__', 'node_modules', '.ipynb_checkpoints']);
 /** Files that belong to SPADE layouts but carry nothing to import by themselves. */
+/** Documentation and OS litter beside environments: not environments, and not worth a line in the summary. */
+const DOC_FILES = /^(README|LICENSE|NOTICE|CHANGELOG|COPYING)(\.[\w.]+)?$|^\.DS_Store$|^\.gitignore$|^Thumbs\.db$/i;
 const KNOWN_COMPANIONS = new Set(['validation_summary.json', 'snapshot_summary.json', 'checksums.sha256', 'validation_manifest.jsonl']);
 
 class Cancelled extends Error {}
@@ -322,7 +324,7 @@ class ImportRun {
     if (name === 'checksums.sha256') return this.loadChecksums(path);
     if (name.endsWith('.jsonl')) return this.importJsonl(path);
     this.consumed.add(path);
-    if (KNOWN_COMPANIONS.has(name)) return;
+    if (KNOWN_COMPANIONS.has(name) || DOC_FILES.test(name)) return;
     if (name.endsWith('_hint.txt')) return this.skip(path, `hint without its game (${name.slice(0, -'_hint.txt'.length)}.py is not beside it)`);
     if (name.endsWith('.reason.txt')) return this.skip(path, 'rejection reason without its game file');
     this.skip(path, `not an environment file (${extname(name) || 'no extension'})`);

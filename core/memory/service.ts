@@ -12,6 +12,7 @@ import { ApiError, type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
 import { importPaths, type ImportOptions } from './importer';
+import { packageRoot } from '../services/appInfo';
 import { environmentCount } from './repository';
 import { stmt } from './statements';
 
@@ -63,6 +64,8 @@ export class MemoryService {
     let lastChanged = 0;
     let lastEmit = 0;
     const onProgress = (p: Omit<ImportProgress, 'jobId'>) => {
+      // The final 'done' goes out below, with the summary attached.
+      if (p.phase === 'done') return;
       job.progress = { ...p, jobId };
       this.deps.events.emit('memory.importProgress', job.progress);
       // Lists refresh while a long import runs, but not on every batch.
@@ -148,7 +151,7 @@ export class MemoryService {
    * pack is imported in the background. Once done it is never imported again, even if the user
    * deletes every environment.
    */
-  importSeedPackIfEmpty(seedDir: string): ImportJob | null {
+  importSeedPackIfEmpty(seedDir = join(packageRoot(), 'resources', 'seed-pack')): ImportJob | null {
     const db = this.deps.db;
     if (!existsSync(seedDir)) return null;
     if (stmt(db, 'SELECT 1 FROM settings WHERE key = ?').get(SEED_FLAG)) return null;

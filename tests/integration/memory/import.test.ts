@@ -183,6 +183,7 @@ describe('importers', () => {
     write(root, 'bin/game_00001_004_optimization.py', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3]));
     write(root, 'noclass/helper.py', 'def f():\n    return 1\n');
     write(root, 'notes/README.md', '# notes');
+    write(root, 'notes/todo.md', 'x');
     write(root, 'orphan/game_00009_000_optimization_hint.txt', 'a hint whose game is gone');
     write(root, 'broken.jsonl', 'not json at all\n');
     mkdirSync(join(root, 'loop'));
@@ -197,7 +198,8 @@ describe('importers', () => {
     expect(reasonFor(s, 'big/game_00001_003_optimization.py')).toMatch(/too large \(20971520 bytes/);
     expect(reasonFor(s, 'bin/game_00001_004_optimization.py')).toMatch(/binary/);
     expect(reasonFor(s, 'noclass/helper.py')).toMatch(/no class whose name ends in Env/);
-    expect(reasonFor(s, 'README.md')).toMatch(/not an environment file \(\.md\)/);
+    expect(reasonFor(s, 'README.md')).toBeUndefined();
+    expect(reasonFor(s, 'todo.md')).toMatch(/not an environment file \(\.md\)/);
     expect(reasonFor(s, 'game_00009_000_optimization_hint.txt')).toMatch(/hint without its game/);
     expect(reasonFor(s, 'broken.jsonl:1')).toMatch(/broken JSON/);
     expect(reasonFor(s, 'loop/a')).toBe('symlink loop');
