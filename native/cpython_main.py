@@ -1,6 +1,6 @@
 """Native CPython host for the harness: one JSON request per line on stdin, one reply per line out.
 
-Started by core/runtime/native.ts as `python3 -I cpython_main.py '<json config>'`, possibly under
+Started by core/runtime/native.ts as `python3 -s cpython_main.py '<json config>'`, possibly under
 `unshare -rn` (no network). Applies what isolation a plain process can give itself: resource
 limits, a scrubbed environment (done by the parent), stdin/stdout taken away from the game,
 a per-call timer, and the audit hook of sandbox.py. It is less isolated than Pyodide.
@@ -26,10 +26,17 @@ def main():
     os.close(null)
 
     sys.path.insert(0, HERE)
+    import importlib
+
     import harness
     import sandbox
 
-    sys.path.remove(HERE)
+    extensions = []
+    for name in sorted(os.listdir(HERE)):
+        stem = name[:-3]
+        if name.endswith(".py") and stem.isidentifier() and stem not in ("harness", "sandbox", "cpython_main"):
+            extensions.append(importlib.import_module(stem))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 
     applied = apply_limits(config)
     network = network_state()
@@ -42,6 +49,9 @@ def main():
     import typing  # noqa: F401
 
     h = harness.Harness()
+    for mod in extensions:
+        if callable(getattr(mod, "install", None)):
+            mod.install(h, harness)
     h.limits = applied
     h.network = network
 
@@ -72,7 +82,14 @@ def main():
 
     h.register("ping", ping)
 
-    roots = [p for p in sys.path if p and os.path.isdir(p)]
+    roots = [p for p in sys.path if p and os.path.isdir(p) and os.path.abspath(p) != os.path.abspath(os.getcwd())]
+    # Audit hook (issue 5): one "audit" command plays every check inside this process.
+    sys.path.insert(0, HERE)
+    import audit_checks
+
+    sys.path.remove(HERE)
+    audit_checks.install(h, harness)
+
     sandbox.install(roots)
 
     for line in proto_in:

@@ -430,7 +430,7 @@ class Harness:
         self.runtime = "pyodide" if sys.platform == "emscripten" else "cpython"
         self.before_call = None  # set by the host: arms a per-call timer (CPython)
         self.after_call = None
-        self._active = None
+        self.call_timeout = None
         self._saved_modules = {}
 
     # -- the extension point
@@ -460,6 +460,8 @@ class Harness:
     def handle(self, req):
         if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
             return False, {"kind": "protocol", "type": "BadRequest", "message": "request must be an object with a cmd"}
+        timeout = req.get("timeoutSec")
+        self.call_timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else None
         fn = self.commands.get(req["cmd"])
         if fn is None:
             return False, {"kind": "protocol", "type": "UnknownCommand", "message": f"unknown command {req['cmd']!r}"}
@@ -490,7 +492,7 @@ class Harness:
         self._stdout, self._stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.out
         if self.before_call:
-            self.before_call(s.options.get("timeoutSec"))
+            self.before_call(self.call_timeout or s.options.get("timeoutSec"))
 
     def leave(self, s):
         if self.after_call:

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { appCalls, appEvents } from './calls/app';
 import { memoryCalls, memoryEvents } from './calls/memory';
-import { memoryCalls, memoryEvents } from './calls/memory';
 import { editorCalls } from './calls/editor';
+import { runtimeCalls } from './calls/runtime';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -11,13 +11,12 @@ import { editorCalls } from './calls/editor';
 export const calls = {
   ...appCalls,
   ...memoryCalls,
-  ...memoryCalls,
   ...editorCalls,
+  ...runtimeCalls,
 } as const;
 
 export const events = {
   ...appEvents,
-  ...memoryEvents,
   ...memoryEvents,
 } as const;
 
@@ -42,5 +41,6 @@ export function isEventName(name: unknown): name is EventName {
 export * from './errors';
 export * from './backend';
 export type { Settings } from './calls/app';
+export type { Diagnostic, Draft, LoadCheck } from './calls/editor';
 export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';
-export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';
+export type { RuntimeStatus, StepRecord, ResetRecord, HarnessErrorData } from './calls/runtime';

@@ -2,15 +2,15 @@ import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appHandlers } from './app';
 import { memoryHandlers } from './memory';
-import { memoryHandlers } from './memory';
 import { editorHandlers } from './editor';
+import { runtimeHandlers } from './runtime';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
   return {
     ...appHandlers(s),
     ...memoryHandlers(s),
-    ...memoryHandlers(s),
     ...editorHandlers(s),
+    ...runtimeHandlers(s),
   };
 }

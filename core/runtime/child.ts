@@ -20,10 +20,9 @@ interface PyProxyFn {
 interface PyodideLike {
   FS: { mkdirTree(p: string): void; writeFile(p: string, data: string): void };
   runPython(code: string): unknown;
-  pyimport(name: string): { dispatch: PyProxyFn; [k: string]: unknown };
   setInterruptBuffer(buf: Int32Array): void;
   unregisterJsModule(name: string): void;
-  globals: { get(name: string): unknown };
+  globals: { get(name: string): { dispatch: PyProxyFn } };
 }
 
 const send = process.send ? process.send.bind(process) : undefined;
@@ -37,12 +36,10 @@ function post(msg: ChildToParent): void {
 
 // Pyodide's Node file-system glue reads fs constants through process.binding, which the permission
 // model refuses; give it just the constants and nothing else.
-const origBinding = process.binding;
 (process as unknown as { binding: (n: string) => unknown }).binding = (name: string) => {
   if (name === 'constants') return { fs: fsConstants };
   throw new Error(`process.binding(${name}) is not available in the runtime sandbox`);
 };
-void origBinding;
 
 /** Shared with the watchdog: [0] = call generation, [1] = deadline (ms from start), [2] = interrupts sent. */
 const control = new Int32Array(new SharedArrayBuffer(16));
@@ -87,19 +84,25 @@ async function init(msg: ChildInit): Promise<void> {
   });
   py.setInterruptBuffer(interrupt);
   py.FS.mkdirTree('/spade');
-  py.FS.writeFile('/spade/harness.py', msg.harness);
-  py.FS.writeFile('/spade/sandbox.py', msg.sandbox);
+  for (const [name, text] of Object.entries(msg.files)) py.FS.writeFile(`/spade/${name}`, text);
+  const extensions = Object.keys(msg.files)
+    .filter((n) => n !== 'harness.py' && n !== 'sandbox.py')
+    .map((n) => n.slice(0, -3));
   py.runPython(`
-import sys
+import sys, importlib
 sys.path.insert(0, '/spade')
 import harness, sandbox
-sys.path.remove('/spade')
 import random, statistics, typing, collections, functools, heapq, itertools, json, re, math, string, copy, operator
 import linecache, traceback, ast
+_spade_h = harness.Harness()
+for _name in ${JSON.stringify(extensions)}:
+    _mod = importlib.import_module(_name)
+    if callable(getattr(_mod, 'install', None)):
+        _mod.install(_spade_h, harness)
+sys.path.remove('/spade')
 `);
-  const harness = py.pyimport('harness');
-  const h = (harness.Harness as () => { dispatch: PyProxyFn; register: unknown })();
-  dispatch = h.dispatch;
+  dispatch = py.globals.get('_spade_h').dispatch as PyProxyFn;
+  py.runPython('del _spade_h, _name, _mod');
   for (const name of ['js', 'pyodide_js']) {
     try {
       py.unregisterJsModule(name);

@@ -2,8 +2,8 @@
 export interface ChildInit {
   t: 'init';
   pyodideDir: string;
-  harness: string;
-  sandbox: string;
+  /** native/*.py by file name: harness.py, sandbox.py and extension modules (audit_checks.py...). */
+  files: Record<string, string>;
 }
 export interface ChildCall {
   t: 'call';

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../services/appInfo';
 
@@ -19,11 +19,18 @@ export function runtimePaths(root = packageRoot()): RuntimePaths {
   };
 }
 
-export function readHarness(p: RuntimePaths): { harness: string; sandbox: string } {
-  return {
-    harness: readFileSync(join(p.nativeDir, 'harness.py'), 'utf8'),
-    sandbox: readFileSync(join(p.nativeDir, 'sandbox.py'), 'utf8'),
-  };
+/** Host-only scripts that never go into the sandboxed interpreter. */
+const HOST_ONLY = new Set(['cpython_main.py']);
+
+/** The harness, the sandbox guard and every extension module (a .py with `install(h, harness)`). */
+export function readHarness(p: RuntimePaths): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(p.nativeDir).sort()) {
+    if (!/^[a-z_][a-z0-9_]*\.py$/.test(name) || HOST_ONLY.has(name)) continue;
+    files[name] = readFileSync(join(p.nativeDir, name), 'utf8');
+  }
+  if (!files['harness.py'] || !files['sandbox.py']) throw new Error(`harness.py or sandbox.py missing in ${p.nativeDir}`);
+  return files;
 }
 
 export function childBuilt(p: RuntimePaths): boolean {

@@ -56,7 +56,7 @@ class PoolWorker {
   private stderrTail = '';
 
   constructor(
-    private readonly opts: Required<Pick<PoolOptions, 'memoryMb' | 'graceMs'>> & { paths: RuntimePaths; harness: { harness: string; sandbox: string } },
+    private readonly opts: Required<Pick<PoolOptions, 'memoryMb' | 'graceMs'>> & { paths: RuntimePaths; files: Record<string, string> },
     private readonly onDeath: (w: PoolWorker, reason: string) => void,
   ) {
     const p = opts.paths;
@@ -102,7 +102,7 @@ class PoolWorker {
       this.proc.on('error', (e) => reject(e));
     });
     this.ready.catch(() => {});
-    this.sendRaw({ t: 'init', pyodideDir: p.pyodideDir, ...opts.harness });
+    this.sendRaw({ t: 'init', pyodideDir: p.pyodideDir, files: opts.files });
   }
 
   get busy(): boolean {
@@ -210,7 +210,7 @@ export class PyodidePool {
   readonly size: number;
   private readonly opts: Required<Omit<PoolOptions, 'size' | 'paths' | 'log'>> & Pick<PoolOptions, 'log'>;
   private readonly paths: RuntimePaths;
-  private harness?: { harness: string; sandbox: string };
+  private files?: Record<string, string>;
 
   constructor(opts: PoolOptions = {}) {
     this.size = Math.max(1, opts.size ?? Math.min(8, availableParallelism()));
@@ -229,7 +229,7 @@ export class PyodidePool {
     if (this.closed) throw new Error('runtime pool is closed');
     if (!this.started) {
       if (!childBuilt(this.paths)) throw new Error(`The runtime child is not built (${this.paths.childScript}); run \`npm run build\``);
-      this.harness = readHarness(this.paths);
+      this.files = readHarness(this.paths);
       this.started = true;
       for (let i = 0; i < this.size; i++) this.workers.push(this.spawn());
     }
@@ -246,7 +246,7 @@ export class PyodidePool {
   }
 
   private spawn(): PoolWorker {
-    return new PoolWorker({ paths: this.paths, harness: this.harness!, memoryMb: this.opts.memoryMb, graceMs: this.opts.graceMs }, (w, reason) => this.replace(w, reason));
+    return new PoolWorker({ paths: this.paths, files: this.files!, memoryMb: this.opts.memoryMb, graceMs: this.opts.graceMs }, (w, reason) => this.replace(w, reason));
   }
 
   private replace(w: PoolWorker, reason: string): void {

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { MemoryService } from '../memory/service';
+import { RuntimeService } from '../runtime/service';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settings';
 
@@ -32,6 +33,7 @@ export class Services {
   readonly events = new EventBus();
   readonly settings: SettingsStore;
   readonly memory: MemoryService;
+  readonly runtime: RuntimeService;
   readonly shell: Shell;
   readonly startedAt = Date.now();
   readonly platform: NonNullable<ServiceOptions['platform']>;
@@ -54,6 +56,9 @@ export class Services {
       ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
     });
     this.onClose(() => this.memory.close());
+    this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
+    this.onClose(() => this.runtime.shutdown());
+    this.addStatusProvider(() => this.runtime.components());
     this.addStatusProvider(() => {
       const n = this.memory.busy();
       return [{ name: 'memory', state: n ? 'busy' : 'ready', detail: n ? `importing (${n} job${n > 1 ? 's' : ''})` : 'library ready' }];

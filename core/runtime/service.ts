@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { NativeRuntime, probePython, type NativeIsolation, type PythonInfo } from './native';
+import { PyodidePool, type PoolStatus } from './pyodidePool';
+import type { RuntimePaths } from './paths';
+import { failure, type HarnessError, type HarnessReply } from './types';
+
+export type RuntimeKind = 'pyodide' | 'cpython';
+export type RuntimeChoice = RuntimeKind | 'auto';
+
+export interface OpenOptions {
+  source: string;
+  runtime?: RuntimeChoice;
+  maxTurns?: number;
+  /** 'respect' calls Cls() first (SPADE's training plays); 'legacy' calls Cls(max_turns=budget) first. */
+  mode?: 'respect' | 'legacy';
+  /** Label kept with the session (e.g. the version hash it came from). */
+  label?: string;
+}
+
+export interface LoadInfo {
+  className: string;
+  maxTurns: number | null;
+  toolUse: boolean;
+  hasSolution: boolean;
+  python: string;
+}
+
+export type OpenResult =
+  | { ok: true; sessionId: string; runtime: RuntimeKind; load: LoadInfo; fallbackReason?: string; output?: string }
+  | { ok: false; runtime: RuntimeKind; error: HarnessError; fallbackReason?: string; output?: string };
+
+export interface RuntimeServiceOptions {
+  settings: () => { stepTimeoutSec: number; maxTurns: number; defaultRuntime: RuntimeKind };
+  poolSize?: number;
+  memoryMb?: number;
+  paths?: RuntimePaths;
+  /** Sessions idle longer than this are closed (their interpreters' memory matters). */
+  idleCloseMs?: number;
+  log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+}
+
+interface SessionRecord {
+  id: string;
+  runtime: RuntimeKind;
+  label?: string;
+  lastUsed: number;
+}
+
+// Modules a generated game may use that the bundled Pyodide cannot provide (nothing is fetched).
+const NEEDS_NATIVE = /^\s*(?:import|from)\s+(numpy|math_verify|scipy|sympy|pandas|sklearn|torch|networkx)\b|\bnp\.|\bnumpy\./m;
+const PYODIDE_MISSING_MODULES = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
+
+/** Why a source needs native CPython in 'auto' mode, or null. */
+export function nativeReason(source: string): string | null {
+  const m = NEEDS_NATIVE.exec(source);
+  if (!m) return null;
+  return `uses ${m[1] ?? 'numpy'}, which the sandboxed runtime does not ship`;
+}
+
+/**
+ * The engine's one entry to running environment code: sessions on the Pyodide pool (sandboxed,
+ * the default) or on native CPython (for numpy and friends; less isolated), one protocol for both.
+ */
+export class RuntimeService {
+  readonly pool: PyodidePool;
+  readonly native: NativeRuntime;
+  private readonly sessions = new Map<string, SessionRecord>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly opts: RuntimeServiceOptions) {
+    const timeoutMs = (): number => opts.settings().stepTimeoutSec * 1000;
+    this.pool = new PyodidePool({
+      timeoutMs,
+      ...(opts.poolSize ? { size: opts.poolSize } : {}),
+      ...(opts.memoryMb ? { memoryMb: opts.memoryMb } : {}),
+      ...(opts.paths ? { paths: opts.paths } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+    this.native = new NativeRuntime({ timeoutMs, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}) });
+    const idle = opts.idleCloseMs ?? 60 * 60 * 1000;
+    this.sweeper = setInterval(() => this.sweep(idle), Math.min(idle, 60_000));
+    this.sweeper.unref();
+  }
+
+  private backend(kind: RuntimeKind): PyodidePool | NativeRuntime {
+    return kind === 'pyodide' ? this.pool : this.native;
+  }
+
+  async open(o: OpenOptions): Promise<OpenResult> {
+    const settings = this.opts.settings();
+    const choice = o.runtime ?? 'auto';
+    const loadReq = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect' } };
+    let kind: RuntimeKind;
+    let fallbackReason: string | undefined;
+    if (choice === 'auto') {
+      const why = nativeReason(o.source);
+      if (why && probePython()) {
+        kind = 'cpython';
+        fallbackReason = why;
+      } else kind = settings.defaultRuntime === 'cpython' && probePython() ? 'cpython' : 'pyodide';
+    } else kind = choice;
+    if (kind === 'cpython' && !probePython()) {
+      return { ok: false, runtime: 'cpython', error: { kind: 'unavailable', type: 'NoPython', message: 'No native python3 was found (set SPADE_PYTHON)' } };
+    }
+
+    let id = `rs-${randomUUID()}`;
+    let reply = await this.backend(kind).open(id, loadReq);
+    const missing = !reply.ok ? reply.error.missingModule : undefined;
+    if (!reply.ok && choice === 'auto' && kind === 'pyodide' && missing && PYODIDE_MISSING_MODULES.has(missing) && probePython()) {
+      // SPADE runs games in CPython; a game that imports what Pyodide lacks is not broken.
+      fallbackReason = `imports ${missing}, which the sandboxed runtime does not ship`;
+      kind = 'cpython';
+      id = `rs-${randomUUID()}`;
+      reply = await this.native.open(id, loadReq);
+    }
+    const output = reply.output;
+    if (!reply.ok) return { ok: false, runtime: kind, error: reply.error, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
+    this.sessions.set(id, { id, runtime: kind, lastUsed: Date.now(), ...(o.label ? { label: o.label } : {}) });
+    return { ok: true, sessionId: id, runtime: kind, load: reply.result as LoadInfo, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
+  }
+
+  runtimeOf(sessionId: string): RuntimeKind | undefined {
+    return this.sessions.get(sessionId)?.runtime;
+  }
+
+  /** One harness command for a session; environment failures come back as data, not exceptions. */
+  async call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+    const s = this.sessions.get(sessionId);
+    if (!s) return failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`);
+    s.lastUsed = Date.now();
+    const reply = await this.backend(s.runtime).call(sessionId, req);
+    if (!reply.ok && (reply.error.restarted || reply.error.kind === 'unknown_session')) this.sessions.delete(sessionId);
+    return reply;
+  }
+
+  async close(sessionId: string): Promise<boolean> {
+    const s = this.sessions.get(sessionId);
+    if (!s) return false;
+    this.sessions.delete(sessionId);
+    await this.backend(s.runtime).close(sessionId);
+    return true;
+  }
+
+  /** Python's own parser on the source (Pyodide's Python, the version SPADE-era code targets). */
+  async checkSyntax(source: string, runtime: RuntimeKind = 'pyodide'): Promise<HarnessReply> {
+    if (runtime === 'cpython') return this.native.oneShot({ cmd: 'check_syntax', source });
+    return this.pool.anyCall({ cmd: 'check_syntax', source });
+  }
+
+  status(): {
+    pool: PoolStatus & { started: boolean };
+    native: { python: PythonInfo | null; sessions: number; crashes: number; isolation: NativeIsolation };
+    sessions: number;
+  } {
+    return {
+      pool: { ...this.pool.status(), started: this.pool.isStarted },
+      native: { python: probePython(), ...this.native.status(), isolation: this.native.isolation() },
+      sessions: this.sessions.size,
+    };
+  }
+
+  /** For app.health and the status bar: the pool in one line. */
+  components(): { name: string; state: 'ready' | 'busy' | 'starting' | 'down' | 'off'; detail: string }[] {
+    const p = this.pool.status();
+    if (!this.pool.isStarted) return [{ name: 'runtime', state: 'off', detail: 'Pyodide pool starts on first use' }];
+    const state = p.ready + p.busy === 0 ? 'starting' : p.busy > 0 && p.ready === 0 ? 'busy' : 'ready';
+    const parts = [`${p.ready} ready`, `${p.busy} busy`];
+    if (p.starting) parts.push(`${p.starting} starting`);
+    if (p.restarted) parts.push(`${p.restarted} restarted`);
+    return [{ name: 'runtime', state, detail: `Pyodide ${parts.join(', ')}` }];
+  }
+
+  private sweep(idleMs: number): void {
+    const now = Date.now();
+    for (const s of [...this.sessions.values()]) if (now - s.lastUsed > idleMs) void this.close(s.id);
+  }
+
+  async shutdown(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sessions.clear();
+    await Promise.all([this.pool.shutdown(), this.native.shutdown()]);
+  }
+}
