@@ -243,4 +243,44 @@ export const migrations: Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 6,
+    name: 'audits',
+    // One audit per environment version (the latest replaces the previous one); statuses are
+    // also kept per check so the pool dashboard counts failures with an index, not JSON parsing.
+    // Batches remember their version list and options so a cancelled batch can resume.
+    sql: `
+      CREATE TABLE audits (
+        version_hash TEXT PRIMARY KEY REFERENCES versions(hash) ON DELETE CASCADE,
+        verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'warn', 'fail')),
+        spade_accepts INTEGER NOT NULL CHECK (spade_accepts IN (0, 1)),
+        class_name TEXT,
+        tool_use INTEGER NOT NULL DEFAULT 0,
+        checks TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '{}',
+        elapsed_ms REAL NOT NULL DEFAULT 0,
+        batch_id TEXT,
+        tool_version TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX audits_batch ON audits(batch_id);
+      CREATE TABLE audit_check_status (
+        version_hash TEXT NOT NULL REFERENCES audits(version_hash) ON DELETE CASCADE,
+        check_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pass', 'warn', 'fail', 'skip')),
+        PRIMARY KEY (version_hash, check_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX audit_check_status_by_check ON audit_check_status(check_id, status);
+      CREATE TABLE audit_batches (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL CHECK (state IN ('running', 'cancelled', 'done', 'failed')),
+        total INTEGER NOT NULL,
+        done INTEGER NOT NULL DEFAULT 0,
+        hashes TEXT NOT NULL,
+        options TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
