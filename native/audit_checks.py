@@ -122,6 +122,14 @@ class Audit:
             return True
         return cid in self.wanted or any(w.endswith(".*") and cid.startswith(w[:-1]) for w in self.wanted)
 
+    def phase(self, cid):
+        """Tells the host (on stderr) which check runs, so a dead process can be blamed precisely."""
+        if self.opt.get("phases"):
+            try:
+                os.write(2, f"\n@audit-phase {cid}\n".encode())
+            except Exception:
+                pass
+
     def put(self, cid, status, message, **evidence):
         ev = {k: v for k, v in evidence.items() if v is not None}
         self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
@@ -270,6 +278,7 @@ def spade_checks(A):
         for later in order[i + 1:]:
             A.put(later, "skip", "Not reached: SPADE stops at the first failed check")
 
+    A.phase("spade.syntax")
     try:
         A.code = compile(A.source, hm.ENV_FILENAME, "exec")
         A.put("spade.syntax", "pass", "Source compiles")
@@ -284,6 +293,7 @@ def spade_checks(A):
 
     ns = {"__name__": "spade_env", "__builtins__": hm.builtins}
     ns.update(hm.injected_names({"random": A.random}))
+    A.phase("spade.exec")
     try:
         A.call("exec", exec, A.code, ns)
         A.put("spade.exec", "pass", "Module code runs")
@@ -302,6 +312,7 @@ def spade_checks(A):
     first_env_name = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
     A.put("spade.class", "pass", f"Found {name}", observed=name, candidates=first_env_name[:5] if len(first_env_name) > 1 else None)
 
+    A.phase("spade.instantiate")
     try:
         env = A.call("__init__", hm._instantiate, cls, A.mode, A.budget)
         A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
@@ -320,6 +331,7 @@ def spade_checks(A):
     if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
         env.max_turns = min(designed, A.budget)
 
+    A.phase("spade.reset")
     try:
         ret = A.call("reset", lambda: env.reset(seed=42), seed=42)
     except (Hang, StepFailed) as e:
@@ -341,6 +353,7 @@ def spade_checks(A):
     A.first_obs = obs
     A.put("spade.reset", "pass", "reset(seed=42) returns a non-empty str and a dict", seed=42)
 
+    A.phase("spade.step")
     done_actions = []
     for i, a in enumerate(PROBE_ACTIONS, start=1):
         try:
@@ -359,6 +372,7 @@ def spade_checks(A):
             break
     A.put("spade.step", "pass", f"{len(done_actions)} probe step(s) return valid 5-tuples", seed=42, actions=done_actions)
 
+    A.phase("spade.reset2")
     try:
         A.call("reset", lambda: env.reset(seed=123), seed=123)
     except (Hang, StepFailed) as e:
@@ -878,6 +892,7 @@ def play_checks(A, env):
     answers = []
 
     def guarded(cid, fn, *args):
+        A.phase(cid)
         if A.hung is not None:
             if cid not in A.results:
                 A.put(cid, "skip", f"Not run: {A.hung.call} hung earlier")

@@ -3,6 +3,7 @@ import { appCalls, appEvents } from './calls/app';
 import { memoryCalls, memoryEvents } from './calls/memory';
 import { editorCalls } from './calls/editor';
 import { runtimeCalls } from './calls/runtime';
+import { jobsCalls, jobsEvents } from './calls/jobs';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -13,11 +14,13 @@ export const calls = {
   ...memoryCalls,
   ...editorCalls,
   ...runtimeCalls,
+  ...jobsCalls,
 } as const;
 
 export const events = {
   ...appEvents,
   ...memoryEvents,
+  ...jobsEvents,
 } as const;
 
 export type Calls = typeof calls;

@@ -5,10 +5,11 @@ import { importCommand } from './commands/import';
 import { exportCommand } from './commands/export';
 import { searchCommand } from './commands/search';
 import { statsCommand } from './commands/stats';
+import { auditCommand } from './commands/audit';
 import { appVersion } from '../services/appInfo';
 
 /** Every subcommand, in the order `--help` lists them. Later features append theirs. */
-export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand];
+export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand];
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),

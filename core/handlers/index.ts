@@ -4,6 +4,7 @@ import { appHandlers } from './app';
 import { memoryHandlers } from './memory';
 import { editorHandlers } from './editor';
 import { runtimeHandlers } from './runtime';
+import { jobsHandlers } from './jobs';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
@@ -12,5 +13,6 @@ export function createHandlers(s: Services): Handlers {
     ...memoryHandlers(s),
     ...editorHandlers(s),
     ...runtimeHandlers(s),
+    ...jobsHandlers(s),
   };
 }

@@ -1,0 +1,52 @@
+import { probePython } from '../runtime/native';
+import { appVersion } from '../services/appInfo';
+import { AuditPool } from './pool';
+import { buildReport, reportEnv, type AuditReport, type ReportEnv } from './report';
+import { ALL_CHECKS, type AuditOptions } from './types';
+
+export interface RunItem {
+  file: string;
+  sha256: string;
+  name: string;
+  source: string;
+  hint: string | null;
+}
+
+/** What the report says about the tool that made it (kept small; scripts read `name`/`version`). */
+export function toolInfo(options: AuditOptions, workers: number): Record<string, unknown> {
+  const py = probePython();
+  return {
+    name: 'spade-workbench',
+    version: appVersion(),
+    runtime: 'cpython',
+    python: py?.version ?? null,
+    numpy: py?.numpy ?? false,
+    workers,
+    checks: options.checks?.length ? options.checks : ALL_CHECKS,
+    maxTurns: options.maxTurns ?? 25,
+    callTimeoutSec: options.callTimeoutSec ?? 5,
+  };
+}
+
+/** Audits items on a pool, keeping input order in the output; `onResult` sees each as it lands. */
+export async function auditItems(pool: AuditPool, items: readonly RunItem[], options: AuditOptions, onResult?: (i: number, r: ReportEnv) => void): Promise<ReportEnv[]> {
+  const out: ReportEnv[] = new Array(items.length);
+  await Promise.all(
+    items.map(async (it, i) => {
+      const a = await pool.audit(it.source, { ...options, hint: it.hint });
+      out[i] = reportEnv(it.file, it.sha256, it.name, a);
+      onResult?.(i, out[i]);
+    }),
+  );
+  return out;
+}
+
+export async function auditToReport(items: readonly RunItem[], options: AuditOptions, workers: number, envTimeoutSec?: number): Promise<AuditReport> {
+  const pool = new AuditPool({ workers, ...(envTimeoutSec ? { envTimeoutSec } : {}) });
+  try {
+    const envs = await auditItems(pool, items, options);
+    return buildReport(toolInfo(options, workers), envs);
+  } finally {
+    await pool.close();
+  }
+}
