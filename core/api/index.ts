@@ -4,6 +4,7 @@ import { memoryCalls, memoryEvents } from './calls/memory';
 import { editorCalls } from './calls/editor';
 import { runtimeCalls } from './calls/runtime';
 import { jobsCalls, jobsEvents } from './calls/jobs';
+import { episodesCalls, episodesEvents } from './calls/episodes';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -15,12 +16,14 @@ export const calls = {
   ...editorCalls,
   ...runtimeCalls,
   ...jobsCalls,
+  ...episodesCalls,
 } as const;
 
 export const events = {
   ...appEvents,
   ...memoryEvents,
   ...jobsEvents,
+  ...episodesEvents,
 } as const;
 
 export type Calls = typeof calls;

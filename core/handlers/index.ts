@@ -5,6 +5,7 @@ import { memoryHandlers } from './memory';
 import { editorHandlers } from './editor';
 import { runtimeHandlers } from './runtime';
 import { jobsHandlers } from './jobs';
+import { episodesHandlers } from './episodes';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
@@ -14,5 +15,6 @@ export function createHandlers(s: Services): Handlers {
     ...editorHandlers(s),
     ...runtimeHandlers(s),
     ...jobsHandlers(s),
+    ...episodesHandlers(s),
   };
 }

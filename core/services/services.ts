@@ -3,6 +3,8 @@ import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { MemoryService } from '../memory/service';
 import { RuntimeService } from '../runtime/service';
+import { JobService } from '../jobs/service';
+import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settings';
 
@@ -19,6 +21,8 @@ export interface ServiceOptions {
   shell: Shell;
   /** Desktop-only hooks the core cannot provide itself. */
   platform?: { openExternal?: (url: string) => Promise<void> };
+  /** Electron's safeStorage, so job secrets are sealed by the OS keychain (desktop only). */
+  secretSealer?: Sealer;
   nativeBinding?: string;
 }
 
@@ -34,6 +38,7 @@ export class Services {
   readonly settings: SettingsStore;
   readonly memory: MemoryService;
   readonly runtime: RuntimeService;
+  readonly jobs: JobService;
   readonly shell: Shell;
   readonly startedAt = Date.now();
   readonly platform: NonNullable<ServiceOptions['platform']>;
@@ -58,6 +63,20 @@ export class Services {
     this.onClose(() => this.memory.close());
     this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
     this.onClose(() => this.runtime.shutdown());
+    this.jobs = new JobService({
+      db: this.db,
+      dataDir: opts.dataDir,
+      events: this.events,
+      sealer: opts.secretSealer,
+      log: (level, message) => this.log(level, 'jobs', message),
+      importer: async (paths, o) => {
+        const summary = await this.memory.startImport(paths, { jobId: o.jobId, runId: o.runId }).done;
+        if (!summary) throw new Error('the import failed (see the log)');
+        return summary;
+      },
+    });
+    this.onClose(() => this.jobs.close());
+    this.jobs.start();
     this.addStatusProvider(() => this.runtime.components());
     this.addStatusProvider(() => {
       const n = this.memory.busy();

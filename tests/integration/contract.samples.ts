@@ -19,6 +19,20 @@ export const samples: Sample[] = [
   { call: 'settings.update', input: { theme: 'dark', maxTurns: 30 } },
   { call: 'settings.get', input: {} },
   { call: 'app.openExternal', input: { url: 'https://arxiv.org/abs/2608.19197' } },
+  { call: 'jobs.list', input: {} },
+  { call: 'jobs.recipes', input: {} },
+  { call: 'jobs.sshHosts', input: {} },
+  { call: 'jobs.secrets', input: {} },
+  { call: 'jobs.setSecret', input: { name: 'WANDB_API_KEY', value: 'sample-secret-value' } },
+  { call: 'jobs.setSecret', input: { name: 'WANDB_API_KEY', value: '' } },
+  { call: 'jobs.get', input: { id: 'no-such-job' } },
+  { call: 'jobs.log', input: { id: 'no-such-job', offset: 0 } },
+  { call: 'jobs.metrics', input: { id: 'no-such-job' } },
+  { call: 'jobs.stop', input: { id: 'no-such-job' } },
+  { call: 'jobs.remove', input: { id: 'no-such-job' } },
+  { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },
+  { call: 'jobs.probeHost', input: { ssh: { host: '127.0.0.1', port: 1 } } },
+  { call: 'jobs.submit', input: { name: 'x', backend: 'local', recipe: 'no-such-recipe' } },
 ];
 
 /** Inputs each call must refuse, beyond the generic ones the test sends to every call. */
@@ -27,4 +41,7 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'settings.update', input: { stepTimeoutSec: 0 } },
   { call: 'app.openExternal', input: { url: 'file:///etc/passwd' } },
   { call: 'app.openExternal', input: { url: 'x'.repeat(5000) } },
+  { call: 'jobs.submit', input: { name: 'x', backend: 'local', command: ['true'], env: { 'BAD NAME': 'v' } } },
+  { call: 'jobs.setSecret', input: { name: 'K', value: 'two\nlines' } },
+  { call: 'jobs.probeHost', input: { ssh: { host: 'h; rm -rf /' } } },
 ];

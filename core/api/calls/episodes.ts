@@ -1,0 +1,285 @@
+import { z } from 'zod';
+import { defineCall, defineEvent } from '../contract';
+
+/**
+ * Episodes: play an environment version step by step, record everything needed to replay it,
+ * scrub a timeline, compare with/without SPADE's hint, import training trajectories and find
+ * where they diverge from a re-execution.
+ */
+
+const id = z.number().int().positive();
+const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const seed = z.number().int().min(0).max(2 ** 31 - 1);
+const runtime = z.enum(['pyodide', 'cpython']);
+const action = z.string().max(100_000);
+
+export const harnessErrorViewSchema = z.object({
+  kind: z.string(),
+  type: z.string(),
+  message: z.string(),
+  traceback: z.string().optional(),
+  line: z.number().int().optional(),
+});
+
+export const stepViewSchema = z.object({
+  idx: z.number().int().min(0),
+  kind: z.enum(['reset', 'step']),
+  action: z.string().nullable(),
+  /** What the agent wrote, when the action was extracted from it (imports, scripts). */
+  rawAction: z.string().nullable(),
+  seed: z.number().int().nullable(),
+  observation: z.string().nullable(),
+  /** What the agent saw: for a hinted reset, SPADE's `"{observation}\n\nHINT: {hint}"`. */
+  agentObservation: z.string().nullable(),
+  reward: z.number().nullable(),
+  terminated: z.boolean(),
+  truncated: z.boolean(),
+  info: z.record(z.string(), z.unknown()),
+  error: harnessErrorViewSchema.nullable(),
+  /** Python type names of what the game returned (obs, reward, terminated, truncated, info). */
+  types: z.array(z.string()).nullable(),
+  /** Sum of rewards up to and including this step. */
+  cumReturn: z.number(),
+});
+export type StepView = z.infer<typeof stepViewSchema>;
+
+export const stateChangeSchema = z.object({
+  path: z.string(),
+  kind: z.enum(['added', 'removed', 'changed']),
+  before: z.string().optional(),
+  after: z.string().optional(),
+});
+export type StateChangeView = z.infer<typeof stateChangeSchema>;
+
+export const lineOpSchema = z.object({ op: z.enum(['=', '+', '-']), text: z.string() });
+
+export const stepDetailSchema = z.object({
+  step: stepViewSchema,
+  /** The harness's state tree after this step ({className, fields}); null if it could not be read. */
+  state: z.unknown().nullable(),
+  /** Fields that differ from the previous step's state. */
+  changes: z.array(stateChangeSchema),
+  /** For a re-reset: fields that differ from the first reset with the same seed (a leak shows here). */
+  changesFromFirstReset: z.array(stateChangeSchema).nullable(),
+  observationDiff: z.array(lineOpSchema),
+});
+export type StepDetail = z.infer<typeof stepDetailSchema>;
+
+export const policySchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('script'), actions: z.array(action).max(100_000), extract: z.boolean().default(true) }).strict(),
+  z.object({ kind: z.literal('solution') }).strict(),
+  z.object({ kind: z.literal('random'), seed: z.number().int().optional(), lo: z.number().int().default(1), hi: z.number().int().default(100) }).strict(),
+]);
+export type Policy = z.infer<typeof policySchema>;
+
+export const untilSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('done') }).strict(),
+  z.object({ kind: z.literal('reward') }).strict(),
+  z.object({ kind: z.literal('expr'), expr: z.string().min(1).max(500) }).strict(),
+  z.object({ kind: z.literal('steps'), count: z.number().int().min(1).max(100_000) }).strict(),
+]);
+
+export const episodeSummarySchema = z.object({
+  id: z.number().int(),
+  envHash: z.string(),
+  envName: z.string().nullable(),
+  className: z.string().nullable(),
+  seed: z.number().int().nullable(),
+  hintEnabled: z.boolean(),
+  hintText: z.string().nullable(),
+  maxTurns: z.number().int(),
+  runtime: z.string(),
+  policy: z.record(z.string(), z.unknown()),
+  origin: z.enum(['played', 'imported', 'replay', 'regret']),
+  label: z.string(),
+  parentId: z.number().int().nullable(),
+  stepCount: z.number().int(),
+  totalReturn: z.number(),
+  terminated: z.boolean(),
+  truncated: z.boolean(),
+  divergenceStep: z.number().int().nullable(),
+  meta: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** A runtime session is open for it in this app (it can be stepped and scrubbed). */
+  live: z.boolean(),
+  /** Where the live session stands (after a scrub it can be behind the last recorded step). */
+  cursor: z.number().int().nullable(),
+});
+export type EpisodeSummary = z.infer<typeof episodeSummarySchema>;
+
+const episodeWithSteps = z.object({ episode: episodeSummarySchema, steps: z.array(stepViewSchema) });
+
+export const divergenceSchema = z.object({
+  idx: z.number().int(),
+  fields: z.array(z.enum(['observation', 'reward', 'terminated', 'truncated', 'error', 'missing'])),
+  recorded: stepViewSchema,
+  replayed: stepViewSchema.nullable(),
+  /** State at the divergent step: recorded vs replayed when both exist, else replayed vs its previous step. */
+  stateChanges: z.array(stateChangeSchema),
+  observationDiff: z.array(lineOpSchema),
+});
+export type Divergence = z.infer<typeof divergenceSchema>;
+
+export const replayReportSchema = z.object({
+  episodeId: z.number().int(),
+  replayId: z.number().int(),
+  compared: z.number().int(),
+  divergence: divergenceSchema.nullable(),
+});
+export type ReplayReport = z.infer<typeof replayReportSchema>;
+
+const armSchema = z.object({
+  hint: z.boolean(),
+  returns: z.array(z.number()),
+  mean: z.number(),
+  solveRate: z.number(),
+  episodeIds: z.array(z.number().int()),
+});
+
+export const episodesCalls = {
+  'episodes.list': defineCall({
+    name: 'episodes.list',
+    summary: 'Recorded episodes, newest first, optionally for one environment version.',
+    input: z.object({ envHash: hash.optional(), origin: z.enum(['played', 'imported', 'replay', 'regret']).optional(), limit: z.number().int().min(1).max(1000).default(200), offset: z.number().int().min(0).default(0) }).strict(),
+    output: z.object({ total: z.number().int(), rows: z.array(episodeSummarySchema) }),
+  }),
+  'episodes.get': defineCall({
+    name: 'episodes.get',
+    summary: 'One episode with its timeline (steps without state trees).',
+    input: z.object({ id }).strict(),
+    output: episodeWithSteps,
+  }),
+  'episodes.inspect': defineCall({
+    name: 'episodes.inspect',
+    summary: 'One recorded step in full: state tree, changed fields, observation diff.',
+    input: z.object({ id, idx: z.number().int().min(0) }).strict(),
+    output: stepDetailSchema,
+  }),
+  'episodes.open': defineCall({
+    name: 'episodes.open',
+    summary: 'Load an environment version in a fresh runtime session, reset it with a seed and start recording.',
+    input: z
+      .object({
+        hash,
+        seed: seed.nullable().default(0),
+        hint: z.boolean().default(false),
+        /** Overrides the environment's stored hint. */
+        hintText: z.string().max(20_000).optional(),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        runtime: runtime.optional(),
+        label: z.string().max(200).default(''),
+      })
+      .strict(),
+    output: episodeWithSteps,
+  }),
+  'episodes.act': defineCall({
+    name: 'episodes.act',
+    summary: 'One step with an action. After a scrub to an earlier step the play continues in a new (forked) episode.',
+    input: z.object({ id, action, extract: z.boolean().default(false) }).strict(),
+    output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable() }),
+  }),
+  'episodes.resetAgain': defineCall({
+    name: 'episodes.resetAgain',
+    summary: 'Reset the same environment instance again (a fresh load would hide state leaking across reset).',
+    input: z.object({ id, seed: seed.nullable().optional() }).strict(),
+    output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable() }),
+  }),
+  'episodes.run': defineCall({
+    name: 'episodes.run',
+    summary: 'Step with a policy until a condition holds (done, reward > 0, a state expression, or a step count).',
+    input: z.object({ id, policy: policySchema, until: untilSchema.default({ kind: 'done' }), maxSteps: z.number().int().min(1).max(100_000).default(1000) }).strict(),
+    output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable(), stoppedBecause: z.string() }),
+  }),
+  'episodes.scrub': defineCall({
+    name: 'episodes.scrub',
+    summary: 'Move the live session to any recorded step (nearest snapshot, then re-execution) and return that step.',
+    input: z.object({ id, idx: z.number().int().min(0) }).strict(),
+    output: z.object({ detail: stepDetailSchema, live: z.boolean(), reexecuted: z.number().int() }),
+  }),
+  'episodes.close': defineCall({
+    name: 'episodes.close',
+    summary: 'Close the runtime session of an episode (the recording stays).',
+    input: z.object({ id }).strict(),
+    output: z.object({ closed: z.boolean() }),
+  }),
+  'episodes.delete': defineCall({
+    name: 'episodes.delete',
+    summary: 'Delete recorded episodes.',
+    input: z.object({ ids: z.array(id).min(1).max(10_000) }).strict(),
+    output: z.object({ deleted: z.number().int() }),
+  }),
+  'episodes.replay': defineCall({
+    name: 'episodes.replay',
+    summary: 'Re-execute a recorded episode in a fresh session and report the first divergence.',
+    input: z.object({ id, runtime: runtime.optional() }).strict(),
+    output: replayReportSchema,
+  }),
+  'episodes.importTrajectory': defineCall({
+    name: 'episodes.importTrajectory',
+    summary: 'Import OpenAI-style messages (JSON or JSONL), bind them to an environment, find the seed if needed, replay and report the first divergence.',
+    input: z
+      .object({
+        text: z.string().min(1).max(50_000_000),
+        fileName: z.string().max(1000).optional(),
+        envHash: hash.optional(),
+        seed: seed.optional(),
+        seedSearchLimit: z.number().int().min(1).max(100_000).default(1000),
+        thinking: z.boolean().optional(),
+        runtime: runtime.optional(),
+      })
+      .strict(),
+    output: z.object({
+      results: z.array(
+        z.object({
+          episodeId: z.number().int(),
+          envHash: z.string(),
+          envName: z.string().nullable(),
+          boundBy: z.enum(['hash', 'file', 'given']),
+          seed: z.number().int().nullable(),
+          seedFrom: z.enum(['recorded', 'given', 'search', 'none']),
+          seedsTried: z.number().int(),
+          report: replayReportSchema,
+        }),
+      ),
+    }),
+  }),
+  'episodes.exportJsonl': defineCall({
+    name: 'episodes.exportJsonl',
+    summary: 'Episodes as JSONL, one self-sufficient record per line (including the environment source).',
+    input: z.object({ ids: z.array(id).min(1).max(10_000) }).strict(),
+    output: z.object({ text: z.string(), count: z.number().int() }),
+  }),
+  'episodes.importJsonl': defineCall({
+    name: 'episodes.importJsonl',
+    summary: 'Import episodes exported as JSONL; sources not yet in the library are added to it.',
+    input: z.object({ text: z.string().min(1).max(200_000_000) }).strict(),
+    output: z.object({ ids: z.array(z.number().int()), skipped: z.array(z.object({ line: z.number().int(), reason: z.string() })) }),
+  }),
+  'episodes.regret': defineCall({
+    name: 'episodes.regret',
+    summary: "N seeds per arm with a policy, with and without the hint: mean returns, regret and solve rates.",
+    input: z
+      .object({
+        hash,
+        seeds: z.number().int().min(1).max(1000).default(20),
+        seedStart: seed.default(0),
+        policy: policySchema,
+        /** The hinted arm's policy, when it differs (e.g. solution() as a perfect hint-follower). */
+        hintPolicy: policySchema.optional(),
+        hintText: z.string().max(20_000).optional(),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        runtime: runtime.optional(),
+      })
+      .strict(),
+    output: z.object({ withHint: armSchema, withoutHint: armSchema, regret: z.number(), hintText: z.string().nullable() }),
+  }),
+} as const;
+
+export const episodesEvents = {
+  'episodes.changed': defineEvent({
+    name: 'episodes.changed',
+    summary: 'An episode was recorded, extended, imported or deleted.',
+    payload: z.object({ ids: z.array(z.number().int()) }),
+  }),
+} as const;

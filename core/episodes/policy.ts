@@ -1,0 +1,56 @@
+/**
+ * Where actions come from when the workbench plays by itself: a script, the environment's own
+ * solution(), or SPADE's random-guess baseline (`\boxed{randint(1,100)}`, the "too easy" test).
+ */
+import type { Policy } from '../api/calls/episodes';
+import { extractAction } from './extract';
+
+export interface ActionSource {
+  /** The next action and the text it came from, or null when the policy has nothing more to say. */
+  next(): { action: string; raw: string | null } | null;
+}
+
+/** mulberry32: small, seedable and identical everywhere, so a random policy replays exactly. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function scriptSource(actions: string[], extract: boolean, toolUse = false): ActionSource {
+  let i = 0;
+  return {
+    next() {
+      if (i >= actions.length) return null;
+      const raw = actions[i++]!;
+      const action = extract ? extractAction(raw, { toolUse }) : raw;
+      return { action, raw: action === raw ? null : raw };
+    },
+  };
+}
+
+export function randomSource(seed: number, lo: number, hi: number): ActionSource {
+  const rnd = seededRandom(seed);
+  const [a, b] = lo <= hi ? [lo, hi] : [hi, lo];
+  return { next: () => ({ action: `\\boxed{${a + Math.floor(rnd() * (b - a + 1))}}`, raw: null }) };
+}
+
+/** solution() may return one answer or a list of moves; either becomes boxed actions. */
+export function solutionActions(value: unknown): string[] {
+  const wrap = (v: unknown): string => {
+    const s = typeof v === 'string' ? v : JSON.stringify(v);
+    return s.includes('\\boxed{') || s.includes('<answer>') || s.includes('<tool_call>') ? s : `\\boxed{${s}}`;
+  };
+  if (Array.isArray(value)) return value.map(wrap);
+  return [wrap(value)];
+}
+
+export function describePolicy(p: Policy): Record<string, unknown> {
+  if (p.kind === 'script') return { kind: 'script', count: p.actions.length, extract: p.extract };
+  return { ...p };
+}

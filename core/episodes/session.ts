@@ -1,0 +1,182 @@
+/**
+ * One environment instance in a runtime, seen through the harness protocol (native/harness.py).
+ * Environment failures (a raising step, a wrong return shape) come back as data on the step;
+ * only runtime failures (a dead interpreter, a protocol error, a load error) throw.
+ */
+import { ApiError } from '../api/errors';
+import type { HarnessError, HarnessReply } from '../runtime/types';
+import type { StepRecord } from './store';
+
+/** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
+export interface RuntimePort {
+  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string }): Promise<
+    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean } }
+    | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
+  >;
+  call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply>;
+  close(sessionId: string): Promise<unknown>;
+}
+
+export interface LoadInfo {
+  className: string | null;
+  maxTurns: number | null;
+  toolUse: boolean;
+  hasSolution: boolean;
+  runtime: 'pyodide' | 'cpython';
+}
+
+export class EnvLoadError extends ApiError {
+  constructor(
+    message: string,
+    readonly harness: HarnessError,
+  ) {
+    super('invalid_input', message, { harness });
+  }
+}
+
+interface RawReset {
+  observation?: unknown;
+  info?: unknown;
+  types?: string[];
+  shape?: string;
+  error?: HarnessError;
+}
+interface RawStep {
+  observation?: unknown;
+  reward?: unknown;
+  terminated?: unknown;
+  truncated?: unknown;
+  info?: unknown;
+  types?: string[];
+  shape?: string;
+  action?: string;
+  state?: unknown;
+  error?: HarnessError;
+}
+
+function errView(e: HarnessError): NonNullable<StepRecord['error']> {
+  return { kind: e.kind, type: e.type, message: e.message, ...(e.traceback ? { traceback: e.traceback } : {}), ...(typeof e.line === 'number' ? { line: e.line } : {}) };
+}
+
+function numericInfo(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function asNumber(v: unknown): number | null {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return null;
+}
+
+/** A reset reply as a timeline step (SPADE: a bare str is accepted, other shapes are an error). */
+export function resetRecord(idx: number, seed: number | null, r: RawReset): Omit<StepRecord, 'state'> {
+  const base = { idx, kind: 'reset' as const, action: null, rawAction: null, seed, reward: null, terminated: false, truncated: false, types: r.types ?? null };
+  if (r.error) return { ...base, observation: null, info: {}, error: errView(r.error) };
+  if (r.shape === 'other' || typeof r.observation !== 'string') {
+    return { ...base, observation: typeof r.observation === 'string' ? r.observation : null, info: {}, error: { kind: 'shape', type: 'InvalidReset', message: `reset() returned ${(r.types ?? ['?']).join(', ')}; expected (str, dict) or str` } };
+  }
+  return { ...base, observation: r.observation, info: numericInfo(r.info), error: null };
+}
+
+export function stepRecord(idx: number, action: string, rawAction: string | null, r: RawStep): Omit<StepRecord, 'state'> {
+  const base = { idx, kind: 'step' as const, action, rawAction, seed: null, types: r.types ?? null };
+  if (r.error) return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: errView(r.error) };
+  if (r.shape !== 'tuple5') {
+    return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: { kind: 'shape', type: 'InvalidStep', message: `step() returned ${(r.types ?? ['?']).join(', ')}; expected a 5-tuple` } };
+  }
+  return {
+    ...base,
+    observation: typeof r.observation === 'string' ? r.observation : JSON.stringify(r.observation),
+    reward: asNumber(r.reward),
+    terminated: r.terminated === true,
+    truncated: r.truncated === true,
+    info: numericInfo(r.info),
+    error: null,
+  };
+}
+
+export class EnvSession {
+  private closed = false;
+  /** The runtime lost this session (interpreter replaced, idle-closed): the episode must re-open. */
+  gone = false;
+  private constructor(
+    private readonly host: RuntimePort,
+    readonly id: string,
+    readonly info: LoadInfo,
+  ) {}
+
+  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string }): Promise<EnvSession> {
+    const r = await host.open({ source, runtime: opts.runtime ?? 'auto', maxTurns: opts.maxTurns, ...(opts.label ? { label: opts.label } : {}) });
+    if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
+    return new EnvSession(host, r.sessionId, {
+      className: r.load.className ?? null,
+      maxTurns: typeof r.load.maxTurns === 'number' ? r.load.maxTurns : null,
+      toolUse: r.load.toolUse === true,
+      hasSolution: r.load.hasSolution === true,
+      runtime: r.runtime,
+    });
+  }
+
+  private async call(req: Record<string, unknown>): Promise<HarnessReply> {
+    if (this.closed) throw new ApiError('conflict', 'this episode session is closed');
+    return this.host.call(this.id, req);
+  }
+
+  /** Harness failures that are not the game's fault (session gone, protocol) become ApiErrors. */
+  private static runtimeFailure(e: HarnessError): boolean {
+    return e.kind === 'unknown_session' || e.kind === 'protocol' || e.kind === 'crashed' || e.kind === 'not_found' || e.kind === 'snapshot_unsupported';
+  }
+
+  private unwrap(reply: HarnessReply): { ok: true; value: unknown } | { ok: false; error: HarnessError } {
+    if (reply.ok) return { ok: true, value: reply.result };
+    if (reply.error.kind === 'unknown_session' || reply.error.restarted) this.gone = true;
+    if (EnvSession.runtimeFailure(reply.error)) throw new ApiError('unavailable', `Runtime: ${reply.error.message}`, { harness: reply.error });
+    return { ok: false, error: reply.error };
+  }
+
+  async reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>> {
+    const r = this.unwrap(await this.call({ cmd: 'reset', seed }));
+    return resetRecord(idx, seed, r.ok ? (r.value as RawReset) : { error: r.error });
+  }
+
+  async step(idx: number, action: string, rawAction: string | null = null): Promise<Omit<StepRecord, 'state'>> {
+    const r = this.unwrap(await this.call({ cmd: 'step', action }));
+    return stepRecord(idx, action, rawAction, r.ok ? (r.value as RawStep) : { error: r.error });
+  }
+
+  /** Several steps in one call (no reset), each with its state; stops after an error or when done (if asked). */
+  async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[] }): Promise<StepRecord[]> {
+    if (actions.length === 0) return [];
+    const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: true }));
+    if (!r.ok) throw new ApiError('unavailable', `Runtime: ${r.error.message}`, { harness: r.error });
+    const steps = ((r.value as { steps?: RawStep[] }).steps ?? []) as RawStep[];
+    return steps.map((s, i) => ({ ...stepRecord(firstIdx + i, s.action ?? actions[i] ?? '', opts.rawActions?.[i] ?? null, s), state: s.state ?? null }));
+  }
+
+  async state(): Promise<unknown> {
+    const reply = await this.call({ cmd: 'state' });
+    return reply.ok ? reply.result : null;
+  }
+
+  async solution(): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+    const r = this.unwrap(await this.call({ cmd: 'solution' }));
+    return r.ok ? { ok: true, value: (r.value as { value: unknown }).value } : { ok: false, message: r.error.message };
+  }
+
+  /** A snapshot token, or null when this game's state cannot be copied (scrubbing then re-executes from the start). */
+  async snapshot(): Promise<string | null> {
+    const reply = await this.call({ cmd: 'snapshot' });
+    return reply.ok ? (reply.result as { token: string }).token : null;
+  }
+
+  async restore(token: string): Promise<void> {
+    const reply = await this.call({ cmd: 'restore', token });
+    if (!reply.ok) throw new ApiError('unavailable', `Runtime: could not restore a snapshot: ${reply.error.message}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.host.close(this.id).catch(() => {});
+  }
+}

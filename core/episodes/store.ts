@@ -1,0 +1,308 @@
+/**
+ * SQLite persistence of episodes (migration 5). Steps are written as they happen, so a crash or
+ * an app restart keeps everything played so far; the episode row carries running totals.
+ */
+import type { Db } from '../memory/db';
+import type { EpisodeSummary, StepView } from '../api/calls/episodes';
+import { injectHint } from './hint';
+
+export type Origin = EpisodeSummary['origin'];
+
+export interface NewEpisode {
+  envHash: string;
+  envName: string | null;
+  className: string | null;
+  seed: number | null;
+  hintEnabled: boolean;
+  hintText: string | null;
+  maxTurns: number;
+  runtime: string;
+  policy?: Record<string, unknown>;
+  origin: Origin;
+  label?: string;
+  parentId?: number | null;
+  meta?: Record<string, unknown>;
+}
+
+export interface StepRecord {
+  idx: number;
+  kind: 'reset' | 'step';
+  action: string | null;
+  rawAction: string | null;
+  seed: number | null;
+  observation: string | null;
+  reward: number | null;
+  terminated: boolean;
+  truncated: boolean;
+  info: Record<string, unknown>;
+  error: StepView['error'];
+  state: unknown;
+  types: string[] | null;
+}
+
+interface EpisodeRow {
+  id: number;
+  env_hash: string;
+  env_name: string | null;
+  class_name: string | null;
+  seed: number | null;
+  hint_enabled: number;
+  hint_text: string | null;
+  max_turns: number;
+  runtime: string;
+  policy: string;
+  origin: Origin;
+  label: string;
+  parent_id: number | null;
+  step_count: number;
+  total_return: number;
+  terminated: number;
+  truncated: number;
+  divergence_step: number | null;
+  meta: string;
+  created_at: string;
+  updated_at: string;
+}
+
+interface StepRow {
+  episode_id: number;
+  idx: number;
+  kind: 'reset' | 'step';
+  action: string | null;
+  raw_action: string | null;
+  seed: number | null;
+  observation: string | null;
+  reward: number | null;
+  terminated: number;
+  truncated: number;
+  info: string;
+  error: string | null;
+  state: string | null;
+  types: string | null;
+}
+
+export type EpisodeMeta = Omit<EpisodeSummary, 'live' | 'cursor'>;
+
+function toMeta(r: EpisodeRow): EpisodeMeta {
+  return {
+    id: r.id,
+    envHash: r.env_hash,
+    envName: r.env_name,
+    className: r.class_name,
+    seed: r.seed,
+    hintEnabled: r.hint_enabled === 1,
+    hintText: r.hint_text,
+    maxTurns: r.max_turns,
+    runtime: r.runtime,
+    policy: JSON.parse(r.policy) as Record<string, unknown>,
+    origin: r.origin,
+    label: r.label,
+    parentId: r.parent_id,
+    stepCount: r.step_count,
+    totalReturn: r.total_return,
+    terminated: r.terminated === 1,
+    truncated: r.truncated === 1,
+    divergenceStep: r.divergence_step,
+    meta: JSON.parse(r.meta) as Record<string, unknown>,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function rowToRecord(r: StepRow): StepRecord {
+  return {
+    idx: r.idx,
+    kind: r.kind,
+    action: r.action,
+    rawAction: r.raw_action,
+    seed: r.seed,
+    observation: r.observation,
+    reward: r.reward,
+    terminated: r.terminated === 1,
+    truncated: r.truncated === 1,
+    info: JSON.parse(r.info) as Record<string, unknown>,
+    error: r.error ? (JSON.parse(r.error) as StepView['error']) : null,
+    state: r.state ? (JSON.parse(r.state) as unknown) : null,
+    types: r.types ? (JSON.parse(r.types) as string[]) : null,
+  };
+}
+
+/** Timeline views with cumulative return and the agent-side (hinted) first observation. */
+export function toViews(ep: Pick<EpisodeMeta, 'hintEnabled' | 'hintText'>, steps: StepRecord[]): StepView[] {
+  let cum = 0;
+  let firstReset = true;
+  return steps.map((s) => {
+    if (s.kind === 'reset') cum = 0;
+    cum += s.reward ?? 0;
+    let agentObservation = s.observation;
+    // SPADE injects the hint into the first observation of the episode only.
+    if (s.kind === 'reset' && firstReset && ep.hintEnabled && ep.hintText && s.observation !== null) agentObservation = injectHint(s.observation, ep.hintText);
+    if (s.kind === 'reset') firstReset = false;
+    return {
+      idx: s.idx,
+      kind: s.kind,
+      action: s.action,
+      rawAction: s.rawAction,
+      seed: s.seed,
+      observation: s.observation,
+      agentObservation,
+      reward: s.reward,
+      terminated: s.terminated,
+      truncated: s.truncated,
+      info: s.info,
+      error: s.error,
+      types: s.types,
+      cumReturn: cum,
+    };
+  });
+}
+
+export class EpisodeStore {
+  constructor(private readonly db: Db) {}
+
+  create(e: NewEpisode, now = new Date().toISOString()): number {
+    const r = this.db
+      .prepare(
+        `INSERT INTO episodes (env_hash, env_name, class_name, seed, hint_enabled, hint_text, max_turns, runtime, policy, origin, label, parent_id, meta, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        e.envHash,
+        e.envName,
+        e.className,
+        e.seed,
+        e.hintEnabled ? 1 : 0,
+        e.hintText,
+        e.maxTurns,
+        e.runtime,
+        JSON.stringify(e.policy ?? {}),
+        e.origin,
+        e.label ?? '',
+        e.parentId ?? null,
+        JSON.stringify(e.meta ?? {}),
+        now,
+        now,
+      );
+    return Number(r.lastInsertRowid);
+  }
+
+  /** Appends steps and refreshes the running totals in one transaction. */
+  appendSteps(episodeId: number, steps: StepRecord[]): void {
+    if (steps.length === 0) return;
+    const ins = this.db.prepare(
+      `INSERT OR REPLACE INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      for (const s of steps) {
+        ins.run(
+          episodeId,
+          s.idx,
+          s.kind,
+          s.action,
+          s.rawAction,
+          s.seed,
+          s.observation,
+          s.reward,
+          s.terminated ? 1 : 0,
+          s.truncated ? 1 : 0,
+          JSON.stringify(s.info ?? {}),
+          s.error ? JSON.stringify(s.error) : null,
+          s.state === null || s.state === undefined ? null : JSON.stringify(s.state),
+          s.types ? JSON.stringify(s.types) : null,
+        );
+      }
+      this.refreshTotals(episodeId);
+    })();
+  }
+
+  refreshTotals(episodeId: number): void {
+    const steps = this.db
+      .prepare(`SELECT idx, kind, reward, terminated, truncated FROM episode_steps WHERE episode_id = ? ORDER BY idx`)
+      .all(episodeId) as { idx: number; kind: string; reward: number | null; terminated: number; truncated: number }[];
+    // The return of the last segment (after the latest reset): what the episode earned as played.
+    let ret = 0;
+    let term = 0;
+    let trunc = 0;
+    for (const s of steps) {
+      if (s.kind === 'reset') {
+        ret = 0;
+        term = 0;
+        trunc = 0;
+      }
+      ret += s.reward ?? 0;
+      term = s.terminated;
+      trunc = s.truncated;
+    }
+    this.db
+      .prepare(`UPDATE episodes SET step_count = ?, total_return = ?, terminated = ?, truncated = ?, updated_at = ? WHERE id = ?`)
+      .run(steps.length, ret, term, trunc, new Date().toISOString(), episodeId);
+  }
+
+  setDivergence(episodeId: number, idx: number | null, meta?: Record<string, unknown>): void {
+    if (meta) {
+      const cur = this.meta(episodeId);
+      this.db.prepare(`UPDATE episodes SET divergence_step = ?, meta = ? WHERE id = ?`).run(idx, JSON.stringify({ ...(cur?.meta ?? {}), ...meta }), episodeId);
+    } else this.db.prepare(`UPDATE episodes SET divergence_step = ? WHERE id = ?`).run(idx, episodeId);
+  }
+
+  meta(id: number): EpisodeMeta | null {
+    const r = this.db.prepare(`SELECT * FROM episodes WHERE id = ?`).get(id) as EpisodeRow | undefined;
+    return r ? toMeta(r) : null;
+  }
+
+  list(opts: { envHash?: string | undefined; origin?: Origin | undefined; limit: number; offset: number }): { total: number; rows: EpisodeMeta[] } {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (opts.envHash) {
+      where.push('env_hash = ?');
+      args.push(opts.envHash);
+    }
+    if (opts.origin) {
+      where.push('origin = ?');
+      args.push(opts.origin);
+    }
+    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM episodes ${w}`).get(...args) as { n: number }).n;
+    const rows = this.db.prepare(`SELECT * FROM episodes ${w} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, opts.limit, opts.offset) as EpisodeRow[];
+    return { total, rows: rows.map(toMeta) };
+  }
+
+  /** Steps without their state trees (the timeline), or with them. */
+  steps(episodeId: number, withState = false): StepRecord[] {
+    const cols = withState ? '*' : 'episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types';
+    const rows = this.db.prepare(`SELECT ${cols} FROM episode_steps WHERE episode_id = ? ORDER BY idx`).all(episodeId) as StepRow[];
+    return rows.map(rowToRecord);
+  }
+
+  step(episodeId: number, idx: number): StepRecord | null {
+    const r = this.db.prepare(`SELECT * FROM episode_steps WHERE episode_id = ? AND idx = ?`).get(episodeId, idx) as StepRow | undefined;
+    return r ? rowToRecord(r) : null;
+  }
+
+  /** The steps a fork starts from: a copy of steps 0..idx under a new episode id. */
+  fork(episodeId: number, idx: number): number {
+    const m = this.meta(episodeId);
+    if (!m) throw new Error(`no episode ${episodeId}`);
+    return this.db.transaction(() => {
+      const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { forkedAt: idx } });
+      this.db
+        .prepare(
+          `INSERT INTO episode_steps SELECT ?, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types
+           FROM episode_steps WHERE episode_id = ? AND idx <= ?`,
+        )
+        .run(id, episodeId, idx);
+      this.refreshTotals(id);
+      return id;
+    })();
+  }
+
+  delete(ids: number[]): number {
+    const del = this.db.prepare(`DELETE FROM episodes WHERE id = ?`);
+    let n = 0;
+    this.db.transaction(() => {
+      for (const id of ids) n += del.run(id).changes;
+    })();
+    return n;
+  }
+}

@@ -1,0 +1,41 @@
+import type { Handlers } from '../server/dispatcher';
+import type { Services } from '../services/services';
+import { episodeService } from '../episodes/forServices';
+
+type EpisodeCalls =
+  | 'episodes.list'
+  | 'episodes.get'
+  | 'episodes.inspect'
+  | 'episodes.open'
+  | 'episodes.act'
+  | 'episodes.resetAgain'
+  | 'episodes.run'
+  | 'episodes.scrub'
+  | 'episodes.close'
+  | 'episodes.delete'
+  | 'episodes.replay'
+  | 'episodes.importTrajectory'
+  | 'episodes.exportJsonl'
+  | 'episodes.importJsonl'
+  | 'episodes.regret';
+
+export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
+  const svc = () => episodeService(s);
+  return {
+    'episodes.list': (i) => svc().list(i),
+    'episodes.get': ({ id }) => svc().get(id),
+    'episodes.inspect': ({ id, idx }) => svc().inspect(id, idx),
+    'episodes.open': (i) => svc().open(i),
+    'episodes.act': ({ id, action, extract }) => svc().act(id, action, extract),
+    'episodes.resetAgain': ({ id, seed }) => svc().resetAgain(id, seed),
+    'episodes.run': ({ id, policy, until, maxSteps }) => svc().run(id, policy, until, maxSteps),
+    'episodes.scrub': ({ id, idx }) => svc().scrub(id, idx),
+    'episodes.close': async ({ id }) => ({ closed: await svc().close(id) }),
+    'episodes.delete': async ({ ids }) => ({ deleted: await svc().delete(ids) }),
+    'episodes.replay': ({ id, runtime }) => svc().replay(id, { runtime }),
+    'episodes.importTrajectory': (i) => svc().importTrajectories(i),
+    'episodes.exportJsonl': ({ ids }) => svc().exportJsonl(ids),
+    'episodes.importJsonl': ({ text }) => svc().importJsonl(text),
+    'episodes.regret': (i) => svc().regret(i),
+  };
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Services } from '../../../core/services/services';
+import { episodeService } from '../../../core/episodes/forServices';
+import { ingest } from '../../../core/memory/repository';
+import { sha256 } from '../../../core/memory/parse';
+import { firstPrompt, injectHint } from '../../../core/episodes/hint';
+import { tempDir } from '../../helpers/tmp';
+import { addSeedGame, COUNTER_SOURCE, GRID, LEAK, UNWINNABLE } from './fixtures';
+
+const tmp = tempDir('spade-episodes-');
+let s: Services;
+let grid: string;
+let leak: string;
+let unwinnable: string;
+
+beforeAll(() => {
+  s = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+  grid = addSeedGame(s.db, GRID);
+  leak = addSeedGame(s.db, LEAK);
+  unwinnable = addSeedGame(s.db, UNWINNABLE);
+});
+afterAll(async () => {
+  await s.close();
+  tmp.cleanup();
+});
+
+describe('episodes on the real Pyodide runtime', () => {
+  it('plays with solution(), records every step with state, and replays without divergence', async () => {
+    const ep = episodeService(s);
+    const opened = await ep.open({ hash: grid, seed: 3, hint: false, label: 't', runtime: 'pyodide' });
+    expect(opened.steps).toHaveLength(1);
+    expect(opened.steps[0]!.observation).toContain('Walk from S to G');
+    const id = opened.episode.id;
+    const ran = await ep.run(id, { kind: 'solution' }, { kind: 'done' }, 100);
+    expect(ran.stoppedBecause).toBe('terminated');
+    const last = ran.steps.at(-1)!;
+    expect(last.reward).toBe(1);
+    expect(last.terminated).toBe(true);
+    expect(ran.episode.totalReturn).toBe(1);
+    const d = ep.inspect(id, 1);
+    expect(d.changes.some((c) => c.path.startsWith('pos'))).toBe(true);
+    expect(d.changes.map((c) => c.path)).toContain('turn');
+    expect(d.observationDiff.some((o) => o.op !== '=')).toBe(true);
+    const rep = await ep.replay(id);
+    expect(rep.divergence).toBeNull();
+    expect(rep.compared).toBe(ran.steps.length);
+  });
+
+  it('scrubs back to an earlier step and forks when play continues from there', async () => {
+    const ep = episodeService(s);
+    const { episode } = await ep.open({ hash: grid, seed: 5, hint: false, label: '', runtime: 'pyodide' });
+    await ep.run(episode.id, { kind: 'script', actions: ['\\boxed{up}', '\\boxed{left}', '\\boxed{down}', '\\boxed{right}'], extract: true }, { kind: 'steps', count: 4 }, 10);
+    const sc = await ep.scrub(episode.id, 2);
+    expect(sc.live).toBe(true);
+    expect(sc.detail.step.idx).toBe(2);
+    const after = await ep.act(episode.id, '\\boxed{down}', false);
+    expect(after.forkedFrom).toBe(episode.id);
+    expect(after.episode.id).not.toBe(episode.id);
+    expect(after.steps).toHaveLength(4);
+    // the fork's new step must equal what the game says from step 2's state, which a fresh replay confirms
+    const rep = await ep.replay(after.episode.id);
+    expect(rep.divergence).toBeNull();
+  });
+
+  it('shows a state leak across reset in the diff against the first reset', async () => {
+    const ep = episodeService(s);
+    const { episode } = await ep.open({ hash: leak, seed: 1, hint: false, label: '', runtime: 'pyodide' });
+    await ep.act(episode.id, '\\boxed{1}', false);
+    const again = await ep.resetAgain(episode.id, 1);
+    const idx = again.steps.at(-1)!.idx;
+    const d = ep.inspect(episode.id, idx);
+    expect(d.step.kind).toBe('reset');
+    const paths = (d.changesFromFirstReset ?? []).map((c) => c.path);
+    expect(paths).toContain('asked');
+    expect(paths.some((p) => p.startsWith('problem'))).toBe(true);
+    // a correct game would deal the same first observation for the same seed
+    expect(again.steps[idx]!.observation).not.toBe(again.steps[0]!.observation);
+  });
+
+  it('runs until a state expression holds and stops exactly there', async () => {
+    const ep = episodeService(s);
+    const hash = sha256(COUNTER_SOURCE);
+    ingest(s.db, { source: COUNTER_SOURCE, path: 'counter.py' });
+    const { episode } = await ep.open({ hash, seed: 0, hint: false, label: '', maxTurns: 10_000, runtime: 'pyodide' });
+    const start = Number(/count=(\d+)/.exec((await ep.get(episode.id)).steps[0]!.observation!)![1]);
+    const r = await ep.run(episode.id, { kind: 'random' }, { kind: 'expr', expr: `count >= ${start + 40}` }, 1000);
+    expect(r.stoppedBecause).toBe(`state: count >= ${start + 40}`);
+    expect(r.steps).toHaveLength(41);
+    // the live session stands at the stopping step: one more step continues from there
+    const next = await ep.act(episode.id, 'x', false);
+    expect(next.steps.at(-1)!.observation).toBe(`count=${start + 41}`);
+    await expect(ep.run(episode.id, { kind: 'random' }, { kind: 'expr', expr: 'count >>> 3' }, 10)).rejects.toThrow(/Cannot read the value/);
+  });
+
+  it('imports a trajectory without a seed, finds the seed, and reports a planted divergence at the right step', async () => {
+    const ep = episodeService(s);
+    const { episode } = await ep.open({ hash: grid, seed: 11, hint: true, label: '', runtime: 'pyodide' });
+    const played = await ep.run(episode.id, { kind: 'script', actions: ['\\boxed{up}', '\\boxed{left}', '\\boxed{down}', '\\boxed{right}', '\\boxed{up}'], extract: false }, { kind: 'steps', count: 5 }, 10);
+    const hint = played.episode.hintText!;
+    const steps = played.steps;
+    expect(steps[0]!.agentObservation).toBe(injectHint(steps[0]!.observation!, hint));
+    const messages: { role: string; content: string }[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: firstPrompt(steps[0]!.agentObservation!) }];
+    for (const st of steps.slice(1)) {
+      messages.push({ role: 'assistant', content: `<think>I should go ${st.action}</think>My move is ${st.action}` });
+      messages.push({ role: 'user', content: st.observation! });
+    }
+    // plant: the recorded answer to the 3rd action differs from what the game says
+    messages[2 + 2 * 2 + 1]!.content = 'You moved sideways.';
+    const text = messages.map((m) => JSON.stringify(m)).join('\n');
+    const out = await ep.importTrajectories({ text, fileName: `${GRID}_rollout.jsonl`, seedSearchLimit: 100 });
+    expect(out.results).toHaveLength(1);
+    const r = out.results[0]!;
+    expect(r.boundBy).toBe('file');
+    expect(r.seed).toBe(11);
+    expect(r.seedFrom).toBe('search');
+    expect(r.report.divergence?.idx).toBe(3);
+    expect(r.report.divergence?.fields).toEqual(['observation']);
+    expect(r.report.divergence?.recorded.observation).toBe('You moved sideways.');
+    expect(r.report.divergence?.stateChanges.length).toBeGreaterThan(0);
+    const imported = ep.get(r.episodeId);
+    expect(imported.episode.hintEnabled).toBe(true);
+    expect(imported.episode.hintText).toBe(hint);
+    expect(imported.episode.divergenceStep).toBe(3);
+  });
+
+  it('exports JSONL that re-imports into an identical, replayable episode', async () => {
+    const ep = episodeService(s);
+    const { episode } = await ep.open({ hash: unwinnable, seed: 2, hint: false, label: 'x', runtime: 'pyodide' });
+    await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 10);
+    const ex = ep.exportJsonl([episode.id]);
+    expect(ex.count).toBe(1);
+    const back = ep.importJsonl(ex.text + 'not json\n{"format":"other"}\n');
+    expect(back.ids).toHaveLength(1);
+    expect(back.skipped.map((x) => x.line)).toEqual([2, 3]);
+    const a = ep.get(episode.id).steps;
+    const b = ep.get(back.ids[0]!).steps;
+    expect(b).toEqual(a);
+    expect((await ep.replay(back.ids[0]!)).divergence).toBeNull();
+    // the unwinnable game: its own solution() never earns a reward
+    expect(a.some((x) => (x.reward ?? 0) > 0)).toBe(false);
+  });
+
+  it('regret: solution() on the hinted arm against random guesses', async () => {
+    const ep = episodeService(s);
+    const r = await ep.regret({ hash: grid, seeds: 3, seedStart: 0, policy: { kind: 'random', lo: 1, hi: 100 }, hintPolicy: { kind: 'solution' }, runtime: 'pyodide' });
+    expect(r.withHint.returns).toEqual([1, 1, 1]);
+    expect(r.withoutHint.returns).toEqual([0, 0, 0]);
+    expect(r.regret).toBe(1);
+    expect(r.withHint.solveRate).toBe(1);
+    expect(r.hintText).toBeTruthy();
+  });
+});
+
+describe('episodes survive a restart', () => {
+  it('reopens the recording and continues it in a fresh session', async () => {
+    const dir = tempDir('spade-episodes-restart-');
+    try {
+      let a = new Services({ dataDir: dir.dir, shell: 'in-process' });
+      const h = addSeedGame(a.db, GRID);
+      const { episode } = await episodeService(a).open({ hash: h, seed: 4, hint: false, label: 'keep', runtime: 'pyodide' });
+      await episodeService(a).act(episode.id, '\\boxed{up}', false);
+      const before = episodeService(a).get(episode.id).steps;
+      await a.close();
+      a = new Services({ dataDir: dir.dir, shell: 'in-process' });
+      const got = episodeService(a).get(episode.id);
+      expect(got.episode.live).toBe(false);
+      expect(got.steps).toEqual(before);
+      const cont = await episodeService(a).act(episode.id, '\\boxed{down}', false);
+      expect(cont.steps).toHaveLength(3);
+      expect(cont.episode.live).toBe(true);
+      await a.close();
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
