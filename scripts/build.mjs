@@ -45,7 +45,7 @@ await esbuild({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external: ['electron', 'better-sqlite3', 'ws', 'pyodide'],
+  external: ['electron', 'better-sqlite3', 'ws', 'pyodide', 'ssh2'],
   // core/ is ESM and reads import.meta.url; give the CommonJS bundle a real one.
   define: { 'import.meta.url': '__importMetaUrl' },
   banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

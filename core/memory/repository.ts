@@ -457,7 +457,8 @@ export function updateEnvironment(db: Db, id: number, patch: EnvPatch): EnvDetai
 export function ftsQuery(text: string): string | null {
   const words = text.match(/[\p{L}\p{N}_]+/gu);
   if (!words?.length) return null;
-  return words.map((w, i) => `"${w}"${i === words.length - 1 || w.length >= 3 ? '*' : ''}`).join(' ');
+  // The word being typed is a prefix; one letter alone would expand to half the vocabulary.
+  return words.map((w, i) => `"${w}"${(i === words.length - 1 && w.length >= 2) || w.length >= 3 ? '*' : ''}`).join(' ');
 }
 
 type FilterKey = keyof MemoryFilters;
@@ -466,10 +467,10 @@ interface Where {
   params: unknown[];
 }
 
-function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey): Where {
+function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey, withFts = true): Where {
   const parts: string[] = [];
   const params: unknown[] = [];
-  const fts = ftsQuery(query);
+  const fts = withFts ? ftsQuery(query) : null;
   if (fts) {
     parts.push('e.id IN (SELECT rowid FROM env_fts WHERE env_fts MATCH ?)');
     params.push(fts);
@@ -529,37 +530,69 @@ export interface SearchInput {
   limit?: number;
 }
 
-export function search(db: Db, input: SearchInput): { total: number; rows: EnvSummary[] } {
+/** Counting stops here: "10,000+ matches" says enough and keeps broad searches fast. */
+export const COUNT_CAP = 10_000;
+/** bm25 ranking costs per match; above this many, a query lists newest first instead. */
+const RANK_LIMIT = 2_000;
+
+export function search(db: Db, input: SearchInput): { total: number; capped: boolean; rows: EnvSummary[] } {
   const query = input.query ?? '';
   const filters = input.filters ?? {};
   const limit = input.limit ?? 100;
   const offset = input.offset ?? 0;
-  const where = buildWhere(query, filters);
   const fts = ftsQuery(query);
-  const sort = input.sort ?? { field: fts ? 'relevance' : 'created', dir: fts ? 'asc' : 'desc' };
-  let sql: string;
-  let params: unknown[];
-  if (sort.field === 'relevance' && fts) {
-    // bm25 ranks only the matching rows; the other filters still apply through the WHERE.
-    sql = `SELECT ${SUMMARY_COLS} FROM (SELECT rowid, rank FROM env_fts WHERE env_fts MATCH ?) f JOIN environments e ON e.id = f.rowid
-           ${where.sql} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`;
-    params = [fts, ...where.params, limit, offset];
-  } else {
-    const col = sort.field === 'relevance' ? 'e.id' : sortColumns[sort.field];
-    const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
-    sql = `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${col} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`;
-    params = [...where.params, limit, offset];
-  }
-  let rows: EnvRow[];
-  let total: number;
   try {
-    rows = stmt(db, sql).all(...params) as EnvRow[];
-    total = (stmt(db, `SELECT count(*) AS n FROM environments e ${where.sql}`).get(...where.params) as { n: number }).n;
+    if (!fts) {
+      const where = buildWhere('', filters);
+      const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
+      const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
+      const rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[field]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+        ...where.params,
+        limit,
+        offset,
+      ) as EnvRow[];
+      const total = (stmt(db, `SELECT count(*) AS n FROM environments e ${where.sql}`).get(...where.params) as { n: number }).n;
+      return { total, capped: false, rows: rows.map(toSummary) };
+    }
+    // The FTS table drives: its doclist is already in rowid order, and the filters are checked per match.
+    const rest = buildWhere('', filters, undefined, false);
+    const and = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
+    const n = (
+      stmt(db, `SELECT count(*) AS n FROM (SELECT 1 FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} LIMIT ${COUNT_CAP + 1})`).get(fts, ...rest.params) as {
+        n: number;
+      }
+    ).n;
+    const capped = n > COUNT_CAP;
+    const total = Math.min(n, COUNT_CAP);
+    const sort = input.sort ?? { field: 'relevance' as const, dir: 'asc' as const };
+    let rows: EnvRow[];
+    if (sort.field === 'relevance' && n <= RANK_LIMIT) {
+      rows = stmt(
+        db,
+        `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
+      ).all(fts, ...rest.params, limit, offset) as EnvRow[];
+    } else if (sort.field === 'relevance' || sort.field === 'created') {
+      const dir = sort.field === 'created' && sort.dir === 'asc' ? 'ASC' : 'DESC';
+      rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
+        fts,
+        ...rest.params,
+        limit,
+        offset,
+      ) as EnvRow[];
+    } else {
+      const where = buildWhere(query, filters);
+      const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
+      rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[sort.field as keyof typeof sortColumns]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+        ...where.params,
+        limit,
+        offset,
+      ) as EnvRow[];
+    }
+    return { total, capped, rows: rows.map(toSummary) };
   } catch (e) {
     if (e instanceof Error && /fts5|MATCH/i.test(e.message)) throw new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`);
     throw e;
   }
-  return { total, rows: rows.map(toSummary) };
 }
 
 export interface Selection {

@@ -142,7 +142,8 @@ export const memoryCalls = {
         limit: z.number().int().min(1).max(1000).default(100),
       })
       .strict(),
-    output: z.object({ total: z.number().int(), rows: z.array(envSummarySchema) }),
+    // capped: the query matched more than `total` (counting stops at 10,000 to stay fast).
+    output: z.object({ total: z.number().int(), capped: z.boolean(), rows: z.array(envSummarySchema) }),
   }),
   'memory.get': defineCall({
     name: 'memory.get',
