@@ -1,0 +1,175 @@
+import { z } from 'zod';
+import { defineCall, defineEvent } from '../contract';
+
+/** Jobs: local runs and remote training jobs (ssh, slurm, ray), their logs, metrics and outputs. */
+
+export const backendSchema = z.enum(['local', 'ssh', 'slurm', 'ray']);
+export const jobStateSchema = z.enum(['submitting', 'pending', 'running', 'suspended', 'succeeded', 'failed', 'cancelled', 'timeout', 'lost']);
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
+const text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'no NUL bytes');
+
+export const sshTargetSchema = z
+  .object({
+    host: z.string().trim().min(1).max(255).regex(/^[A-Za-z0-9._:@%-]+$/, 'a host name, address or ~/.ssh/config alias'),
+    port: z.number().int().min(1).max(65535).optional(),
+    user: z.string().max(64).regex(/^[A-Za-z0-9._-]*$/).optional(),
+    identityFile: text(4096).optional(),
+    knownHostsFile: text(4096).optional(),
+  })
+  .strict();
+
+export const launchSchema = z
+  .object({
+    name: text(200).min(1),
+    backend: backendSchema,
+    recipe: z.string().max(64).optional(),
+    command: z.array(text(100_000)).max(500).optional(),
+    workdir: text(4096).optional(),
+    env: z.record(envName, text(100_000)).optional(),
+    /** Names only: values come from the session's secret store. */
+    secretEnv: z.array(envName).max(50).optional(),
+    ssh: sshTargetSchema.optional(),
+    slurm: z
+      .object({
+        partition: z.string().max(64).optional(),
+        gpus: z.number().int().min(0).max(512).optional(),
+        time: z.string().max(32).optional(),
+        cpusPerTask: z.number().int().min(1).max(4096).optional(),
+        mem: z.string().max(16).optional(),
+        container: text(4096).optional(),
+      })
+      .strict()
+      .optional(),
+    ray: z
+      .object({
+        address: z.string().url().max(2048).optional(),
+        tunnel: z.boolean().optional(),
+        submissionId: z.string().max(200).regex(/^[A-Za-z0-9_.-]*$/).optional(),
+        tokenSecret: envName.optional(),
+      })
+      .strict()
+      .optional(),
+    /** Environments from memory to ship as the run's pool (exported in SPADE's layout). */
+    poolEnvIds: z.array(z.number().int().positive()).max(100_000).optional(),
+    /** Ship no pool at all (otherwise the seed pack is shipped when the recipe wants a pool). */
+    noPool: z.boolean().optional(),
+    extraArgs: z.array(text(10_000)).max(100).optional(),
+    importEnvironments: z.boolean().optional(),
+  })
+  .strict();
+export type LaunchInput = z.infer<typeof launchSchema>;
+
+export const jobSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  backend: backendSchema,
+  host: z.string().nullable(),
+  recipe: z.string().nullable(),
+  state: jobStateSchema,
+  detail: z.string(),
+  exitCode: z.number().int().nullable(),
+  externalId: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  logSize: z.number().int(),
+  command: z.array(z.string()),
+  workdir: z.string(),
+  env: z.record(z.string(), z.string()),
+  secretEnv: z.array(z.string()),
+  filesBack: z.number().int(),
+});
+export type JobSummary = z.infer<typeof jobSummarySchema>;
+
+export const recipeSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  backends: z.array(backendSchema),
+  command: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  requiredEnv: z.array(z.string()),
+  optionalEnv: z.array(z.string()),
+  secretEnv: z.array(z.string()),
+  slurm: z.object({ gpus: z.number().optional(), time: z.string().optional(), partition: z.string().optional() }).optional(),
+});
+export type JobRecipe = z.infer<typeof recipeSchema>;
+
+const idInput = z.object({ id: z.string().min(1).max(64) }).strict();
+
+export const jobsCalls = {
+  'jobs.list': defineCall({
+    name: 'jobs.list',
+    summary: 'Every job, newest first.',
+    input: z.object({}).strict(),
+    output: z.object({ jobs: z.array(jobSummarySchema) }),
+  }),
+  'jobs.get': defineCall({ name: 'jobs.get', summary: 'One job.', input: idInput, output: jobSummarySchema }),
+  'jobs.recipes': defineCall({
+    name: 'jobs.recipes',
+    summary: 'Launch recipes from resources/jobs (SPADE launches and the example run).',
+    input: z.object({}).strict(),
+    output: z.object({ recipes: z.array(recipeSchema) }),
+  }),
+  'jobs.sshHosts': defineCall({
+    name: 'jobs.sshHosts',
+    summary: 'Host aliases from ~/.ssh/config.',
+    input: z.object({}).strict(),
+    output: z.object({ hosts: z.array(z.string()) }),
+  }),
+  'jobs.probeHost': defineCall({
+    name: 'jobs.probeHost',
+    summary: 'Connect once to check the host key: trusted, or unknown/changed with its fingerprint.',
+    input: z.object({ ssh: sshTargetSchema }).strict(),
+    output: z.object({
+      status: z.enum(['trusted', 'unknown', 'changed']),
+      host: z.string().optional(),
+      port: z.number().int().optional(),
+      keyType: z.string().optional(),
+      fingerprint: z.string().optional(),
+      message: z.string().optional(),
+    }),
+  }),
+  'jobs.trustHost': defineCall({
+    name: 'jobs.trustHost',
+    summary: 'Accept an unknown host key the user saw (by its fingerprint) into the workbench known_hosts.',
+    input: z.object({ host: z.string().min(1).max(255), port: z.number().int().min(1).max(65535), fingerprint: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/) }).strict(),
+    output: z.object({ trusted: z.boolean() }),
+  }),
+  'jobs.submit': defineCall({ name: 'jobs.submit', summary: 'Launch a job.', input: launchSchema, output: jobSummarySchema }),
+  'jobs.stop': defineCall({ name: 'jobs.stop', summary: 'Stop (cancel) a job.', input: idInput, output: jobSummarySchema }),
+  'jobs.remove': defineCall({ name: 'jobs.remove', summary: 'Forget a finished job (its metrics and log mirror).', input: idInput, output: z.object({ removed: z.boolean() }) }),
+  'jobs.log': defineCall({
+    name: 'jobs.log',
+    summary: 'Whole lines of the mirrored log from a byte offset.',
+    input: z.object({ id: z.string().min(1).max(64), offset: z.number().int().min(0), maxBytes: z.number().int().min(1).max(16 * 1024 * 1024).optional() }).strict(),
+    output: z.object({ text: z.string(), nextOffset: z.number().int(), size: z.number().int() }),
+  }),
+  'jobs.metrics': defineCall({
+    name: 'jobs.metrics',
+    summary: 'Metric series over rollout/step for one job (all keys, or the ones asked for).',
+    input: z.object({ id: z.string().min(1).max(64), keys: z.array(z.string().max(300)).max(200).optional() }).strict(),
+    output: z.object({ keys: z.array(z.string()), series: z.array(z.object({ key: z.string(), steps: z.array(z.number()), values: z.array(z.number()) })) }),
+  }),
+  'jobs.secrets': defineCall({
+    name: 'jobs.secrets',
+    summary: 'Names of the secrets held for this session (never their values), and where they are kept.',
+    input: z.object({}).strict(),
+    output: z.object({ names: z.array(z.string()), store: z.enum(['memory', 'keychain']) }),
+  }),
+  'jobs.setSecret': defineCall({
+    name: 'jobs.setSecret',
+    summary: 'Keep a secret (API key) for jobs: in memory (web) or the OS keychain (desktop). An empty value deletes it.',
+    input: z.object({ name: envName, value: z.string().max(10_000).refine((v) => !/[\r\n\0]/.test(v), 'a single line') }).strict(),
+    output: z.object({ names: z.array(z.string()), store: z.enum(['memory', 'keychain']) }),
+  }),
+} as const;
+
+export const jobsEvents = {
+  'jobs.changed': defineEvent({ name: 'jobs.changed', summary: 'A job was created or changed state.', payload: jobSummarySchema }),
+  'jobs.logGrew': defineEvent({
+    name: 'jobs.logGrew',
+    summary: 'New whole lines were mirrored into a job log (read them with jobs.log).',
+    payload: z.object({ id: z.string(), size: z.number().int() }),
+  }),
+} as const;

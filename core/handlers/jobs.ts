@@ -1,0 +1,73 @@
+import { ApiError, type CallName } from '../api';
+import { HostKeyError } from '../jobs/ssh/connection';
+import type { Handlers } from '../server/dispatcher';
+import type { Services } from '../services/services';
+import { loadRecipes } from '../jobs/recipes';
+
+type JobCalls = Extract<CallName, `jobs.${string}`>;
+
+/** Errors the user can act on keep their meaning across the wire; the rest stay internal. */
+async function guard<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    if (e instanceof HostKeyError) {
+      throw new ApiError('unauthorized', e.message, { hostKey: { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint } });
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    if (/^No job /.test(msg)) throw new ApiError('not_found', msg);
+    if (/ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Timed out while waiting for handshake|All configured authentication methods failed/.test(msg)) {
+      throw new ApiError('unavailable', msg);
+    }
+    throw new ApiError('invalid_input', msg);
+  }
+}
+
+export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
+  const j = s.jobs;
+  return {
+    'jobs.list': () => ({ jobs: j.manager.list().map((r) => j.summary(r)) }),
+    'jobs.get': ({ id }) => guard(() => j.summary(j.manager.get(id))),
+    'jobs.recipes': () => ({
+      recipes: loadRecipes().map((r) => ({
+        id: r.id,
+        title: r.title,
+        description: r.description,
+        backends: r.backends,
+        command: r.command,
+        env: r.env,
+        requiredEnv: r.requiredEnv,
+        optionalEnv: r.optionalEnv,
+        secretEnv: r.secretEnv,
+        ...(r.slurm ? { slurm: r.slurm } : {}),
+      })),
+    }),
+    'jobs.sshHosts': () => ({ hosts: j.sshHosts() }),
+    'jobs.probeHost': ({ ssh }) => guard(() => j.manager.probeHost(ssh)),
+    'jobs.trustHost': ({ host, port, fingerprint }) =>
+      guard(() => {
+        j.manager.trustHostKey(host, port, fingerprint);
+        return { trusted: true };
+      }),
+    'jobs.submit': (input) => guard(() => j.submit(input)),
+    'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
+    'jobs.remove': ({ id }) =>
+      guard(() => {
+        j.manager.remove(id);
+        return { removed: true };
+      }),
+    'jobs.log': ({ id, offset, maxBytes }) => guard(() => j.manager.readLog(id, offset, maxBytes ?? 1 << 20)),
+    'jobs.metrics': ({ id, keys }) =>
+      guard(() => {
+        j.manager.get(id);
+        return j.metrics(id, keys);
+      }),
+    'jobs.secrets': () => ({ names: j.secrets.names(), store: j.secrets.kind }),
+    'jobs.setSecret': ({ name, value }) => {
+      if (value === '') j.secrets.delete(name);
+      else j.secrets.set(name, value);
+      return { names: j.secrets.names(), store: j.secrets.kind };
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { JobSummary, LaunchInput } from '../api/calls/jobs';
+import type { Db } from '../memory/db';
+import { exportEnvironments } from '../memory/exporter';
+import type { EventBus } from '../server/events';
+import { buildSpec } from './launch';
+import { JobManager } from './manager';
+import { listConfigHosts, readSshConfig } from './ssh/config';
+import { KeychainSecretStore, MemorySecretStore, type Sealer, type SecretStore } from './secrets';
+import type { EnvironmentImporter } from './flowback';
+import type { JobRecord } from './types';
+
+export interface JobServiceDeps {
+  db: Db;
+  dataDir: string;
+  events: EventBus;
+  importer: EnvironmentImporter | null;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Electron's safeStorage on the desktop; absent in web mode (secrets stay in memory). */
+  sealer?: Sealer | undefined;
+}
+
+/** The jobs part of the engine: the manager, the secret store and the summaries the UI sees. */
+export class JobService {
+  readonly manager: JobManager;
+  readonly secrets: SecretStore;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    const sealedFile = join(deps.dataDir, 'secrets.sealed.json');
+    this.secrets = deps.sealer
+      ? new KeychainSecretStore(deps.sealer, {
+          load: () => (existsSync(sealedFile) ? (JSON.parse(readFileSync(sealedFile, 'utf8')) as Record<string, string>) : {}),
+          save: (sealed) => writeFileSync(sealedFile, JSON.stringify(sealed), { mode: 0o600 }),
+        })
+      : new MemorySecretStore();
+    this.manager = new JobManager({
+      db: deps.db,
+      dataDir: deps.dataDir,
+      secrets: this.secrets,
+      importer: deps.importer,
+      onChange: (j) => deps.events.emit('jobs.changed', this.summary(j)),
+      onLog: (id, size) => deps.events.emit('jobs.logGrew', { id, size }),
+      onError: (m) => deps.log('warn', m),
+    });
+  }
+
+  start(): void {
+    this.manager.start();
+  }
+
+  summary(j: JobRecord): JobSummary {
+    return {
+      id: j.id,
+      name: j.name,
+      backend: j.backend,
+      host: j.host,
+      recipe: j.recipe,
+      state: j.state,
+      detail: j.detail,
+      exitCode: j.exitCode,
+      externalId: j.externalId,
+      createdAt: j.createdAt,
+      startedAt: j.startedAt,
+      finishedAt: j.finishedAt,
+      logSize: j.localLogSize,
+      command: j.spec.command,
+      workdir: j.spec.workdir,
+      env: j.spec.env,
+      secretEnv: j.spec.secretEnv,
+      filesBack: this.manager.store.files(j.id).length,
+    };
+  }
+
+  sshHosts(): string[] {
+    return listConfigHosts(readSshConfig());
+  }
+
+  async submit(input: LaunchInput): Promise<JobSummary> {
+    let poolDir: string | null | undefined = input.noPool ? null : undefined;
+    let tmpPool: string | null = null;
+    if (input.poolEnvIds && input.poolEnvIds.length > 0) {
+      // The pool to ship: the chosen environments exported from memory in SPADE's layout.
+      tmpPool = join(this.deps.dataDir, 'jobs', 'pools', `pool-${Date.now().toString(36)}`);
+      mkdirSync(tmpPool, { recursive: true });
+      exportEnvironments(this.deps.db, input.poolEnvIds, { format: 'spade', outDir: tmpPool });
+      poolDir = tmpPool;
+    }
+    try {
+      const spec = buildSpec({ ...input, poolDir });
+      const job = await this.manager.submit(spec);
+      return this.summary(job);
+    } finally {
+      if (tmpPool) rmSync(tmpPool, { recursive: true, force: true });
+    }
+  }
+
+  metrics(id: string, keys?: string[]): { keys: string[]; series: { key: string; steps: number[]; values: number[] }[] } {
+    const all = this.manager.store.metricKeys(id);
+    const points = this.manager.store.metrics(id, keys && keys.length ? keys : undefined);
+    const by = new Map<string, { key: string; steps: number[]; values: number[] }>();
+    for (const p of points) {
+      let s = by.get(p.key);
+      if (!s) by.set(p.key, (s = { key: p.key, steps: [], values: [] }));
+      s.steps.push(p.step);
+      s.values.push(p.value);
+    }
+    return { keys: all, series: [...by.values()] };
+  }
+
+  close(): Promise<void> {
+    return this.manager.close();
+  }
+}
