@@ -2,4 +2,12 @@
  * Feature modules (library, editor, episodes, jobs...) register their views, side panels,
  * commands and status items here, so main.tsx stays the same as features arrive.
  */
-export function registerFeatures(): void {}
+import { registerLibrary } from './features/library';
+import { registerEditorFeature } from './features/editor';
+import { registerJobsFeature } from './features/jobs';
+
+export function registerFeatures(): void {
+  registerLibrary();
+  registerEditorFeature();
+  registerJobsFeature();
+}

@@ -1,0 +1,41 @@
+import { useEffect, useState } from 'react';
+import { DiffEditor } from '../../monaco/DiffEditor';
+import { backend } from '../../store/app';
+import type { ViewProps } from '../../views/registry';
+
+type Side = { hash: string } | { draft: number };
+
+/** Any two versions, or the draft against a version, in Monaco's diff editor. */
+export function DiffView({ tab }: ViewProps) {
+  const envId = Number(tab.params.envId);
+  const toSide = (k: string | undefined): Side => (k === 'draft' ? { draft: envId } : { hash: k ?? '' });
+  const [data, setData] = useState<{ left: { label: string; source: string }; right: { label: string; source: string } } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [inline, setInline] = useState(false);
+  const [nonce, setNonce] = useState(0);
+  useEffect(() => {
+    backend()
+      .call('editor.diff', { left: toSide(tab.params.left), right: toSide(tab.params.right) })
+      .then(setData, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+    // The params identify the tab; `nonce` is the refresh button.
+  }, [tab.params.left, tab.params.right, envId, nonce]);
+  if (error) return <p className="pad">Cannot compare: {error}</p>;
+  if (!data) return <p className="pad muted">Loading…</p>;
+  return (
+    <div className="fill column" data-testid="env-diff">
+      <div className="toolbar">
+        <span data-testid="diff-left">{data.left.label}</span>
+        <span className="muted">↔</span>
+        <span data-testid="diff-right">{data.right.label}</span>
+        <div className="spacer" />
+        <button aria-pressed={inline} onClick={() => setInline((v) => !v)}>
+          {inline ? 'Side by side' : 'Inline'}
+        </button>
+        <button onClick={() => setNonce((n) => n + 1)}>Refresh</button>
+      </div>
+      <div className="fill">
+        <DiffEditor original={data.left.source} modified={data.right.source} inline={inline} ariaLabel="Compare versions" />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,140 @@
+import { useEffect, useReducer, useRef, useState } from 'react';
+import { CodeEditor } from '../../monaco/CodeEditor';
+import { backend, log } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
+import type { ViewProps } from '../../views/registry';
+import { CurationPanel } from './CurationPanel';
+import { installPythonHelp } from './completions';
+import { openDiff } from './open';
+import { EditorSession, sessions } from './session';
+import { VersionList } from './VersionList';
+
+/** An environment in Monaco: code and hint side by side, versions and curation alongside. */
+export function EnvEditorView({ tab }: ViewProps) {
+  const envId = Number(tab.params.envId);
+  const [session, setSession] = useState<EditorSession | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [, rerender] = useReducer((x: number) => x + 1, 0);
+  const [message, setMessage] = useState('');
+  const [showVersions, setShowVersions] = useState(true);
+  const [saving, setSaving] = useState(false);
+  const initial = useRef<{ source: string; hint: string } | null>(null);
+
+  useEffect(() => {
+    let gone = false;
+    let made: EditorSession | null = null;
+    backend()
+      .call('editor.open', { envId })
+      .then(({ env, draft }) => {
+        if (gone) return;
+        made = new EditorSession(env, draft);
+        initial.current = { source: draft?.source ?? env.source, hint: draft?.hint ?? env.hint ?? '' };
+        sessions.set(tab.id, made);
+        useWorkbench.getState().markDirty(tab.id, made.dirty);
+        setSession(made);
+      })
+      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+    return () => {
+      gone = true;
+      if (made) {
+        made.dispose();
+        if (sessions.get(tab.id) === made) sessions.delete(tab.id);
+      }
+    };
+  }, [envId, tab.id]);
+
+  useEffect(() => session?.subscribe(rerender), [session]);
+
+  if (error) return <p className="pad">Could not open environment {envId}: {error}</p>;
+  if (!session || !initial.current) return <p className="pad muted">Opening environment {envId}…</p>;
+  const env = session.env;
+
+  const save = async () => {
+    setSaving(true);
+    try {
+      const r = await session.save(message.trim());
+      if (r) {
+        setMessage('');
+        log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
+      }
+    } catch (e) {
+      log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
+      useWorkbench.getState().showBottom('logs');
+    } finally {
+      setSaving(false);
+    }
+  };
+  const check = session.lastCheck;
+
+  return (
+    <div className="fill column env-editor" data-testid="env-editor" data-env-id={env.id}>
+      <div className="toolbar env-editor-bar">
+        <strong className="env-name" title={env.name}>
+          {env.name}
+        </strong>
+        <span className="muted">
+          {env.kind}
+          {env.skill ? ` · ${env.skill}` : ''}
+        </span>
+        <code className="muted" data-testid="head-hash" title={session.baseHash}>
+          {session.baseHash.slice(0, 12)}
+        </code>
+        {session.dirty ? (
+          <span className="unsaved-pill" data-testid="unsaved">
+            unsaved
+          </span>
+        ) : null}
+        {check ? (
+          <span className={`check-pill ${check.ran ? (check.ok ? 'ok' : 'bad') : ''}`} title={check.detail} data-testid="load-check">
+            {check.ran ? (check.ok ? 'loads in SPADE' : 'fails SPADE loading') : 'load checks not run'}
+          </span>
+        ) : null}
+        <div className="spacer" />
+        <input
+          className="commit-message"
+          placeholder="Version message (optional)"
+          aria-label="Version message"
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') void save();
+          }}
+        />
+        <button onClick={() => void save()} disabled={saving} title="Save as a new version (Ctrl+S)">
+          {saving ? 'Saving…' : 'Save'}
+        </button>
+        <button onClick={() => openDiff(env.id, { hash: env.hash }, session.dirty ? { draft: env.id } : { hash: env.hash }, env.name)} title="Compare the buffer with the saved version">
+          Diff
+        </button>
+        <button aria-pressed={showVersions} onClick={() => setShowVersions((v) => !v)}>
+          Versions
+        </button>
+      </div>
+      <div className="env-editor-body">
+        <div className="env-code" aria-label="Environment code">
+          <CodeEditor
+            value={initial.current.source}
+            ariaLabel={`Code of ${env.name}`}
+            onReady={(ed, monaco) => {
+              installPythonHelp(monaco);
+              session.attachCode(ed, monaco);
+            }}
+          />
+        </div>
+        <div className="env-side">
+          <div className="env-hint">
+            <div className="pane-title">Hint</div>
+            <div className="fill">
+              <CodeEditor value={initial.current.hint} language="plaintext" ariaLabel={`Hint of ${env.name}`} onReady={(ed) => {
+                  ed.updateOptions({ wordWrap: 'on', lineNumbers: 'off' });
+                  session.attachHint(ed);
+                }} />
+            </div>
+          </div>
+          <CurationPanel session={session} />
+        </div>
+        {showVersions ? <VersionList session={session} /> : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,75 @@
+import { useState } from 'react';
+import { backend } from '../../store/app';
+import type { ViewProps } from '../../views/registry';
+
+/** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
+export function ExportView(_props: ViewProps) {
+  const [outDir, setOutDir] = useState('');
+  const [format, setFormat] = useState<'spade' | 'jsonl'>('spade');
+  const [which, setWhich] = useState<'seeds' | 'tag'>('seeds');
+  const [tag, setTag] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<{ count: number; files: string[]; outDir: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const run = async () => {
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    try {
+      const selection = which === 'seeds' ? { seeds: true } : { tag: tag.trim() };
+      setResult(await backend().call('memory.export', { selection, format, outDir: outDir.trim() }));
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="pad column export-view" data-testid="export-view">
+      <h2>Export a seed set</h2>
+      <p className="muted">Game files, hints and a manifest in SPADE&apos;s layout; importing the folder again gives the same versions.</p>
+      <div className="row">
+        <label>
+          <input type="radio" name="export-which" checked={which === 'seeds'} onChange={() => setWhich('seeds')} /> All seeds
+        </label>
+        <label>
+          <input type="radio" name="export-which" checked={which === 'tag'} onChange={() => setWhich('tag')} /> Tagged
+        </label>
+        {which === 'tag' ? <input aria-label="Export tag" placeholder="tag" value={tag} onChange={(e) => setTag(e.target.value)} /> : null}
+        <label>
+          Format
+          <select aria-label="Export format" value={format} onChange={(e) => setFormat(e.target.value as 'spade' | 'jsonl')}>
+            <option value="spade">SPADE layout</option>
+            <option value="jsonl">JSONL</option>
+          </select>
+        </label>
+      </div>
+      <div className="row">
+        <input className="fill" aria-label="Export folder" placeholder="Folder on the workbench machine, e.g. /home/me/seeds" value={outDir} onChange={(e) => setOutDir(e.target.value)} />
+        <button onClick={() => void run()} disabled={busy || !outDir.trim() || (which === 'tag' && !tag.trim())}>
+          {busy ? 'Exporting…' : 'Export'}
+        </button>
+      </div>
+      {error ? (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {result ? (
+        <div data-testid="export-result">
+          <p>
+            Wrote {result.count} environment{result.count === 1 ? '' : 's'} to <code>{result.outDir}</code>
+          </p>
+          <ul className="muted small">
+            {result.files.slice(0, 20).map((f) => (
+              <li key={f}>{f}</li>
+            ))}
+            {result.files.length > 20 ? <li>… {result.files.length - 20} more</li> : null}
+          </ul>
+        </div>
+      ) : null}
+    </div>
+  );
+}

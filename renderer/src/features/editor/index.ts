@@ -1,0 +1,176 @@
+import { backend, log, useApp } from '../../store/app';
+import { useCommands, type Command } from '../../store/commands';
+import { registerQuickOpenProvider } from '../../store/quickOpen';
+import { useWorkbench } from '../../store/workbench';
+import { registerView } from '../../views/registry';
+import { DiffView } from './DiffView';
+import { EnvEditorView } from './EnvEditorView';
+import { ExportView } from './ExportView';
+import { NewEnvironmentView } from './NewEnvironmentView';
+import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment } from './open';
+import { activeSession, editorTabId, flushAllDrafts } from './session';
+
+function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
+  return async () => {
+    const s = activeSession();
+    if (!s) {
+      log('info', 'editor', 'Open an environment in the editor first');
+      return;
+    }
+    await run(s);
+  };
+}
+
+function editorCommands(): Command[] {
+  return [
+    {
+      id: 'editor.save',
+      category: 'Editor',
+      title: 'Save as New Version',
+      keybinding: 'Ctrl+S',
+      run: withSession(async (s) => {
+        try {
+          await s.save('');
+        } catch (e) {
+          log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
+          useWorkbench.getState().showBottom('logs');
+        }
+      }),
+    },
+    {
+      id: 'editor.saveWithMessage',
+      category: 'Editor',
+      title: 'Save as New Version with Message…',
+      run: withSession(async (s) => {
+        const message = window.prompt('Version message', '');
+        if (message === null) return;
+        await s.save(message.trim());
+      }),
+    },
+    {
+      id: 'editor.discardDraft',
+      category: 'Editor',
+      title: 'Discard Unsaved Changes',
+      run: withSession(async (s) => {
+        await backend().call('editor.draftDiscard', { envId: s.env.id });
+        const { env } = await backend().call('editor.open', { envId: s.env.id });
+        s.replaceSaved(env);
+      }),
+    },
+    {
+      id: 'editor.compareWithSaved',
+      category: 'Editor',
+      title: 'Compare Buffer with Saved Version',
+      run: withSession(async (s) => {
+        if (s.dirty) await s.flushDraft();
+        openDiff(s.env.id, { hash: s.baseHash }, s.dirty ? { draft: s.env.id } : { hash: s.baseHash }, s.env.name);
+      }),
+    },
+    {
+      id: 'editor.compareWithParent',
+      category: 'Editor',
+      title: 'Compare Head with Its Parent',
+      run: withSession((s) => {
+        const head = s.env.versions.find((v) => v.hash === s.baseHash);
+        if (!head?.parentHash) return log('info', 'editor', `${s.env.name}: the head has no parent`);
+        openDiff(s.env.id, { hash: head.parentHash }, { hash: head.hash }, s.env.name);
+      }),
+    },
+    { id: 'editor.checkSyntax', category: 'Editor', title: 'Check Python Syntax Now', run: withSession((s) => s.checkSyntax()) },
+    {
+      id: 'editor.checkLoad',
+      category: 'Editor',
+      title: 'Run SPADE Loading Checks',
+      run: withSession(async (s) => {
+        s.lastCheck = await backend().call('editor.checkLoad', { source: s.currentSource() });
+        s.setMarkers('spade-load', s.lastCheck.diagnostics);
+        s.publishProblems();
+        if (s.lastCheck.diagnostics.length) useWorkbench.getState().showBottom('problems');
+      }),
+    },
+    { id: 'editor.fork', category: 'Editor', title: 'Fork as New Environment', run: withSession((s) => forkEnvironment(s)) },
+    {
+      id: 'editor.toggleSeed',
+      category: 'Curation',
+      title: 'Toggle Seed Flag',
+      run: withSession(async (s) => {
+        await backend().call('memory.setSeed', { ids: [s.env.id], seed: !s.env.seed });
+        s.env = { ...s.env, seed: !s.env.seed };
+        s.setVersions(s.env.versions);
+      }),
+    },
+    { id: 'editor.exportSeeds', category: 'Curation', title: 'Export Seed Set…', run: () => openExport() },
+    { id: 'editor.newGame', category: 'File', title: 'New Environment: Cognitive Game Snippet', run: () => openNewEnvironment('game') },
+    { id: 'editor.newToolUse', category: 'File', title: 'New Environment: Tool-Use Snippet', run: () => openNewEnvironment('tool-use') },
+    { id: 'editor.newFromPaste', category: 'File', title: 'New Environment from Pasted Text', run: () => openNewEnvironment('paste') },
+    { id: 'editor.newFromFile', category: 'File', title: 'New Environment from a File…', run: () => openNewEnvironment('file') },
+    {
+      id: 'editor.find',
+      category: 'Editor',
+      title: 'Find / Replace in Environment',
+      run: withSession((s) => {
+        s.code?.focus();
+        void s.code?.getAction('editor.action.startFindReplaceAction')?.run();
+      }),
+    },
+    {
+      id: 'editor.reopenDrafts',
+      category: 'Editor',
+      title: 'Reopen Environments with Unsaved Drafts',
+      run: () => reopenDrafts(),
+    },
+  ];
+}
+
+/** A restarted window gets back every environment left with a draft, marked unsaved. */
+async function reopenDrafts(): Promise<void> {
+  try {
+    const drafts = await backend().call('editor.drafts', {});
+    const wb = useWorkbench.getState();
+    for (const d of [...drafts].reverse()) {
+      if (wb.tabs.some((t) => t.id === editorTabId(d.envId))) continue;
+      openEditor(d.envId, d.name);
+      useWorkbench.getState().markDirty(editorTabId(d.envId), true);
+    }
+  } catch (e) {
+    log('warn', 'editor', `Could not list unsaved drafts: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export function registerEditorFeature(): void {
+  registerView('editor', EnvEditorView);
+  registerView('editor-diff', DiffView);
+  registerView('editor-new', NewEnvironmentView);
+  registerView('editor-export', ExportView);
+  useCommands.getState().register(editorCommands());
+
+  registerQuickOpenProvider(async (query) => {
+    const { rows } = await backend().call('memory.search', { query, limit: 30, sort: query.trim() ? undefined : { field: 'updated', dir: 'desc' } });
+    return rows.map((r) => ({
+      id: `env:${r.id}`,
+      label: r.name,
+      detail: `${r.kind}${r.skill ? ` · ${r.skill}` : ''}${r.seed ? ' · seed' : ''} · ${r.hash.slice(0, 8)}`,
+      run: () => openEditor(r.id, r.name),
+    }));
+  });
+
+  // Drafts are written after a short pause; a closing or reloading page writes what is pending now.
+  window.addEventListener('pagehide', flushAllDrafts);
+  window.addEventListener('beforeunload', flushAllDrafts);
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'hidden') flushAllDrafts();
+  });
+
+  let restored = false;
+  const restore = () => {
+    if (restored) return;
+    restored = true;
+    void reopenDrafts();
+  };
+  if (useApp.getState().connection === 'connected') restore();
+  useApp.subscribe((s) => {
+    if (s.connection === 'connected') restore();
+  });
+}
+
+export { openEditor };

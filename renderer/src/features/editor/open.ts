@@ -1,0 +1,45 @@
+import { backend, log } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
+import { editorTabId, type EditorSession } from './session';
+
+export type DiffSide = { hash: string } | { draft: number };
+
+/** Opening an environment twice focuses its tab: one buffer per environment. */
+export function openEditor(envId: number, name: string): void {
+  useWorkbench.getState().openTab({ id: editorTabId(envId), kind: 'editor', title: name, params: { envId: String(envId) } });
+}
+
+function sideKey(s: DiffSide): string {
+  return 'hash' in s ? s.hash : 'draft';
+}
+
+export function openDiff(envId: number, left: DiffSide, right: DiffSide, name: string): void {
+  const l = sideKey(left);
+  const r = sideKey(right);
+  const short = (k: string) => (k === 'draft' ? 'draft' : k.slice(0, 7));
+  useWorkbench.getState().openTab({
+    id: `editor-diff:${envId}:${l}:${r}`,
+    kind: 'editor-diff',
+    title: `${name} ${short(l)}↔${short(r)}`,
+    params: { envId: String(envId), left: l, right: r },
+  });
+}
+
+export async function forkEnvironment(session: EditorSession): Promise<void> {
+  try {
+    const source = session.dirty ? session.currentSource() : undefined;
+    const r = await backend().call('editor.fork', { envId: session.env.id, hash: session.baseHash, ...(source ? { source } : {}) });
+    log('info', 'editor', `Forked ${session.env.name} as environment ${r.envId}`);
+    openEditor(r.envId, `${session.env.name} (fork)`);
+  } catch (e) {
+    log('error', 'editor', `Fork failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+export function openExport(): void {
+  useWorkbench.getState().openTab({ id: 'editor-export', kind: 'editor-export', title: 'Export Seed Set' });
+}
+
+export function openNewEnvironment(mode: 'game' | 'tool-use' | 'paste' | 'file' = 'game'): void {
+  useWorkbench.getState().openTab({ id: 'editor-new', kind: 'editor-new', title: 'New Environment', params: { mode } });
+}

@@ -1,0 +1,247 @@
+import type { Diagnostic, EnvDetail, LoadCheck, VersionInfo } from '../../../../core/api';
+import { backend, log, useApp, type Problem } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
+import type { Monaco } from '../../monaco/setup';
+
+type Editor = ReturnType<Monaco['editor']['create']>;
+
+/** Quiet time after the last keystroke before the draft is written and the parser asked. */
+export const DRAFT_DEBOUNCE_MS = 300;
+export const SYNTAX_DEBOUNCE_MS = 250;
+
+export function editorTabId(envId: number): string {
+  return `editor:${envId}`;
+}
+
+/**
+ * One open environment tab. The keystroke path only flips a flag and (re)arms two timers; reading
+ * the buffer, writing the draft and asking Python's parser all happen after the typing pauses, so
+ * autosave costs the typist nothing (see bench row editor.autosave_keystroke_ratio).
+ */
+export class EditorSession {
+  env: EnvDetail;
+  /** The version this buffer was edited from: the parent of the next save. */
+  baseHash: string;
+  savedSource: string;
+  savedHint: string;
+  dirty = false;
+  autosave = true;
+  code: Editor | null = null;
+  hint: Editor | null = null;
+  monaco: Monaco | null = null;
+  lastCheck: LoadCheck | null = null;
+  syntax: Diagnostic[] = [];
+  private draftTimer: ReturnType<typeof setTimeout> | null = null;
+  private syntaxTimer: ReturnType<typeof setTimeout> | null = null;
+  private syntaxSeq = 0;
+  private draftWrite: Promise<void> = Promise.resolve();
+  private listeners = new Set<() => void>();
+
+  constructor(env: EnvDetail, draft: { baseHash: string | null; source: string; hint: string | null } | null) {
+    this.env = env;
+    this.baseHash = draft?.baseHash ?? env.hash;
+    this.savedSource = env.source;
+    this.savedHint = env.hint ?? '';
+    this.dirty = draft !== null;
+  }
+
+  get tabId(): string {
+    return editorTabId(this.env.id);
+  }
+
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+  private notify(): void {
+    for (const l of this.listeners) l();
+  }
+
+  attachCode(editor: Editor, monaco: Monaco): void {
+    this.code = editor;
+    this.monaco = monaco;
+    editor.onDidChangeModelContent(() => this.onKeystroke(true));
+    this.scheduleSyntax();
+  }
+
+  attachHint(editor: Editor): void {
+    this.hint = editor;
+    editor.onDidChangeModelContent(() => this.onKeystroke(false));
+  }
+
+  private setDirty(d: boolean): void {
+    if (this.dirty === d) return;
+    this.dirty = d;
+    useWorkbench.getState().markDirty(this.tabId, d);
+    this.notify();
+  }
+
+  private onKeystroke(code: boolean): void {
+    if (!this.dirty) this.setDirty(true);
+    if (this.autosave) {
+      if (this.draftTimer) clearTimeout(this.draftTimer);
+      this.draftTimer = setTimeout(() => void this.flushDraft(), DRAFT_DEBOUNCE_MS);
+    }
+    if (code) this.scheduleSyntax();
+  }
+
+  currentSource(): string {
+    return this.code?.getValue() ?? this.savedSource;
+  }
+  currentHint(): string {
+    return this.hint?.getValue() ?? this.savedHint;
+  }
+
+  /** Writes the draft now (also called when the page is hidden or closed). */
+  flushDraft(): Promise<void> {
+    if (this.draftTimer) {
+      clearTimeout(this.draftTimer);
+      this.draftTimer = null;
+    }
+    if (!this.code) return this.draftWrite;
+    const source = this.currentSource();
+    const hint = this.currentHint();
+    const envId = this.env.id;
+    // Chained so two writes never race and the last text always wins.
+    this.draftWrite = this.draftWrite.then(async () => {
+      try {
+        if (source === this.savedSource && hint === this.savedHint) {
+          await backend().call('editor.draftDiscard', { envId });
+          if (this.currentSource() === source && this.currentHint() === hint) this.setDirty(false);
+        } else {
+          await backend().call('editor.draftSave', { envId, baseHash: this.baseHash, source, hint: hint === this.savedHint ? null : hint });
+        }
+      } catch (e) {
+        log('error', 'editor', `Could not keep the draft of ${this.env.name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    });
+    return this.draftWrite;
+  }
+
+  hasPendingDraft(): boolean {
+    return this.draftTimer !== null;
+  }
+
+  private scheduleSyntax(): void {
+    if (this.syntaxTimer) clearTimeout(this.syntaxTimer);
+    this.syntaxTimer = setTimeout(() => void this.checkSyntax(), SYNTAX_DEBOUNCE_MS);
+  }
+
+  async checkSyntax(): Promise<void> {
+    this.syntaxTimer = null;
+    if (!this.code) return;
+    const seq = ++this.syntaxSeq;
+    const model = this.code.getModel();
+    const versionId = model?.getAlternativeVersionId();
+    try {
+      const { diagnostics } = await backend().call('editor.checkSyntax', { source: this.currentSource() });
+      // A result for text that has since changed would point at the wrong place; drop it.
+      if (seq !== this.syntaxSeq || !model || model.isDisposed() || model.getAlternativeVersionId() !== versionId) return;
+      this.syntax = diagnostics;
+      this.setMarkers('python-syntax', diagnostics);
+      this.publishProblems();
+    } catch (e) {
+      log('warn', 'editor', `Syntax check unavailable: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  setMarkers(owner: string, list: Diagnostic[]): void {
+    const model = this.code?.getModel();
+    if (!model || !this.monaco) return;
+    const sev = this.monaco.MarkerSeverity;
+    this.monaco.editor.setModelMarkers(
+      model,
+      owner,
+      list.map((d) => ({
+        severity: d.severity === 'error' ? sev.Error : d.severity === 'warning' ? sev.Warning : sev.Info,
+        message: d.stage ? `[${d.stage}] ${d.message}` : d.message,
+        startLineNumber: d.line,
+        startColumn: d.column,
+        endLineNumber: d.endLine,
+        endColumn: d.endColumn,
+        source: d.source,
+      })),
+    );
+  }
+
+  publishProblems(): void {
+    const all = [...this.syntax, ...(this.lastCheck?.diagnostics ?? [])];
+    const problems: Problem[] = all.map((d, i) => ({
+      id: `editor:${this.env.id}:${i}`,
+      severity: d.severity,
+      message: `${this.env.name}:${d.line}:${d.column} ${d.message}`,
+      source: d.source,
+      target: { tabKind: 'editor', params: { envId: String(this.env.id) }, line: d.line },
+    }));
+    useApp.getState().setProblems(`editor:${this.env.id}`, problems);
+    this.notify();
+  }
+
+  /** Ctrl/Cmd+S: a new version whose parent is the one edited; then SPADE's loading checks. */
+  async save(message: string): Promise<{ hash: string; created: boolean } | null> {
+    if (!this.code) return null;
+    const source = this.currentSource();
+    const hint = this.currentHint();
+    if (this.draftTimer) clearTimeout(this.draftTimer);
+    this.draftTimer = null;
+    await this.draftWrite;
+    const r = await backend().call('editor.save', {
+      envId: this.env.id,
+      parentHash: this.baseHash,
+      source,
+      hint: hint === this.savedHint ? null : hint,
+      message,
+    });
+    this.baseHash = r.hash;
+    this.savedSource = source;
+    this.savedHint = hint;
+    this.env = { ...this.env, hash: r.hash, source, hint: hint || this.env.hint, versions: r.versions };
+    this.lastCheck = r.check;
+    this.setMarkers('spade-load', r.check.diagnostics);
+    this.publishProblems();
+    if (this.currentSource() === source && this.currentHint() === hint) this.setDirty(false);
+    else void this.flushDraft();
+    this.notify();
+    return r;
+  }
+
+  /** Loads a source into the buffer (after a revert, or discarding the draft) as the saved text. */
+  replaceSaved(env: EnvDetail): void {
+    this.env = env;
+    this.baseHash = env.hash;
+    this.savedSource = env.source;
+    this.savedHint = env.hint ?? '';
+    if (this.code && this.code.getValue() !== env.source) this.code.setValue(env.source);
+    if (this.hint && this.hint.getValue() !== this.savedHint) this.hint.setValue(this.savedHint);
+    if (this.draftTimer) clearTimeout(this.draftTimer);
+    this.draftTimer = null;
+    this.setDirty(false);
+    this.notify();
+  }
+
+  setVersions(versions: VersionInfo[]): void {
+    this.env = { ...this.env, versions };
+    this.notify();
+  }
+
+  dispose(): void {
+    if (this.draftTimer) void this.flushDraft();
+    if (this.syntaxTimer) clearTimeout(this.syntaxTimer);
+    useApp.getState().setProblems(`editor:${this.env.id}`, []);
+    this.code = null;
+    this.hint = null;
+  }
+}
+
+/** Open sessions by tab id; commands act on the active one. */
+export const sessions = new Map<string, EditorSession>();
+
+export function activeSession(): EditorSession | null {
+  const id = useWorkbench.getState().activeTabId;
+  return id ? (sessions.get(id) ?? null) : null;
+}
+
+/** Writes every pending draft at once: the page is going away (reload, close, kill of the window). */
+export function flushAllDrafts(): void {
+  for (const s of sessions.values()) if (s.hasPendingDraft()) void s.flushDraft();
+}
