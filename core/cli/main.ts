@@ -6,10 +6,11 @@ import { exportCommand } from './commands/export';
 import { searchCommand } from './commands/search';
 import { statsCommand } from './commands/stats';
 import { auditCommand } from './commands/audit';
+import { replayCommand } from './commands/replay';
 import { appVersion } from '../services/appInfo';
 
 /** Every subcommand, in the order `--help` lists them. Later features append theirs. */
-export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand];
+export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand, replayCommand];
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),

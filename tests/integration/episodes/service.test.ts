@@ -83,13 +83,13 @@ describe('episodes on the real Pyodide runtime', () => {
     ingest(s.db, { source: COUNTER_SOURCE, path: 'counter.py' });
     const { episode } = await ep.open({ hash, seed: 0, hint: false, label: '', maxTurns: 10_000, runtime: 'pyodide' });
     const start = Number(/count=(\d+)/.exec((await ep.get(episode.id)).steps[0]!.observation!)![1]);
-    const r = await ep.run(episode.id, { kind: 'random' }, { kind: 'expr', expr: `count >= ${start + 40}` }, 1000);
+    const r = await ep.run(episode.id, { kind: 'random', lo: 1, hi: 100 }, { kind: 'expr', expr: `count >= ${start + 40}` }, 1000);
     expect(r.stoppedBecause).toBe(`state: count >= ${start + 40}`);
     expect(r.steps).toHaveLength(41);
     // the live session stands at the stopping step: one more step continues from there
     const next = await ep.act(episode.id, 'x', false);
     expect(next.steps.at(-1)!.observation).toBe(`count=${start + 41}`);
-    await expect(ep.run(episode.id, { kind: 'random' }, { kind: 'expr', expr: 'count >>> 3' }, 10)).rejects.toThrow(/Cannot read the value/);
+    await expect(ep.run(episode.id, { kind: 'random', lo: 1, hi: 100 }, { kind: 'expr', expr: 'count >>> 3' }, 10)).rejects.toThrow(/Cannot read the value/);
   });
 
   it('imports a trajectory without a seed, finds the seed, and reports a planted divergence at the right step', async () => {

@@ -1,0 +1,23 @@
+/**
+ * An action script on disk: a JSON array of strings (agent texts, multi-line allowed), or plain
+ * text with one action per line (blank lines and lines starting with # are skipped).
+ */
+import { ApiError } from '../api/errors';
+
+export function parseActionsFile(text: string): string[] {
+  const t = text.trim();
+  if (t.startsWith('[')) {
+    let v: unknown;
+    try {
+      v = JSON.parse(t);
+    } catch (e) {
+      throw new ApiError('invalid_input', `The actions file looks like JSON but does not parse: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new ApiError('invalid_input', 'A JSON actions file must be an array of strings');
+    return v as string[];
+  }
+  return t
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+}

@@ -1,0 +1,73 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../../core/cli/main';
+import type { CliIO } from '../../../core/cli/command';
+import { tempDir } from '../../helpers/tmp';
+import { GAMES, GRID, LEAK } from './fixtures';
+
+const tmp = tempDir('spade-replay-cli-');
+afterAll(() => tmp.cleanup());
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIO = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
+  const code = await main(['replay', ...args], io);
+  return { code, out, err };
+}
+
+describe('spade-workbench replay', () => {
+  it('plays ENV.py with an action script, with and without the hint, as a table', async () => {
+    const actions = join(tmp.dir, 'acts.txt');
+    writeFileSync(actions, 'I go \\boxed{up}\n\\boxed{left}\n# a comment\n\\boxed{down}\n');
+    const r = await run([join(GAMES, `${GRID}.py`), '--seed', '3', '--actions', actions, '--compare-hint']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('hint=off');
+    expect(r.out).toContain('hint=on');
+    expect(r.out).toMatch(/\n\nHINT: /);
+    expect(r.out).toMatch(/step\s+action\s+reward\s+term\s+trunc\s+observation/);
+    expect(r.out).toContain('\\boxed{up}');
+    expect(r.out).toContain('no divergence');
+  });
+
+  it('prints JSON and uses solution() when no actions are given', async () => {
+    const r = await run([join(GAMES, `${GRID}.py`), '--seed', '7', '--json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out) as { episodes: { steps: { reward: number | null }[] }[]; reports: { divergence: unknown }[] };
+    expect(j.episodes[0]!.steps.at(-1)!.reward).toBe(1);
+    expect(j.reports[0]!.divergence).toBeNull();
+  });
+
+  it('replays a trajectory against ENV.py and exits 1 at the planted divergence', async () => {
+    // obtain the true trace first, then plant a wrong reward at step 2
+    const base = await run([join(GAMES, `${LEAK}.py`), '--seed', '9', '--json', '--actions', writeActs(['\\boxed{1}', '\\boxed{2}'])]);
+    const trace = (JSON.parse(base.out) as { episodes: { steps: { observation: string }[] }[] }).episodes[0]!.steps;
+    const msgs = [
+      { role: 'user', content: `You are playing a language game. Make valid actions to win.\nObservation: ${trace[0]!.observation}\nPlease reason step by step, and put your final answer within \\boxed{}.` },
+      { role: 'assistant', content: 'Maybe \\boxed{1}' },
+      { role: 'user', content: trace[1]!.observation },
+      { role: 'assistant', content: 'Then \\boxed{2}' },
+      { role: 'user', content: trace[2]!.observation, reward: 0.5 },
+    ];
+    const f = join(tmp.dir, 'traj.json');
+    writeFileSync(f, JSON.stringify({ messages: msgs }));
+    const r = await run([f, '--env', join(GAMES, `${LEAK}.py`)]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('seed 9 found by search');
+    expect(r.out).toContain('FIRST DIVERGENCE at step 2 (reward)');
+  });
+
+  it('refuses bad input with a usage error', async () => {
+    expect((await run([join(GAMES, `${GRID}.py`)])).code).toBe(2);
+    expect((await run([join(tmp.dir, 'missing.py'), '--seed', '1'])).code).toBe(2);
+  });
+});
+
+function writeActs(a: string[]): string {
+  mkdirSync(tmp.dir, { recursive: true });
+  const p = join(tmp.dir, `a${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(p, JSON.stringify(a));
+  return p;
+}
