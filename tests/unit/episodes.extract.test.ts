@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { boxedAnswer, extractAction, toolCallsAsText } from '../../core/episodes/extract';
+import { firstPrompt, injectHint, observationFromFirstPrompt, splitHint } from '../../core/episodes/hint';
+import { candidateStems, parseTrajectories } from '../../core/episodes/trajectory';
+import { parseActionsFile } from '../../core/episodes/actionsFile';
+
+describe("SPADE's action extraction", () => {
+  it('takes the first flat box and re-wraps it', () => {
+    expect(extractAction('so \\boxed{12} or \\boxed{13}')).toBe('\\boxed{12}');
+  });
+  it('falls back to the nested form, then the last unclosed box', () => {
+    expect(boxedAnswer('x = \\boxed{\\frac{1}{2}} done')).toBe('\\frac{1}{2}');
+    expect(extractAction('answer \\boxed{\\frac{1}{2}}')).toBe('\\boxed{\\frac{1}{2}}');
+    expect(boxedAnswer('cut off \\boxed{42')).toBe('42');
+  });
+  it('without a box gives the stripped text; with thinking only text after </think> counts', () => {
+    expect(extractAction('  up  ')).toBe('up');
+    expect(extractAction('<think>maybe \\boxed{1}</think> final \\boxed{2}')).toBe('\\boxed{2}');
+    expect(extractAction('<think>maybe \\boxed{1}</think> no box here')).toBe('no box here');
+    expect(extractAction('<think>maybe \\boxed{1}</think>x', { thinking: false })).toBe('\\boxed{1}');
+  });
+  it('tool use keeps the text for the environment to parse, and turns tool_calls into <tool_call> blocks', () => {
+    expect(extractAction('<think>hm</think> <tool_call>{"name":"a","arguments":{}}</tool_call>', { toolUse: true })).toBe('<tool_call>{"name":"a","arguments":{}}</tool_call>');
+    expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3}' } }])).toBe('<tool_call>{"name":"get","arguments":{"id":3}}</tool_call>');
+  });
+});
+
+describe('hint format', () => {
+  it("is SPADE's first observation plus a blank line and HINT:", () => {
+    expect(injectHint('obs', 'try small numbers')).toBe('obs\n\nHINT: try small numbers');
+    expect(splitHint('a\nb\n\nHINT: h')).toEqual({ observation: 'a\nb', hint: 'h' });
+    expect(observationFromFirstPrompt(firstPrompt('the board'))).toBe('the board');
+  });
+});
+
+describe('trajectory parsing', () => {
+  const msgs = [
+    { role: 'system', content: 's' },
+    { role: 'user', content: firstPrompt('start\n\nHINT: go left') },
+    { role: 'assistant', content: 'I pick \\boxed{left}' },
+    { role: 'user', content: 'moved', reward: 0 },
+    { role: 'assistant', content: '\\boxed{up}' },
+  ];
+  it('reads a bare array, an object with metadata, and JSONL of messages', () => {
+    const [a] = parseTrajectories(JSON.stringify(msgs));
+    expect(a!.initialObservation).toBe('start');
+    expect(a!.hint).toBe('go left');
+    expect(a!.steps.map((s) => [s.action, s.observation, s.reward])).toEqual([
+      ['\\boxed{left}', 'moved', 0],
+      ['\\boxed{up}', null, null],
+    ]);
+    const [b] = parseTrajectories(JSON.stringify({ messages: msgs, seed: 7, game_file: 'x/game_00000_001_pattern_recognition.py', rewards: [0, 1] }));
+    expect(b!.seed).toBe(7);
+    expect(b!.gameFile).toContain('game_00000_001');
+    expect(b!.steps[1]!.reward).toBe(1);
+    expect(parseTrajectories(msgs.map((m) => JSON.stringify(m)).join('\n'))).toHaveLength(1);
+    expect(parseTrajectories([{ messages: msgs }, { messages: msgs }].map((m) => JSON.stringify(m)).join('\n'))).toHaveLength(2);
+  });
+  it('tool messages become the observation of the tool-calling step', () => {
+    const [t] = parseTrajectories(
+      JSON.stringify([
+        { role: 'user', content: 'task' },
+        { role: 'assistant', content: '', tool_calls: [{ function: { name: 'lookup', arguments: { q: 1 } } }] },
+        { role: 'tool', name: 'lookup', content: 'found 3' },
+        { role: 'assistant', content: '<answer>3</answer>' },
+      ]),
+    );
+    expect(t!.toolUse).toBe(true);
+    expect(t!.steps[0]!.action).toBe('<tool_call>{"name":"lookup","arguments":{"q":1}}</tool_call>');
+    expect(t!.steps[0]!.observation).toBe('[lookup] found 3');
+    expect(t!.steps[1]!.action).toBe('<answer>3</answer>');
+  });
+  it('refuses what is not a trajectory with a clear message', () => {
+    expect(() => parseTrajectories('')).toThrow(/empty/);
+    expect(() => parseTrajectories('{"a":1}')).toThrow(/messages/);
+    expect(() => parseTrajectories('{"role":"user","content":"x"}\nnot json')).toThrow(/Line 2/);
+  });
+  it('derives file stems from names', () => {
+    expect(candidateStems('runs/game_00000_015_logical_deduction_rollout.jsonl')).toContain('game_00000_015_logical_deduction');
+  });
+  it('reads action files as lines or JSON', () => {
+    expect(parseActionsFile('a\n\n# c\n b ')).toEqual(['a', 'b']);
+    expect(parseActionsFile('["x\\ny", "z"]')).toEqual(['x\ny', 'z']);
+    expect(() => parseActionsFile('[1,2]')).toThrow(/array of strings/);
+  });
+});
