@@ -1,0 +1,62 @@
+import { useEffect, useState } from 'react';
+import type { JobSummary } from '../../../../core/api/calls/jobs';
+import { backend, log } from '../../store/app';
+import type { ViewProps } from '../../views/registry';
+import { LogView } from './LogView';
+import { MetricsCharts } from './MetricsCharts';
+import { STATE_ICON, subscribeJobs, useJobs } from './store';
+
+const ACTIVE = new Set(['submitting', 'pending', 'running', 'suspended']);
+
+/** One job: its state, log (xterm.js) and metric charts (uPlot). */
+export function JobView({ tab }: ViewProps) {
+  const id = tab.params.id ?? '';
+  const job = useJobs((s) => s.jobs.find((j) => j.id === id));
+  const [loaded, setLoaded] = useState<JobSummary | null>(null);
+  useEffect(() => {
+    subscribeJobs();
+    void backend()
+      .call('jobs.get', { id })
+      .then((j) => {
+        setLoaded(j);
+        useJobs.getState().upsert(j);
+      })
+      .catch((e: unknown) => log('error', 'jobs', e instanceof Error ? e.message : String(e)));
+  }, [id]);
+  const j = job ?? loaded;
+  if (!j) return <div className="jobs-view muted">Loading job…</div>;
+  const stop = async () => {
+    try {
+      useJobs.getState().upsert(await backend().call('jobs.stop', { id }));
+    } catch (e) {
+      log('error', 'jobs', `Stop failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  return (
+    <div className="jobs-view" data-testid="job-view" data-state={j.state}>
+      <header className="jobs-head">
+        <span className={`jobs-badge state-${j.state}`} data-testid="job-state">
+          {STATE_ICON[j.state]} {j.state}
+        </span>
+        <h2>{j.name}</h2>
+        <span className="muted">
+          {j.backend}
+          {j.host ? ` on ${j.host}` : ''}
+          {j.externalId ? ` · ${j.backend === 'slurm' ? 'Slurm job' : j.backend === 'ray' ? 'submission' : 'pid'} ${j.externalId.split(':')[0]}` : ''} · {j.filesBack} files back
+        </span>
+        <span className="jobs-detail muted" title={j.detail}>
+          {j.detail}
+        </span>
+        {ACTIVE.has(j.state) ? (
+          <button onClick={() => void stop()} data-testid="job-stop">
+            Stop
+          </button>
+        ) : null}
+      </header>
+      <div className="jobs-body">
+        <MetricsCharts job={j} />
+        <LogView jobId={j.id} jobName={j.name} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,42 @@
+import { useEffect } from 'react';
+import { useWorkbench } from '../../store/workbench';
+import { LaunchDialog } from './LaunchDialog';
+import { STATE_ICON, subscribeJobs, useJobs } from './store';
+
+export function openJob(id: string, name: string): void {
+  useWorkbench.getState().openTab({ id: `job:${id}`, kind: 'job', title: name, params: { id } });
+}
+
+/** The Jobs side panel: every job with its state, and the launch dialog. */
+export function JobsPanel() {
+  const jobs = useJobs((s) => s.jobs);
+  const loaded = useJobs((s) => s.loaded);
+  const launchOpen = useJobs((s) => s.launchOpen);
+  const setLaunchOpen = useJobs((s) => s.setLaunchOpen);
+  useEffect(() => subscribeJobs(), []);
+  return (
+    <div className="jobs-panel" data-testid="jobs-panel">
+      <div className="jobs-toolbar">
+        <button className="primary" data-testid="jobs-new" onClick={() => setLaunchOpen(true)}>
+          New job…
+        </button>
+      </div>
+      {loaded && jobs.length === 0 ? <p className="muted jobs-empty">No jobs yet. Launch the example run to try the whole loop without a GPU.</p> : null}
+      <ul className="jobs-list" role="list">
+        {jobs.map((j) => (
+          <li key={j.id} className={`jobs-item state-${j.state}`} data-testid="jobs-item" data-state={j.state} onClick={() => openJob(j.id, j.name)} title={j.detail}>
+            <span className="jobs-state" aria-label={j.state}>
+              {STATE_ICON[j.state]}
+            </span>
+            <span className="jobs-name">{j.name}</span>
+            <span className="jobs-meta muted">
+              {j.backend}
+              {j.host ? ` · ${j.host}` : ''} · {j.state}
+            </span>
+          </li>
+        ))}
+      </ul>
+      {launchOpen ? <LaunchDialog onClose={() => setLaunchOpen(false)} /> : null}
+    </div>
+  );
+}

@@ -1,0 +1,126 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { JobSummary } from '../../../../core/api/calls/jobs';
+import { backend } from '../../store/app';
+import { useJobs } from './store';
+
+type Series = { key: string; steps: number[]; values: number[] };
+const DEFAULT_KEYS = ['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate'];
+const COLORS = ['#2f7ed8', '#e4572e'];
+
+/** Aligns two runs on the union of their steps (uPlot wants one x array; gaps are nulls). */
+export function align(a: Series | undefined, b: Series | undefined): [number[], (number | null)[], (number | null)[]] {
+  const xs = [...new Set([...(a?.steps ?? []), ...(b?.steps ?? [])])].sort((x, y) => x - y);
+  const map = (s: Series | undefined): (number | null)[] => {
+    if (!s) return xs.map(() => null);
+    const m = new Map<number, number>();
+    s.steps.forEach((st, i) => m.set(st, s.values[i]!));
+    return xs.map((x) => m.get(x) ?? null);
+  };
+  return [xs, map(a), map(b)];
+}
+
+function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undefined; b: Series | undefined; nameA: string; nameB: string | null }) {
+  const el = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const [drawMs, setDrawMs] = useState(0);
+  const data = useMemo(() => align(a, b), [a, b]);
+  useEffect(() => {
+    const width = Math.max(260, el.current!.clientWidth || 360);
+    const series: uPlot.Series[] = [{ label: 'rollout/step' }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
+    if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, points: { show: data[0].length < 200 } });
+    const t0 = performance.now();
+    plot.current?.destroy();
+    plot.current = new uPlot(
+      { width, height: 180, title, series, scales: { x: { time: false } }, legend: { show: true }, cursor: { drag: { x: true, y: false } } },
+      (nameB ? data : [data[0], data[1]]) as uPlot.AlignedData,
+      el.current!,
+    );
+    setDrawMs(performance.now() - t0);
+    return () => {
+      plot.current?.destroy();
+      plot.current = null;
+    };
+  }, [data, title, nameA, nameB]);
+  return <div className="jobs-chart" ref={el} data-testid="jobs-chart" data-key={title} data-points={data[0].length} data-draw-ms={drawMs.toFixed(2)} />;
+}
+
+/** Live charts of a job's metrics over rollout/step, optionally against a second run. */
+export function MetricsCharts({ job }: { job: JobSummary }) {
+  const jobs = useJobs((s) => s.jobs);
+  const [keys, setKeys] = useState<string[]>([]);
+  const [chosen, setChosen] = useState<string[] | null>(null);
+  const [mine, setMine] = useState<Series[]>([]);
+  const [other, setOther] = useState<Series[]>([]);
+  const [compareId, setCompareId] = useState('');
+  const shown = chosen ?? (keys.filter((k) => DEFAULT_KEYS.includes(k)).length ? DEFAULT_KEYS.filter((k) => keys.includes(k)) : keys.slice(0, 4));
+
+  useEffect(() => {
+    let alive = true;
+    const load = async () => {
+      const r = await backend().call('jobs.metrics', { id: job.id });
+      if (!alive) return;
+      setKeys(r.keys);
+      setMine(r.series);
+      if (compareId) {
+        const o = await backend().call('jobs.metrics', { id: compareId });
+        if (alive) setOther(o.series);
+      } else setOther([]);
+    };
+    void load();
+    // Refresh while the log grows (metrics arrive with it), at most twice a second.
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const off = backend().on('jobs.logGrew', (p) => {
+      if (p.id !== job.id || timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        void load();
+      }, 500);
+    });
+    return () => {
+      alive = false;
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  }, [job.id, compareId, job.state]);
+
+  const otherName = jobs.find((j) => j.id === compareId)?.name ?? null;
+  return (
+    <div className="jobs-metrics" data-testid="jobs-metrics">
+      <div className="jobs-metrics-bar">
+        <select
+          multiple
+          size={1}
+          aria-label="Metrics"
+          className="jobs-keys"
+          value={shown}
+          onChange={(e) => setChosen([...e.target.selectedOptions].map((o) => o.value))}
+        >
+          {keys.map((k) => (
+            <option key={k}>{k}</option>
+          ))}
+        </select>
+        <label>
+          Compare with{' '}
+          <select value={compareId} onChange={(e) => setCompareId(e.target.value)} data-testid="jobs-compare">
+            <option value="">(none)</option>
+            {jobs
+              .filter((j) => j.id !== job.id)
+              .map((j) => (
+                <option key={j.id} value={j.id}>
+                  {j.name}
+                </option>
+              ))}
+          </select>
+        </label>
+      </div>
+      {keys.length === 0 ? <p className="muted">No metrics yet: JSON lines with a rollout/step key in the log (or metrics.jsonl) appear here.</p> : null}
+      <div className="jobs-charts">
+        {shown.map((k) => (
+          <Chart key={k} title={k} a={mine.find((s) => s.key === k)} b={compareId ? other.find((s) => s.key === k) : undefined} nameA={job.name} nameB={compareId ? otherName : null} />
+        ))}
+      </div>
+    </div>
+  );
+}
