@@ -95,9 +95,13 @@ def plain(v, depth=0):
     return cut(repr_safe(v), 1000)
 
 
+_ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def repr_safe(v):
+    """repr without memory addresses, so two runs of one episode describe it identically."""
     try:
-        return repr(v)
+        return _ADDRESS_RE.sub("", repr(v))
     except BaseException as e:  # a hostile __repr__ must not take the harness down
         return f"<unrepresentable {type_name(v)}: {type(e).__name__}>"
 
