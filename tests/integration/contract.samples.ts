@@ -33,6 +33,22 @@ export const samples: Sample[] = [
   { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },
   { call: 'jobs.probeHost', input: { ssh: { host: '127.0.0.1', port: 1 } } },
   { call: 'jobs.submit', input: { name: 'x', backend: 'local', recipe: 'no-such-recipe' } },
+  // Episodes: without an environment in the library these are deterministic on both apps.
+  { call: 'episodes.list', input: {} },
+  { call: 'episodes.get', input: { id: 1 } },
+  { call: 'episodes.inspect', input: { id: 1, idx: 0 } },
+  { call: 'episodes.open', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seed: 1 } },
+  { call: 'episodes.act', input: { id: 1, action: '\\boxed{1}' } },
+  { call: 'episodes.resetAgain', input: { id: 1 } },
+  { call: 'episodes.run', input: { id: 1, policy: { kind: 'random' } } },
+  { call: 'episodes.scrub', input: { id: 1, idx: 0 } },
+  { call: 'episodes.close', input: { id: 1 } },
+  { call: 'episodes.delete', input: { ids: [1] } },
+  { call: 'episodes.replay', input: { id: 1 } },
+  { call: 'episodes.importTrajectory', input: { text: '[{"role":"user","content":"x"}]', envHash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'episodes.exportJsonl', input: { ids: [1] } },
+  { call: 'episodes.importJsonl', input: { text: '{"format":"other"}' } },
+  { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },
 ];
 
 /** Inputs each call must refuse, beyond the generic ones the test sends to every call. */
@@ -44,4 +60,8 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'jobs.submit', input: { name: 'x', backend: 'local', command: ['true'], env: { 'BAD NAME': 'v' } } },
   { call: 'jobs.setSecret', input: { name: 'K', value: 'two\nlines' } },
   { call: 'jobs.probeHost', input: { ssh: { host: 'h; rm -rf /' } } },
+  { call: 'episodes.open', input: { hash: 'not-a-hash' } },
+  { call: 'episodes.run', input: { id: 1, policy: { kind: 'telepathy' } } },
+  { call: 'episodes.run', input: { id: 1, policy: { kind: 'random' }, until: { kind: 'expr', expr: '' } } },
+  { call: 'episodes.scrub', input: { id: 1, idx: -1 } },
 ];
