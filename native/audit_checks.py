@@ -241,7 +241,12 @@ class Audit:
         trace = [_plainobs(obs)]
         done_by = []
         for a in actions:
-            o, r, te, tr = self.step(env, a, seed, done_by)
+            try:
+                o, r, te, tr = self.step(env, a, seed, done_by)
+            except StepFailed as e:
+                # A crash is part of the trace: the same crash twice is still deterministic.
+                trace.append((a, f"raised {e.info.get('type')}: {e.info.get('message')}", None, True, False))
+                break
             done_by.append(a)
             trace.append((a, _plainobs(o), r, te, tr))
             if stop and (te or tr):
@@ -511,7 +516,10 @@ def check_reset_leak(A, solution_actions):
     acts = solution_actions(env) or script_for(A, env, A.turns(env))
     played = []
     for a in acts[: A.turns(env) + 2]:
-        _o, _r, te, tr = A.step(env, a, first_seed, played)
+        try:
+            _o, _r, te, tr = A.step(env, a, first_seed, played)
+        except StepFailed:
+            break  # crash-on-action reports crashes; here only the state left behind matters
         played.append(a)
         if te or tr:
             break
