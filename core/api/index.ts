@@ -5,6 +5,7 @@ import { editorCalls } from './calls/editor';
 import { runtimeCalls } from './calls/runtime';
 import { jobsCalls, jobsEvents } from './calls/jobs';
 import { episodesCalls, episodesEvents } from './calls/episodes';
+import { auditCalls, auditEvents } from './calls/audit';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -17,6 +18,7 @@ export const calls = {
   ...runtimeCalls,
   ...jobsCalls,
   ...episodesCalls,
+  ...auditCalls,
 } as const;
 
 export const events = {
@@ -24,6 +26,7 @@ export const events = {
   ...memoryEvents,
   ...jobsEvents,
   ...episodesEvents,
+  ...auditEvents,
 } as const;
 
 export type Calls = typeof calls;

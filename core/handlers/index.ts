@@ -6,6 +6,7 @@ import { editorHandlers } from './editor';
 import { runtimeHandlers } from './runtime';
 import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
+import { auditHandlers } from './audit';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
@@ -16,5 +17,6 @@ export function createHandlers(s: Services): Handlers {
     ...runtimeHandlers(s),
     ...jobsHandlers(s),
     ...episodesHandlers(s),
+    ...auditHandlers(s),
   };
 }

@@ -48,11 +48,20 @@ export const samples: Sample[] = [
   { call: 'episodes.importTrajectory', input: { text: '[{"role":"user","content":"x"}]', envHash: '0000000000000000000000000000000000000000000000000000000000000000' } },
   { call: 'episodes.exportJsonl', input: { ids: [1] } },
   { call: 'episodes.importJsonl', input: { text: '{"format":"other"}' } },
-  { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },
+  { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
+  { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'audit.run', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'audit.batch', input: { envIds: [], checks: ['spade.*'] }, volatile: ['batchId'] },
+  { call: 'audit.batches', input: { limit: 5 }, volatile: ['id', 'createdAt', 'updatedAt'] },
+  { call: 'audit.cancel', input: { batchId: 'no-such-batch' } },
+  { call: 'audit.resume', input: { batchId: 'no-such-batch' } },
+  { call: 'audit.environments', input: { checkId: 'reset-leak', status: 'fail' } },
 ];
 
 /** Inputs each call must refuse, beyond the generic ones the test sends to every call. */
 export const invalidSamples: { call: CallName; input: unknown }[] = [
+  { call: 'audit.batch', input: { all: true, checks: ['no such check!'] } },
+  { call: 'audit.run', input: { hash: 'abc' } },
   { call: 'settings.update', input: { theme: 'purple' } },
   { call: 'settings.update', input: { stepTimeoutSec: 0 } },
   { call: 'app.openExternal', input: { url: 'file:///etc/passwd' } },

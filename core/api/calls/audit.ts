@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { defineCall, defineEvent } from '../contract';
+
+/**
+ * Audit: SPADE's own load checks plus the ones it lacks, over one environment version or a batch
+ * (a selection or the whole memory). Results are stored per environment version.
+ */
+const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const checkId = z.string().min(1).max(64).regex(/^[a-z0-9_.*-]+$/, 'a check id like spade.step, reset-leak or tool.*');
+const status = z.enum(['pass', 'warn', 'fail', 'skip']);
+const verdict = z.enum(['pass', 'warn', 'fail']);
+const batchId = z.string().min(1).max(64);
+
+export const checkResultSchema = z.object({
+  id: z.string(),
+  status,
+  message: z.string(),
+  evidence: z.record(z.string(), z.unknown()),
+});
+
+export const storedAuditSchema = z.object({
+  hash: z.string(),
+  verdict,
+  spadeAccepts: z.boolean(),
+  className: z.string().nullable(),
+  toolUse: z.boolean(),
+  checks: z.array(checkResultSchema),
+  elapsedMs: z.number(),
+  batchId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const batchSchema = z.object({
+  id: z.string(),
+  state: z.enum(['running', 'cancelled', 'done', 'failed']),
+  total: z.number().int(),
+  done: z.number().int(),
+  options: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const runOptions = {
+  /** Only these checks (a trailing `.*` selects a family); all when absent. */
+  checks: z.array(checkId).max(64).optional(),
+  callTimeoutSec: z.number().min(0.1).max(600).optional(),
+};
+
+export const auditCalls = {
+  'audit.run': defineCall({
+    name: 'audit.run',
+    summary: 'Audit one environment version now and store the result.',
+    input: z.object({ hash, ...runOptions }).strict(),
+    output: storedAuditSchema,
+  }),
+  'audit.batch': defineCall({
+    name: 'audit.batch',
+    summary: 'Start auditing a selection (environment ids) or the whole memory in the background; progress comes as audit.progress.',
+    input: z.object({ envIds: z.array(z.number().int().positive()).max(200_000).optional(), all: z.boolean().optional(), ...runOptions }).strict(),
+    output: z.object({ batchId: z.string(), total: z.number().int() }),
+  }),
+  'audit.cancel': defineCall({
+    name: 'audit.cancel',
+    summary: 'Stop a running batch; finished results stay, and the batch can be resumed.',
+    input: z.object({ batchId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
+  }),
+  'audit.resume': defineCall({
+    name: 'audit.resume',
+    summary: 'Continue a cancelled or interrupted batch with the versions it has not audited yet.',
+    input: z.object({ batchId }).strict(),
+    output: z.object({ batchId: z.string(), total: z.number().int(), remaining: z.number().int() }),
+  }),
+  'audit.batches': defineCall({
+    name: 'audit.batches',
+    summary: 'Recent batches, newest first.',
+    input: z.object({ limit: z.number().int().min(1).max(200).optional() }).strict(),
+    output: z.array(batchSchema),
+  }),
+  'audit.results': defineCall({
+    name: 'audit.results',
+    summary: 'The stored audit of one environment version (null when never audited).',
+    input: z.object({ hash }).strict(),
+    output: storedAuditSchema.nullable(),
+  }),
+  'audit.summary': defineCall({
+    name: 'audit.summary',
+    summary: "Over each environment's head version: verdicts, SPADE acceptance and the share failing each check.",
+    input: z.object({}).strict(),
+    output: z.object({
+      environments: z.number().int(),
+      audited: z.number().int(),
+      verdicts: z.object({ pass: z.number().int(), warn: z.number().int(), fail: z.number().int() }),
+      spadeAccepted: z.number().int(),
+      byCheck: z.array(z.object({ id: z.string(), pass: z.number().int(), warn: z.number().int(), fail: z.number().int(), skip: z.number().int(), failShare: z.number() })),
+    }),
+  }),
+  'audit.environments': defineCall({
+    name: 'audit.environments',
+    summary: 'Ids of environments whose head version has a given status for a check (dashboard click-through).',
+    input: z.object({ checkId, status }).strict(),
+    output: z.object({ ids: z.array(z.number().int()) }),
+  }),
+} as const;
+
+export const auditEvents = {
+  'audit.progress': defineEvent({
+    name: 'audit.progress',
+    summary: 'A batch advanced, finished, failed or was cancelled.',
+    payload: z.object({
+      batchId: z.string(),
+      state: z.enum(['running', 'cancelled', 'done', 'failed']),
+      done: z.number().int(),
+      total: z.number().int(),
+      failed: z.number().int(),
+      /** Seconds left at the current rate; null until there is a rate. */
+      etaSec: z.number().nullable(),
+      lastHash: z.string().nullable(),
+      message: z.string().optional(),
+    }),
+  }),
+} as const;

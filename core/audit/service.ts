@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../memory/db';
+import type { EventBus } from '../server/events';
+import { appVersion } from '../services/appInfo';
+import { AuditPool } from './pool';
+import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
+import { verdictOf, type AuditOptions } from './types';
+
+export interface AuditServiceOptions {
+  db: Db;
+  events: EventBus;
+  maxTurns: () => number;
+  workers?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+interface Running {
+  cancelled: boolean;
+  done: Promise<void>;
+}
+
+/** Runs audits on a lazily started pool, stores them per version, and drives resumable batches. */
+export class AuditService {
+  private pool?: AuditPool;
+  private readonly running = new Map<string, Running>();
+
+  constructor(private readonly o: AuditServiceOptions) {}
+
+  private getPool(): AuditPool {
+    this.pool ??= new AuditPool(this.o.workers ? { workers: this.o.workers } : {});
+    return this.pool;
+  }
+
+  busy(): number {
+    return this.running.size;
+  }
+
+  private options(extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined }): AuditOptions {
+    return { maxTurns: this.o.maxTurns(), ...(extra.checks?.length ? { checks: extra.checks } : {}), ...(extra.callTimeoutSec ? { callTimeoutSec: extra.callTimeoutSec } : {}) };
+  }
+
+  async runOne(hash: string, extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined } = {}): Promise<StoredAudit | null> {
+    const [t] = targetsFor(this.o.db, [hash]);
+    if (!t) return null;
+    const opts = this.options(extra);
+    const a = await this.getPool().audit(t.source, { ...opts, hint: t.hint });
+    return saveAudit(this.o.db, hash, a, { options: opts, toolVersion: appVersion() });
+  }
+
+  results(hash: string): StoredAudit | null {
+    return getAudit(this.o.db, hash);
+  }
+
+  startBatch(sel: { envIds?: number[] | undefined; all?: boolean | undefined }, extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined }): { batchId: string; total: number } {
+    const hashes = [...new Set(sel.all || !sel.envIds ? headHashes(this.o.db) : headHashes(this.o.db, sel.envIds))];
+    const batchId = randomUUID();
+    const opts = this.options(extra);
+    createBatch(this.o.db, batchId, hashes, opts);
+    this.drive(batchId, hashes, hashes.length, 0, opts);
+    return { batchId, total: hashes.length };
+  }
+
+  resume(batchId: string): { batchId: string; total: number; remaining: number } | null {
+    const b = getBatch(this.o.db, batchId);
+    if (!b) return null;
+    if (this.running.has(batchId)) return { batchId, total: b.total, remaining: b.total - b.done };
+    const left = remainingInBatch(this.o.db, b);
+    updateBatch(this.o.db, batchId, { state: 'running', done: b.total - left.length });
+    this.drive(batchId, left, b.total, b.total - left.length, b.options as AuditOptions);
+    return { batchId, total: b.total, remaining: left.length };
+  }
+
+  cancel(batchId: string): boolean {
+    const r = this.running.get(batchId);
+    if (!r) return false;
+    r.cancelled = true;
+    return true;
+  }
+
+  /** Waits for a batch to stop (tests, shutdown). */
+  async settle(batchId: string): Promise<void> {
+    await this.running.get(batchId)?.done;
+  }
+
+  private drive(batchId: string, hashes: string[], total: number, already: number, opts: AuditOptions): void {
+    const state: Running = { cancelled: false, done: Promise.resolve() };
+    this.running.set(batchId, state);
+    const pool = this.getPool();
+    const started = Date.now();
+    let done = already;
+    let failed = 0;
+    let next = 0;
+    let lastEmit = 0;
+    const emit = (st: 'running' | 'cancelled' | 'done' | 'failed', lastHash: string | null, message?: string) => {
+      const rate = (done - already) / Math.max(0.001, (Date.now() - started) / 1000);
+      this.o.events.emit('audit.progress', { batchId, state: st, done, total, failed, etaSec: done > already && rate > 0 ? (total - done) / rate : null, lastHash, ...(message ? { message } : {}) });
+    };
+    // A window of work twice the pool size keeps every worker busy while cancel stays prompt.
+    const window = pool.workers * 2;
+    const worker = async () => {
+      while (!state.cancelled && next < hashes.length) {
+        const hash = hashes[next++]!;
+        const [t] = targetsFor(this.o.db, [hash]);
+        if (!t) {
+          done++;
+          continue;
+        }
+        const a = await pool.audit(t.source, { ...opts, hint: t.hint });
+        saveAudit(this.o.db, hash, a, { batchId, options: opts, toolVersion: appVersion() });
+        done++;
+        if (verdictOf(a.checks) === 'fail') failed++;
+        if (Date.now() - lastEmit > 200 || done === total) {
+          lastEmit = Date.now();
+          updateBatch(this.o.db, batchId, { done });
+          emit('running', hash);
+        }
+      }
+    };
+    state.done = Promise.all(Array.from({ length: window }, worker))
+      .then(() => {
+        const final = state.cancelled && done < total ? 'cancelled' : 'done';
+        updateBatch(this.o.db, batchId, { state: final, done });
+        emit(final, null);
+      })
+      .catch((e: unknown) => {
+        const msg = e instanceof Error ? e.message : String(e);
+        this.o.log?.('error', `audit batch ${batchId} failed: ${msg}`);
+        updateBatch(this.o.db, batchId, { state: 'failed', done });
+        emit('failed', null, msg);
+      })
+      .finally(() => this.running.delete(batchId));
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.running.values()) r.cancelled = true;
+    await this.pool?.close();
+  }
+}
