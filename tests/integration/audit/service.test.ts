@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectSources } from '../../../core/audit/sources';
+import { getBatch } from '../../../core/audit/store';
+import { createHandlers } from '../../../core/handlers';
+import { ingest } from '../../../core/memory/repository';
+import { Services } from '../../../core/services/services';
+import { tempDir } from '../../helpers/tmp';
+
+// A real Services over a temporary SQLite file, the seed pack ingested, audits on real CPython.
+const root = join(__dirname, '..', '..', '..');
+let s: Services;
+let h: ReturnType<typeof createHandlers>;
+const tmp = tempDir();
+const progress: { state: string; done: number; total: number }[] = [];
+
+beforeAll(() => {
+  s = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+  h = createHandlers(s);
+  for (const src of collectSources(join(root, 'resources', 'seed-pack'))) ingest(s.db, { source: src.source, path: src.file, fileStem: src.stem, hint: src.hint });
+  s.events.subscribe((name, p) => {
+    if (name === 'audit.progress') progress.push(p as { state: string; done: number; total: number });
+  });
+});
+afterAll(async () => {
+  await s.close();
+  tmp.cleanup();
+});
+
+const call = <N extends keyof typeof h>(n: N, input: Parameters<(typeof h)[N]>[0]) => (h[n] as (i: unknown) => unknown)(input) as ReturnType<(typeof h)[N]>;
+
+describe('audit service', () => {
+  it('audits one version and stores the result per version', async () => {
+    const envs = s.db.prepare('SELECT id, head_hash FROM environments WHERE file_stem = ?').get('game_00000_013_mathematical_reasoning') as { id: number; head_hash: string };
+    const r = await call('audit.run', { hash: envs.head_hash });
+    expect(r.verdict).toBe('fail');
+    expect(r.spadeAccepts).toBe(true);
+    expect(r.checks.find((c) => c.id === 'reset-leak')!.status).toBe('fail');
+    const again = await call('audit.results', { hash: envs.head_hash });
+    expect(again!.checks).toEqual(r.checks);
+  });
+
+  it('runs a batch over the whole memory, can cancel it, and resumes where it stopped', async () => {
+    const total = (s.db.prepare('SELECT COUNT(*) AS n FROM environments').get() as { n: number }).n;
+    const { batchId, total: t } = await call('audit.batch', { all: true });
+    expect(t).toBe(total);
+    expect(await call('audit.cancel', { batchId })).toEqual({ cancelled: true });
+    const svc = (await import('../../../core/handlers/audit')).auditService(s);
+    await svc.settle(batchId);
+    const cancelled = getBatch(s.db, batchId)!;
+    expect(cancelled.state).toBe('cancelled');
+    expect(cancelled.done).toBeLessThan(total);
+
+    const resumed = await call('audit.resume', { batchId });
+    expect(resumed.remaining).toBe(total - cancelled.done);
+    await svc.settle(batchId);
+    const done = getBatch(s.db, batchId)!;
+    expect(done.state).toBe('done');
+    expect(done.done).toBe(total);
+    expect(progress.some((p) => p.state === 'cancelled')).toBe(true);
+    expect(progress.at(-1)).toMatchObject({ state: 'done', done: total, total });
+
+    const sum = await call('audit.summary', {});
+    expect(sum.audited).toBe(total);
+    expect(sum.spadeAccepted).toBe(total);
+    const leak = sum.byCheck.find((c) => c.id === 'reset-leak')!;
+    expect(leak.fail).toBe(1);
+    expect(leak.failShare).toBeCloseTo(1 / total);
+    const ids = await call('audit.environments', { checkId: 'solution', status: 'fail' });
+    const stems = ids.ids.map((id) => (s.db.prepare('SELECT file_stem FROM environments WHERE id = ?').get(id) as { file_stem: string }).file_stem);
+    expect(stems).toEqual(['game_00000_015_logical_deduction']);
+  });
+
+  it('refuses unknown check ids with invalid_input', async () => {
+    await expect(Promise.resolve().then(() => call('audit.batch', { all: true, checks: ['bogus'] }))).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});
