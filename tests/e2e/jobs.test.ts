@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { ciServices, SERVICES_MISSING } from '../integration/jobs/helpers';
+
+const SECRET = 'sk-e2e-SECRET-39f1c0aa77';
+
+function filesContaining(dir: string, needle: string): string[] {
+  const hits: string[] = [];
+  const walk = (p: string): void => {
+    if (!existsSync(p)) return;
+    const st = statSync(p);
+    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+    else if (readFileSync(p).includes(needle)) hits.push(p);
+  };
+  walk(dir);
+  return hits;
+}
+
+describe('jobs in the workbench (Chromium)', () => {
+  let ctx: E2EContext;
+  beforeAll(async () => {
+    ctx = await openWorkbench();
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  async function launch(fill: (p: E2EContext['page']) => Promise<void>): Promise<void> {
+    const { page } = ctx;
+    await page.click('[data-testid=jobs-new]');
+    await page.waitForSelector('[data-testid=jobs-launch]');
+    await page.waitForSelector('[data-testid=jobs-recipe] option[value=example-run]', { state: 'attached' });
+    await fill(page);
+  }
+
+  it('launches the example run locally, follows its log, charts its metrics and brings environments into memory', async () => {
+    const { page, dataDir, app } = ctx;
+    await page.click('button[aria-label=Jobs]');
+    await page.waitForSelector('[data-testid=jobs-panel]');
+    await launch(async (p) => {
+      await p.fill('[data-testid=jobs-name]', 'local example');
+      await p.fill('[data-testid=jobs-workdir]', join(dataDir, 'runs'));
+      await p.fill('[data-testid=jobs-env]', 'SPADE_STEP_DELAY=0.2');
+      await p.fill('[data-testid=jobs-secret-name]', 'WANDB_API_KEY');
+      await p.fill('[data-testid=jobs-secret-value]', SECRET);
+      await p.click('text=Set');
+      await p.waitForSelector('.jobs-chip:has-text("WANDB_API_KEY") input:checked');
+      await p.click('[data-testid=jobs-submit]');
+    });
+    await page.waitForSelector('[data-testid=job-view]');
+    await page.waitForSelector('[data-testid=job-view][data-state=succeeded]', { timeout: 120_000 });
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=jobs-log-count]')?.getAttribute('data-lines')) > 10);
+    await page.waitForSelector('[data-testid=jobs-chart][data-key="env/avg_regret"][data-points="4"]');
+    const charts = await page.$$eval('[data-testid=jobs-chart]', (els) => els.map((e) => e.getAttribute('data-key')));
+    expect(charts).toEqual(expect.arrayContaining(['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint']));
+    const termText = await page.$eval('[data-testid=jobs-term]', (e) => e.textContent ?? '');
+    expect(termText).toContain('spade-example-run: done');
+    // Search finds text in the log.
+    await page.fill('[data-testid=jobs-log-search]', 'demonstration policy');
+    await page.press('[data-testid=jobs-log-search]', 'Enter');
+    expect(await page.getAttribute('[data-testid=jobs-log-search]', 'data-found')).toBe('true');
+    const job = app.services.jobs.manager.list()[0]!;
+    const envs = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const r = app.services.db.prepare('SELECT COUNT(DISTINCT env_id) AS n FROM env_sources WHERE job_id = ?').get(job.id) as { n: number };
+        if (r.n > 0) return r.n;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      return 0;
+    })();
+    expect(envs).toBeGreaterThan(0);
+    await screenshot(page, 'jobs-local-example');
+    // The secret was only ever in memory: not in SQLite, the log mirror, or anything under the data folder.
+    app.services.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(filesContaining(dataDir, SECRET).filter((p) => !p.endsWith('/job.log'))).toEqual([]);
+    expect(ctx.errors).toEqual([]);
+  });
+
+  const ci = ciServices();
+  it.skipIf(!ci)(`submits the example run to Slurm over SSH after the host key is accepted, and compares two runs${ci ? '' : ` (skipped: ${SERVICES_MISSING})`}`, async () => {
+    const { page, dataDir } = ctx;
+    const cfg = join(dataDir, 'ssh_config');
+    writeFileSync(cfg, `Host spade-ci\n  HostName ${ci!.host}\n  Port ${ci!.port}\n  User ${ci!.user}\n  IdentityFile ${ci!.key}\n  UserKnownHostsFile ${join(dataDir, 'no_known_hosts')}\n`);
+    process.env.SPADE_SSH_CONFIG = cfg;
+    try {
+      await launch(async (p) => {
+        await p.selectOption('[data-testid=jobs-backend]', 'slurm');
+        await p.fill('[data-testid=jobs-name]', 'slurm example');
+        await p.fill('[data-testid=jobs-host]', 'spade-ci');
+        await p.fill('[data-testid=jobs-workdir]', join(dataDir, 'slurm-runs'));
+        await p.fill('[data-testid=jobs-env]', 'SPADE_STEP_DELAY=0.2');
+        await p.click('[data-testid=jobs-submit]');
+      });
+      await page.waitForSelector('[data-testid=jobs-hostkey]');
+      expect(await page.textContent('[data-testid=jobs-hostkey]')).toMatch(/SHA256:[A-Za-z0-9+/]{43}/);
+      await screenshot(page, 'jobs-hostkey-prompt');
+      await page.click('[data-testid=jobs-trust]');
+      const view = '[data-testid=job-view]:has(h2:has-text("slurm example"))';
+      await page.waitForSelector(view);
+      await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 120_000 });
+      expect(await page.textContent(`${view} .jobs-detail`)).toMatch(/COMPLETED/);
+      await page.selectOption(`${view} [data-testid=jobs-compare]`, { label: 'local example' });
+      await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="env/avg_regret"] .u-legend:has-text("local example")`);
+      await screenshot(page, 'jobs-slurm-compare');
+    } finally {
+      delete process.env.SPADE_SSH_CONFIG;
+    }
+    expect(ctx.errors).toEqual([]);
+  });
+});
