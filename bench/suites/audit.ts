@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { AuditPool } from '../../core/audit/pool';
+import { collectSources } from '../../core/audit/sources';
+import { packageRoot } from '../../core/services/appInfo';
+import type { BenchRow, BenchSuite } from '../types';
+
+/** The seed pack varied: each copy differs (a module constant), so no two sources are the same. */
+function variedPack(n: number): { source: string; hint: string | null }[] {
+  const pack = collectSources(join(packageRoot(), 'resources', 'seed-pack'));
+  return Array.from({ length: n }, (_, i) => {
+    const s = pack[i % pack.length]!;
+    return { source: `${s.source}\n_BENCH_VARIANT = ${i}\n`, hint: s.hint };
+  });
+}
+
+async function rate(items: { source: string; hint: string | null }[], workers: number, checks?: string[]): Promise<{ perSec: number; sec: number }> {
+  const pool = new AuditPool({ workers });
+  try {
+    // Warm-up: start every process (numpy import) before the clock runs.
+    await Promise.all(Array.from({ length: workers * 2 }, (_, i) => pool.audit(items[i % items.length]!.source, { checks: ['spade.syntax'] })));
+    const t = performance.now();
+    await Promise.all(items.map((it) => pool.audit(it.source, { hint: it.hint, ...(checks ? { checks } : {}) })));
+    const sec = (performance.now() - t) / 1000;
+    return { perSec: items.length / sec, sec };
+  } finally {
+    await pool.close();
+  }
+}
+
+export const auditSuite: BenchSuite = {
+  prefix: 'audit',
+  async run(log) {
+    const rows: BenchRow[] = [];
+    const all = variedPack(2000);
+    log('audit: 2,000 environments, every check, 2 workers');
+    const full = await rate(all, 2);
+    rows.push({ id: 'audit.envs_per_s', value: full.perSec, unit: 'envs/s', goal: { op: '>=', value: 100 }, note: `2,000 varied seed-pack environments, all checks, 2 workers, ${full.sec.toFixed(1)} s` });
+    log('audit: spade.* only');
+    const spade = await rate(all, 2, ['spade.*']);
+    rows.push({ id: 'audit.spade_only_envs_per_s', value: spade.perSec, unit: 'envs/s', note: `SPADE's load checks only, 2 workers, ${spade.sec.toFixed(1)} s` });
+    log('audit: 1 worker vs 2');
+    const sub = all.slice(0, 600);
+    const one = await rate(sub, 1);
+    const two = await rate(sub, 2);
+    rows.push({ id: 'audit.speedup', value: two.perSec / one.perSec, unit: 'x', goal: { op: '>=', value: 1.8 }, note: `600 environments: ${one.perSec.toFixed(0)} envs/s with 1 worker, ${two.perSec.toFixed(0)} with 2` });
+    return rows;
+  },
+};
