@@ -46,10 +46,14 @@ async function envByName(api: Backend, name: string): Promise<{ envId: number; h
 
 async function quickOpen(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Control+P');
-  await page.getByRole('dialog').waitFor();
-  await page.keyboard.type(text);
-  await page.locator('.palette-list li, .palette-list [role=option]').first().waitFor();
-  await page.keyboard.press('Enter');
+  // fill, not type: the palette focuses its input a tick after opening, and typed keys could land elsewhere.
+  await page.getByRole('dialog').locator('input').fill(text);
+  const item = page.locator('.palette-list [role=option]', { hasText: 'edit in the editor' }).first();
+  await item.waitFor({ timeout: 10_000 }).catch(async (e: unknown) => {
+    await screenshot(page, `editor-quickopen-failed-${text}`);
+    throw e;
+  });
+  await item.click();
 }
 
 async function typeAtEnd(page: Page, text: string): Promise<void> {
@@ -131,9 +135,9 @@ describe('editor in Chromium', () => {
     expect((await api.call('memory.search', { query: '', filters: { seed: true } })).total).toBe(0);
     await quickOpen(page, 'SequencePattern');
     await page.waitForSelector('[data-testid=curation]');
-    await page.getByRole('checkbox', { name: 'Seed' }).click();
-    await page.getByLabel('Add tags').fill('curated sequences');
-    await page.getByLabel('Add tags').press('Enter');
+    await page.getByTestId('curation').getByRole('checkbox', { name: 'Seed' }).click();
+    await page.getByTestId('curation').getByLabel('Add tags').fill('curated sequences');
+    await page.getByTestId('curation').getByLabel('Add tags').press('Enter');
     await page.locator('[data-testid=tags] .tag-chip', { hasText: 'sequences' }).waitFor();
     await page.waitForFunction(() => (document.querySelector('input[aria-label=Seed]') as HTMLInputElement | null)?.checked === true);
     const env = (await api.call('editor.open', { envId: a.envId })).env;

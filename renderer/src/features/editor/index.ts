@@ -114,6 +114,18 @@ function editorCommands(): Command[] {
       }),
     },
     {
+      id: 'editor.editActive',
+      category: 'Editor',
+      title: 'Edit This Environment',
+      run: () => {
+        const wb = useWorkbench.getState();
+        const tab = wb.tabs.find((t) => t.id === wb.activeTabId);
+        const id = Number(tab?.params.id ?? tab?.params.envId);
+        if (tab && Number.isInteger(id) && id > 0) openEditor(id, tab.title);
+        else log('info', 'editor', 'Open an environment from the Library first');
+      },
+    },
+    {
       id: 'editor.reopenDrafts',
       category: 'Editor',
       title: 'Reopen Environments with Unsaved Drafts',
@@ -147,9 +159,10 @@ export function registerEditorFeature(): void {
   registerQuickOpenProvider(async (query) => {
     const { rows } = await backend().call('memory.search', { query, limit: 30, sort: query.trim() ? undefined : { field: 'updated', dir: 'desc' } });
     return rows.map((r) => ({
-      id: `env:${r.id}`,
+      // The library's provider opens the detail tab; these open the same environment for editing.
+      id: `edit:${r.id}`,
       label: r.name,
-      detail: `${r.kind}${r.skill ? ` · ${r.skill}` : ''}${r.seed ? ' · seed' : ''} · ${r.hash.slice(0, 8)}`,
+      detail: `edit in the editor · ${r.kind}${r.skill ? ` · ${r.skill}` : ''}${r.seed ? ' · seed' : ''}`,
       run: () => openEditor(r.id, r.name),
     }));
   });
