@@ -3,6 +3,7 @@ import { hostSuite } from './host';
 import { memorySuite } from './memory';
 import { runtimeSuite } from './runtime';
 import { auditSuite } from './audit';
+import { jobsSuite } from './jobs';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite];
