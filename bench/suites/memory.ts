@@ -14,7 +14,7 @@ const WORDS = (
 ).split(' ');
 
 /** A source shaped like SPADE's generated games (~3 KB: docstring, state, reset, step, solution). */
-function generatedGame(i: number): string {
+export function generatedGame(i: number): string {
   const w = (k: number) => WORDS[(i * 7 + k * 13) % WORDS.length]!;
   const cls = `${w(0)[0]!.toUpperCase()}${w(0).slice(1)}${w(1)[0]!.toUpperCase()}${w(1).slice(1)}${i}Env`;
   return `"""SPADE self-play generated game"""

@@ -1,0 +1,184 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { EnvDetail } from '../../../../core/api';
+import { CodeEditor } from '../../monaco/CodeEditor';
+import { backend, log } from '../../store/app';
+import type { ViewProps } from '../../views/registry';
+import { fmt } from './store';
+
+function Stat({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="env-stat">
+      <div className="muted">{label}</div>
+      <div className="env-stat-value">{value}</div>
+    </div>
+  );
+}
+
+/** One environment: read-only source, hashes and lineage, SPADE stats, hint, tags and notes. */
+export function EnvironmentView({ tab }: ViewProps) {
+  const id = Number(tab.params.id);
+  const [env, setEnv] = useState<EnvDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notes, setNotes] = useState('');
+  const [newTag, setNewTag] = useState('');
+  const [shown, setShown] = useState<{ hash: string; source: string } | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const d = await backend().call('memory.get', { id });
+      setEnv(d);
+      setNotes(d.notes);
+      setError(null);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }, [id]);
+
+  useEffect(() => {
+    void load();
+    return backend().on('memory.changed', (c) => {
+      if (!c.ids || c.ids.includes(id)) void load();
+    });
+  }, [id, load]);
+
+  const act = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      log('error', 'library', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+
+  if (error) return <p className="pad lib-error">{error}</p>;
+  if (!env) return <p className="pad muted">Loading…</p>;
+  const source = shown && shown.hash !== env.hash ? shown.source : env.source;
+  const viewing = shown && shown.hash !== env.hash ? shown.hash : env.hash;
+  return (
+    <div className="env-view" data-testid="environment-view">
+      <div className="env-side">
+        <header className="env-head">
+          <h2 data-testid="env-name">{env.name}</h2>
+          <div className="muted">
+            {env.kind} · {env.skill ?? 'no skill'} {env.rolloutStep !== null ? `· step ${env.rolloutStep}` : ''}
+          </div>
+          <div className="row env-actions">
+            <button onClick={() => act('Seed', () => backend().call('memory.setSeed', { ids: [id], seed: !env.seed }))} data-testid="env-seed">
+              {env.seed ? '★ Seed' : '☆ Make seed'}
+            </button>
+            <label className="muted">
+              rating{' '}
+              <select value={env.rating ?? ''} onChange={(e) => act('Rate', () => backend().call('memory.update', { id, rating: e.target.value === '' ? null : Number(e.target.value) }))}>
+                <option value="">–</option>
+                {[0, 1, 2, 3, 4, 5].map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+        </header>
+        {env.rejected ? (
+          <section className="env-rejected">
+            <b>Rejected</b> at {env.rejectionStage ?? 'an unknown stage'}
+            {env.rejectionReason ? <pre className="mono">{env.rejectionReason}</pre> : null}
+          </section>
+        ) : null}
+        {env.flags.length ? <section className="env-flags">⚠ {env.flags.join(', ')}</section> : null}
+        <section>
+          <h3>Stats</h3>
+          <div className="env-stats">
+            <Stat label="win rate" value={fmt(env.winRate)} />
+            <Stat label="regret" value={fmt(env.regret)} />
+            <Stat label="r_hint" value={fmt(env.rHint)} />
+            <Stat label="r_no_hint" value={fmt(env.rNoHint)} />
+            <Stat label="validation" value={env.validation ?? '–'} />
+          </div>
+        </section>
+        <section>
+          <h3>Hint</h3>
+          {env.hint ? <p className="env-hint" data-testid="env-hint">{env.hint}</p> : <p className="muted">No hint.</p>}
+          {env.hints.length > 1 ? <div className="muted">{env.hints.length} hint versions</div> : null}
+        </section>
+        <section>
+          <h3>Tags</h3>
+          <div className="lib-chips">
+            {env.tags.map((t) => (
+              <span key={t} className="chip on">
+                {t}{' '}
+                <button className="link" aria-label={`Remove tag ${t}`} onClick={() => act('Untag', () => backend().call('memory.tag', { ids: [id], remove: [t] }))}>
+                  ×
+                </button>
+              </span>
+            ))}
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                const t = newTag.trim();
+                if (!/^[^\s,]{1,64}$/.test(t)) return;
+                setNewTag('');
+                void act('Tag', () => backend().call('memory.tag', { ids: [id], add: [t] }));
+              }}
+            >
+              <input value={newTag} onChange={(e) => setNewTag(e.target.value)} placeholder="add tag" aria-label="Add tag" size={10} />
+            </form>
+          </div>
+        </section>
+        <section>
+          <h3>Notes</h3>
+          <textarea
+            className="env-notes"
+            value={notes}
+            onChange={(e) => setNotes(e.target.value)}
+            onBlur={() => notes !== env.notes && act('Save notes', () => backend().call('memory.update', { id, notes }))}
+            rows={4}
+            aria-label="Notes"
+          />
+        </section>
+        <section>
+          <h3>Lineage</h3>
+          <ol className="env-lineage" data-testid="env-lineage">
+            {env.versions.map((v) => (
+              <li key={v.hash} className={v.hash === viewing ? 'current' : ''}>
+                <button
+                  className="link mono"
+                  title={v.hash}
+                  onClick={() =>
+                    v.hash === env.hash ? setShown(null) : void backend().call('memory.version', { hash: v.hash }).then((r) => setShown({ hash: r.hash, source: r.source }))
+                  }
+                >
+                  {v.hash.slice(0, 12)}
+                </button>{' '}
+                {v.hash === env.hash ? <b>head</b> : null} <span className="muted">{v.message || '(no message)'}</span>
+                {v.parentHash ? <div className="muted mono">parent {v.parentHash.slice(0, 12)}</div> : null}
+              </li>
+            ))}
+          </ol>
+          <div className="muted mono env-hash" title="SHA-256 of the source">
+            sha256 {env.hash}
+          </div>
+        </section>
+        <section>
+          <h3>Seen in</h3>
+          <ul className="env-sightings">
+            {env.sightings.map((s) => (
+              <li key={s.path} className="mono" title={s.path}>
+                {s.path}
+                {s.run ? <span className="muted"> · run {s.run}</span> : null}
+              </li>
+            ))}
+          </ul>
+        </section>
+      </div>
+      <div className="env-source">
+        <div className="env-source-bar muted">
+          {viewing === env.hash ? 'Head version (read-only)' : `Older version ${viewing.slice(0, 12)} (read-only)`}
+        </div>
+        <div className="env-source-body">
+          <CodeEditor value={source} readOnly ariaLabel={`Source of ${env.name}`} />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,129 @@
+import { useEffect, useState } from 'react';
+import type { ImportProgress } from '../../../../core/api';
+import { backend } from '../../store/app';
+
+/** Paths typed or pasted (one per line): the web host reads the machine it runs on, so no browser file picker. */
+export function ImportDialog({ onClose }: { onClose(): void }) {
+  const [paths, setPaths] = useState('');
+  const [jobId, setJobId] = useState<string | null>(null);
+  const [progress, setProgress] = useState<ImportProgress | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (!jobId) return;
+    let finished = false;
+    const off = backend().on('memory.importProgress', (p) => {
+      if (p.jobId !== jobId) return;
+      finished ||= p.phase === 'done' || p.phase === 'failed';
+      setProgress(p);
+    });
+    // A small import can finish before this subscription exists; catch up from its last state.
+    void backend()
+      .call('memory.importStatus', { jobId })
+      .then((p) => {
+        if (!finished) setProgress(p);
+      })
+      .catch(() => {});
+    return off;
+  }, [jobId]);
+
+  const start = async () => {
+    setError(null);
+    setProgress(null);
+    const list = paths
+      .split('\n')
+      .map((p) => p.trim())
+      .filter(Boolean);
+    try {
+      const r = await backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}` });
+      setJobId(r.jobId);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  const running = !!jobId && progress?.phase !== 'done' && progress?.phase !== 'failed';
+  const summary = progress?.summary;
+  const processed = progress ? progress.imported + progress.unchanged + progress.updated + progress.skipped : 0;
+  return (
+    <div className="modal-backdrop" role="presentation" onMouseDown={(e) => e.target === e.currentTarget && !running && onClose()}>
+      <div className="modal lib-import" role="dialog" aria-modal="true" aria-label="Import environments" data-testid="import-dialog">
+        <h2>Import environments</h2>
+        <p className="muted">
+          Files or folders on the machine running the workbench, one per line: SPADE game folders and rollout caches, rejected games, a static pool
+          (manifest.jsonl + checksums.sha256), a tool-use release (manifest.json), env_memory.json, or JSONL with one environment per line.
+        </p>
+        <textarea
+          value={paths}
+          onChange={(e) => setPaths(e.target.value)}
+          rows={3}
+          placeholder="/data/spade_run/spade_games_cache"
+          aria-label="Paths to import"
+          data-testid="import-paths"
+          disabled={running}
+        />
+        {error ? <p className="lib-error" role="alert">{error}</p> : null}
+        {jobId ? (
+          <div className="lib-progress" data-testid="import-progress">
+            <div className={`progress-bar ${running ? 'indeterminate' : ''}`} role="progressbar" aria-busy={running} aria-valuetext={`${processed} processed`}>
+              <div style={{ width: running ? '40%' : '100%' }} className={progress?.phase === 'failed' ? 'bad' : ''} />
+            </div>
+            <div className="muted">
+              {progress ? `${progress.phase}: ${progress.files} files · ${progress.imported} new · ${progress.updated} updated · ${progress.unchanged} unchanged · ${progress.skipped} skipped` : 'starting…'}
+              {progress?.currentPath && running ? <div className="mono lib-current">{progress.currentPath}</div> : null}
+            </div>
+          </div>
+        ) : null}
+        {progress?.phase === 'failed' ? <p className="lib-error">Import failed: {progress.error}</p> : null}
+        {summary ? (
+          <div className="lib-summary" data-testid="import-summary">
+            <p>
+              <b>{summary.imported}</b> imported, {summary.updated} updated, {summary.unchanged} already present, {summary.statsAttached} stats attached
+              {summary.cancelled ? ' — cancelled (run it again to finish)' : ''}.
+            </p>
+            {summary.flagged.length ? (
+              <details open>
+                <summary>{summary.flagged.length} flagged</summary>
+                <ul>
+                  {summary.flagged.map((f) => (
+                    <li key={f.path + f.flag}>
+                      <span className="mono">{f.path}</span>: {f.flag} ({f.detail})
+                    </li>
+                  ))}
+                </ul>
+              </details>
+            ) : null}
+            {summary.skipped.length ? (
+              <details open>
+                <summary>{summary.skipped.length} skipped</summary>
+                <ul className="lib-skipped" data-testid="import-skipped">
+                  {summary.skipped.slice(0, 500).map((k) => (
+                    <li key={k.path}>
+                      <span className="mono">{k.path}</span> — {k.reason}
+                    </li>
+                  ))}
+                  {summary.skipped.length > 500 ? <li className="muted">… and {summary.skipped.length - 500} more (the CLI lists all)</li> : null}
+                </ul>
+              </details>
+            ) : (
+              <p className="muted">Nothing was skipped.</p>
+            )}
+          </div>
+        ) : null}
+        <div className="modal-actions">
+          {running ? (
+            <button onClick={() => void backend().call('memory.importCancel', { jobId: jobId! })} data-testid="import-cancel">
+              Cancel
+            </button>
+          ) : (
+            <button className="primary" onClick={() => void start()} disabled={!paths.trim()} data-testid="import-start">
+              Import
+            </button>
+          )}
+          <button onClick={onClose} disabled={running}>
+            Close
+          </button>
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,263 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import type { EnvSummary, MemorySort } from '../../../../core/api';
+import { backend, log } from '../../store/app';
+import { PAGE_SIZE, fmt, rowAt, useLibrary } from './store';
+import { openEnvironment } from './open';
+import { ImportDialog } from './ImportDialog';
+
+const ROW_HEIGHT = 26;
+
+function SortHeader({ field, label, className }: { field: MemorySort['field']; label: string; className: string }) {
+  const sort = useLibrary((s) => s.sort);
+  const setSort = useLibrary((s) => s.setSort);
+  const active = sort?.field === field;
+  return (
+    <button
+      className={`lib-th ${className} ${active ? 'active' : ''}`}
+      onClick={() => setSort(active && sort.dir === 'desc' ? { field, dir: 'asc' } : active ? null : { field, dir: field === 'name' ? 'asc' : 'desc' })}
+      title={`Sort by ${label}`}
+    >
+      {label}
+      {active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}
+    </button>
+  );
+}
+
+function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; top: number }) {
+  const selected = useLibrary((s) => (env ? !!s.selected[env.id] : false));
+  const toggle = useLibrary((s) => s.toggleSelected);
+  const style = { transform: `translateY(${top}px)`, height: ROW_HEIGHT };
+  if (!env) {
+    return (
+      <div className="lib-row placeholder" style={style} aria-busy="true">
+        <span className="muted">…</span>
+      </div>
+    );
+  }
+  return (
+    <div
+      className={`lib-row ${selected ? 'selected' : ''} ${env.rejected ? 'rejected' : ''}`}
+      style={style}
+      role="row"
+      aria-rowindex={index + 1}
+      data-testid="library-row"
+      onClick={(e) => (e.ctrlKey || e.metaKey ? toggle(env.id) : openEnvironment(env.id, env.name))}
+      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}`}
+    >
+      <input type="checkbox" aria-label={`Select ${env.name}`} checked={selected} onClick={(e) => e.stopPropagation()} onChange={(e) => toggle(env.id, e.target.checked)} />
+      <span className="lib-name">
+        {env.seed ? <span className="lib-seed" title="Seed">★</span> : null}
+        {env.kind === 'tool-use' ? <span className="lib-kind" title="Tool use">⚙</span> : null}
+        {env.name}
+        {env.flags.length ? <span className="lib-flag" title={env.flags.join(', ')}> ⚠</span> : null}
+      </span>
+      <span className="lib-skill muted">{env.skill ?? '–'}</span>
+      <span className="lib-num">{fmt(env.regret)}</span>
+      <span className="lib-num">{fmt(env.winRate)}</span>
+    </div>
+  );
+}
+
+function FacetList({ title, items, active, onToggle, testId }: { title: string; items: { value: string; count: number }[]; active: string[]; onToggle(v: string): void; testId: string }) {
+  if (!items.length) return null;
+  return (
+    <div className="lib-facet" data-testid={testId}>
+      <div className="lib-facet-title">{title}</div>
+      {items.slice(0, 12).map((f) => (
+        <label key={f.value} className="lib-facet-item">
+          <input type="checkbox" checked={active.includes(f.value)} onChange={() => onToggle(f.value)} />
+          <span className="lib-facet-value">{f.value}</span>
+          <span className="muted">{f.count.toLocaleString()}</span>
+        </label>
+      ))}
+    </div>
+  );
+}
+
+function Facets() {
+  const facets = useLibrary((s) => s.facets);
+  const filters = useLibrary((s) => s.filters);
+  const setFilters = useLibrary((s) => s.setFilters);
+  const clearFilters = useLibrary((s) => s.clearFilters);
+  const [open, setOpen] = useState(true);
+  const toggleIn = (list: string[] | undefined, v: string) => (list?.includes(v) ? list.filter((x) => x !== v) : [...(list ?? []), v]);
+  const anyFilter = Object.keys(filters).length > 0;
+  return (
+    <div className="lib-facets">
+      <div className="lib-facets-head">
+        <button className="link" onClick={() => setOpen(!open)} aria-expanded={open}>
+          {open ? '▾' : '▸'} Filters
+        </button>
+        {anyFilter ? (
+          <button className="link" onClick={clearFilters} data-testid="library-clear-filters">
+            clear
+          </button>
+        ) : null}
+      </div>
+      {open ? (
+        <div className="lib-facets-body">
+          <div className="lib-chips">
+            {(['game', 'tool-use'] as const).map((k) => (
+              <button key={k} className={`chip ${filters.kind === k ? 'on' : ''}`} onClick={() => setFilters({ kind: filters.kind === k ? undefined : k })}>
+                {k} {facets?.kinds.find((f) => f.value === k)?.count.toLocaleString() ?? ''}
+              </button>
+            ))}
+            <button className={`chip ${filters.seed ? 'on' : ''}`} onClick={() => setFilters({ seed: filters.seed ? undefined : true })} data-testid="library-filter-seeds">
+              ★ seeds {facets ? facets.seeds.toLocaleString() : ''}
+            </button>
+            <button
+              className={`chip ${filters.rejected !== undefined ? 'on' : ''}`}
+              onClick={() => setFilters({ rejected: filters.rejected === undefined ? false : filters.rejected === false ? true : undefined })}
+              title="All → accepted only → rejected only"
+            >
+              {filters.rejected === undefined ? 'all' : filters.rejected ? 'rejected only' : 'accepted only'} ({facets?.rejected ?? 0} rejected)
+            </button>
+          </div>
+          <FacetList title="Skill" testId="facet-skill" items={facets?.skills ?? []} active={filters.skills ?? []} onToggle={(v) => setFilters({ skills: toggleIn(filters.skills, v) })} />
+          <FacetList title="Tag" testId="facet-tag" items={facets?.tags ?? []} active={filters.tags ?? []} onToggle={(v) => setFilters({ tags: toggleIn(filters.tags, v) })} />
+          <FacetList title="Run" testId="facet-run" items={facets?.runs ?? []} active={filters.run ? [filters.run] : []} onToggle={(v) => setFilters({ run: filters.run === v ? undefined : v })} />
+          <FacetList
+            title="Rejection stage"
+            testId="facet-stage"
+            items={facets?.rejectionStages ?? []}
+            active={filters.rejectionStage ? [filters.rejectionStage] : []}
+            onToggle={(v) => setFilters({ rejectionStage: filters.rejectionStage === v ? undefined : v })}
+          />
+          <div className="lib-ranges">
+            <label>
+              regret ≥{' '}
+              <input type="number" step="0.05" value={filters.regret?.min ?? ''} onChange={(e) => setFilters({ regret: e.target.value === '' ? undefined : { min: Number(e.target.value) } })} />
+            </label>
+            <label>
+              win rate{' '}
+              <input type="number" step="0.05" min={0} max={1} placeholder="min" value={filters.winRate?.min ?? ''} onChange={(e) => setFilters({ winRate: { ...filters.winRate, min: e.target.value === '' ? undefined : Number(e.target.value) } })} />
+              –
+              <input type="number" step="0.05" min={0} max={1} placeholder="max" value={filters.winRate?.max ?? ''} onChange={(e) => setFilters({ winRate: { ...filters.winRate, max: e.target.value === '' ? undefined : Number(e.target.value) } })} />
+            </label>
+          </div>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function BulkBar() {
+  const selected = useLibrary((s) => s.selected);
+  const clear = useLibrary((s) => s.clearSelection);
+  const [tag, setTag] = useState('');
+  const ids = useMemo(() => Object.keys(selected).map(Number), [selected]);
+  if (!ids.length) return null;
+  const run = async (what: string, fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (e) {
+      log('error', 'library', `${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const validTag = /^[^\s,]{1,64}$/.test(tag.trim());
+  return (
+    <div className="lib-bulk" data-testid="library-bulk">
+      <span>{ids.length} selected</span>
+      <button onClick={() => run('Seed', () => backend().call('memory.setSeed', { ids, seed: true }))}>★ Seed</button>
+      <button onClick={() => run('Unseed', () => backend().call('memory.setSeed', { ids, seed: false }))}>Unseed</button>
+      <input placeholder="tag" value={tag} onChange={(e) => setTag(e.target.value)} aria-label="Tag to apply" data-testid="library-bulk-tag" />
+      <button disabled={!validTag} onClick={() => run('Tag', () => backend().call('memory.tag', { ids, add: [tag.trim()] }))}>
+        + Tag
+      </button>
+      <button disabled={!validTag} onClick={() => run('Untag', () => backend().call('memory.tag', { ids, remove: [tag.trim()] }))}>
+        − Tag
+      </button>
+      <button className="link" onClick={clear}>
+        clear
+      </button>
+    </div>
+  );
+}
+
+export function LibraryPanel() {
+  const query = useLibrary((s) => s.query);
+  const setQuery = useLibrary((s) => s.setQuery);
+  const total = useLibrary((s) => s.total);
+  const pages = useLibrary((s) => s.pages);
+  const error = useLibrary((s) => s.error);
+  const ensurePages = useLibrary((s) => s.ensurePages);
+  const refresh = useLibrary((s) => s.refresh);
+  const generation = useLibrary((s) => s.generation);
+  const setImportOpen = useLibrary((s) => s.setImportOpen);
+  const importOpen = useLibrary((s) => s.importOpen);
+  const scroller = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (generation === 0) refresh();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Imports and bulk edits announce themselves; coalesce a burst into one reload.
+    const off = backend().on('memory.changed', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => useLibrary.getState().refresh(), 300);
+    });
+    // A call made before the socket is up fails; reload whenever the connection (re)opens.
+    const offConn = backend().onConnection((state) => {
+      if (state === 'connected') useLibrary.getState().refresh();
+    });
+    return () => {
+      off();
+      offConn();
+      clearTimeout(timer);
+    };
+  }, []);
+
+  const virtualizer = useVirtualizer({ count: total, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 30 });
+  const items = virtualizer.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items.at(-1)?.index ?? 0;
+  useEffect(() => {
+    const need: number[] = [];
+    for (let p = Math.floor(first / PAGE_SIZE); p <= Math.floor(last / PAGE_SIZE); p++) need.push(p);
+    ensurePages(need);
+  }, [first, last, generation, ensurePages]);
+  useEffect(() => {
+    scroller.current?.scrollTo({ top: 0 });
+  }, [generation]);
+
+  return (
+    <div className="library" data-testid="library-panel">
+      <div className="lib-search">
+        <input
+          type="search"
+          placeholder="Search code, hints, notes, names…"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          aria-label="Search environments"
+          data-testid="library-search"
+        />
+        <button onClick={() => setImportOpen(true)} title="Import environments" data-testid="library-import-open">
+          Import…
+        </button>
+      </div>
+      <Facets />
+      <div className="lib-count muted" data-testid="library-count">
+        {total.toLocaleString()} environment{total === 1 ? '' : 's'}
+        {error ? <span className="lib-error"> · {error}</span> : null}
+      </div>
+      <BulkBar />
+      <div className="lib-table" role="table" aria-label="Environments" aria-rowcount={total}>
+        <div className="lib-header" role="row">
+          <span className="lib-check" />
+          <SortHeader field="name" label="Name" className="lib-name" />
+          <SortHeader field="skill" label="Skill" className="lib-skill" />
+          <SortHeader field="regret" label="Regret" className="lib-num" />
+          <SortHeader field="winRate" label="Win" className="lib-num" />
+        </div>
+        <div className="lib-scroll" ref={scroller} data-testid="library-scroll">
+          <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+            {items.map((it) => (
+              <Row key={it.key} index={it.index} top={it.start} env={rowAt(pages, it.index)} />
+            ))}
+          </div>
+        </div>
+      </div>
+      {importOpen ? <ImportDialog onClose={() => setImportOpen(false)} /> : null}
+    </div>
+  );
+}

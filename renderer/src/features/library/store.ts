@@ -1,0 +1,125 @@
+import { create } from 'zustand';
+import type { CallOutput, EnvSummary, MemoryFilters, MemorySort } from '../../../../core/api';
+import { backend, log } from '../../store/app';
+
+export const PAGE_SIZE = 200;
+type Facets = CallOutput<'memory.facets'>;
+
+interface LibraryState {
+  query: string;
+  filters: MemoryFilters;
+  sort: MemorySort | null;
+  total: number;
+  /** Pages by index; the table asks for the pages its visible rows fall in, never the whole list. */
+  pages: Record<number, EnvSummary[]>;
+  generation: number;
+  loading: boolean;
+  error: string | null;
+  facets: Facets | null;
+  selected: Record<number, true>;
+  importOpen: boolean;
+  setQuery(q: string): void;
+  setFilters(patch: Partial<MemoryFilters>): void;
+  clearFilters(): void;
+  setSort(sort: MemorySort | null): void;
+  ensurePages(indexes: number[]): void;
+  refresh(): void;
+  toggleSelected(id: number, on?: boolean): void;
+  clearSelection(): void;
+  setImportOpen(open: boolean): void;
+}
+
+const inflight = new Set<string>();
+let queryTimer: ReturnType<typeof setTimeout> | undefined;
+
+function clean(f: MemoryFilters): MemoryFilters {
+  return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0))) as MemoryFilters;
+}
+
+export const useLibrary = create<LibraryState>((set, get) => {
+  const reload = () => {
+    const generation = get().generation + 1;
+    set({ generation, pages: {}, loading: true, error: null });
+    inflight.clear();
+    get().ensurePages([0]);
+    const { query, filters } = get();
+    backend()
+      .call('memory.facets', { query, filters: clean(filters) })
+      .then((facets) => {
+        if (get().generation === generation) set({ facets });
+      })
+      .catch(() => {});
+  };
+  return {
+    query: '',
+    filters: {},
+    sort: null,
+    total: 0,
+    pages: {},
+    generation: 0,
+    loading: false,
+    error: null,
+    facets: null,
+    selected: {},
+    importOpen: false,
+    setQuery(query) {
+      set({ query });
+      clearTimeout(queryTimer);
+      // Results as you type, without a request per keystroke.
+      queryTimer = setTimeout(reload, 120);
+    },
+    setFilters(patch) {
+      set((s) => ({ filters: clean({ ...s.filters, ...patch }) }));
+      reload();
+    },
+    clearFilters() {
+      set({ filters: {} });
+      reload();
+    },
+    setSort(sort) {
+      set({ sort });
+      reload();
+    },
+    ensurePages(indexes) {
+      const { generation, query, filters, sort, pages } = get();
+      for (const index of indexes) {
+        const key = `${generation}:${index}`;
+        if (pages[index] || inflight.has(key)) continue;
+        inflight.add(key);
+        backend()
+          .call('memory.search', { query, filters: clean(filters), ...(sort ? { sort } : {}), offset: index * PAGE_SIZE, limit: PAGE_SIZE })
+          .then((r) => {
+            if (get().generation !== generation) return;
+            set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
+          })
+          .catch((e: unknown) => {
+            inflight.delete(key);
+            if (get().generation !== generation) return;
+            const message = e instanceof Error ? e.message : String(e);
+            set({ loading: false, error: message });
+            log('warn', 'library', message);
+          });
+      }
+    },
+    refresh: reload,
+    toggleSelected(id, on) {
+      set((s) => {
+        const next = { ...s.selected };
+        const want = on ?? !next[id];
+        if (want) next[id] = true;
+        else delete next[id];
+        return { selected: next };
+      });
+    },
+    clearSelection: () => set({ selected: {} }),
+    setImportOpen: (importOpen) => set({ importOpen }),
+  };
+});
+
+export function rowAt(pages: Record<number, EnvSummary[]>, index: number): EnvSummary | undefined {
+  return pages[Math.floor(index / PAGE_SIZE)]?.[index % PAGE_SIZE];
+}
+
+export function fmt(v: number | null, digits = 2): string {
+  return v === null ? '–' : v.toFixed(digits);
+}

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../../core/memory/db';
+import { ingest } from '../../core/memory/repository';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { tempDir } from '../helpers/tmp';
+import { gameSource, write } from '../integration/memory/fixtures';
+
+beforeAll(() => {
+  if (!existsSync(join(process.cwd(), 'dist', 'renderer', 'index.html'))) execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+});
+
+describe('library (Chromium)', () => {
+  let ctx: E2EContext;
+  let tmp: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    tmp = tempDir('spade-e2e-lib-');
+    ctx = await openWorkbench();
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    tmp?.cleanup();
+  });
+
+  it('shows the seed pack on first start, searches as you type, opens an environment tab', async () => {
+    const { page } = ctx;
+    await page.waitForSelector('[data-testid=library-row]');
+    const count = await page.textContent('[data-testid=library-count]');
+    expect(Number(count!.replace(/[^\d]/g, ''))).toBeGreaterThanOrEqual(14);
+    await page.fill('[data-testid=library-search]', 'invent');
+    await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('1 environment'));
+    await page.click('[data-testid=library-row]');
+    await page.waitForSelector('[data-testid=environment-view] [data-testid=code-editor][data-ready=true]');
+    expect(await page.textContent('[data-testid=env-name]')).toBe('InventoryValueEnv');
+    expect(await page.textContent('[data-testid=env-hint]')).toMatch(/List the products/);
+    await page.waitForSelector('.env-source .view-lines');
+    await screenshot(page, 'library-detail');
+    await page.fill('[data-testid=library-search]', '');
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=library-count]')?.textContent?.replace(/[^\d]/g, '')) >= 14);
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it('bulk tags and seeds, and facets follow', async () => {
+    const { page } = ctx;
+    const boxes = page.locator('[data-testid=library-row] input[type=checkbox]');
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    await page.waitForSelector('[data-testid=library-bulk]');
+    await page.fill('[data-testid=library-bulk-tag]', 'picked');
+    await page.click('[data-testid=library-bulk] button:has-text("+ Tag")');
+    await page.click('[data-testid=library-bulk] button:has-text("★ Seed")');
+    await page.waitForSelector('[data-testid=facet-tag] :text("picked")');
+    await page.click('[data-testid=library-filter-seeds]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('2 environments'));
+    await page.click('[data-testid=library-clear-filters]');
+  });
+
+  it('imports through the dialog with progress and the skipped-files summary', async () => {
+    const { page } = ctx;
+    const src = join(tmp.dir, 'run');
+    for (let i = 0; i < 5; i++) write(src, `spade_games_cache/step_00003/game_00003_00${i}_optimization.py`, gameSource(i, `Dialog${i}Env`));
+    write(src, 'spade_games_cache/step_00003/game_00003_009_optimization.py', Buffer.from([0xc3, 0x28, 0x0a]));
+    write(src, 'notes.txt', 'not an environment');
+    await page.click('[data-testid=library-import-open]');
+    await page.fill('[data-testid=import-paths]', src);
+    await page.click('[data-testid=import-start]');
+    await page.waitForSelector('[data-testid=import-summary]');
+    const summary = await page.textContent('[data-testid=import-summary]');
+    expect(summary).toMatch(/5 imported/);
+    expect(await page.textContent('[data-testid=import-skipped]')).toMatch(/game_00003_009_optimization\.py — not valid UTF-8/);
+    expect(await page.textContent('[data-testid=import-skipped]')).toMatch(/notes\.txt — not an environment file/);
+    await screenshot(page, 'library-import');
+    await page.click('[data-testid=import-dialog] button:has-text("Close")');
+    await page.fill('[data-testid=library-search]', 'Dialog3');
+    await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('1 environment'));
+    await page.fill('[data-testid=library-search]', '');
+  });
+
+  it('finds environments by name from quick open', async () => {
+    const { page } = ctx;
+    await page.keyboard.press('Control+p');
+    await page.waitForSelector('[role=dialog][aria-label="Quick open"] input');
+    await page.fill('[role=dialog][aria-label="Quick open"] input', 'Dialog2');
+    await page.click('.palette-list li:has-text("Dialog2Env")');
+    await page.waitForFunction(() => document.querySelector('[role=tab][aria-selected=true]')?.textContent?.includes('Dialog2Env'));
+  });
+});
+
+describe('library at 100,000 environments (Chromium)', () => {
+  it('pages through the API while scrolling a virtual table', async () => {
+    const tmp = tempDir('spade-e2e-lib100k-');
+    const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
+    const now = new Date().toISOString();
+    const N = 100_000;
+    for (let start = 0; start < N; start += 5000) {
+      db.transaction(() => {
+        for (let i = start; i < start + 5000; i++) ingest(db, { source: `class Bulk${i}Env:\n    pass\n`, path: `bulk/${i}.py`, skill: 'Optimization' }, now);
+      })();
+    }
+    db.prepare("INSERT INTO settings (key, value) VALUES ('memory.seedPackImported', '\"test\"')").run();
+    db.close();
+    const ctx = await openWorkbench({ dataDir: tmp.dir });
+    try {
+      const { page } = ctx;
+      await page.waitForSelector('[data-testid=library-row]');
+      expect(await page.textContent('[data-testid=library-count]')).toMatch(/^100,000 environments/);
+      // Far fewer rows in the DOM than in the library: the table is virtual.
+      expect(await page.locator('[data-testid=library-row]').count()).toBeLessThan(200);
+      await page.$eval('[data-testid=library-scroll]', (el) => (el.scrollTop = el.scrollHeight));
+      await page.waitForSelector('[data-testid=library-row][aria-rowindex="100000"]');
+      expect(await page.textContent('[data-testid=library-row][aria-rowindex="100000"]')).toMatch(/Bulk0Env/);
+      await page.$eval('[data-testid=library-scroll]', (el) => (el.scrollTop = el.scrollHeight / 2));
+      await page.waitForSelector('[data-testid=library-row][aria-rowindex="50001"]');
+      await screenshot(page, 'library-100k');
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      await ctx.close();
+      tmp.cleanup();
+    }
+  });
+});
