@@ -1,4 +1,8 @@
 import type { CallName } from '../../core/api';
+import { sha256 } from '../../core/memory/parse';
+
+const SAMPLE_SRC = 'class ContractSampleEnv:\n    def reset(self, seed=None):\n        return "hi", {}\n';
+const SAMPLE_HASH = sha256(SAMPLE_SRC);
 
 /**
  * Valid example inputs for every call in the contract, run in order against two fresh,
@@ -56,6 +60,19 @@ export const samples: Sample[] = [
   { call: 'audit.cancel', input: { batchId: 'no-such-batch' } },
   { call: 'audit.resume', input: { batchId: 'no-such-batch' } },
   { call: 'audit.environments', input: { checkId: 'reset-leak', status: 'fail' } },
+  // editor: a fresh environment, its draft, a save, a diff and a fork; then refusals for a missing one.
+  { call: 'editor.create', input: { source: SAMPLE_SRC, origin: 'paste' }, volatile: ['envId'] },
+  { call: 'editor.drafts', input: {} },
+  { call: 'editor.open', input: { envId: 999_999 } },
+  { call: 'editor.draftSave', input: { envId: 999_999, baseHash: SAMPLE_HASH, source: 'x = 1\n' } },
+  { call: 'editor.draftDiscard', input: { envId: 999_999 } },
+  { call: 'editor.save', input: { envId: 999_999, parentHash: SAMPLE_HASH, source: 'x = 2\n', check: false } },
+  { call: 'editor.revert', input: { envId: 999_999, hash: SAMPLE_HASH } },
+  { call: 'editor.versions', input: { envId: 999_999 } },
+  { call: 'editor.diff', input: { left: { hash: SAMPLE_HASH }, right: { hash: SAMPLE_HASH } } },
+  { call: 'editor.fork', input: { envId: 999_999 } },
+  { call: 'editor.checkSyntax', input: { source: 'x = (\n' } },
+  { call: 'editor.checkLoad', input: { source: 'class Helper:\n    pass\n' } },
 ];
 
 /** Inputs each call must refuse, beyond the generic ones the test sends to every call. */
@@ -73,4 +90,6 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'episodes.run', input: { id: 1, policy: { kind: 'telepathy' } } },
   { call: 'episodes.run', input: { id: 1, policy: { kind: 'random' }, until: { kind: 'expr', expr: '' } } },
   { call: 'episodes.scrub', input: { id: 1, idx: -1 } },
+  { call: 'editor.draftSave', input: { envId: 1, baseHash: 'abc', source: 'x' } },
+  { call: 'editor.create', input: { source: 'x = 1', origin: 'mail' } },
 ];
