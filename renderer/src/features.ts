@@ -5,9 +5,11 @@
 import { registerLibrary } from './features/library';
 import { registerEditorFeature } from './features/editor';
 import { registerJobsFeature } from './features/jobs';
+import { registerEpisodesFeature } from './features/episodes';
 
 export function registerFeatures(): void {
   registerLibrary();
   registerEditorFeature();
   registerJobsFeature();
+  registerEpisodesFeature();
 }

@@ -1,0 +1,124 @@
+import { useMemo, useState } from 'react';
+import type { ViewProps } from '../../views/registry';
+import { backend } from '../../store/app';
+import { ActionBar, RunBar } from './Controls';
+import { LineChart } from './ReturnChart';
+import { StepPanel } from './StepPanel';
+import { errorText, openPair } from './store';
+import { useEpisode, type EpisodeController } from './useEpisode';
+
+export function Timeline({ ctl, testId = 'timeline' }: { ctl: EpisodeController; testId?: string }) {
+  const n = ctl.steps.length;
+  return (
+    <div className="ep-timeline">
+      <input
+        type="range"
+        min={0}
+        max={Math.max(0, n - 1)}
+        value={ctl.idx}
+        data-testid={testId}
+        aria-label="Scrub to step"
+        onChange={(e) => void ctl.select(Number(e.target.value))}
+      />
+      <span className="muted ep-pos" data-testid={`${testId}-pos`}>
+        {ctl.idx} / {Math.max(0, n - 1)}
+      </span>
+    </div>
+  );
+}
+
+export function StepList({ ctl }: { ctl: EpisodeController }) {
+  return (
+    <ol className="ep-steplist" data-testid="step-list">
+      {ctl.steps.map((s) => (
+        <li
+          key={s.idx}
+          className={`${s.idx === ctl.idx ? 'sel' : ''}${s.kind === 'reset' ? ' reset' : ''}${(s.reward ?? 0) > 0 ? ' win' : ''}${s.error ? ' err' : ''}${ctl.episode?.divergenceStep === s.idx ? ' diverged' : ''}`}
+          onClick={() => void ctl.select(s.idx)}
+        >
+          <span className="ep-i">{s.idx}</span>
+          <span className="ep-a">{s.kind === 'reset' ? `reset(${s.seed ?? ''})` : s.action}</span>
+          <span className="ep-r">{s.reward ?? ''}</span>
+          <span className="ep-t">{s.terminated ? 'T' : s.truncated ? 't' : ''}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** One episode: play it, scrub it, inspect each step's state. */
+export function EpisodeView({ tab }: ViewProps) {
+  const ctl = useEpisode(Number(tab.params.id));
+  const [runResult, setRunResult] = useState<string | null>(null);
+  const [replayMsg, setReplayMsg] = useState<string | null>(null);
+  const ep = ctl.episode;
+  const xs = useMemo(() => ctl.steps.map((s) => s.idx), [ctl.steps]);
+  const series = useMemo(() => [{ label: 'return', values: ctl.steps.map((s) => s.cumReturn), color: '#2f7ed8' }], [ctl.steps]);
+  if (!ep) return <div className="ep-view">{ctl.error ? <p className="ep-error">{ctl.error}</p> : <p className="muted">Loading…</p>}</div>;
+  const replayOf = typeof ep.meta.lastReplay === 'number' ? ep.meta.lastReplay : null;
+  return (
+    <div className="ep-view" data-testid="episode-view" data-episode={ctl.id} data-steps={ctl.steps.length}>
+      <div className="ep-header">
+        <strong>{ep.envName ?? ep.className}</strong>
+        <span className="muted">
+          #{ep.id} · seed {ep.seed ?? 'None'} · hint {ep.hintEnabled ? 'on' : 'off'} · budget {ep.maxTurns} · {ep.runtime} · {ep.origin} · return{' '}
+          <b data-testid="episode-return">{ep.totalReturn}</b>
+          {ep.terminated ? ' · terminated' : ep.truncated ? ' · truncated' : ''} · {ep.live ? 'live' : 'recorded'}
+          {ctl.lastStepMs !== null ? ` · last step ${ctl.lastStepMs.toFixed(1)} ms` : ''}
+        </span>
+        <span className="ep-header-actions">
+          <button
+            data-testid="replay"
+            onClick={async () => {
+              try {
+                const r = await backend().call('episodes.replay', { id: ctl.id });
+                setReplayMsg(r.divergence ? `First divergence at step ${r.divergence.idx} (${r.divergence.fields.join(', ')})` : `Replayed ${r.compared} steps: no divergence`);
+                await ctl.reload();
+              } catch (e) {
+                setReplayMsg(errorText(e));
+              }
+            }}
+          >
+            Replay &amp; compare
+          </button>
+        </span>
+      </div>
+      {ctl.note ? <div className="ep-note">{ctl.note}</div> : null}
+      {ep.divergenceStep !== null ? (
+        <div className="ep-divergence" data-testid="divergence-banner">
+          First divergence at step <b data-testid="divergence-step">{ep.divergenceStep}</b>
+          {Array.isArray(ep.meta.divergenceFields) ? ` (${(ep.meta.divergenceFields as string[]).join(', ')})` : ''}: the re-executed environment answers differently from the recording.
+          {replayOf ? (
+            <button data-testid="show-divergence" onClick={() => openPair(ep.id, replayOf, 'divergence', `Divergence #${ep.id}`, ep.divergenceStep ?? 0)}>
+              Show side by side
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      {replayMsg ? <div className="ep-note" data-testid="replay-result">{replayMsg}</div> : null}
+      {ctl.error ? <div className="ep-error">{ctl.error}</div> : null}
+      {ep.origin === 'played' ? (
+        <div className="ep-controls">
+          <ActionBar busy={ctl.busy} onAct={(a) => void ctl.act(a)} onReset={() => void ctl.resetAgain()} />
+          <RunBar
+            busy={ctl.busy}
+            result={runResult}
+            onRun={async (i) => {
+              setRunResult(await ctl.run(i));
+            }}
+          />
+        </div>
+      ) : null}
+      <Timeline ctl={ctl} />
+      <div className="ep-body">
+        <div className="ep-left">
+          <LineChart xs={xs} series={series} marker={ctl.idx} testId="return-chart" />
+          <StepList ctl={ctl} />
+        </div>
+        <div className="ep-right">
+          <StepPanel detail={ctl.detail} />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,198 @@
+import { useEffect, useState } from 'react';
+import type { EnvSummary } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { episodeTitle, errorText, openEpisode, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+
+function download(name: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** The Episodes side panel: start an episode, compare hints, run regret, import, and the recordings. */
+export function EpisodesPanel() {
+  const rows = useEpisodes((s) => s.rows);
+  const total = useEpisodes((s) => s.total);
+  const [query, setQuery] = useState('');
+  const [envs, setEnvs] = useState<EnvSummary[]>([]);
+  const [hash, setHash] = useState('');
+  const [seed, setSeed] = useState(0);
+  const [hint, setHint] = useState(false);
+  const [budget, setBudget] = useState<number | ''>('');
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState<string | null>(null);
+  const [trajText, setTrajText] = useState('');
+  const [trajName, setTrajName] = useState<string | undefined>(undefined);
+  useEffect(() => subscribeEpisodes(), []);
+  useEffect(() => {
+    let alive = true;
+    const t = setTimeout(async () => {
+      try {
+        const r = await backend().call('memory.search', { query, limit: 200 });
+        if (!alive) return;
+        setEnvs(r.rows);
+        if (!hash || !r.rows.some((e) => e.hash === hash)) setHash(r.rows[0]?.hash ?? '');
+      } catch (e) {
+        if (alive) setMsg(errorText(e));
+      }
+    }, 150);
+    return () => {
+      alive = false;
+      clearTimeout(t);
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [query]);
+  const env = envs.find((e) => e.hash === hash);
+  const opts = () => ({ hash, seed, ...(budget !== '' ? { maxTurns: budget } : {}) });
+  const guard = async (fn: () => Promise<void>) => {
+    setBusy(true);
+    setMsg(null);
+    try {
+      await fn();
+    } catch (e) {
+      setMsg(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="ep-panel" data-testid="episodes-panel">
+      <section>
+        <div className="ep-panel-title">New episode</div>
+        <input placeholder="Search environments…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="ep-env-search" />
+        <select value={hash} onChange={(e) => setHash(e.target.value)} data-testid="ep-env" size={6}>
+          {envs.map((e) => (
+            <option key={e.hash} value={e.hash}>
+              {e.name} · {e.skill ?? e.kind} · {e.hash.slice(0, 8)}
+            </option>
+          ))}
+        </select>
+        <div className="ep-row">
+          <label>
+            seed <input type="number" min={0} value={seed} onChange={(e) => setSeed(Number(e.target.value))} data-testid="ep-seed" />
+          </label>
+          <label>
+            budget <input type="number" min={1} placeholder="25" value={budget} onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} />
+          </label>
+          <label title="SPADE's hinted play: the first observation gets the environment's hint">
+            <input type="checkbox" checked={hint} onChange={(e) => setHint(e.target.checked)} data-testid="ep-hint" /> hint
+          </label>
+        </div>
+        <div className="ep-row">
+          <button
+            className="primary"
+            disabled={busy || !hash}
+            data-testid="ep-open"
+            onClick={() =>
+              guard(async () => {
+                const r = await backend().call('episodes.open', { ...opts(), hint });
+                openEpisode(r.episode);
+              })
+            }
+          >
+            Play
+          </button>
+          <button
+            disabled={busy || !hash}
+            data-testid="ep-compare-hint"
+            title="The same seed without and with the hint, in two synchronized columns"
+            onClick={() =>
+              guard(async () => {
+                const a = await backend().call('episodes.open', { ...opts(), hint: false, label: 'compare: no hint' });
+                const b = await backend().call('episodes.open', { ...opts(), hint: true, label: 'compare: hint' });
+                openPair(a.episode.id, b.episode.id, 'hint', `Hint? ${env?.name ?? ''} s${seed}`);
+              })
+            }
+          >
+            With / without hint
+          </button>
+          <button disabled={!hash} data-testid="ep-regret" onClick={() => env && openRegret(env.hash, env.name)}>
+            Regret…
+          </button>
+        </div>
+      </section>
+      <section>
+        <div className="ep-panel-title">Import</div>
+        <input
+          type="file"
+          accept=".json,.jsonl"
+          data-testid="ep-import-file"
+          onChange={async (e) => {
+            const f = e.target.files?.[0];
+            if (!f) return;
+            setTrajText(await f.text());
+            setTrajName(f.name);
+          }}
+        />
+        <textarea rows={3} placeholder="…or paste messages JSON / JSONL, or exported episodes" value={trajText} onChange={(e) => setTrajText(e.target.value)} data-testid="ep-import-text" />
+        <div className="ep-row">
+          <button
+            disabled={busy || !trajText.trim()}
+            data-testid="ep-import-run"
+            onClick={() =>
+              guard(async () => {
+                const isEpisodes = trajText.trimStart().startsWith('{"format":"spade-workbench.episode"');
+                if (isEpisodes) {
+                  const r = await backend().call('episodes.importJsonl', { text: trajText });
+                  setMsg(`Imported ${r.ids.length} episode(s)${r.skipped.length ? `; skipped ${r.skipped.map((s) => `line ${s.line}: ${s.reason}`).join('; ')}` : ''}`);
+                  return;
+                }
+                const r = await backend().call('episodes.importTrajectory', { text: trajText, ...(trajName ? { fileName: trajName } : {}), ...(!trajName && hash ? { envHash: hash } : {}) });
+                const first = r.results[0];
+                setMsg(
+                  r.results
+                    .map((x) => `#${x.episodeId} ${x.envName ?? ''}: seed ${x.seed ?? '?'} (${x.seedFrom}), ${x.report.divergence ? `diverges at step ${x.report.divergence.idx}` : 'no divergence'}`)
+                    .join('\n'),
+                );
+                if (first) {
+                  const got = await backend().call('episodes.get', { id: first.episodeId });
+                  openEpisode(got.episode);
+                }
+              })
+            }
+          >
+            Import &amp; replay
+          </button>
+          <span className="muted">{trajName ? `${trajName} (bound by its file name)` : hash ? 'pasted text binds to the selected environment' : ''}</span>
+        </div>
+      </section>
+      {msg ? (
+        <pre className="ep-msg" data-testid="ep-msg">
+          {msg}
+        </pre>
+      ) : null}
+      <section className="ep-recorded">
+        <div className="ep-panel-title">
+          Recorded <span className="muted">({total})</span>
+          <button
+            className="ep-link"
+            disabled={rows.length === 0}
+            onClick={() =>
+              guard(async () => {
+                const r = await backend().call('episodes.exportJsonl', { ids: rows.slice(0, 100).map((e) => e.id) });
+                download('episodes.jsonl', r.text);
+              })
+            }
+          >
+            export
+          </button>
+        </div>
+        <ul className="ep-list" data-testid="ep-list">
+          {rows.map((e) => (
+            <li key={e.id} onClick={() => openEpisode(e)} data-testid="ep-item" data-id={e.id} title={e.label}>
+              <span className="ep-name">{episodeTitle(e)}</span>
+              <span className="muted">
+                {e.origin} · {e.stepCount} steps · return {e.totalReturn}
+                {e.divergenceStep !== null ? ` · diverges @${e.divergenceStep}` : ''}
+                {e.live ? ' · live' : ''}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </section>
+    </div>
+  );
+}

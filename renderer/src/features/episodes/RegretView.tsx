@@ -1,0 +1,144 @@
+import { useMemo, useState } from 'react';
+import type { CallOutput } from '../../../../core/api';
+import type { ViewProps } from '../../views/registry';
+import { backend } from '../../store/app';
+import { LineChart } from './ReturnChart';
+import { errorText } from './store';
+
+type Kind = 'random' | 'solution' | 'script';
+
+function policyOf(k: Kind, script: string) {
+  return k === 'solution' ? { kind: 'solution' as const } : k === 'random' ? { kind: 'random' as const } : { kind: 'script' as const, actions: script.split('\n').filter((l) => l.trim()), extract: true };
+}
+
+/**
+ * SPADE's hint-based regret for one environment: N seeds per arm, mean return with the hint minus
+ * without. Scripted policies ignore the hint, so with one policy for both arms regret is ~0 by
+ * construction; choose a different hinted-arm policy (e.g. solution() as a perfect hint-follower).
+ */
+export function RegretView({ tab }: ViewProps) {
+  const [seeds, setSeeds] = useState(10);
+  const [start, setStart] = useState(0);
+  const [policy, setPolicy] = useState<Kind>('random');
+  const [hintPolicy, setHintPolicy] = useState<Kind | 'same'>('solution');
+  const [script, setScript] = useState('');
+  const [budget, setBudget] = useState<number | ''>('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [r, setR] = useState<CallOutput<'episodes.regret'> | null>(null);
+  const xs = useMemo(() => (r ? r.withHint.returns.map((_, i) => start + i) : []), [r, start]);
+  const series = useMemo(
+    () => (r ? [{ label: 'with hint', values: r.withHint.returns, color: '#2e9d4f' }, { label: 'without hint', values: r.withoutHint.returns, color: '#e4572e' }] : []),
+    [r],
+  );
+  const fmt = (x: number) => (Math.round(x * 1000) / 1000).toString();
+  return (
+    <div className="ep-view" data-testid="regret-view">
+      <div className="ep-header">
+        <strong>Hint-based regret</strong> <span className="muted">{tab.params.name} · {tab.params.hash?.slice(0, 12)}</span>
+      </div>
+      <div className="ep-runbar">
+        <label>
+          seeds <input type="number" min={1} max={1000} value={seeds} onChange={(e) => setSeeds(Number(e.target.value))} style={{ width: 60 }} data-testid="regret-seeds" />
+        </label>
+        <label>
+          from <input type="number" min={0} value={start} onChange={(e) => setStart(Number(e.target.value))} style={{ width: 60 }} />
+        </label>
+        <label>
+          policy{' '}
+          <select value={policy} onChange={(e) => setPolicy(e.target.value as Kind)} data-testid="regret-policy">
+            <option value="random">random guesses</option>
+            <option value="solution">solution()</option>
+            <option value="script">action script</option>
+          </select>
+        </label>
+        <label>
+          hinted arm{' '}
+          <select value={hintPolicy} onChange={(e) => setHintPolicy(e.target.value as Kind | 'same')} data-testid="regret-hint-policy">
+            <option value="same">same policy</option>
+            <option value="solution">solution()</option>
+            <option value="random">random guesses</option>
+            <option value="script">action script</option>
+          </select>
+        </label>
+        <label>
+          budget <input type="number" min={1} value={budget} placeholder="default" onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 70 }} />
+        </label>
+        <button
+          className="primary"
+          disabled={busy}
+          data-testid="regret-run"
+          onClick={async () => {
+            setBusy(true);
+            setError(null);
+            try {
+              setR(
+                await backend().call('episodes.regret', {
+                  hash: tab.params.hash!,
+                  seeds,
+                  seedStart: start,
+                  policy: policyOf(policy, script),
+                  ...(hintPolicy !== 'same' ? { hintPolicy: policyOf(hintPolicy, script) } : {}),
+                  ...(budget !== '' ? { maxTurns: budget } : {}),
+                }),
+              );
+            } catch (e) {
+              setError(errorText(e));
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          {busy ? 'Running…' : 'Run'}
+        </button>
+      </div>
+      {policy === 'script' || hintPolicy === 'script' ? <textarea rows={3} value={script} onChange={(e) => setScript(e.target.value)} placeholder="one action per line" /> : null}
+      {error ? <div className="ep-error">{error}</div> : null}
+      {r ? (
+        <>
+          <table className="ep-regret-table" data-testid="regret-table">
+            <thead>
+              <tr>
+                <th />
+                <th>mean return</th>
+                <th>solve rate</th>
+                <th>episodes</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <td>with hint</td>
+                <td data-testid="r-hint">{fmt(r.withHint.mean)}</td>
+                <td>{fmt(r.withHint.solveRate)}</td>
+                <td>{r.withHint.returns.length}</td>
+              </tr>
+              <tr>
+                <td>without hint</td>
+                <td data-testid="r-no-hint">{fmt(r.withoutHint.mean)}</td>
+                <td>{fmt(r.withoutHint.solveRate)}</td>
+                <td>{r.withoutHint.returns.length}</td>
+              </tr>
+              <tr>
+                <td>
+                  <b>regret</b>
+                </td>
+                <td data-testid="regret-value">
+                  <b>{fmt(r.regret)}</b>
+                </td>
+                <td colSpan={2} className="muted">
+                  return with hint − return without (SPADE's episode return: last reward if terminated, else 0)
+                </td>
+              </tr>
+            </tbody>
+          </table>
+          {r.hintText ? (
+            <p className="muted">
+              Hint: <i>{r.hintText}</i>
+            </p>
+          ) : null}
+          <LineChart xs={xs} series={series} testId="regret-chart" xLabel="seed" height={180} />
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,27 @@
+import './episodes.css';
+import { useCommands } from '../../store/commands';
+import { useWorkbench } from '../../store/workbench';
+import { registerSidePanel } from '../../views/sidePanels';
+import { registerView } from '../../views/registry';
+import { EpisodesPanel } from './EpisodesPanel';
+import { EpisodeView } from './EpisodeView';
+import { PairView } from './PairView';
+import { RegretView } from './RegretView';
+
+export function registerEpisodesFeature(): void {
+  registerSidePanel('episodes', EpisodesPanel);
+  registerView('episode', EpisodeView);
+  registerView('episode-pair', PairView);
+  registerView('episode-regret', RegretView);
+  useCommands.getState().register([
+    {
+      id: 'episodes.show',
+      category: 'Episodes',
+      title: 'Show Episodes',
+      run: () => {
+        const wb = useWorkbench.getState();
+        if (wb.activity !== 'episodes' || !wb.sideVisible) wb.setActivity('episodes');
+      },
+    },
+  ]);
+}

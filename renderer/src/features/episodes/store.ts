@@ -1,0 +1,73 @@
+import { create } from 'zustand';
+import type { EpisodeSummary } from '../../../../core/api/calls/episodes';
+import { backend } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
+
+interface EpisodesState {
+  rows: EpisodeSummary[];
+  total: number;
+  loaded: boolean;
+  error: string | null;
+  refresh(): Promise<void>;
+}
+
+export const useEpisodes = create<EpisodesState>((set) => ({
+  rows: [],
+  total: 0,
+  loaded: false,
+  error: null,
+  refresh: async () => {
+    try {
+      const r = await backend().call('episodes.list', { limit: 300 });
+      set({ rows: r.rows, total: r.total, loaded: true, error: null });
+    } catch (e) {
+      set({ error: e instanceof Error ? e.message : String(e), loaded: true });
+    }
+  },
+}));
+
+let subscribers = 0;
+let off: (() => void) | null = null;
+
+/** The list follows episodes.changed while at least one component shows it. */
+export function subscribeEpisodes(): () => void {
+  subscribers++;
+  if (!off) {
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    off = backend().on('episodes.changed', () => {
+      if (timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        void useEpisodes.getState().refresh();
+      }, 200);
+    });
+  }
+  void useEpisodes.getState().refresh();
+  return () => {
+    subscribers--;
+    if (subscribers === 0 && off) {
+      off();
+      off = null;
+    }
+  };
+}
+
+export function episodeTitle(e: Pick<EpisodeSummary, 'id' | 'envName' | 'className' | 'seed' | 'hintEnabled'>): string {
+  return `#${e.id} ${e.envName ?? e.className ?? 'episode'} s${e.seed ?? '?'}${e.hintEnabled ? ' +hint' : ''}`;
+}
+
+export function openEpisode(e: Pick<EpisodeSummary, 'id' | 'envName' | 'className' | 'seed' | 'hintEnabled'>): void {
+  useWorkbench.getState().openTab({ id: `episode:${e.id}`, kind: 'episode', title: episodeTitle(e), params: { id: String(e.id) } });
+}
+
+export function openPair(a: number, b: number, mode: 'hint' | 'divergence', title: string, idx = 0): void {
+  useWorkbench.getState().openTab({ id: `episode-pair:${a}:${b}`, kind: 'episode-pair', title, params: { a: String(a), b: String(b), mode, idx: String(idx) } });
+}
+
+export function openRegret(hash: string, name: string): void {
+  useWorkbench.getState().openTab({ id: `episode-regret:${hash}`, kind: 'episode-regret', title: `Regret: ${name}`, params: { hash, name } });
+}
+
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

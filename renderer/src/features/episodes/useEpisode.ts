@@ -1,0 +1,134 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { CallInput, CallOutput } from '../../../../core/api';
+import type { EpisodeSummary, StepDetail, StepView } from '../../../../core/api/calls/episodes';
+import { backend } from '../../store/app';
+import { errorText } from './store';
+
+export type RunInput = Omit<CallInput<'episodes.run'>, 'id'>;
+
+export interface EpisodeController {
+  id: number;
+  episode: EpisodeSummary | null;
+  steps: StepView[];
+  idx: number;
+  detail: StepDetail | null;
+  busy: boolean;
+  error: string | null;
+  note: string | null;
+  /** Milliseconds of the last step round trip (the UI's own measure, shown in the header). */
+  lastStepMs: number | null;
+  select(idx: number): Promise<void>;
+  act(action: string): Promise<void>;
+  resetAgain(seed?: number | null): Promise<void>;
+  run(input: RunInput): Promise<string | null>;
+  reload(): Promise<void>;
+}
+
+/** Holds one episode's timeline and the selected step; every change goes through the contract. */
+export function useEpisode(initialId: number): EpisodeController {
+  const [id, setId] = useState(initialId);
+  const [episode, setEpisode] = useState<EpisodeSummary | null>(null);
+  const [steps, setSteps] = useState<StepView[]>([]);
+  const [idx, setIdx] = useState(0);
+  const [detail, setDetail] = useState<StepDetail | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [lastStepMs, setLastStepMs] = useState<number | null>(null);
+  const seq = useRef(0);
+
+  useEffect(() => setId(initialId), [initialId]);
+
+  const show = useCallback(async (epId: number, at: number, live: boolean) => {
+    const mine = ++seq.current;
+    try {
+      const d = live ? (await backend().call('episodes.scrub', { id: epId, idx: at })).detail : await backend().call('episodes.inspect', { id: epId, idx: at });
+      if (mine === seq.current) {
+        setDetail(d);
+        setIdx(at);
+      }
+    } catch (e) {
+      if (mine === seq.current) setError(errorText(e));
+    }
+  }, []);
+
+  const apply = useCallback(
+    async (r: CallOutput<'episodes.get'> & { forkedFrom?: number | null }, jumpToEnd: boolean) => {
+      setEpisode(r.episode);
+      setSteps(r.steps);
+      if (r.forkedFrom) {
+        setNote(`Play continued from an earlier step, so it was recorded as a new episode #${r.episode.id} (forked from #${r.forkedFrom}).`);
+        setId(r.episode.id);
+      }
+      const at = jumpToEnd ? r.steps.length - 1 : Math.min(idx, r.steps.length - 1);
+      // The live session already stands at the last step: read the detail without moving it.
+      await show(r.episode.id, Math.max(0, at), false);
+    },
+    [idx, show],
+  );
+
+  const reload = useCallback(async () => {
+    try {
+      const r = await backend().call('episodes.get', { id });
+      setEpisode(r.episode);
+      setSteps(r.steps);
+      setError(null);
+      await show(id, Math.min(idx, Math.max(0, r.steps.length - 1)), false);
+    } catch (e) {
+      setError(errorText(e));
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [id]);
+
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+
+  const guarded = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | null> => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await fn();
+    } catch (e) {
+      setError(errorText(e));
+      return null;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+
+  return {
+    id,
+    episode,
+    steps,
+    idx,
+    detail,
+    busy,
+    error,
+    note,
+    lastStepMs,
+    select: async (at) => {
+      if (!episode) return;
+      await show(id, at, episode.live);
+      if (episode.live) setEpisode({ ...episode, cursor: at });
+    },
+    act: async (action) => {
+      await guarded(async () => {
+        const t0 = performance.now();
+        const r = await backend().call('episodes.act', { id, action });
+        setLastStepMs(performance.now() - t0);
+        await apply(r, true);
+      });
+    },
+    resetAgain: async (seed) => {
+      await guarded(async () => apply(await backend().call('episodes.resetAgain', { id, ...(seed !== undefined ? { seed } : {}) }), true));
+    },
+    run: async (input) =>
+      guarded(async () => {
+        const r = await backend().call('episodes.run', { id, ...input });
+        await apply(r, true);
+        return r.stoppedBecause;
+      }),
+    reload,
+  };
+}
