@@ -6,10 +6,14 @@ import { registerLibrary } from './features/library';
 import { registerEditorFeature } from './features/editor';
 import { registerJobsFeature } from './features/jobs';
 import { registerEpisodesFeature } from './features/episodes';
+import { registerRuntimeFeature } from './features/runtime';
+import { registerAuditFeature } from './features/audit';
 
 export function registerFeatures(): void {
+  registerRuntimeFeature();
   registerLibrary();
   registerEditorFeature();
   registerJobsFeature();
   registerEpisodesFeature();
+  registerAuditFeature();
 }

@@ -1,0 +1,144 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { CallOutput, EventPayload } from '../../../../core/api';
+import { backend, log } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
+import type { ViewProps } from '../../views/registry';
+import { openAudit } from './open';
+
+type Summary = CallOutput<'audit.summary'>;
+type Progress = EventPayload<'audit.progress'>;
+type Batch = CallOutput<'audit.batches'>[number];
+
+function eta(sec: number | null): string {
+  if (sec === null) return 'estimating…';
+  if (sec < 60) return `${Math.ceil(sec)} s left`;
+  return `${Math.floor(sec / 60)} min ${Math.ceil(sec % 60)} s left`;
+}
+
+/** Share of environments failing each check, as horizontal bars; a bar click lists those environments. */
+function Bars({ s, onPick, picked }: { s: Summary; onPick(id: string): void; picked: string | null }) {
+  const rows = s.byCheck.filter((c) => c.fail + c.warn > 0 || c.id.startsWith('spade.'));
+  const rowH = 22;
+  const labelW = 150;
+  const barW = 360;
+  const h = rows.length * rowH + 24;
+  return (
+    <svg className="audit-bars" width={labelW + barW + 70} height={h} role="img" aria-label="Share of environments failing each check">
+      {[0, 0.25, 0.5, 0.75, 1].map((t) => (
+        <g key={t}>
+          <line x1={labelW + t * barW} x2={labelW + t * barW} y1={0} y2={h - 18} className="audit-grid" />
+          <text x={labelW + t * barW} y={h - 4} textAnchor="middle" className="audit-axis">
+            {Math.round(t * 100)}%
+          </text>
+        </g>
+      ))}
+      {rows.map((c, i) => {
+        const y = i * rowH + 2;
+        const fail = s.audited ? c.fail / s.audited : 0;
+        const warn = s.audited ? c.warn / s.audited : 0;
+        return (
+          <g key={c.id} className={`audit-bar-row${picked === c.id ? ' picked' : ''}`} onClick={() => onPick(c.id)} data-check={c.id} style={{ cursor: 'pointer' }}>
+            <rect x={0} y={y - 1} width={labelW + barW + 70} height={rowH - 2} className="audit-bar-hit" />
+            <text x={labelW - 6} y={y + 14} textAnchor="end" className="audit-label">
+              {c.id}
+            </text>
+            <rect x={labelW} y={y + 3} width={Math.max(fail * barW, c.fail ? 2 : 0)} height={rowH - 8} className="audit-bar fail" />
+            <rect x={labelW + fail * barW} y={y + 3} width={warn * barW} height={rowH - 8} className="audit-bar warn" />
+            <text x={labelW + (fail + warn) * barW + 6} y={y + 14} className="audit-value">
+              {(fail * 100).toFixed(1)}%{c.warn ? ` +${(warn * 100).toFixed(1)}% warn` : ''}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+export function AuditDashboard(_: ViewProps) {
+  const [s, setS] = useState<Summary | null>(null);
+  const [progress, setProgress] = useState<Progress | null>(null);
+  const [batches, setBatches] = useState<Batch[]>([]);
+  const [picked, setPicked] = useState<string | null>(null);
+  const [envs, setEnvs] = useState<{ id: number; name: string }[]>([]);
+
+  const refresh = useCallback(async () => {
+    try {
+      setS(await backend().call('audit.summary', {}));
+      setBatches(await backend().call('audit.batches', { limit: 5 }));
+    } catch (e) {
+      log('error', 'audit', String(e));
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+    let last = 0;
+    return backend().on('audit.progress', (p) => {
+      setProgress(p);
+      if (p.state !== 'running' || Date.now() - last > 1500) {
+        last = Date.now();
+        void refresh();
+      }
+    });
+  }, [refresh]);
+
+  const pick = async (id: string) => {
+    setPicked(id);
+    const { ids } = await backend().call('audit.environments', { checkId: id, status: 'fail' });
+    const rows = await Promise.all(ids.slice(0, 100).map(async (eid) => ({ id: eid, name: (await backend().call('memory.get', { id: eid })).name })));
+    setEnvs(rows);
+  };
+
+  const start = () => backend().call('audit.batch', { all: true }).catch((e: unknown) => log('error', 'audit', String(e)));
+  const running = progress?.state === 'running' ? progress : null;
+  const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
+
+  return (
+    <div className="audit-dash" data-testid="audit-dashboard">
+      <header className="audit-head">
+        <h2>Pool audit</h2>
+        {s && (
+          <span className="muted">
+            {s.audited} of {s.environments} environments audited · {s.verdicts.fail} fail · {s.verdicts.warn} warn · {s.verdicts.pass} pass · SPADE accepts {s.spadeAccepted}
+          </span>
+        )}
+        {!running && <button onClick={() => void start()}>Audit all</button>}
+        {running && <button onClick={() => void backend().call('audit.cancel', { batchId: running.batchId })}>Cancel</button>}
+        {!running && resumable && <button onClick={() => void backend().call('audit.resume', { batchId: resumable.id })}>Resume ({resumable.done}/{resumable.total})</button>}
+      </header>
+      {running && (
+        <div className="audit-progress" data-testid="audit-progress">
+          <progress max={running.total} value={running.done} />
+          <span>
+            {running.done} / {running.total} · {running.failed} failing · {eta(running.etaSec)}
+          </span>
+        </div>
+      )}
+      {s && s.audited === 0 && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}
+      {s && s.audited > 0 && (
+        <div className="audit-dash-body">
+          <Bars s={s} onPick={(id) => void pick(id)} picked={picked} />
+          {picked && (
+            <section className="audit-picked">
+              <h3>
+                Failing <code>{picked}</code> ({envs.length})
+              </h3>
+              <ul>
+                {envs.map((e) => (
+                  <li key={e.id}>
+                    <button className="audit-link" onClick={() => openAudit(e.id, e.name)}>
+                      {e.name}
+                    </button>
+                    <button className="audit-link muted" onClick={() => useWorkbench.getState().openTab({ id: `env:${e.id}`, kind: 'environment', title: e.name, params: { id: String(e.id) } })}>
+                      library
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import type { Services } from '../../core/services/services';
+
+// Chromium against the web host: real seed pack import, real CPython audits.
+let ctx: E2EContext | null = null;
+afterEach(async () => {
+  await ctx?.close();
+  ctx = null;
+});
+
+async function waitForPack(s: Services, n: number): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if ((s.db.prepare('SELECT COUNT(*) AS n FROM environments').get() as { n: number }).n >= n) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the seed pack never arrived');
+}
+
+describe('audit in Chromium', () => {
+  it('audits the whole pool, charts failing checks, opens the failing environment with evidence and replays it', async () => {
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    await waitForPack(ctx.app.services, 21);
+    await page.keyboard.press('Control+Shift+P');
+    await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
+    await page.keyboard.type('pool audit dashboard');
+    await page.keyboard.press('Enter');
+    const dash = page.getByTestId('audit-dashboard');
+    await dash.waitFor();
+    await dash.getByRole('button', { name: 'Audit all' }).click();
+    await dash.locator('svg.audit-bars').waitFor({ timeout: 60_000 });
+    await page.waitForFunction(() => /21 of 21 environments audited/.test(document.querySelector('[data-testid=audit-dashboard]')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    await dash.locator('g[data-check="reset-leak"]').click();
+    await dash.getByRole('button', { name: 'MentalArithmeticEnv' }).waitFor();
+    await screenshot(page, 'audit-dashboard');
+
+    await dash.getByRole('button', { name: 'MentalArithmeticEnv' }).click();
+    const view = page.getByTestId('audit-view');
+    await view.waitFor();
+    const leak = view.locator('li[data-check="reset-leak"]');
+    await leak.waitFor();
+    expect(await leak.getAttribute('class')).toContain('fail');
+    expect(await leak.textContent()).toContain('self.asked');
+    expect(await view.locator('.audit-line.fail').count()).toBeGreaterThan(0);
+    await screenshot(page, 'audit-environment');
+
+    await leak.getByRole('button', { name: 'Replay' }).click();
+    await page.getByTestId('episode-view').waitFor({ timeout: 60_000 });
+    await screenshot(page, 'audit-replay');
+    expect(ctx.errors).toEqual([]);
+  });
+});
