@@ -46,11 +46,20 @@ class HarnessError(Exception):
 # ---------------------------------------------------------------- describing values
 
 
+_TYPE_NAMES = {}
+
+
 def type_name(v):
     t = type(v)
+    name = _TYPE_NAMES.get(t)
+    if name is not None:
+        return name
     mod = getattr(t, "__module__", "builtins")
-    name = getattr(t, "__qualname__", t.__name__)
-    return name if mod == "builtins" else f"{mod}.{name}"
+    qual = getattr(t, "__qualname__", t.__name__)
+    name = qual if mod == "builtins" else f"{mod}.{qual}"
+    if mod in ("builtins", "numpy", "collections"):  # stable types only: game classes come and go
+        _TYPE_NAMES[t] = name
+    return name
 
 
 def cut(s, limit):
@@ -66,8 +75,20 @@ def _num(v):
     return v
 
 
+_INF = float("inf")
+
+
 def plain(v, depth=0):
     """A JSON-safe copy of a returned value (numpy scalars unwrapped, unknown objects by repr)."""
+    t = type(v)  # fast paths first: this runs for every item of every step of every script
+    if t is str:
+        return v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
+    if t is float:
+        return v if (v == v and v != _INF and v != -_INF) else _num(v)
+    if t is bool:
+        return v
+    if t is dict and not v:
+        return {}
     if v is None or isinstance(v, (bool, str)):
         return cut(v, VALUE_MAX_STR) if isinstance(v, str) else v
     if isinstance(v, int):
@@ -711,7 +732,7 @@ def cmd_play(h, req):
             except BaseException as e:
                 steps.append({"action": a, "error": error_info(e)})
                 break
-            rec["action"] = a
+            # steps[i] answers actions[i]; the action is echoed only where a step failed
             if with_state:
                 rec["state"] = state_of(s)
             steps.append(rec)

@@ -1,0 +1,145 @@
+import { RuntimeService, type RuntimeKind } from '../../core/runtime/service';
+import { probePython } from '../../core/runtime/native';
+import { median, type BenchRow, type BenchSuite } from '../types';
+
+/** A small game in SPADE's shape: a regex on the action, a few comparisons, a 5-tuple. */
+const GAME = String.raw`class CountEnv:
+    def __init__(self, max_turns=10**9):
+        self.max_turns = max_turns
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.target = random.randint(1, 100)
+        self.turn = 0
+        return "Guess 1-100", {}
+    def step(self, action):
+        self.turn += 1
+        m = re.search(r"\\boxed\{([^}]*)\}", action)
+        if not m:
+            return "Use \\boxed{}", 0.0, False, False, {}
+        g = m.group(1).strip()
+        if not g.isdigit():
+            return "Not a number", 0.0, False, False, {}
+        if int(g) == self.target:
+            return "Correct", 1.0, True, False, {"turn": self.turn}
+        return ("Higher" if int(g) < self.target else "Lower"), 0.0, False, False, {"turn": self.turn}
+`;
+
+/** CPU-bound episodes for the pool: each play does real work inside the interpreter. */
+const HEAVY = String.raw`class HeavyEnv:
+    def reset(self, seed=None):
+        random.seed(seed)
+        self.n = 0
+        return "go", {}
+    def step(self, action):
+        s = 0
+        for i in range(20000):
+            s += (i * 7) % 13
+        self.n += 1
+        return str(s), 0.0, False, False, {}
+`;
+
+function makeRuntime(poolSize: number): RuntimeService {
+  return new RuntimeService({ settings: () => ({ stepTimeoutSec: 120, maxTurns: 25, defaultRuntime: 'pyodide' }), poolSize });
+}
+
+async function openOk(rt: RuntimeService, source: string, runtime: RuntimeKind): Promise<string> {
+  const r = await rt.open({ source, runtime });
+  if (!r.ok) throw new Error(`load failed in ${runtime}: ${r.error.message}`);
+  return r.sessionId;
+}
+
+async function playRate(rt: RuntimeService, sid: string, actions: string[]): Promise<number> {
+  const rates: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    const r = await rt.call(sid, { cmd: 'play', seed: i, actions, stopWhenDone: false });
+    const ms = performance.now() - t;
+    if (!r.ok) throw new Error(`play failed: ${r.error.message}`);
+    rates.push(actions.length / (ms / 1000));
+  }
+  return median(rates);
+}
+
+export const runtimeSuite: BenchSuite = {
+  prefix: 'runtime',
+  async run(log) {
+    const rows: BenchRow[] = [];
+    const rt = makeRuntime(1);
+    try {
+      const t0 = performance.now();
+      await rt.pool.allReady();
+      const coldWall = performance.now() - t0;
+      const st = rt.pool.status();
+      rows.push({ id: 'runtime.cold_ms', value: coldWall, unit: 'ms', note: `child spawn to Pyodide ready (inside the child: ${st.coldMs?.toFixed(0)} ms), Python ${st.python}` });
+
+      const actions = Array.from({ length: 20_000 }, (_, i) => (i % 5 === 0 ? 'no box' : `\\boxed{${(i * 37) % 101}}`));
+      const sidPy = await openOk(rt, GAME, 'pyodide');
+      await playRate(rt, sidPy, actions.slice(0, 2000));
+      const pyRate = await playRate(rt, sidPy, actions);
+      const py = probePython();
+      if (py) {
+        const sidNative = await openOk(rt, GAME, 'cpython');
+        await playRate(rt, sidNative, actions.slice(0, 2000));
+        const nativeRate = await playRate(rt, sidNative, actions);
+        await rt.close(sidNative);
+        log(`play inside the interpreter: Pyodide ${pyRate.toFixed(0)} steps/s, CPython ${py.version} ${nativeRate.toFixed(0)} steps/s`);
+        rows.push({ id: 'runtime.step_ratio', value: pyRate / nativeRate, unit: 'x', goal: { op: '>=', value: 0.6 }, note: `Pyodide ${pyRate.toFixed(0)} vs CPython ${nativeRate.toFixed(0)} steps/s, 20,000-step scripts, median of 5` });
+      } else log('no native python3: runtime.step_ratio skipped');
+
+      const samples: number[] = [];
+      for (let i = 0; i < 500; i++) await rt.call(sidPy, { cmd: 'step', action: '\\boxed{5}' });
+      for (let i = 0; i < 3000; i++) {
+        const t = performance.now();
+        const r = await rt.call(sidPy, { cmd: 'step', action: '\\boxed{5}' });
+        samples.push(performance.now() - t);
+        if (!r.ok) throw new Error(r.error.message);
+      }
+      const stepUs = median(samples) * 1000;
+      rows.push({ id: 'runtime.step_call_us', value: stepUs, unit: 'µs', goal: { op: '<=', value: 100 }, note: 'one step() through RuntimeService to a Pyodide child and back, median of 3,000' });
+      await rt.close(sidPy);
+
+      const fresh: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const t = performance.now();
+        const sid = await openOk(rt, GAME, 'pyodide');
+        fresh.push(performance.now() - t);
+        await rt.close(sid);
+      }
+      rows.push({ id: 'runtime.fresh_ms', value: median(fresh), unit: 'ms', goal: { op: '<=', value: 300 }, note: 'fresh namespace + own random module in a warm interpreter, source loaded, ready for reset; median of 30' });
+    } finally {
+      await rt.shutdown();
+    }
+
+    // Pool throughput: the same batch of CPU-bound episodes on 1 and on 2 interpreters.
+    const batch = async (size: number): Promise<number> => {
+      const r = makeRuntime(size);
+      try {
+        await r.pool.allReady();
+        const sids = await Promise.all(Array.from({ length: size * 2 }, () => openOk(r, HEAVY, 'pyodide')));
+        const heavyActions = Array.from({ length: 150 }, () => 'x');
+        await Promise.all(sids.map((sid) => r.call(sid, { cmd: 'play', seed: 0, actions: heavyActions.slice(0, 10) })));
+        const episodes = 16;
+        const t = performance.now();
+        let next = 0;
+        await Promise.all(
+          sids.map(async (sid) => {
+            while (next < episodes) {
+              next++;
+              const res = await r.call(sid, { cmd: 'play', seed: next, actions: heavyActions });
+              if (!res.ok) throw new Error(res.error.message);
+            }
+          }),
+        );
+        return episodes / ((performance.now() - t) / 1000);
+      } finally {
+        await r.shutdown();
+      }
+    };
+    const one = await batch(1);
+    const two = await batch(2);
+    log(`pool throughput: 1 worker ${one.toFixed(2)} episodes/s, 2 workers ${two.toFixed(2)} episodes/s`);
+    rows.push({ id: 'runtime.pool_speedup', value: two / one, unit: 'x', goal: { op: '>=', value: 1.8 }, note: `${two.toFixed(2)} vs ${one.toFixed(2)} CPU-bound episodes/s (machine shares its cores with other work)` });
+    return rows;
+  },
+};

@@ -1,0 +1,58 @@
+import { useEffect, useState } from 'react';
+import type { RuntimeStatus } from '../../../../core/api';
+import { backend, useApp } from '../../store/app';
+
+const POLL_MS = 3000;
+
+/** The interpreter pool in the status bar: ready / busy / restarted, and the native runtime's caveat. */
+export function RuntimeStatusItem() {
+  const connection = useApp((s) => s.connection);
+  const [status, setStatus] = useState<RuntimeStatus | null>(null);
+
+  useEffect(() => {
+    if (connection !== 'connected') return;
+    let alive = true;
+    const poll = async () => {
+      try {
+        const st = await backend().call('runtime.status', {});
+        if (alive) setStatus(st);
+      } catch {
+        if (alive) setStatus(null);
+      }
+    };
+    void poll();
+    const timer = setInterval(() => void poll(), POLL_MS);
+    return () => {
+      alive = false;
+      clearInterval(timer);
+    };
+  }, [connection]);
+
+  if (!status) return null;
+  const p = status.pool;
+  const n = status.native;
+  const text = !p.started ? 'Pyodide: idle' : `Pyodide ${p.ready} ready · ${p.busy} busy${p.starting ? ` · ${p.starting} starting` : ''}${p.restarted ? ` · ${p.restarted} restarted` : ''}`;
+  const dot = !p.started ? 'idle' : p.ready + p.busy === 0 ? 'bad' : p.busy > 0 && p.ready === 0 ? 'busy' : 'ok';
+  const nativeLine = n.python
+    ? `Native CPython ${n.python.version}${n.python.numpy ? ' with numpy' : ''} (${n.python.path}): LESS ISOLATED than Pyodide. Network: ${n.isolation.networkDetail}. Limits: ${n.isolation.limits.join(', ') || 'none'}.`
+    : 'Native CPython: not found (set SPADE_PYTHON); numpy games cannot run.';
+  const title = [
+    `Sandboxed Pyodide pool: ${p.size} interpreter${p.size === 1 ? '' : 's'}${p.python ? `, Python ${p.python}` : ''}${p.coldMs ? `, cold start ${Math.round(p.coldMs)} ms` : ''}.`,
+    `${status.sessions} open session${status.sessions === 1 ? '' : 's'}.`,
+    p.restarted ? `Restarted ${p.restarted}× (last: ${p.lastRestartReason ?? 'unknown'}).` : '',
+    nativeLine,
+  ]
+    .filter(Boolean)
+    .join('\n');
+  return (
+    <span className="status-item runtime-status" data-testid="runtime-status" title={title}>
+      <span className={`dot ${dot}`} /> {text}
+      {n.sessions > 0 ? (
+        <span className="runtime-native-warning" data-testid="runtime-native-warning">
+          {' '}
+          · native {n.sessions} (less isolated)
+        </span>
+      ) : null}
+    </span>
+  );
+}
