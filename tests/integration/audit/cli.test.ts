@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../../core/cli/main';
 import { tempDir } from '../../helpers/tmp';
+import { collectSources } from '../../../core/audit/sources';
+import { getAudit } from '../../../core/audit/store';
+import { openDatabase } from '../../../core/memory/db';
+import { ingest } from '../../../core/memory/repository';
 
 // The audit command in-process (same code the bin script runs), over real CPython workers.
 const fixtures = join(__dirname, 'fixtures');
@@ -67,5 +71,22 @@ describe('spade-workbench audit', () => {
     expect((await cli([fixtures, '--checks', 'nonsense'])).err).toContain('Unknown check id(s): nonsense');
     expect((await cli([join(fixtures, 'nope.py')])).code).toBe(1);
     tmp.cleanup?.();
+  });
+
+  it('--all audits the head version of every environment in memory and stores the results', async () => {
+    const tmp = tempDir();
+    const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
+    const srcs = collectSources(join(fixtures, 'defects'));
+    for (const s of srcs) ingest(db, { source: s.source, path: s.file, fileStem: s.stem });
+    db.close();
+    const r = await cli(['--all', '--data-dir', tmp.dir, '--format', 'json']);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out) as { environments: { file: string; sha256: string; verdict: string }[] };
+    expect(j.environments.length).toBe(srcs.length);
+    expect(j.environments.every((e) => e.file.startsWith('memory:'))).toBe(true);
+    const db2 = openDatabase(join(tmp.dir, 'workbench.sqlite'));
+    for (const e of j.environments) expect(getAudit(db2, e.sha256)!.verdict).toBe(e.verdict);
+    db2.close();
+    tmp.cleanup();
   });
 });
