@@ -55,7 +55,7 @@ export const jobsSuite: BenchSuite = {
         await page.waitForSelector('[data-testid=jobs-item]:has-text("log bench")');
         const t0 = Date.now();
         await page.click('[data-testid=jobs-item]:has-text("log bench")');
-        await page.waitForFunction((n) => Number(document.querySelector('[data-testid=jobs-log-count]')?.getAttribute('data-lines')) >= n, LINES, { timeout: 120_000, polling: 20 });
+        await page.waitForFunction((n) => Number((globalThis as unknown as { document: { querySelector(s: string): { getAttribute(a: string): string | null } | null } }).document.querySelector('[data-testid=jobs-log-count]')?.getAttribute('data-lines')) >= n, LINES, { timeout: 120_000, polling: 20 });
         const s = (Date.now() - t0) / 1000;
         rates.push(LINES / s);
         await page.close();

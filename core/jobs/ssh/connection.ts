@@ -1,7 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
-import { Client, utils, type AgentAuthMethod, type AuthMethod, type PublicKeyAuthMethod, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
+import ssh2, { type AgentAuthMethod, type AuthMethod, type Client as SshClient, type PublicKeyAuthMethod, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
+
+// ssh2 is CommonJS: named imports fail under Node's ESM loader (the built CLI), the default works.
+const { Client, utils } = ssh2;
+type Client = SshClient;
 import type { FileEntry, LogChunk, SshTarget, Transport } from '../types';
 import { readSshConfig, resolveSshConfig } from './config';
 import { checkHostKey, fingerprint, keyType } from './knownHosts';

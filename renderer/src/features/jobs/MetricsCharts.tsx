@@ -30,14 +30,32 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
     const width = Math.max(260, el.current!.clientWidth || 360);
     const series: uPlot.Series[] = [{ label: 'rollout/step' }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
     if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, points: { show: data[0].length < 200 } });
-    const t0 = performance.now();
     plot.current?.destroy();
+    // uPlot draws in a microtask after construction: the draw hook marks when pixels are done.
+    const t0 = performance.now();
+    let first = true;
     plot.current = new uPlot(
-      { width, height: 180, title, series, scales: { x: { time: false } }, legend: { show: true }, cursor: { drag: { x: true, y: false } } },
+      {
+        width,
+        height: 180,
+        title,
+        series,
+        scales: { x: { time: false } },
+        legend: { show: true },
+        cursor: { drag: { x: true, y: false } },
+        hooks: {
+          draw: [
+            () => {
+              if (!first) return;
+              first = false;
+              setDrawMs(performance.now() - t0);
+            },
+          ],
+        },
+      },
       (nameB ? data : [data[0], data[1]]) as uPlot.AlignedData,
       el.current!,
     );
-    setDrawMs(performance.now() - t0);
     return () => {
       plot.current?.destroy();
       plot.current = null;
