@@ -71,7 +71,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   useEffect(() => {
     if (current && !current.backends.includes(kind)) setKind(current.backends[0] ?? 'local');
     if (current) setUseSecrets(current.secretEnv.filter((n) => secretNames.includes(n)));
-  }, [recipe, recipes.length]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [recipe, recipes.length]);
 
   const addSecret = async () => {
     setError('');
