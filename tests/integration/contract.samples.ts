@@ -72,7 +72,18 @@ export const samples: Sample[] = [
   { call: 'editor.diff', input: { left: { hash: SAMPLE_HASH }, right: { hash: SAMPLE_HASH } } },
   { call: 'editor.fork', input: { envId: 999_999 } },
   { call: 'editor.checkSyntax', input: { source: 'x = (\n' } },
-  { call: 'editor.checkLoad', input: { source: 'class Helper:\n    pass\n' } },
+  { call: 'editor.checkLoad', input: { source: 'class Helper:\n    pass\n' } },  // runtime: a session on the Pyodide pool; the session id differs per app, so later calls use an unknown one.
+  { call: 'runtime.checkSyntax', input: { source: 'x = (\n' } },
+  { call: 'runtime.open', input: { source: SAMPLE_SRC.replace('return "hi", {}', 'return "hi", {}\n    def step(self, a):\n        return "o", 1.0, True, False, {}'), runtime: 'pyodide' }, volatile: ['sessionId', 'elapsedMs'] },
+  { call: 'runtime.status', input: {}, volatile: ['pool', 'native'] },
+  { call: 'runtime.reset', input: { sessionId: 'rs-none', seed: 1 } },
+  { call: 'runtime.step', input: { sessionId: 'rs-none', action: '\\boxed{1}' } },
+  { call: 'runtime.play', input: { sessionId: 'rs-none', actions: ['\\boxed{1}'], seed: 1 } },
+  { call: 'runtime.state', input: { sessionId: 'rs-none' } },
+  { call: 'runtime.solution', input: { sessionId: 'rs-none' } },
+  { call: 'runtime.snapshot', input: { sessionId: 'rs-none' } },
+  { call: 'runtime.restore', input: { sessionId: 'rs-none', token: 'rs-none:1' } },
+  { call: 'runtime.close', input: { sessionId: 'rs-none' } },
 ];
 
 /** Inputs each call must refuse, beyond the generic ones the test sends to every call. */
@@ -91,5 +102,7 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'episodes.run', input: { id: 1, policy: { kind: 'random' }, until: { kind: 'expr', expr: '' } } },
   { call: 'episodes.scrub', input: { id: 1, idx: -1 } },
   { call: 'editor.draftSave', input: { envId: 1, baseHash: 'abc', source: 'x' } },
-  { call: 'editor.create', input: { source: 'x = 1', origin: 'mail' } },
+  { call: 'editor.create', input: { source: 'x = 1', origin: 'mail' } },  { call: 'runtime.open', input: { source: 'x', versionHash: 'a'.repeat(64) } },
+  { call: 'runtime.open', input: {} },
+  { call: 'runtime.play', input: { sessionId: 'rs-1', actions: [1] } },
 ];
