@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mapSlurmState, parseScontrol, parseSqueueJson, SLURM_STATES } from '../../../core/jobs/backends/slurm';
+import { completeLines } from '../../../core/jobs/logMirror';
+import { parseMetricLine } from '../../../core/jobs/metrics';
+import { shJoin, shQuote } from '../../../core/jobs/shell';
+import { resolveSshConfig } from '../../../core/jobs/ssh/config';
+
+describe('job parsing', () => {
+  it('maps every Slurm state the issue names', () => {
+    const want: Record<string, string> = {
+      PENDING: 'pending', RUNNING: 'running', SUSPENDED: 'suspended', COMPLETED: 'succeeded', CANCELLED: 'cancelled', FAILED: 'failed',
+      TIMEOUT: 'timeout', NODE_FAIL: 'failed', PREEMPTED: 'cancelled', BOOT_FAIL: 'failed', DEADLINE: 'timeout', OUT_OF_MEMORY: 'failed',
+    };
+    for (const [k, v] of Object.entries(want)) expect([k, mapSlurmState(k)]).toEqual([k, v]);
+    expect(mapSlurmState('CANCELLED by 0')).toBe('cancelled');
+    expect(Object.keys(SLURM_STATES).length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('reads squeue --json in both the string and the list form, and scontrol text', () => {
+    expect(parseSqueueJson('{"jobs":[{"job_id":7,"job_state":"RUNNING","state_reason":"None","exit_code":0}]}', '7')).toEqual({ state: 'RUNNING', reason: 'None', exitCode: 0 });
+    expect(parseSqueueJson('{"jobs":[{"job_id":7,"job_state":["PENDING"],"state_reason":"Resources","exit_code":{"return_code":{"number":0}}}]}', '7')?.state).toBe('PENDING');
+    expect(parseSqueueJson('{"jobs":[]}', '7')).toBeNull();
+    expect(parseScontrol('JobId=7 JobName=x\n   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n   ExitCode=0:15')).toEqual({ state: 'TIMEOUT', reason: 'TimeLimit', exitCode: 0 });
+  });
+
+  it('takes only whole lines, so the next read starts exactly after the last one', () => {
+    expect(completeLines(Buffer.from('a\nb\npartial'), false, false)).toMatchObject({ consumed: 4 });
+    expect(completeLines(Buffer.from('partial'), false, false).consumed).toBe(0);
+    expect(completeLines(Buffer.from('last'), true, false)).toMatchObject({ consumed: 4, addNewline: true });
+  });
+
+  it('finds SPADE metric lines and ignores plain text', () => {
+    expect(parseMetricLine('{"rollout/step": 3, "env/avg_regret": 0.25, "note": "x"}')).toEqual([{ step: 3, key: 'env/avg_regret', value: 0.25 }]);
+    expect(parseMetricLine('2026-01-01 metrics: {"step": 1, "loss": 2}')).toEqual([{ step: 1, key: 'loss', value: 2 }]);
+    expect(parseMetricLine('rollout 3: game r_hint=1.0')).toEqual([]);
+    expect(parseMetricLine('{"rollout/step": "x", "a": 1}')).toEqual([]);
+  });
+
+  it('quotes every value so /bin/sh gives back exactly what went in', () => {
+    const hostile = ["a'b", '$(id)', '`id`', 'x\ny', ' spaced ', '', '"q"', '\\', '*', ';rm -rf /;'];
+    const out = execFileSync('/bin/sh', ['-c', `printf '%s\\0' ${shJoin(hostile)}`]).toString('utf8').split('\0').slice(0, -1);
+    expect(out).toEqual(hostile);
+    expect(() => shQuote('a\0b')).toThrow();
+  });
+
+  it('resolves hosts from an ssh config with first-match-wins', () => {
+    const cfg = 'Host gpu*\n  User alice\n  Port 2200\nHost gpu1\n  HostName 10.0.0.5\n  User bob\n  IdentityFile ~/.ssh/gpu_key\nHost *\n  User fallback\n';
+    const r = resolveSshConfig(cfg, 'gpu1');
+    expect(r).toMatchObject({ hostName: '10.0.0.5', user: 'alice', port: 2200 });
+    expect(r.identityFiles[0]).toMatch(/\.ssh\/gpu_key$/);
+    expect(resolveSshConfig(cfg, 'other').user).toBe('fallback');
+  });
+});
