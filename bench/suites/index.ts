@@ -4,6 +4,8 @@ import { memorySuite } from './memory';
 import { runtimeSuite } from './runtime';
 import { auditSuite } from './audit';
 import { jobsSuite } from './jobs';
+import { episodesSuite } from './episodes';
+import { editorSuite } from './editor';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite];

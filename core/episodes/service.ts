@@ -88,8 +88,7 @@ export class EpisodeService {
     const cur = this.d.store.step(id, idx);
     if (!cur) throw new ApiError('not_found', `Episode ${id} has no step ${idx} (it has ${m.stepCount})`);
     const prev = idx > 0 ? this.d.store.step(id, idx - 1) : null;
-    // Timeline views need the steps before for the cumulative return; only the light columns are read.
-    const view = toViews(m, this.d.store.steps(id).slice(0, idx + 1)).at(-1)!;
+    const view = this.d.store.viewsRange(m, idx, idx)[0]!;
     let fromFirst: StepDetail['changesFromFirstReset'] = null;
     if (cur.kind === 'reset' && idx > 0) {
       const first = this.d.store.step(id, 0);
@@ -246,8 +245,8 @@ export class EpisodeService {
     return { id: fork, live, forkedFrom: id };
   }
 
-  private async record(id: number, live: Live, rec: Omit<StepRecord, 'state'>): Promise<StepRecord> {
-    const state = await live.session.state();
+  private async record(id: number, live: Live, rec: Omit<StepRecord, 'state'>, known?: unknown): Promise<StepRecord> {
+    const state = known !== undefined ? known : await live.session.state();
     const full = { ...rec, state };
     this.d.store.appendSteps(id, [full]);
     live.cursor = rec.idx;
@@ -264,11 +263,18 @@ export class EpisodeService {
       const raw = action;
       const toolUse = toolUseHint ?? this.meta(f.id).meta.toolUse === true;
       const act = extract ? extractAction(raw, { toolUse }) : raw;
-      const rec = await f.live.session.step(f.live.cursor + 1, act, act === raw ? null : raw);
-      await this.record(f.id, f.live, rec);
+      // play() with one action answers the step and the state in one interpreter round trip.
+      const [rec] = await f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] });
+      if (!rec) throw new ApiError('internal', 'the runtime returned no step');
+      await this.record(f.id, f.live, rec, rec.state ?? undefined);
       this.d.changed?.([f.id]);
-      return { ...this.get(f.id), forkedFrom: f.forkedFrom };
+      return this.stepResult(f.id, rec.idx, f.forkedFrom);
     });
+  }
+
+  private stepResult(id: number, idx: number, forkedFrom: number | null) {
+    const m = this.meta(id);
+    return { episode: this.summary(m), steps: this.d.store.viewsRange(m, idx, idx), detail: this.inspect(id, idx), forkedFrom };
   }
 
   async resetAgain(id: number, seed: number | null | undefined) {
@@ -279,7 +285,7 @@ export class EpisodeService {
       const rec = await f.live.session.reset(f.live.cursor + 1, s);
       await this.record(f.id, f.live, rec);
       this.d.changed?.([f.id]);
-      return { ...this.get(f.id), forkedFrom: f.forkedFrom };
+      return this.stepResult(f.id, rec.idx, f.forkedFrom);
     });
   }
 

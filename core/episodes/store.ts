@@ -128,9 +128,10 @@ function rowToRecord(r: StepRow): StepRecord {
 }
 
 /** Timeline views with cumulative return and the agent-side (hinted) first observation. */
-export function toViews(ep: Pick<EpisodeMeta, 'hintEnabled' | 'hintText'>, steps: StepRecord[]): StepView[] {
+export function toViews(ep: Pick<EpisodeMeta, 'hintEnabled' | 'hintText'>, steps: StepRecord[], fromStart = true): StepView[] {
   let cum = 0;
-  let firstReset = true;
+  // The hint goes into the episode's first observation only (step 0).
+  let firstReset = fromStart && steps[0]?.idx === 0;
   return steps.map((s) => {
     if (s.kind === 'reset') cum = 0;
     cum += s.reward ?? 0;
@@ -273,6 +274,30 @@ export class EpisodeStore {
     const cols = withState ? '*' : 'episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types';
     const rows = this.db.prepare(`SELECT ${cols} FROM episode_steps WHERE episode_id = ? ORDER BY idx`).all(episodeId) as StepRow[];
     return rows.map(rowToRecord);
+  }
+
+  /** Views of steps from..to without reading the whole episode: the running return starts from SQL. */
+  viewsRange(ep: Pick<EpisodeMeta, 'id' | 'hintEnabled' | 'hintText'>, from: number, to: number): StepView[] {
+    const base = this.db
+      .prepare(
+        `SELECT COALESCE(SUM(reward), 0) AS cum FROM episode_steps WHERE episode_id = ? AND idx < ?
+           AND idx >= COALESCE((SELECT MAX(idx) FROM episode_steps WHERE episode_id = ? AND kind = 'reset' AND idx < ?), 0)`,
+      )
+      .get(ep.id, from, ep.id, from) as { cum: number };
+    const rows = this.db
+      .prepare(
+        `SELECT episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types
+         FROM episode_steps WHERE episode_id = ? AND idx BETWEEN ? AND ? ORDER BY idx`,
+      )
+      .all(ep.id, from, to) as StepRow[];
+    const views = toViews(ep, rows.map(rowToRecord), from === 0);
+    let cum = base.cum;
+    for (const v of views) {
+      if (v.kind === 'reset') cum = 0;
+      cum += v.reward ?? 0;
+      v.cumReturn = cum;
+    }
+    return views;
   }
 
   step(episodeId: number, idx: number): StepRecord | null {

@@ -109,6 +109,14 @@ export const episodeSummarySchema = z.object({
 export type EpisodeSummary = z.infer<typeof episodeSummarySchema>;
 
 const episodeWithSteps = z.object({ episode: episodeSummarySchema, steps: z.array(stepViewSchema) });
+/** One interactive step: only what it added, so a step costs the same at step 5 and at step 5,000. */
+const stepResult = z.object({
+  episode: episodeSummarySchema,
+  /** The steps this call recorded (after a fork, the episode is a new one: read it whole). */
+  steps: z.array(stepViewSchema),
+  detail: stepDetailSchema,
+  forkedFrom: z.number().int().nullable(),
+});
 
 export const divergenceSchema = z.object({
   idx: z.number().int(),
@@ -177,13 +185,13 @@ export const episodesCalls = {
     name: 'episodes.act',
     summary: 'One step with an action. After a scrub to an earlier step the play continues in a new (forked) episode.',
     input: z.object({ id, action, extract: z.boolean().default(false) }).strict(),
-    output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable() }),
+    output: stepResult,
   }),
   'episodes.resetAgain': defineCall({
     name: 'episodes.resetAgain',
     summary: 'Reset the same environment instance again (a fresh load would hide state leaking across reset).',
     input: z.object({ id, seed: seed.nullable().optional() }).strict(),
-    output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable() }),
+    output: stepResult,
   }),
   'episodes.run': defineCall({
     name: 'episodes.run',

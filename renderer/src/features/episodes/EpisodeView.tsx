@@ -1,4 +1,5 @@
-import { useMemo, useState } from 'react';
+import { memo, useCallback, useMemo, useRef, useState } from 'react';
+import type { StepView } from '../../../../core/api/calls/episodes';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
 import { ActionBar, RunBar } from './Controls';
@@ -27,20 +28,30 @@ export function Timeline({ ctl, testId = 'timeline' }: { ctl: EpisodeController;
   );
 }
 
+const StepRow = memo(function StepRow({ s, selected, diverged, onPick }: { s: StepView; selected: boolean; diverged: boolean; onPick: (idx: number) => void }) {
+  return (
+    <li
+      className={`${selected ? 'sel' : ''}${s.kind === 'reset' ? ' reset' : ''}${(s.reward ?? 0) > 0 ? ' win' : ''}${s.error ? ' err' : ''}${diverged ? ' diverged' : ''}`}
+      onClick={() => onPick(s.idx)}
+    >
+      <span className="ep-i">{s.idx}</span>
+      <span className="ep-a">{s.kind === 'reset' ? `reset(${s.seed ?? ''})` : s.action}</span>
+      <span className="ep-r">{s.reward ?? ''}</span>
+      <span className="ep-t">{s.terminated ? 'T' : s.truncated ? 't' : ''}</span>
+    </li>
+  );
+});
+
+/** The steps as a list; rows are memoized so a new step re-renders one row, not the whole list. */
 export function StepList({ ctl }: { ctl: EpisodeController }) {
+  const selectRef = useRef(ctl.select);
+  selectRef.current = ctl.select;
+  const onPick = useCallback((i: number) => void selectRef.current(i), []);
+  const div = ctl.episode?.divergenceStep ?? null;
   return (
     <ol className="ep-steplist" data-testid="step-list">
       {ctl.steps.map((s) => (
-        <li
-          key={s.idx}
-          className={`${s.idx === ctl.idx ? 'sel' : ''}${s.kind === 'reset' ? ' reset' : ''}${(s.reward ?? 0) > 0 ? ' win' : ''}${s.error ? ' err' : ''}${ctl.episode?.divergenceStep === s.idx ? ' diverged' : ''}`}
-          onClick={() => void ctl.select(s.idx)}
-        >
-          <span className="ep-i">{s.idx}</span>
-          <span className="ep-a">{s.kind === 'reset' ? `reset(${s.seed ?? ''})` : s.action}</span>
-          <span className="ep-r">{s.reward ?? ''}</span>
-          <span className="ep-t">{s.terminated ? 'T' : s.truncated ? 't' : ''}</span>
-        </li>
+        <StepRow key={s.idx} s={s} selected={s.idx === ctl.idx} diverged={div === s.idx} onPick={onPick} />
       ))}
     </ol>
   );

@@ -43,7 +43,6 @@ export function EpisodesPanel() {
       alive = false;
       clearTimeout(t);
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [query]);
   const env = envs.find((e) => e.hash === hash);
   const opts = () => ({ hash, seed, ...(budget !== '' ? { maxTurns: budget } : {}) });

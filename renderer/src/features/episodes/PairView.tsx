@@ -35,7 +35,6 @@ export function PairView({ tab }: ViewProps) {
     if (a.steps.length === 0 || b.steps.length === 0) return;
     void a.select(Math.min(idx, a.steps.length - 1));
     void b.select(Math.min(idx, b.steps.length - 1));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [idx, a.steps.length, b.steps.length]);
   const titles = mode === 'hint' ? ['Without hint', 'With hint'] : ['Recorded (imported)', 'Replayed now'];
   const playable = mode === 'hint';

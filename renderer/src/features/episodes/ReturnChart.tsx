@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { memo, useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
@@ -9,11 +9,15 @@ export interface ChartSeries {
 }
 
 /** Lines over a shared x axis (steps or seeds), with a marker at the selected x. */
-export function LineChart({ xs, series, marker, height = 140, testId, xLabel = 'step' }: { xs: number[]; series: ChartSeries[]; marker?: number | null; height?: number; testId: string; xLabel?: string }) {
+export const LineChart = memo(function LineChart({ xs, series, marker, height = 140, testId, xLabel = 'step' }: { xs: number[]; series: ChartSeries[]; marker?: number | null; height?: number; testId: string; xLabel?: string }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const markerRef = useRef<number | null | undefined>(marker);
   markerRef.current = marker;
+  const labels = series.map((s) => `${s.label}:${s.color}`).join('|');
+  const data = [xs, ...series.map((s) => s.values)] as uPlot.AlignedData;
+  const dataRef = useRef(data);
+  dataRef.current = data;
   useEffect(() => {
     const width = Math.max(240, el.current!.clientWidth || 400);
     plot.current?.destroy();
@@ -21,9 +25,11 @@ export function LineChart({ xs, series, marker, height = 140, testId, xLabel = '
       {
         width,
         height,
-        scales: { x: { time: false } },
+        // Returns live in [-1, 1] for SPADE games: keep 0 and 1 in view so a flat line is not blown up.
+        scales: { x: { time: false }, y: { range: (_u, lo, hi) => [Math.min(0, lo ?? 0), Math.max(1, hi ?? 1)] } },
+        axes: [{ incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }, {}],
         legend: { show: series.length > 1 },
-        series: [{ label: xLabel }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, points: { show: xs.length < 120 } }))],
+        series: [{ label: xLabel }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, points: { show: xs.length < 120 || series.length > 1 } }))],
         hooks: {
           draw: [
             (u: uPlot) => {
@@ -43,16 +49,20 @@ export function LineChart({ xs, series, marker, height = 140, testId, xLabel = '
           ],
         },
       },
-      [xs, ...series.map((s) => s.values)] as uPlot.AlignedData,
+      dataRef.current,
       el.current!,
     );
     return () => {
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [xs, series, height, xLabel]);
+    // Rebuilt only when the series themselves change; new points go through setData (cheap).
+  }, [labels, height, xLabel]);
+  useEffect(() => {
+    plot.current?.setData(dataRef.current);
+  }, [xs, series]);
   useEffect(() => {
     plot.current?.redraw(false, false);
   }, [marker]);
   return <div className="ep-chart" ref={el} data-testid={testId} data-points={xs.length} />;
-}
+});

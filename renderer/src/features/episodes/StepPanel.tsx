@@ -1,3 +1,4 @@
+import { memo } from 'react';
 import type { StepDetail, StepView } from '../../../../core/api/calls/episodes';
 import { StateTree } from './StateTree';
 
@@ -11,7 +12,7 @@ function Flags({ s }: { s: StepView }) {
 }
 
 /** One step in full: action, observation with its diff to the previous one, reward, flags, info, state. */
-export function StepPanel({ detail, compact = false }: { detail: StepDetail | null; compact?: boolean }) {
+export const StepPanel = memo(function StepPanel({ detail, compact = false }: { detail: StepDetail | null; compact?: boolean }) {
   if (!detail) return <p className="muted">Select a step.</p>;
   const s = detail.step;
   const changed = detail.changes.map((c) => c.path);
@@ -90,4 +91,4 @@ export function StepPanel({ detail, compact = false }: { detail: StepDetail | nu
       <StateTree state={detail.state} changed={changed} />
     </div>
   );
-}
+});

@@ -39,7 +39,7 @@ export function subscribeEpisodes(): () => void {
       timer = setTimeout(() => {
         timer = null;
         void useEpisodes.getState().refresh();
-      }, 200);
+      }, 1000);
     });
   }
   void useEpisodes.getState().refresh();

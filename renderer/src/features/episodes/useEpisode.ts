@@ -67,6 +67,27 @@ export function useEpisode(initialId: number): EpisodeController {
     [idx, show],
   );
 
+  /** A step answer carries only the new steps and their detail: append, no second round trip. */
+  const applyStep = useCallback(
+    async (r: CallOutput<'episodes.act'>) => {
+      if (r.forkedFrom) {
+        setNote(`Play continued from an earlier step, so it was recorded as a new episode #${r.episode.id} (forked from #${r.forkedFrom}).`);
+        const full = await backend().call('episodes.get', { id: r.episode.id });
+        setId(r.episode.id);
+        setEpisode(full.episode);
+        setSteps(full.steps);
+      } else {
+        const first = r.steps[0]?.idx ?? 0;
+        setEpisode(r.episode);
+        setSteps((prev) => [...prev.slice(0, first), ...r.steps]);
+      }
+      seq.current++;
+      setDetail(r.detail);
+      setIdx(r.detail.step.idx);
+    },
+    [],
+  );
+
   const reload = useCallback(async () => {
     try {
       const r = await backend().call('episodes.get', { id });
@@ -77,7 +98,6 @@ export function useEpisode(initialId: number): EpisodeController {
     } catch (e) {
       setError(errorText(e));
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id]);
 
   useEffect(() => {
@@ -116,12 +136,12 @@ export function useEpisode(initialId: number): EpisodeController {
       await guarded(async () => {
         const t0 = performance.now();
         const r = await backend().call('episodes.act', { id, action });
+        await applyStep(r);
         setLastStepMs(performance.now() - t0);
-        await apply(r, true);
       });
     },
     resetAgain: async (seed) => {
-      await guarded(async () => apply(await backend().call('episodes.resetAgain', { id, ...(seed !== undefined ? { seed } : {}) }), true));
+      await guarded(async () => applyStep(await backend().call('episodes.resetAgain', { id, ...(seed !== undefined ? { seed } : {}) })));
     },
     run: async (input) =>
       guarded(async () => {
