@@ -9,9 +9,10 @@
  */
 import { Worker } from 'node:worker_threads';
 import { constants as fsConstants } from 'node:fs';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ChildInit, ChildToParent, ParentToChild } from './childProtocol';
+import { encodeFatal, encodeReady, encodeReply, onLines, splitHead, type ChildInit } from './childProtocol';
 
 interface PyProxyFn {
   (arg: string): string;
@@ -25,13 +26,17 @@ interface PyodideLike {
   globals: { get(name: string): { dispatch: PyProxyFn } };
 }
 
-const send = process.send ? process.send.bind(process) : undefined;
-if (!send) {
-  console.error('runtime-child must be started by the runtime pool (needs an IPC channel)');
+// Replies go out on fd 3, a pipe the pool opened for us; stdout stays unused.
+let out: Socket;
+try {
+  out = new Socket({ fd: 3, readable: false, writable: true });
+} catch {
+  console.error('runtime-child must be started by the runtime pool (it needs fd 3)');
   process.exit(2);
 }
-function post(msg: ChildToParent): void {
-  send!(msg);
+out.on('error', () => process.exit(0));
+function post(line: string): void {
+  out.write(line);
 }
 
 // Pyodide's Node file-system glue reads fs constants through process.binding, which the permission
@@ -46,15 +51,18 @@ const control = new Int32Array(new SharedArrayBuffer(16));
 const interrupt = new Int32Array(new SharedArrayBuffer(4));
 const t0 = Date.now();
 
+// The watchdog polls instead of being woken per call: waking a thread twice per step() would cost
+// more than the step. A runaway is interrupted within POLL ms of its deadline.
 const WATCHDOG = `
 const { workerData } = require('node:worker_threads');
 const control = workerData.control, interrupt = workerData.interrupt, t0 = workerData.t0;
+const POLL = 250;
 for (;;) {
   const gen = Atomics.load(control, 0);
   const deadline = Atomics.load(control, 1);
-  if (deadline === 0) { Atomics.wait(control, 0, gen); continue; }
+  if (deadline === 0) { Atomics.wait(control, 0, gen, POLL); continue; }
   const left = deadline - (Date.now() - t0);
-  if (left > 0) { Atomics.wait(control, 0, gen, left); continue; }
+  if (left > 0) { Atomics.wait(control, 0, gen, Math.min(left, POLL)); continue; }
   if (Atomics.load(control, 0) === gen && Atomics.load(control, 1) !== 0) {
     Atomics.store(interrupt, 0, 2);
     Atomics.add(control, 2, 1);
@@ -123,18 +131,17 @@ del sandbox
       // non-configurable in this Node version
     }
   }
-  post({ t: 'ready', coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) });
+  post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 
 function call(id: number, line: string, timeoutMs: number): void {
   if (!dispatch) {
-    post({ t: 'reply', id, line: JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } }) });
+    post(encodeReply(id, JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } })));
     return;
   }
   Atomics.store(interrupt, 0, 0);
   Atomics.store(control, 1, Date.now() - t0 + timeoutMs);
   Atomics.add(control, 0, 1);
-  Atomics.notify(control, 0);
   let reply: string;
   try {
     reply = dispatch(line);
@@ -142,25 +149,27 @@ function call(id: number, line: string, timeoutMs: number): void {
     // The harness catches everything Python raises; reaching here means the interpreter itself
     // failed (stack overflow in WebAssembly, os._exit, a fatal error). It cannot be trusted again.
     const message = e instanceof Error ? e.message : String(e);
-    post({ t: 'fatal', id, message: message.slice(0, 2000) });
+    post(encodeFatal({ id, message: message.slice(0, 2000) }));
     setTimeout(() => process.exit(3), 10);
     return;
   } finally {
     Atomics.store(control, 1, 0);
     Atomics.add(control, 0, 1);
-    Atomics.notify(control, 0);
   }
-  post({ t: 'reply', id, line: reply });
+  post(encodeReply(id, reply));
 }
 
-process.on('message', (raw: unknown) => {
-  const msg = raw as ParentToChild;
-  if (msg.t === 'call') call(msg.id, msg.line, msg.timeoutMs);
-  else if (msg.t === 'init') {
-    init(msg).catch((e: unknown) => {
-      post({ t: 'fatal', id: -1, message: `failed to start Pyodide: ${e instanceof Error ? e.stack ?? e.message : String(e)}`.slice(0, 4000) });
+onLines(process.stdin, (line) => {
+  const tag = line.charCodeAt(0);
+  if (tag === 67 /* C */) {
+    const [id, a] = splitHead(line, 1);
+    const [timeoutMs, b] = splitHead(line, a);
+    call(id, line.slice(b), timeoutMs);
+  } else if (tag === 73 /* I */) {
+    init(JSON.parse(line.slice(1)) as ChildInit).catch((e: unknown) => {
+      post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`.slice(0, 4000) }));
       setTimeout(() => process.exit(4), 10);
     });
-  } else if (msg.t === 'exit') process.exit(0);
+  } else if (tag === 88 /* X */) process.exit(0);
 });
-process.on('disconnect', () => process.exit(0));
+process.stdin.on('end', () => process.exit(0));

@@ -1,20 +1,59 @@
-/** Messages between the runtime pool and a Pyodide child process (Node IPC, JSON). */
+import type { Readable } from 'node:stream';
+
+/**
+ * Messages between the runtime pool and a Pyodide child process: one line each, over the child's
+ * stdin (requests) and fd 3 (replies). A harness request or reply is already a JSON line, so it
+ * travels as is behind a short prefix instead of being wrapped and escaped a second time: that
+ * keeps one step() round trip cheap and a 20,000-step play() reply a single parse on arrival.
+ *
+ *   parent -> child   I<json ChildInit> | C<id> <timeoutMs> <harness json> | X
+ *   child -> parent   Y<json Ready>     | R<id> <harness json>             | F<json Fatal>
+ */
 export interface ChildInit {
-  t: 'init';
   pyodideDir: string;
   /** native/*.py by file name: harness.py, sandbox.py and extension modules (audit_checks.py...). */
   files: Record<string, string>;
 }
-export interface ChildCall {
-  t: 'call';
-  id: number;
-  /** One harness request, already JSON: the child hands it to Python untouched. */
-  line: string;
-  timeoutMs: number;
+export interface ChildReady {
+  coldMs: number;
+  python: string;
 }
-export type ParentToChild = ChildInit | ChildCall | { t: 'exit' };
+export interface ChildFatal {
+  id: number;
+  message: string;
+}
 
-export type ChildToParent =
-  | { t: 'ready'; coldMs: number; python: string }
-  | { t: 'reply'; id: number; line: string }
-  | { t: 'fatal'; id: number; message: string };
+export const encodeInit = (m: ChildInit): string => `I${JSON.stringify(m)}\n`;
+export const encodeCall = (id: number, timeoutMs: number, line: string): string => `C${id} ${timeoutMs} ${line}\n`;
+export const encodeExit = (): string => 'X\n';
+export const encodeReady = (m: ChildReady): string => `Y${JSON.stringify(m)}\n`;
+export const encodeReply = (id: number, line: string): string => `R${id} ${line}\n`;
+export const encodeFatal = (m: ChildFatal): string => `F${JSON.stringify(m)}\n`;
+
+/** Splits "<id> <rest>" (and "<id> <n> <rest>") without regexes on a hot path. */
+export function splitHead(s: string, from: number): [number, number] {
+  const sp = s.indexOf(' ', from);
+  return [Number(s.slice(from, sp)), sp + 1];
+}
+
+/** Calls fn for each complete line of a text stream (lines never contain a raw newline: JSON escapes it). */
+export function onLines(stream: Readable, fn: (line: string) => void): void {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    let start = 0;
+    let nl = chunk.indexOf('\n');
+    if (nl < 0) {
+      buf += chunk;
+      return;
+    }
+    while (nl >= 0) {
+      const line = buf + chunk.slice(start, nl);
+      buf = '';
+      fn(line);
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    buf = chunk.slice(start);
+  });
+}

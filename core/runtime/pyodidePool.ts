@@ -1,7 +1,8 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import type { ChildToParent, ParentToChild } from './childProtocol';
+import type { Readable } from 'node:stream';
+import { encodeCall, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
 
@@ -61,36 +62,47 @@ class PoolWorker {
   ) {
     const p = opts.paths;
     const permFlag = Number(process.versions.node.split('.')[0]) >= 22 ? '--permission' : '--experimental-permission';
-    this.proc = fork(p.childScript, [], {
-      execPath: process.env.SPADE_NODE || (process.versions.electron ? undefined : process.execPath),
-      execArgv: [
-        permFlag,
-        `--allow-fs-read=${p.pyodideDir}/`,
-        `--allow-fs-read=${p.childScript}`,
-        '--allow-worker',
-        '--disallow-code-generation-from-strings',
-        '--max-old-space-size=512',
-        '--no-warnings',
-      ],
+    const args = [
+      permFlag,
+      `--allow-fs-read=${p.pyodideDir}/`,
+      `--allow-fs-read=${p.childScript}`,
+      '--allow-worker',
+      '--disallow-code-generation-from-strings',
+      '--max-old-space-size=512',
+      '--no-warnings',
+      p.childScript,
+    ];
+    this.proc = spawn(process.env.SPADE_NODE || process.execPath, args, {
       // Nothing of the host's environment (tokens, keys) reaches the interpreter's process.
       env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      serialization: 'json',
+      stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
     });
+    this.proc.stdin!.on('error', () => {});
     this.proc.stderr?.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
     });
     this.ready = new Promise<void>((resolve, reject) => {
-      this.proc.on('message', (raw) => {
-        const m = raw as ChildToParent;
-        if (m.t === 'ready') {
+      onLines(this.proc.stdio[3] as Readable, (line) => {
+        const tag = line.charCodeAt(0);
+        if (tag === 82 /* R */) {
+          const [id, at] = splitHead(line, 1);
+          let reply: HarnessReply;
+          try {
+            reply = JSON.parse(line.slice(at)) as HarnessReply;
+          } catch {
+            this.die('the interpreter sent a malformed reply', 'crashed');
+            return;
+          }
+          this.settle(id, reply);
+        } else if (tag === 89 /* Y */) {
+          const m = JSON.parse(line.slice(1)) as ChildReady;
           this.state = 'ready';
           this.coldMs = m.coldMs;
           this.python = m.python;
           resolve();
           this.pump();
-        } else if (m.t === 'reply') this.settle(m.id, JSON.parse(m.line) as HarnessReply);
-        else if (m.t === 'fatal') {
+        } else if (tag === 70 /* F */) {
+          const m = JSON.parse(line.slice(1)) as ChildFatal;
           if (m.id === -1) reject(new Error(m.message));
           this.die(`interpreter failed: ${m.message.split('\n')[0]}`, 'crashed');
         }
@@ -102,7 +114,7 @@ class PoolWorker {
       this.proc.on('error', (e) => reject(e));
     });
     this.ready.catch(() => {});
-    this.sendRaw({ t: 'init', pyodideDir: p.pyodideDir, files: opts.files });
+    this.sendRaw(encodeInit({ pyodideDir: p.pyodideDir, files: opts.files }));
   }
 
   get busy(): boolean {
@@ -128,7 +140,7 @@ class PoolWorker {
     const killTimer = setTimeout(() => this.die(`call ran past ${next.timeoutMs} ms and did not stop when interrupted`, 'timeout'), next.timeoutMs + this.opts.graceMs);
     const memTimer = setInterval(() => this.checkMemory(), 250);
     this.inflight = { ...next, killTimer, memTimer };
-    this.sendRaw({ t: 'call', id: next.id, line: next.line, timeoutMs: next.timeoutMs });
+    this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
   }
 
   private settle(id: number, reply: HarnessReply): void {
@@ -153,9 +165,9 @@ class PoolWorker {
     }
   }
 
-  private sendRaw(msg: ParentToChild): void {
+  private sendRaw(line: string): void {
     try {
-      this.proc.send(msg);
+      this.proc.stdin!.write(line);
     } catch {
       this.die('could not send to the interpreter', 'crashed');
     }
@@ -270,10 +282,11 @@ export class PyodidePool {
   async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
     await this.start();
     const w = this.pick();
-    await w.ready.catch(() => {});
+    // Claimed before any await, so sessions opened together spread over the children.
     w.sessions.add(sessionId);
     w.hosted++;
     this.sessionWorker.set(sessionId, w);
+    await w.ready.catch(() => {});
     const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs());
     if (!reply.ok) this.forget(sessionId);
     return reply;
