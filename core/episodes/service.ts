@@ -32,6 +32,7 @@ export interface EpisodeDeps {
 /** A snapshot every this many steps bounds a scrub to that many re-executed steps. */
 export const SNAPSHOT_EVERY = 16;
 const CHUNK = SNAPSHOT_EVERY;
+const FRESH_SEED_TRIES = 64;
 
 interface Live {
   session: EnvSession;
@@ -454,7 +455,11 @@ export class EpisodeService {
     });
     this.d.store.appendSteps(replayId, replayed);
     this.d.store.setDivergence(replayId, divergence?.idx ?? null);
-    this.d.store.setDivergence(id, divergence?.idx ?? null, { lastReplay: replayId, divergenceFields: divergence?.fields ?? [] });
+    this.d.store.setDivergence(id, divergence?.idx ?? null, {
+      lastReplay: replayId,
+      divergenceFields: divergence?.fields ?? [],
+      divergenceStateChanges: divergence?.stateChanges.slice(0, 100) ?? [],
+    });
     this.d.changed?.([id, replayId]);
     return { episodeId: id, replayId, compared: Math.min(recorded.length, replayed.length), divergence };
   }
@@ -485,10 +490,22 @@ export class EpisodeService {
         const r = await session.reset(0, s);
         if (r.observation === observation) return { seed: s, tried: s + 1 };
       }
-      return { seed: null, tried: limit };
     } finally {
       await session.close();
     }
+    // A game that leaks state across reset deals differently on a reused instance: try the
+    // first seeds again, each on a fresh instance (slower, so bounded more tightly).
+    const fresh = Math.min(limit, FRESH_SEED_TRIES);
+    for (let s = 0; s < fresh; s++) {
+      const one = await this.openSession(source, maxTurns, runtime);
+      try {
+        const r = await one.reset(0, s);
+        if (r.observation === observation) return { seed: s, tried: limit + s + 1 };
+      } finally {
+        await one.close();
+      }
+    }
+    return { seed: null, tried: limit + fresh };
   }
 
   async importTrajectories(input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined }) {

@@ -125,7 +125,28 @@ describe('episodes in Chromium', () => {
     expect(rec).toContain('S....');
     expect(now).toBe(played.steps[2]!.observation);
     expect(await page.locator('[data-testid=col-b] [data-testid=state-changes]').textContent()).toMatch(/pos|turn/);
+    expect(await page.getByTestId('divergence-state').textContent()).toMatch(/turn/);
     await screenshot(page, 'episodes-divergence');
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it('runs the regret panel: returns with and without the hint, regret and solve rates, with a chart', async () => {
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    await waitForEnv(ctx.app.services, 'GridWalkEnv');
+    await pickEnv(page, 'GridWalkEnv', 0);
+    await page.getByTestId('ep-regret').click();
+    await page.getByTestId('regret-view').waitFor();
+    await page.getByTestId('regret-seeds').fill('5');
+    await page.getByTestId('regret-policy').selectOption('random');
+    await page.getByTestId('regret-hint-policy').selectOption('solution');
+    await page.getByTestId('regret-run').click();
+    await page.getByTestId('regret-table').waitFor();
+    expect(await page.getByTestId('r-hint').textContent()).toBe('1');
+    expect(await page.getByTestId('r-no-hint').textContent()).toBe('0');
+    expect(await page.getByTestId('regret-value').textContent()).toBe('1');
+    expect(await page.getByTestId('regret-chart').getAttribute('data-points')).toBe('5');
+    await screenshot(page, 'episodes-regret');
     expect(ctx.errors).toEqual([]);
   });
 

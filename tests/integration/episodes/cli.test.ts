@@ -71,3 +71,35 @@ function writeActs(a: string[]): string {
   writeFileSync(p, JSON.stringify(a));
   return p;
 }
+
+describe('spade-workbench replay EPISODE.jsonl', () => {
+  it('replays exported episodes (source embedded) and exits 1 when a recorded reward was altered', async () => {
+    const { Services } = await import('../../../core/services/services');
+    const { episodeService } = await import('../../../core/episodes/forServices');
+    const { addSeedGame } = await import('./fixtures');
+    const dir = tempDir('spade-replay-export-');
+    const s = new Services({ dataDir: dir.dir, shell: 'in-process' });
+    try {
+      const h = addSeedGame(s.db, GRID);
+      const ep = episodeService(s);
+      const { episode } = await ep.open({ hash: h, seed: 6, hint: false, label: '', runtime: 'pyodide' });
+      await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 50);
+      const text = ep.exportJsonl([episode.id]).text;
+      const good = join(tmp.dir, 'good.jsonl');
+      writeFileSync(good, text);
+      const ok = await run([good]);
+      expect(ok.code).toBe(0);
+      expect(ok.out).toContain('no divergence');
+      const rec = JSON.parse(text) as { steps: { reward: number | null }[] };
+      rec.steps.at(-1)!.reward = 0.5;
+      const bad = join(tmp.dir, 'bad.jsonl');
+      writeFileSync(bad, `${JSON.stringify(rec)}\n`);
+      const r = await run([bad]);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain(`FIRST DIVERGENCE at step ${rec.steps.length - 1} (reward)`);
+    } finally {
+      await s.close();
+      dir.cleanup();
+    }
+  });
+});

@@ -54,6 +54,19 @@ export function PairView({ tab }: ViewProps) {
           <button onClick={() => setIdx(div)}>Go to it</button>
         </div>
       ) : null}
+      {mode === 'divergence' && div !== null && Array.isArray(a.episode?.meta.divergenceStateChanges) && (a.episode?.meta.divergenceStateChanges as unknown[]).length ? (
+        <div className="ep-note" data-testid="divergence-state">
+          <strong>State at step {div}</strong>{' '}
+          <span className="muted">(recorded vs replayed when the recording kept state; otherwise what the replayed step changed)</span>
+          <ul className="ep-changes">
+            {(a.episode?.meta.divergenceStateChanges as { path: string; kind: string; before?: string; after?: string }[]).slice(0, 20).map((c) => (
+              <li key={c.path} className={`ch-${c.kind}`}>
+                <code>{c.path}</code> <span className="muted">{c.kind}</span> {c.before ?? ''} {c.kind === 'changed' ? '→' : ''} {c.after ?? ''}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {playable ? (
         <div className="ep-controls">
           <ActionBar
