@@ -33,6 +33,7 @@ export interface EpisodeDeps {
 export const SNAPSHOT_EVERY = 16;
 const CHUNK = SNAPSHOT_EVERY;
 const FRESH_SEED_TRIES = 64;
+const MAX_CONFIRMATIONS = 20;
 
 interface Live {
   session: EnvSession;
@@ -483,16 +484,32 @@ export class EpisodeService {
   }
 
   /** Seeds 0..limit-1 until reset's first observation equals the recorded one (fresh session for each try is too slow; a leaky game is re-checked fresh). */
-  async findSeed(source: string, maxTurns: number, runtime: RuntimeChoice, observation: string, limit: number): Promise<{ seed: number | null; tried: number }> {
+  async findSeed(
+    source: string,
+    maxTurns: number,
+    runtime: RuntimeChoice,
+    observation: string,
+    limit: number,
+    confirm?: (seed: number) => Promise<boolean>,
+  ): Promise<{ seed: number | null; tried: number }> {
     const session = await this.openSession(source, maxTurns, runtime);
+    // Several seeds can deal the same first observation (a game that shows only part of its state):
+    // with `confirm`, a candidate must also reproduce the rest of the recording; else the first one wins.
+    let fallback: { seed: number; tried: number } | null = null;
+    let confirmed = 0;
     try {
       for (let s = 0; s < limit; s++) {
         const r = await session.reset(0, s);
-        if (r.observation === observation) return { seed: s, tried: s + 1 };
+        if (r.observation !== observation) continue;
+        if (!confirm) return { seed: s, tried: s + 1 };
+        fallback ??= { seed: s, tried: s + 1 };
+        if (await confirm(s)) return { seed: s, tried: s + 1 };
+        if (++confirmed >= MAX_CONFIRMATIONS) return fallback;
       }
     } finally {
       await session.close();
     }
+    if (fallback) return { ...fallback, tried: limit };
     // A game that leaks state across reset deals differently on a reused instance: try the
     // first seeds again, each on a fresh instance (slower, so bounded more tightly).
     const fresh = Math.min(limit, FRESH_SEED_TRIES);
@@ -508,6 +525,23 @@ export class EpisodeService {
     return { seed: null, tried: limit + fresh };
   }
 
+  /** Whether a seed reproduces every recorded observation and reward of a trajectory. */
+  private async agrees(source: string, maxTurns: number, runtime: RuntimeChoice, seed: number, t: Trajectory): Promise<boolean> {
+    const session = await this.openSession(source, maxTurns, runtime);
+    try {
+      const r = await session.reset(0, seed);
+      if (r.observation !== t.initialObservation) return false;
+      const got = await session.play(1, t.steps.map((x) => x.action), { stopWhenDone: false });
+      return t.steps.every((x, i) => {
+        const g = got[i];
+        if (!g) return false;
+        return (x.observation === null || x.observation === g.observation) && (x.reward === null || x.reward === g.reward);
+      });
+    } finally {
+      await session.close();
+    }
+  }
+
   async importTrajectories(input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined }) {
     const trajs = parseTrajectories(input.text, input.thinking);
     const defaults = this.d.defaults();
@@ -520,7 +554,9 @@ export class EpisodeService {
       let seedFrom: 'recorded' | 'given' | 'search' | 'none' = input.seed !== undefined ? 'given' : t.seed !== null ? 'recorded' : 'none';
       let tried = 0;
       if (seed === null && t.initialObservation !== null) {
-        const found = await this.findSeed(env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit);
+        const found = await this.findSeed(env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit, (candidate) =>
+          this.agrees(env.source, maxTurns, runtime, candidate, t),
+        );
         tried = found.tried;
         if (found.seed !== null) {
           seed = found.seed;
