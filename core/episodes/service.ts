@@ -53,7 +53,19 @@ export class EpisodeService {
 
   private async exclusive<T>(id: number, fn: () => Promise<T>): Promise<T> {
     const prev = this.locks.get(id) ?? Promise.resolve();
-    const next = prev.catch(() => {}).then(fn);
+    // A session the runtime dropped (idle-closed, interpreter replaced) is re-created from the
+    // recording once, so the researcher sees the step rather than an error.
+    const once = async (): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        const l = this.live.get(id);
+        if (!l?.session.gone) throw e;
+        this.live.delete(id);
+        return fn();
+      }
+    };
+    const next = prev.catch(() => {}).then(once);
     this.locks.set(id, next);
     try {
       return await next;

@@ -179,3 +179,17 @@ describe('episodes survive a restart', () => {
     }
   });
 });
+
+describe('a session the runtime dropped', () => {
+  it('is re-created from the recording on the next step', async () => {
+    const ep = episodeService(s);
+    const { episode } = await ep.open({ hash: grid, seed: 9, hint: false, label: '', runtime: 'pyodide' });
+    await ep.act(episode.id, '\\boxed{up}', false);
+    // what the runtime's idle sweeper does: close every session it holds
+    const sessions = (s.runtime as unknown as { sessions: Map<string, unknown> }).sessions;
+    for (const sid of [...sessions.keys()]) await s.runtime.close(sid);
+    const r = await ep.act(episode.id, '\\boxed{down}', false);
+    expect(r.steps.map((x) => x.idx)).toEqual([2]);
+    expect((await ep.replay(episode.id)).divergence).toBeNull();
+  });
+});
