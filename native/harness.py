@@ -23,6 +23,13 @@ import sys
 import traceback
 import types
 
+# Private references: a game may patch builtins or shared modules (undone at the next episode
+# boundary, see SharedBaseline); until then the harness must keep answering with the originals.
+len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+_json_dumps, _json_loads = json.dumps, json.loads
+
 ENV_FILENAME = "<env>"
 OUTPUT_CAP = 64 * 1024
 STATE_MAX_DEPTH = 5
@@ -298,7 +305,7 @@ class ToolUseBaseEnv:
         calls, bad = [], 0
         for raw in _TOOL_CALL_RE.findall(text):
             try:
-                obj = json.loads(raw)
+                obj = _json_loads(raw)
                 calls.append((str(obj["name"]), obj.get("arguments", {}) or {}))
             except Exception:
                 bad += 1
@@ -314,7 +321,7 @@ class ToolUseBaseEnv:
             for name, args in calls:
                 if isinstance(args, str):
                     try:
-                        args = json.loads(args)
+                        args = _json_loads(args)
                     except Exception:
                         args = {}
                 messages.append({"role": "tool", "name": name, "content": self.execute_tool(name, args)})
@@ -447,8 +454,59 @@ class Session:
         self.snap_counter = 0
 
 
+GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "json", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types"]
+_MISSING = object()
+_is = __import__("operator").is_
+
+
+class SharedBaseline:
+    """The shared modules as they were before any game ran, put back at every episode boundary.
+
+    Games of one interpreter share its modules; a game that patches `builtins.len` or `re.search`
+    (by accident or on purpose) must not change the next game. Checking ~1,500 identities costs
+    well under a millisecond, so it runs at load, reset, play and close, not at every step.
+    """
+
+    def __init__(self):
+        self.saved = []
+        for name in GUARDED_MODULES:
+            try:
+                mod = importlib.import_module(name)
+            except Exception:
+                continue
+            self.saved.append((name, mod, dict(mod.__dict__)))
+        self._bdict = builtins.__dict__
+        self._bkeys = tuple(self._bdict)
+        self._bvals = tuple(self._bdict.values())
+
+    def builtins_intact(self):
+        """Per-call check of the builtins alone (C-speed, a few µs): the harness itself needs them."""
+        d = self._bdict
+        return len(d) == len(self._bkeys) and all(map(_is, map(d.get, self._bkeys), self._bvals))
+
+    def restore(self):
+        fixed = []
+        for name, mod, saved in self.saved:
+            if sys.modules.get(name) is not mod:
+                sys.modules[name] = mod
+                fixed.append(f"sys.modules[{name!r}]")
+            d = mod.__dict__
+            if len(d) == len(saved) and all(d.get(k, _MISSING) is v for k, v in saved.items()):
+                continue
+            for k in [k for k in d if k not in saved and not isinstance(d[k], types.ModuleType)]:
+                del d[k]
+                fixed.append(f"{name}.{k}")
+            for k, v in saved.items():
+                if d.get(k, _MISSING) is not v:
+                    d[k] = v
+                    fixed.append(f"{name}.{k}")
+        return fixed
+
+
 class Harness:
     def __init__(self):
+        self.baseline = SharedBaseline()
+        self.tampered = []
         self.sessions = {}
         self.commands = dict(BUILTIN_COMMANDS)
         self.out = CappedOutput()
@@ -464,10 +522,18 @@ class Harness:
 
     # -- the wire
     def dispatch(self, line):
+        if not self.baseline.builtins_intact():
+            self.guard()
         try:
-            req = json.loads(line)
-        except Exception as e:
-            return json.dumps({"id": None, "ok": False, "error": {"kind": "protocol", "type": "BadRequest", "message": f"not JSON: {e}"}})
+            req = _json_loads(line)
+        except Exception:
+            self.guard()  # a game may have broken json's own modules: put them back and retry once
+            req = None
+        if req is None:
+            try:
+                req = _json_loads(line)
+            except Exception as e:
+                return _json_dumps({"id": None, "ok": False, "error": {"kind": "protocol", "type": "BadRequest", "message": f"not JSON: {e}"}})
         rid = req.get("id") if isinstance(req, dict) else None
         return self.encode(rid, self.handle(req))
 
@@ -477,10 +543,16 @@ class Harness:
         out = self.out.take()
         if out:
             msg["output"] = out
+        if not self.baseline.builtins_intact():
+            self.guard()  # the call just made patched builtins: encode with the originals
         try:
-            return json.dumps(msg, allow_nan=False)
+            return _json_dumps(msg, allow_nan=False)
         except Exception:
-            return json.dumps({"id": rid, "ok": False, "error": {"kind": "protocol", "type": "Unencodable", "message": "result could not be encoded"}})
+            self.guard()
+        try:
+            return _json_dumps(msg, allow_nan=False)
+        except Exception:
+            return _json_dumps({"id": rid, "ok": False, "error": {"kind": "protocol", "type": "Unencodable", "message": "result could not be encoded"}})
 
     def handle(self, req):
         if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
@@ -530,6 +602,13 @@ class Harness:
                 sys.modules[name] = mod
         self._saved_modules = {}
 
+    def guard(self):
+        """Undo changes games made to shared modules; remember what was changed for the reply."""
+        fixed = self.baseline.restore()
+        if fixed:
+            self.tampered = (self.tampered + fixed)[-50:]
+        return fixed
+
     def run(self, s, fn, *args):
         self.enter(s)
         try:
@@ -576,6 +655,7 @@ def cmd_load(h, req):
         raise HarnessError("protocol", f"session {sid!r} already exists")
     budget = int(options.get("maxTurns") or 25)
     mode = options.get("mode") or "respect"
+    restored = h.guard()
     s = Session(sid, source, options)
     h.enter(s)
     try:
@@ -626,6 +706,7 @@ def cmd_load(h, req):
         "hasSolution": callable(getattr(s.env, "solution", None)),
         "runtime": h.runtime,
         "python": sys.version.split()[0],
+        **({"restoredShared": restored[:50]} if restored else {}),
     }
 
 
@@ -691,6 +772,7 @@ def cmd_reset(h, req):
     seed = req.get("seed")
     if seed is not None and not isinstance(seed, int):
         raise HarnessError("protocol", "seed must be an integer or null")
+    h.guard()
     return h.run(s, _reset, s, seed)
 
 
@@ -711,6 +793,8 @@ def cmd_play(h, req):
     seed = req.get("seed")
     stop = req.get("stopWhenDone", True)
     with_state = bool(req.get("state", False))
+    if do_reset:
+        h.guard()
 
     def go():
         out = {"steps": []}
@@ -809,7 +893,11 @@ def cmd_restore(h, req):
 
 def cmd_close(h, req):
     s = h.sessions.pop(req.get("session"), None)
-    return {"closed": s is not None}
+    fixed = h.guard()
+    out = {"closed": s is not None}
+    if fixed:
+        out["restoredShared"] = fixed[:50]
+    return out
 
 
 BUILTIN_COMMANDS = {

@@ -164,6 +164,24 @@ describe.each(kinds)('escape attempts in %s', (kind) => {
     await healthy(kind);
   });
 
+  test('patching shared modules does not reach the next game', async () => {
+    const a = await rt.open({ source: game('import builtins, re, json\nbuiltins.len = lambda x: 0\nre.search = lambda *a, **k: None\njson.dumps = None\nbuiltins.planted = 1\nreturn "patched"'), runtime: kind });
+    expect(a.ok).toBe(true);
+    if (!a.ok) return;
+    const patched = await rt.call(a.sessionId, { cmd: 'reset', seed: 1 });
+    // the harness itself still answers while the game's patches are in place
+    expect(patched.ok, JSON.stringify(patched)).toBe(true);
+    const probe = game('import builtins\nreturn [len([1, 2]), re.search("a", "a") is not None, json.dumps(1), hasattr(builtins, "planted")]');
+    const b = await rt.open({ source: probe, runtime: kind });
+    expect(b.ok, JSON.stringify(b)).toBe(true);
+    if (!b.ok) return;
+    const r = await rt.call(b.sessionId, { cmd: 'reset', seed: 1 });
+    expect(r.ok && (r.result as { observation: string }).observation).toBe("[2, True, '1', False]");
+    await rt.close(a.sessionId);
+    await rt.close(b.sessionId);
+    await healthy(kind);
+  });
+
   test('sys.exit and os._exit', async () => {
     const a = await attempt(kind, 'import sys\nsys.exit(3)');
     expect(a.reply?.ok).toBe(false);
