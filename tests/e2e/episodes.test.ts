@@ -70,7 +70,7 @@ describe('episodes in Chromium', () => {
   });
 
   it('shows the same seed without and with the hint in two synchronized columns', async () => {
-    ctx = await openWorkbench();
+    ctx = await openWorkbench({ colorScheme: 'dark' });
     const { page } = ctx;
     await waitForEnv(ctx.app.services, 'GridWalkEnv');
     const hint = readFileSync(join(GAMES, 'game_00000_005_spatial_reasoning_hint.txt'), 'utf8').trim();
@@ -82,6 +82,7 @@ describe('episodes in Chromium', () => {
     const b = (await page.locator('[data-testid=col-b] [data-testid=step-observation]').textContent())!;
     expect(a).not.toContain('HINT:');
     expect(b).toBe(`${a}\n\nHINT: ${hint}`);
+    expect(await page.locator('[data-testid=col-b] [data-testid=injected-hint]').textContent()).toBe(`\n\nHINT: ${hint}`);
     await page.getByTestId('pair-action').fill('\\boxed{up}');
     await page.getByTestId('pair-action').press('Enter');
     await page.waitForSelector('[data-testid=col-a][data-steps="2"]');

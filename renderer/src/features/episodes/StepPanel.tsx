@@ -46,7 +46,18 @@ export const StepPanel = memo(function StepPanel({ detail, compact = false }: { 
         </pre>
       ) : null}
       <div className="ep-section-title">{hinted ? 'Observation the agent saw (with hint)' : 'Observation'}</div>
-      <pre className="ep-obs" data-testid="step-observation">{hinted ? s.agentObservation : s.observation ?? '(none)'}</pre>
+      <pre className="ep-obs" data-testid="step-observation">
+        {hinted && s.observation !== null && s.agentObservation!.startsWith(s.observation) ? (
+          <>
+            {s.observation}
+            <mark className="ep-hint-text" data-testid="injected-hint">{s.agentObservation!.slice(s.observation.length)}</mark>
+          </>
+        ) : hinted ? (
+          s.agentObservation
+        ) : (
+          (s.observation ?? '(none)')
+        )}
+      </pre>
       {!compact && detail.observationDiff.some((o) => o.op !== '=') ? (
         <>
           <div className="ep-section-title">Change from the previous observation</div>
