@@ -139,7 +139,15 @@ export function EpisodesPanel() {
                   setMsg(`Imported ${r.ids.length} episode(s)${r.skipped.length ? `; skipped ${r.skipped.map((s) => `line ${s.line}: ${s.reason}`).join('; ')}` : ''}`);
                   return;
                 }
-                const r = await backend().call('episodes.importTrajectory', { text: trajText, ...(trajName ? { fileName: trajName } : {}), ...(!trajName && hash ? { envHash: hash } : {}) });
+                const base = { text: trajText, ...(trajName ? { fileName: trajName } : {}) };
+                let r;
+                try {
+                  // The trajectory's own env_hash / game file name first; the selected environment otherwise.
+                  r = await backend().call('episodes.importTrajectory', trajName || !hash ? base : { ...base, envHash: hash });
+                } catch (e) {
+                  if (!((e as { code?: unknown }).code === 'not_found' && hash && trajName)) throw e;
+                  r = await backend().call('episodes.importTrajectory', { ...base, envHash: hash });
+                }
                 const first = r.results[0];
                 setMsg(
                   r.results
@@ -155,7 +163,7 @@ export function EpisodesPanel() {
           >
             Import &amp; replay
           </button>
-          <span className="muted">{trajName ? `${trajName} (bound by its file name)` : hash ? 'pasted text binds to the selected environment' : ''}</span>
+          <span className="muted">{trajName ? `${trajName}: bound by its env_hash or file name, else to the selected environment` : hash ? 'pasted text binds to the selected environment' : ''}</span>
         </div>
       </section>
       {msg ? (
