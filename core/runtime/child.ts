@@ -118,8 +118,23 @@ sys.path.remove('/spade')
       // not registered in this Pyodide version
     }
   }
+  // Module globals that hold JavaScript objects (Pyodide's event-loop timers and the like) are the
+  // only handles Python has on the JS side; cut them so walking object graphs finds none.
   py.runPython(`
 import sys, sandbox
+def _spade_cut_js():
+    cut = 0
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, '__dict__', None)
+        if not isinstance(d, dict):
+            continue
+        for k, v in list(d.items()):
+            if 'JsProxy' in type(v).__name__ and not isinstance(v, type):
+                d[k] = None
+                cut += 1
+    return cut
+_spade_cut_js()
+del _spade_cut_js
 sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'])
 del sandbox
 `);

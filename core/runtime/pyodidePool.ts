@@ -39,6 +39,25 @@ interface Pending {
   resolve: (r: HarnessReply) => void;
 }
 
+/**
+ * The Node flags a Pyodide child runs under: the permission model with reads of Pyodide's files and
+ * the child script only (no writes, no child processes, no addons), code generation from strings
+ * off (so a JS function reached from Python cannot compile new code), a bounded JS heap.
+ * Node 20 names the flag --experimental-permission; 22+ --permission.
+ */
+export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.node): string[] {
+  const permFlag = Number(nodeVersion.split('.')[0]) >= 22 ? '--permission' : '--experimental-permission';
+  return [
+    permFlag,
+    `--allow-fs-read=${p.pyodideDir}/`,
+    `--allow-fs-read=${p.childScript}`,
+    '--allow-worker',
+    '--disallow-code-generation-from-strings',
+    '--max-old-space-size=512',
+    '--no-warnings',
+  ];
+}
+
 let nextWorkerId = 1;
 
 /** One child process with one Pyodide interpreter; requests run one at a time, in order. */
@@ -61,17 +80,7 @@ class PoolWorker {
     private readonly onDeath: (w: PoolWorker, reason: string) => void,
   ) {
     const p = opts.paths;
-    const permFlag = Number(process.versions.node.split('.')[0]) >= 22 ? '--permission' : '--experimental-permission';
-    const args = [
-      permFlag,
-      `--allow-fs-read=${p.pyodideDir}/`,
-      `--allow-fs-read=${p.childScript}`,
-      '--allow-worker',
-      '--disallow-code-generation-from-strings',
-      '--max-old-space-size=512',
-      '--no-warnings',
-      p.childScript,
-    ];
+    const args = [...childNodeFlags(p), p.childScript];
     this.proc = spawn(process.env.SPADE_NODE || process.execPath, args, {
       // Nothing of the host's environment (tokens, keys) reaches the interpreter's process.
       env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},

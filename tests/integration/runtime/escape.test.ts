@@ -234,6 +234,8 @@ for p in found:
 return {"classes": len([f for f in found if isinstance(f, str)]), "proxies": [repr(f)[:60] for f in found if not isinstance(f, str)], "results": results}`;
     const a = await attempt('pyodide', walk);
     expect(a.reply?.ok, a.text).toBe(true);
+    // No JavaScript object is reachable from Python at all (and were one found, code generation is off).
+    expect(a.text).toContain("'proxies': []");
     expect(a.text).not.toContain(SECRET);
     expect(a.text).not.toMatch(/'results': \[[^\]]*'\d+'/);
     for (const m of a.text.matchAll(/'(blocked:[^']*)'/g)) expect(m[1]).toMatch(/EvalError|Code generation|blocked/);
