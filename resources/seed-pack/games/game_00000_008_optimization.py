@@ -57,7 +57,7 @@ class PackingValueEnv:
         if match is None:
             return self._continue("List item numbers inside \\boxed{...}, e.g. \\boxed{2,3}.")
         tokens = [t for t in re.split(r"[\s,;]+", match.group(1).strip()) if t]
-        if not tokens or not all(t.isdigit() and 1 <= int(t) <= 6 for t in tokens):
+        if not tokens or not all(t.isdigit() and len(t) <= 2 and 1 <= int(t) <= 6 for t in tokens):
             return self._continue("Use item numbers from 1 to 6.")
         pick = sorted({int(t) - 1 for t in tokens})
         weight = sum(self.items[i][1] for i in pick)

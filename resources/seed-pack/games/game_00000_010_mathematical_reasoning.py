@@ -62,8 +62,10 @@ class HiddenVectorEnv:
             if guess is not None and guess == int(self.vector[self.hidden]):
                 self.done = True
                 return "Correct.", 1.0, True, False, {"turn": self.turn}
+            if guess is not None and abs(guess) > 10 ** 6:
+                guess = None
             if guess is None:
-                obs = "The answer is a whole number."
+                obs = "The answer is a whole number between -1000000 and 1000000."
             else:
                 trial = self.vector.copy()
                 trial[self.hidden] = guess
