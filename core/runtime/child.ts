@@ -84,7 +84,9 @@ async function init(msg: ChildInit): Promise<void> {
   const py = await loadPyodide({
     indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
     jsglobals,
-    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
+    // Fixed string hashing: set iteration order must not differ between interpreters, or one seed
+    // could deal two episodes. (Native CPython gets the same through its environment.)
+    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8', PYTHONHASHSEED: '0' },
     stdout: () => {},
     stderr: () => {},
     stdin: () => null,

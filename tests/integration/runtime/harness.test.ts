@@ -136,6 +136,17 @@ describe.each(runtimes)('harness in %s', (kind) => {
     expect(a2again.observation).toBe(a2.observation);
   });
 
+  test('string hashing is fixed: set order is the same in a fresh interpreter', async () => {
+    const src = `class SetEnv:\n    def reset(self, seed=None):\n        return str([hash("spade"), list({"apple", "banana", "cherry", "date", "elder"})]), {}\n    def step(self, a):\n        return "o", 0.0, True, False, {}\n`;
+    const first = await open(src, kind);
+    const a = await call(first.sessionId, { cmd: 'reset', seed: 0 });
+    if (kind === 'pyodide') rt.pool.killSessionWorker(first.sessionId);
+    else rt.native.kill(first.sessionId);
+    const second = await open(src, kind);
+    const b = await call(second.sessionId, { cmd: 'reset', seed: 0 });
+    expect(b.observation).toBe(a.observation);
+  });
+
   test('tool-use environments get the injected ToolUseBaseEnv', async () => {
     const src = String.raw`class LookupEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
