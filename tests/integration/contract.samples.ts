@@ -10,9 +10,16 @@ const SAMPLE_HASH = sha256(SAMPLE_SRC);
  * legitimately differ between two runs (clocks, generated ids) and are dropped before comparing.
  * The contract test fails when a call has no sample here, so a new call cannot skip it.
  */
+export interface SampleContext {
+  /** Version hash of library environment 1 (both apps load the same seed pack first). */
+  firstHash: string;
+  /** A fresh folder per app, for calls that write files. */
+  outDir: string;
+}
+
 export interface Sample {
   call: CallName;
-  input: unknown;
+  input: unknown | ((ctx: SampleContext) => unknown);
   volatile?: string[];
 }
 
@@ -23,6 +30,25 @@ export const samples: Sample[] = [
   { call: 'settings.update', input: { theme: 'dark', maxTurns: 30 } },
   { call: 'settings.get', input: {} },
   { call: 'app.openExternal', input: { url: 'https://arxiv.org/abs/2608.19197' } },
+  // Memory: both apps start from the seed pack, so ids and hashes agree.
+  { call: 'memory.stats', input: {}, volatile: ['databaseBytes'] },
+  { call: 'memory.search', input: { query: 'guess' }, volatile: ['updatedAt', 'tookMs'] },
+  { call: 'memory.search', input: { query: '', filters: { kind: 'tool-use' }, sort: { field: 'name', dir: 'asc' } }, volatile: ['updatedAt', 'tookMs'] },
+  { call: 'memory.facets', input: {} },
+  { call: 'memory.get', input: { id: 1 }, volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },
+  { call: 'memory.get', input: (c: SampleContext) => ({ hash: c.firstHash }), volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },
+  { call: 'memory.version', input: (c: SampleContext) => ({ hash: c.firstHash }), volatile: ['createdAt'] },
+  { call: 'memory.versions', input: { envId: 1 }, volatile: ['createdAt'] },
+  { call: 'memory.addVersion', input: (c: SampleContext) => ({ envId: 1, source: 'class EditedEnv:\n    pass\n', parentHash: c.firstHash, message: 'contract' }), volatile: ['createdAt'] },
+  { call: 'memory.versions', input: { envId: 1 }, volatile: ['createdAt'] },
+  { call: 'memory.setSeed', input: { ids: [1, 2], seed: true } },
+  { call: 'memory.tag', input: { ids: [1, 3], add: ['contract'], remove: [] } },
+  { call: 'memory.update', input: { id: 2, notes: 'checked by the contract test', rating: 4 }, volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },
+  { call: 'memory.search', input: { query: '', filters: { seed: true } }, volatile: ['updatedAt', 'tookMs'] },
+  { call: 'memory.importStatus', input: { jobId: 'seed-pack' }, volatile: ['durationMs', 'paths', 'path', 'currentPath', 'importId'] },
+  { call: 'memory.importCancel', input: { jobId: 'no-such-import' } },
+  { call: 'memory.import', input: { paths: ['/nonexistent/spade-contract-path'], jobId: 'contract-missing' } },
+  { call: 'memory.export', input: (c: SampleContext) => ({ selection: { seeds: true }, format: 'jsonl', outDir: c.outDir }), volatile: ['files', 'outDir'] },
   { call: 'jobs.list', input: {} },
   { call: 'jobs.recipes', input: {} },
   { call: 'jobs.sshHosts', input: {} },

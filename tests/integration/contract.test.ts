@@ -8,7 +8,7 @@ import { createDispatcher } from '../../core/server/dispatcher';
 import { createHandlers } from '../../core/handlers';
 import { Services } from '../../core/services/services';
 import { tempDir } from '../helpers/tmp';
-import { invalidSamples, samples } from './contract.samples';
+import { invalidSamples, samples, type SampleContext } from './contract.samples';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; code: string; message: string; details?: unknown };
 
@@ -35,7 +35,8 @@ let inProcServices: Services;
 let inProc: Backend;
 let wsApp: RunningApp;
 let ws: Backend & { ready: Promise<void> };
-const dirs: { cleanup(): void }[] = [];
+const dirs: { cleanup(): void; dir: string }[] = [];
+let firstHash = '';
 
 beforeAll(async () => {
   const a = tempDir('spade-contract-a-');
@@ -46,6 +47,18 @@ beforeAll(async () => {
   wsApp = await startApp({ dataDir: b.dir, port: 0 });
   ws = createWsBackend({ url: `ws://127.0.0.1:${wsApp.host.port}/api/ws`, WebSocketImpl: WebSocket as never });
   await ws.ready;
+  // The web host imports the seed pack on first start; give the in-process app the same library.
+  inProcServices.memory.importSeedPackIfEmpty();
+  for (const b of [inProc, ws]) {
+    for (;;) {
+      const st = await b.call('memory.importStatus', { jobId: 'seed-pack' });
+      if (st.phase === 'done') break;
+      if (st.phase === 'failed') throw new Error(`seed pack import failed: ${st.error}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  firstHash = (await inProc.call('memory.get', { id: 1 })).hash;
+  expect((await ws.call('memory.get', { id: 1 })).hash).toBe(firstHash);
 });
 
 afterAll(async () => {
@@ -63,9 +76,13 @@ describe('contract: in-process and WebSocket transports agree', () => {
   });
 
   it('gives the same results for every sample, in order', async () => {
+    const ctxA: SampleContext = { firstHash, outDir: `${dirs[0]!.dir}/out` };
+    const ctxB: SampleContext = { firstHash, outDir: `${dirs[1]!.dir}/out` };
     for (const s of samples) {
-      const a = await outcome(inProc, s.call, s.input);
-      const b = await outcome(ws, s.call, s.input);
+      const input = (c: SampleContext) => (typeof s.input === 'function' ? (s.input as (c: SampleContext) => unknown)(c) : s.input);
+      const a = await outcome(inProc, s.call, input(ctxA));
+      const b = await outcome(ws, s.call, input(ctxB));
+      if (process.env.SPADE_CONTRACT_DEBUG) console.log(s.call, a.ok ? 'ok' : `${a.code}: ${a.message}`);
       expect({ call: s.call, ...(dropVolatile(b, s.volatile) as object) }).toEqual({ call: s.call, ...(dropVolatile(a, s.volatile) as object) });
     }
   });
