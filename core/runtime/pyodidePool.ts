@@ -71,7 +71,9 @@ class PoolWorker {
   python: string | null = null;
   readonly ready: Promise<void>;
   private queue: Pending[] = [];
-  private inflight?: Pending & { killTimer: NodeJS.Timeout; memTimer: NodeJS.Timeout };
+  private inflight?: Pending & { started: number };
+  /** One slow timer per child instead of timers per call: a step costs microseconds, timers too. */
+  private readonly watch: NodeJS.Timeout;
   private nextId = 1;
   private stderrTail = '';
 
@@ -123,6 +125,8 @@ class PoolWorker {
       this.proc.on('error', (e) => reject(e));
     });
     this.ready.catch(() => {});
+    this.watch = setInterval(() => this.tick(), 250);
+    this.watch.unref();
     this.sendRaw(encodeInit({ pyodideDir: p.pyodideDir, files: opts.files }));
   }
 
@@ -146,20 +150,26 @@ class PoolWorker {
   private pump(): void {
     if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
     const next = this.queue.shift()!;
-    const killTimer = setTimeout(() => this.die(`call ran past ${next.timeoutMs} ms and did not stop when interrupted`, 'timeout'), next.timeoutMs + this.opts.graceMs);
-    const memTimer = setInterval(() => this.checkMemory(), 250);
-    this.inflight = { ...next, killTimer, memTimer };
+    this.inflight = { ...next, started: performance.now() };
     this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
   }
 
   private settle(id: number, reply: HarnessReply): void {
     const cur = this.inflight;
     if (!cur || cur.id !== id) return;
-    clearTimeout(cur.killTimer);
-    clearInterval(cur.memTimer);
     this.inflight = undefined;
     cur.resolve(reply);
     this.pump();
+  }
+
+  private tick(): void {
+    const cur = this.inflight;
+    if (!cur) return;
+    if (performance.now() - cur.started > cur.timeoutMs + this.opts.graceMs) {
+      this.die(`call ran past ${cur.timeoutMs} ms and did not stop when interrupted`, 'timeout');
+      return;
+    }
+    this.checkMemory();
   }
 
   private checkMemory(): void {
@@ -185,11 +195,10 @@ class PoolWorker {
   die(reason: string, kind: string): void {
     if (this.state === 'dead') return;
     this.state = 'dead';
+    clearInterval(this.watch);
     const cur = this.inflight;
     this.inflight = undefined;
     if (cur) {
-      clearTimeout(cur.killTimer);
-      clearInterval(cur.memTimer);
       cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true }));
     }
     for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true }));
@@ -205,9 +214,8 @@ class PoolWorker {
     if (this.state === 'dead') return;
     this.state = 'dead';
     for (const q of this.queue.splice(0)) q.resolve(failure('closed', 'the runtime pool is shutting down'));
+    clearInterval(this.watch);
     if (this.inflight) {
-      clearTimeout(this.inflight.killTimer);
-      clearInterval(this.inflight.memTimer);
       this.inflight.resolve(failure('closed', 'the runtime pool is shutting down'));
       this.inflight = undefined;
     }
