@@ -566,7 +566,10 @@ class Harness:
         except HarnessError as e:
             return False, {"kind": e.kind, "type": "HarnessError", "message": str(e), **e.extra}
         except (CallTimeout, KeyboardInterrupt) as e:
-            return False, error_info(e)
+            err = error_info(e)
+            if self.call_timeout:
+                err["limitSec"] = self.call_timeout
+            return False, err
         except RecursionError as e:
             return False, error_info(e)
         except BaseException as e:  # SystemExit included: sys.exit in a game must not end the harness

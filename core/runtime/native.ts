@@ -230,21 +230,21 @@ export class NativeRuntime {
   }
 
   /** A sessionless request (ping, syntax check) in a short-lived process. */
-  async oneShot(req: Record<string, unknown>): Promise<HarnessReply> {
+  async oneShot(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     const { cmd, args } = this.command();
     const p = new NativeProcess(cmd, args, this.opts.graceMs, () => {});
     try {
-      return await p.request(req, this.opts.timeoutMs());
+      return await p.request(req, timeoutMs ?? this.opts.timeoutMs());
     } finally {
       p.proc.stdin?.end();
       setTimeout(() => p.fail('done', 'closed'), 2000).unref();
     }
   }
 
-  call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     const p = this.sessions.get(sessionId);
     if (!p) return Promise.resolve(failure('unknown_session', 'this session is gone (closed, or its Python process ended)'));
-    return p.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    return p.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs());
   }
 
   async close(sessionId: string): Promise<void> {

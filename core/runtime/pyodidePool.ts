@@ -142,7 +142,7 @@ class PoolWorker {
     if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
     return new Promise((resolve) => {
       const id = this.nextId++;
-      this.queue.push({ id, line: JSON.stringify({ ...req, id }), timeoutMs, resolve });
+      this.queue.push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve });
       this.pump();
     });
   }
@@ -313,18 +313,18 @@ export class PyodidePool {
     return this.sessionWorker.has(sessionId);
   }
 
-  async call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  async call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     const w = this.sessionWorker.get(sessionId);
     if (!w || w.state === 'dead') return failure('unknown_session', 'this session is gone (closed, or its interpreter was replaced)');
-    return w.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    return w.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs());
   }
 
   /** A request that belongs to no session (syntax checks): any ready child serves it. */
-  async anyCall(req: Record<string, unknown>): Promise<HarnessReply> {
+  async anyCall(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     await this.start();
     const w = this.pick();
     await w.ready.catch(() => {});
-    return w.request(req, this.opts.timeoutMs());
+    return w.request(req, timeoutMs ?? this.opts.timeoutMs());
   }
 
   async close(sessionId: string): Promise<void> {

@@ -123,12 +123,15 @@ export class RuntimeService {
     return this.sessions.get(sessionId)?.runtime;
   }
 
-  /** One harness command for a session; environment failures come back as data, not exceptions. */
-  async call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  /**
+   * One harness command for a session; environment failures come back as data, not exceptions.
+   * `timeoutMs` overrides the per-call limit from settings (whole-script work such as audits).
+   */
+  async call(sessionId: string, req: Record<string, unknown>, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
     const s = this.sessions.get(sessionId);
     if (!s) return failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`);
     s.lastUsed = Date.now();
-    const reply = await this.backend(s.runtime).call(sessionId, req);
+    const reply = await this.backend(s.runtime).call(sessionId, req, opts.timeoutMs);
     if (!reply.ok && (reply.error.restarted || reply.error.kind === 'unknown_session')) this.sessions.delete(sessionId);
     return reply;
   }
@@ -139,6 +142,14 @@ export class RuntimeService {
     this.sessions.delete(sessionId);
     await this.backend(s.runtime).close(sessionId);
     return true;
+  }
+
+  /**
+   * A command that belongs to no session (an extension's, e.g. the audit's "audit"): on any ready
+   * Pyodide child, or in a short-lived native process.
+   */
+  command(runtime: RuntimeKind, req: Record<string, unknown>, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
+    return runtime === 'cpython' ? this.native.oneShot(req, opts.timeoutMs) : this.pool.anyCall(req, opts.timeoutMs);
   }
 
   /** Python's own parser on the source (Pyodide's Python, the version SPADE-era code targets). */

@@ -177,6 +177,16 @@ describe.each(runtimes)('harness in %s', (kind) => {
     expect(steps[5]).toMatchObject({ reward: 1, terminated: true });
   });
 
+  test('sessionless commands and a per-call time limit override', async () => {
+    const ping = await rt.command(kind, { cmd: 'ping' });
+    expect(ping.ok && (ping.result as { runtime: string }).runtime).toBe(kind);
+    const s = await open(`class SlowEnv:\n    def reset(self, seed=None):\n        return "o", {}\n    def step(self, a):\n        while True:\n            pass\n`, kind);
+    const r = await rt.call(s.sessionId, { cmd: 'step', action: 'x' }, { timeoutMs: 1000 });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatchObject({ kind: 'timeout', limitSec: 1 });
+    expect((await rt.call(s.sessionId, { cmd: 'reset' })).ok).toBe(true);
+  });
+
   test('check_syntax uses Python’s parser', async () => {
     const ok = await rt.checkSyntax('x = 1\n', kind);
     expect(ok.ok && (ok.result as any).ok).toBe(true);
