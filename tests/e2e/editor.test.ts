@@ -99,6 +99,16 @@ describe('editor in Chromium', () => {
     await page.waitForSelector('.tab-pane:not([hidden]) .env-code .squiggly-error');
     await page.locator('[data-testid=bottom-problems]').getByText(/SyntaxError/).first().waitFor();
     await screenshot(page, 'editor-syntax-marker');
+
+    // Clicking the Problems entry moves the cursor to the offending line.
+    const entry = page.locator('[data-testid=bottom-problems] li').filter({ hasText: 'SyntaxError' }).first();
+    const line = Number((await entry.textContent())?.match(/:(\d+):\d+ /)?.[1]);
+    expect(line).toBeGreaterThan(1);
+    await page.locator('.tab-pane:not([hidden]) .env-code .monaco-editor').first().click();
+    await page.keyboard.press('Control+Home');
+    await page.waitForFunction(() => document.querySelector('.tab-pane:not([hidden]) .env-code .active-line-number')?.textContent?.trim() === '1');
+    await entry.click();
+    await page.waitForFunction((l) => document.querySelector('.tab-pane:not([hidden]) .env-code .active-line-number')?.textContent?.trim() === String(l), line);
     expect(ctx.errors).toEqual([]);
   });
 

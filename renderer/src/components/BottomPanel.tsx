@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { useApp } from '../store/app';
+import { useApp, type Problem } from '../store/app';
 import { useWorkbench } from '../store/workbench';
 
 export function BottomPanel() {
@@ -10,6 +10,12 @@ export function BottomPanel() {
   const problems = useMemo(() => Object.values(byOwner).flat(), [byOwner]);
   const logs = useApp((s) => s.logs);
   const openTab = useWorkbench((s) => s.openTab);
+  const revealLine = useWorkbench((s) => s.revealLine);
+  const goTo = (target: NonNullable<Problem['target']>, title: string) => {
+    const id = `${target.tabKind}:${Object.values(target.params).join(':')}`;
+    openTab({ id, kind: target.tabKind, title, params: target.params });
+    if (target.line) revealLine(id, target.line);
+  };
   return (
     <section className="bottom-panel" aria-label="Panel">
       <div className="bottom-tabs">
@@ -34,7 +40,7 @@ export function BottomPanel() {
                 <li
                   key={p.id}
                   className={`sev-${p.severity}`}
-                  onClick={() => p.target && openTab({ id: `${p.target.tabKind}:${Object.values(p.target.params).join(':')}`, kind: p.target.tabKind, title: p.source, params: p.target.params })}
+                  onClick={() => p.target && goTo(p.target, p.source)}
                 >
                   <span className="sev">{p.severity === 'error' ? '⨯' : p.severity === 'warning' ? '!' : 'i'}</span> {p.message}{' '}
                   <span className="muted">{p.source}</span>

@@ -11,9 +11,14 @@ interface Row {
   run(): void | Promise<void>;
 }
 
+/** Each opening mounts a fresh body, so no query or selection from the last use can leak in. */
 export function CommandPalette() {
   const open = useCommands((s) => s.paletteOpen);
   const mode = useCommands((s) => s.paletteMode);
+  return open ? <PaletteBody key={mode} mode={mode} /> : null;
+}
+
+function PaletteBody({ mode }: { mode: 'commands' | 'quickOpen' }) {
   const close = useCommands((s) => s.closePalette);
   const commands = useCommands((s) => s.commands);
   const [query, setQuery] = useState('');
@@ -22,21 +27,13 @@ export function CommandPalette() {
   const input = useRef<HTMLInputElement>(null);
 
   useEffect(() => {
-    if (open) {
-      setQuery('');
-      setSelected(0);
-      setTimeout(() => input.current?.focus(), 0);
-    }
-  }, [open, mode]);
-
-  useEffect(() => {
-    if (!open || mode !== 'quickOpen') return;
+    if (mode !== 'quickOpen') return;
     let live = true;
     void quickOpenItems(query).then((items) => live && setQuickItems(items));
     return () => {
       live = false;
     };
-  }, [open, mode, query]);
+  }, [mode, query]);
 
   const rows: Row[] = useMemo(() => {
     if (mode === 'quickOpen') return quickItems;
@@ -46,8 +43,6 @@ export function CommandPalette() {
       .sort((a, b) => b.score - a.score || a.c.title.localeCompare(b.c.title))
       .map(({ c }) => ({ id: c.id, label: `${c.category}: ${c.title}`, ...(c.keybinding ? { hint: c.keybinding } : {}), run: c.run }));
   }, [mode, commands, query, quickItems]);
-
-  if (!open) return null;
 
   const execute = (row: Row | undefined) => {
     if (!row) return;
@@ -60,6 +55,7 @@ export function CommandPalette() {
       <div className="palette" role="dialog" aria-label={mode === 'quickOpen' ? 'Quick open' : 'Command palette'} onMouseDown={(e) => e.stopPropagation()}>
         <input
           ref={input}
+          autoFocus
           className="palette-input"
           placeholder={mode === 'quickOpen' ? 'Open an environment by name…' : 'Type a command…'}
           value={query}
@@ -90,7 +86,7 @@ export function CommandPalette() {
               role="option"
               aria-selected={i === selected}
               className={i === selected ? 'selected' : ''}
-              onMouseEnter={() => setSelected(i)}
+              onMouseMove={() => i !== selected && setSelected(i)}
               onClick={() => execute(r)}
             >
               <span>{r.label}</span>

@@ -18,6 +18,9 @@ interface WorkbenchState {
   bottomTab: 'problems' | 'logs';
   tabs: Tab[];
   activeTabId: string | null;
+  /** A request to show a line in a tab (from Problems, audit evidence...); the view consumes it. */
+  reveal: { tabId: string; line: number; nonce: number } | null;
+  revealLine(tabId: string, line: number): void;
   setActivity(a: Activity): void;
   toggleSide(): void;
   toggleBottom(): void;
@@ -35,6 +38,8 @@ export const useWorkbench = create<WorkbenchState>((set) => ({
   bottomTab: 'problems',
   tabs: [{ id: 'welcome', kind: 'welcome', title: 'Welcome', params: {} }],
   activeTabId: 'welcome',
+  reveal: null,
+  revealLine: (tabId, line) => set({ reveal: { tabId, line, nonce: Date.now() + Math.random() } }),
   setActivity: (activity) =>
     set((s) => (s.activity === activity && s.sideVisible ? { sideVisible: false } : { activity, sideVisible: true })),
   toggleSide: () => set((s) => ({ sideVisible: !s.sideVisible })),

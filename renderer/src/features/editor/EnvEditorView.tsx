@@ -8,6 +8,7 @@ import { installPythonHelp } from './completions';
 import { openDiff } from './open';
 import { EditorSession, sessions } from './session';
 import { VersionList } from './VersionList';
+import { applyAuditMarkers } from '../audit/markers';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
 export function EnvEditorView({ tab }: ViewProps) {
@@ -19,6 +20,15 @@ export function EnvEditorView({ tab }: ViewProps) {
   const [showVersions, setShowVersions] = useState(true);
   const [saving, setSaving] = useState(false);
   const initial = useRef<{ source: string; hint: string } | null>(null);
+  const reveal = useWorkbench((s) => s.reveal);
+
+  useEffect(() => {
+    const ed = session?.code;
+    if (!reveal || reveal.tabId !== tab.id || !ed) return;
+    ed.revealLineInCenter(reveal.line);
+    ed.setPosition({ lineNumber: reveal.line, column: 1 });
+    ed.focus();
+  }, [reveal, session, tab.id]);
 
   useEffect(() => {
     let gone = false;
@@ -118,6 +128,11 @@ export function EnvEditorView({ tab }: ViewProps) {
             onReady={(ed, monaco) => {
               installPythonHelp(monaco);
               session.attachCode(ed, monaco);
+              // The stored audit of the version being edited, if any, marks its offending lines.
+              void backend()
+                .call('audit.results', { hash: session.baseHash })
+                .then((r) => applyAuditMarkers(monaco, ed.getModel(), r?.checks ?? null))
+                .catch(() => {});
             }}
           />
         </div>

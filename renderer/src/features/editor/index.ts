@@ -1,3 +1,4 @@
+import { registerEnvAction } from '../../views/envActions';
 import { backend, log, useApp } from '../../store/app';
 import { useCommands, type Command } from '../../store/commands';
 import { registerQuickOpenProvider } from '../../store/quickOpen';
@@ -150,6 +151,7 @@ async function reopenDrafts(): Promise<void> {
 }
 
 export function registerEditorFeature(): void {
+  registerEnvAction({ id: 'edit', label: 'Edit', run: (e) => openEditor(e.id, e.name) });
   registerView('editor', EnvEditorView);
   registerView('editor-diff', DiffView);
   registerView('editor-new', NewEnvironmentView);

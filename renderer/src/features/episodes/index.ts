@@ -3,12 +3,15 @@ import { useCommands } from '../../store/commands';
 import { useWorkbench } from '../../store/workbench';
 import { registerSidePanel } from '../../views/sidePanels';
 import { registerView } from '../../views/registry';
+import { registerEnvAction } from '../../views/envActions';
+import { openRegret } from './store';
 import { EpisodesPanel } from './EpisodesPanel';
 import { EpisodeView } from './EpisodeView';
 import { PairView } from './PairView';
 import { RegretView } from './RegretView';
 
 export function registerEpisodesFeature(): void {
+  registerEnvAction({ id: 'regret', label: 'Hint regret', run: (e) => openRegret(e.hash, e.name) });
   registerSidePanel('episodes', EpisodesPanel);
   registerView('episode', EpisodeView);
   registerView('episode-pair', PairView);

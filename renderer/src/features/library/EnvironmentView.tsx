@@ -4,6 +4,7 @@ import { CodeEditor } from '../../monaco/CodeEditor';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { fmt } from './store';
+import { envActions } from '../../views/envActions';
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -63,6 +64,11 @@ export function EnvironmentView({ tab }: ViewProps) {
             {env.kind} · {env.skill ?? 'no skill'} {env.rolloutStep !== null ? `· step ${env.rolloutStep}` : ''}
           </div>
           <div className="row env-actions">
+            {envActions().map((a) => (
+              <button key={a.id} data-testid={`env-action-${a.id}`} onClick={() => a.run({ id, name: env.name, hash: env.hash })}>
+                {a.label}
+              </button>
+            ))}
             <button onClick={() => act('Seed', () => backend().call('memory.setSeed', { ids: [id], seed: !env.seed }))} data-testid="env-seed">
               {env.seed ? '★ Seed' : '☆ Make seed'}
             </button>
