@@ -1,5 +1,5 @@
 import { useApp } from '../store/app';
-import { statusBarItems } from '../views/sidePanels';
+import { isComponentReplaced, statusBarItems } from '../views/sidePanels';
 import { useResolvedTheme } from '../theme';
 
 export function StatusBar() {
@@ -17,7 +17,7 @@ export function StatusBar() {
       </span>
       {info ? <span className="status-item">{info.shell === 'electron' ? 'Desktop' : 'Web'} · v{info.version}</span> : null}
       {health
-        ? health.components.map((c) => (
+        ? health.components.filter((c) => !isComponentReplaced(c.name)).map((c) => (
             <span key={c.name} className="status-item" title={c.detail}>
               {c.name}: {c.state}
             </span>

@@ -3,5 +3,5 @@ import { registerStatusItem } from '../../views/sidePanels';
 import { RuntimeStatusItem } from './RuntimeStatusItem';
 
 export function registerRuntimeFeature(): void {
-  registerStatusItem(RuntimeStatusItem);
+  registerStatusItem(RuntimeStatusItem, { replaces: 'runtime' });
 }
