@@ -4,25 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 
-export const COGNITIVE_SKILLS = [
-  'Pattern Recognition',
-  'Logical Deduction',
-  'Strategic Planning',
-  'Mathematical Reasoning',
-  'Spatial Reasoning',
-  'Causal Inference',
-  'Memory Recall',
-  'Optimization',
-  'Language Understanding',
-] as const;
-export const TOOL_USE_SKILLS = [
-  'API Orchestration',
-  'Data Retrieval',
-  'State Modification',
-  'Error Recovery',
-  'Tool Selection',
-  'Multi-Step Workflows',
-] as const;
+import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../api/skills';
+
+export { COGNITIVE_SKILLS, TOOL_USE_SKILLS };
 
 export function skillSlug(skill: string): string {
   return skill

@@ -2,24 +2,9 @@ import { useEffect, useState } from 'react';
 import { backend, log } from '../../store/app';
 import { forkEnvironment, openExport } from './open';
 import type { EditorSession } from './session';
+import { ALL_SKILLS } from '../../../../core/api/skills';
 
-const SKILLS = [
-  'Pattern Recognition',
-  'Logical Deduction',
-  'Strategic Planning',
-  'Mathematical Reasoning',
-  'Spatial Reasoning',
-  'Causal Inference',
-  'Memory Recall',
-  'Optimization',
-  'Language Understanding',
-  'API Orchestration',
-  'Data Retrieval',
-  'State Modification',
-  'Error Recovery',
-  'Tool Selection',
-  'Multi-Step Workflows',
-];
+
 
 function fail(what: string, e: unknown): void {
   log('error', 'editor', `${what}: ${e instanceof Error ? e.message : String(e)}`);
@@ -131,7 +116,7 @@ export function CurationPanel({ session }: { session: EditorSession }) {
           onBlur={() => skill !== (env.skill ?? '') && void update({ skill: skill.trim() || null })}
         />
         <datalist id="editor-skills">
-          {SKILLS.map((s) => (
+          {ALL_SKILLS.map((s) => (
             <option key={s} value={s} />
           ))}
         </datalist>
