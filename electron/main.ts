@@ -1,6 +1,6 @@
 // The desktop shell: one window on the same engine the web host uses, bound over IPC. Kept thin
 // on purpose; everything testable lives in core/ and renderer/.
-import { app, BrowserWindow, ipcMain, Menu, protocol, safeStorage, screen, shell, type MenuItemConstructorOptions } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, safeStorage, screen, shell, type MenuItemConstructorOptions } from 'electron';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../core/api';
@@ -34,7 +34,13 @@ async function start(): Promise<void> {
     dataDir: userData,
     shell: 'electron',
     ...(existsSync(electronBinding) ? { nativeBinding: electronBinding } : {}),
-    platform: { openExternal: (url) => shell.openExternal(validateExternalUrl(url).toString()) },
+    platform: {
+      openExternal: (url) => shell.openExternal(validateExternalUrl(url).toString()),
+      pickPaths: async ({ title, folders }) => {
+        const r = await dialog.showOpenDialog({ title, properties: [folders ? 'openDirectory' : 'openFile', 'multiSelections'] });
+        return r.canceled ? [] : r.filePaths;
+      },
+    },
     // Job secrets are sealed by the OS keychain; where none is usable they stay in memory only.
     ...(safeStorage.isEncryptionAvailable()
       ? { secretSealer: { encrypt: (p: string) => safeStorage.encryptString(p), decrypt: (b: Buffer) => safeStorage.decryptString(b) } }

@@ -18,7 +18,7 @@ export function validateExternalUrl(raw: string): URL {
   return url;
 }
 
-export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.health' | 'settings.get' | 'settings.update' | 'app.openExternal'> {
+export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.health' | 'settings.get' | 'settings.update' | 'app.openExternal' | 'app.pickPaths'> {
   return {
     'app.info': () => ({
       name: 'SPADE Workbench',
@@ -48,6 +48,10 @@ export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.healt
       const next = s.settings.update(patch);
       s.events.emit('settings.changed', next);
       return next;
+    },
+    'app.pickPaths': async (opts) => {
+      if (!s.platform.pickPaths) return { available: false, paths: [] };
+      return { available: true, paths: await s.platform.pickPaths(opts) };
     },
     'app.openExternal': async ({ url }) => {
       const valid = validateExternalUrl(url);

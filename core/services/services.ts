@@ -20,7 +20,11 @@ export interface ServiceOptions {
   dataDir: string;
   shell: Shell;
   /** Desktop-only hooks the core cannot provide itself. */
-  platform?: { openExternal?: (url: string) => Promise<void> };
+  platform?: {
+    openExternal?: (url: string) => Promise<void>;
+    /** A native picker for files or folders on this machine (Electron's dialog). */
+    pickPaths?: (opts: { title: string; folders: boolean }) => Promise<string[]>;
+  };
   /** Electron's safeStorage, so job secrets are sealed by the OS keychain (desktop only). */
   secretSealer?: Sealer;
   nativeBinding?: string;

@@ -30,6 +30,7 @@ export const samples: Sample[] = [
   { call: 'settings.update', input: { theme: 'dark', maxTurns: 30 } },
   { call: 'settings.get', input: {} },
   { call: 'app.openExternal', input: { url: 'https://arxiv.org/abs/2608.19197' } },
+  { call: 'app.pickPaths', input: { title: 'Import', folders: true } },
   // Memory: both apps start from the seed pack, so ids and hashes agree.
   { call: 'memory.stats', input: {}, volatile: ['databaseBytes'] },
   { call: 'memory.search', input: { query: 'guess' }, volatile: ['updatedAt', 'tookMs'] },

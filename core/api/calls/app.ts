@@ -52,6 +52,12 @@ export const appCalls = {
     input: settingsSchema.partial().strict(),
     output: settingsSchema,
   }),
+  'app.pickPaths': defineCall({
+    name: 'app.pickPaths',
+    summary: "The desktop's native file/folder picker; the web host has none and returns available: false.",
+    input: z.object({ title: z.string().max(200).default('Choose'), folders: z.boolean().default(true) }).strict(),
+    output: z.object({ available: z.boolean(), paths: z.array(z.string()) }),
+  }),
   'app.openExternal': defineCall({
     name: 'app.openExternal',
     summary: 'Open an http(s) link in the system browser (desktop only; the web host declines).',

@@ -1,10 +1,17 @@
 import { useEffect, useState } from 'react';
 import type { ImportProgress } from '../../../../core/api';
-import { backend } from '../../store/app';
+import { backend, useApp } from '../../store/app';
 
 /** Paths typed or pasted (one per line): the web host reads the machine it runs on, so no browser file picker. */
 export function ImportDialog({ onClose }: { onClose(): void }) {
   const [paths, setPaths] = useState('');
+  // The desktop app can offer its native picker; a browser's picker would name files on the
+  // wrong machine (the web host reads the machine it runs on), so web mode keeps the path field.
+  const desktop = useApp((s) => s.info?.shell === 'electron');
+  const browse = async (folders: boolean) => {
+    const r = await backend().call('app.pickPaths', { title: 'Import into the library', folders });
+    if (r.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
+  };
   const [jobId, setJobId] = useState<string | null>(null);
   const [progress, setProgress] = useState<ImportProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -61,6 +68,16 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
           data-testid="import-paths"
           disabled={running}
         />
+        {desktop ? (
+          <div className="row">
+            <button onClick={() => void browse(true)} disabled={running}>
+              Choose folders…
+            </button>
+            <button onClick={() => void browse(false)} disabled={running}>
+              Choose files…
+            </button>
+          </div>
+        ) : null}
         {error ? <p className="lib-error" role="alert">{error}</p> : null}
         {jobId ? (
           <div className="lib-progress" data-testid="import-progress">
