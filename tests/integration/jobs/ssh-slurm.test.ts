@@ -93,16 +93,21 @@ d('ssh backend', () => {
         backend: 'ssh',
         ssh: target(),
         workdir: join(tmp.dir, 'remote'),
-        command: ['sh', '-c', `i=1; while [ $i -le ${n} ]; do echo "line $i"; i=$((i+1)); if [ $((i % 20)) -eq 0 ]; then sleep 0.1; fi; done`],
+        command: ['sh', '-c', `i=1; while [ $i -le ${n} ]; do echo "line $i"; i=$((i+1)); if [ $((i % 20)) -eq 0 ]; then sleep 0.2; fi; done`],
         poolDir: null,
       }),
     );
     let drops = 0;
     const conn = ctx.manager.connection(target());
     const startConnects = conn.connects;
+    // Cut the link again only once it has come back: on a loaded machine a reconnect can take
+    // longer than the cut interval, and cutting a half-open link would test nothing but patience.
+    let connectsAtDrop = -1;
     while (ctx.manager.get(job.id).state === 'running' || ctx.manager.get(job.id).state === 'pending') {
       await new Promise((r) => setTimeout(r, 350));
+      if (conn.connects === connectsAtDrop) continue;
       ctx.manager.dropConnections();
+      connectsAtDrop = conn.connects;
       drops++;
       if (drops > 200) break;
     }
