@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { packageRoot } from '../services/appInfo';
+import { packageRoot, unpackedRoot } from '../services/appInfo';
 
 const recipeSchema = z.object({
   id: z.string().regex(/^[a-z0-9-]+$/),
@@ -39,7 +39,7 @@ export function loadRecipes(dir = recipesDir()): Recipe[] {
 }
 
 export function defaultPoolDir(): string {
-  return join(packageRoot(), 'resources', 'seed-pack');
+  return join(unpackedRoot(), 'resources', 'seed-pack');
 }
 
 /** A recipe's ship list with package-relative sources resolved and the pool placeholder filled. */
@@ -50,7 +50,7 @@ export function resolveShip(recipe: Recipe, poolDir: string | null): { from: str
       if (poolDir) out.push({ from: poolDir, to: s.to });
       continue;
     }
-    out.push({ from: isAbsolute(s.from) ? s.from : join(packageRoot(), s.from), to: s.to });
+    out.push({ from: isAbsolute(s.from) ? s.from : join(unpackedRoot(), s.from), to: s.to });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../services/appInfo';
+import { unpackedRoot } from '../services/appInfo';
 
 /** Where the runtime's files live on disk: nothing is fetched, everything ships with the app. */
 export interface RuntimePaths {
@@ -10,7 +10,7 @@ export interface RuntimePaths {
   childScript: string;
 }
 
-export function runtimePaths(root = packageRoot()): RuntimePaths {
+export function runtimePaths(root = unpackedRoot()): RuntimePaths {
   return {
     root,
     nativeDir: join(root, 'native'),

@@ -26,3 +26,12 @@ export function appVersion(): string {
   }
   return cachedVersion;
 }
+
+/**
+ * Where files that a child process, Python or a copy must read live. In a packaged desktop app the
+ * code sits in app.asar, which only Electron's own fs can read; electron-builder.json unpacks those
+ * folders (asarUnpack) into app.asar.unpacked beside it. Elsewhere this is the package root.
+ */
+export function unpackedRoot(): string {
+  return packageRoot().replace(/app\.asar$/, 'app.asar.unpacked');
+}
