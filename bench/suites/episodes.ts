@@ -9,32 +9,9 @@ import { sha256 } from '../../core/memory/parse';
 import { packageRoot } from '../../core/services/appInfo';
 import { launchChromium } from '../../tests/helpers/browser';
 import { tempDir } from '../../tests/helpers/tmp';
+import { COUNTER_SOURCE as COUNTER } from '../../tests/integration/episodes/fixtures';
 import { median, percentile, type BenchRow, type BenchSuite } from '../types';
 
-// A game without a turn limit, so an episode can run to 1,000 steps.
-const COUNTER = `"""SPADE self-play generated game"""
-import random
-
-class CounterEnv:
-    def __init__(self, max_turns=100000):
-        self.max_turns = max_turns
-        self.count = 0
-        self.history = []
-
-    def reset(self, seed=None):
-        if seed is not None:
-            random.seed(seed)
-        self.count = random.randint(0, 9)
-        self.history = []
-        return f"count={self.count}", {}
-
-    def step(self, action):
-        self.count += 1
-        self.history.append(self.count % 7)
-        if len(self.history) > 20:
-            self.history.pop(0)
-        return f"count={self.count}", 0.0, False, False, {"count": self.count}
-`;
 
 export const episodesSuite: BenchSuite = {
   prefix: 'episodes',
