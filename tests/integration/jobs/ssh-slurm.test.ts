@@ -100,14 +100,18 @@ d('ssh backend', () => {
     let drops = 0;
     const conn = ctx.manager.connection(target());
     const startConnects = conn.connects;
-    // Cut the link again only once it has come back: on a loaded machine a reconnect can take
-    // longer than the cut interval, and cutting a half-open link would test nothing but patience.
-    let connectsAtDrop = -1;
-    while (ctx.manager.get(job.id).state === 'running' || ctx.manager.get(job.id).state === 'pending') {
+    // Cut the link again only after the tail has made progress over the new one: on a loaded
+    // machine a reconnect plus a poll can take longer than the cut interval, and cutting every
+    // poll before it finishes would only starve the follower, not test its resume.
+    const mirrored = () => ctx.manager.readLog(job.id, 0, 1 << 22).text.length;
+    let atDrop = -1;
+    const deadline = Date.now() + 60_000; // never outlive the test and cut the next tests' links
+    while ((ctx.manager.get(job.id).state === 'running' || ctx.manager.get(job.id).state === 'pending') && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 350));
-      if (conn.connects === connectsAtDrop) continue;
+      const now = mirrored();
+      if (now === atDrop) continue;
       ctx.manager.dropConnections();
-      connectsAtDrop = conn.connects;
+      atDrop = now;
       drops++;
       if (drops > 200) break;
     }
