@@ -53,8 +53,8 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
     'jobs.submit': (input) => guard(() => j.submit(input)),
     'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
     'jobs.remove': ({ id }) =>
-      guard(() => {
-        j.manager.remove(id);
+      guard(async () => {
+        await j.manager.remove(id);
         return { removed: true };
       }),
     'jobs.log': ({ id, offset, maxBytes }) => guard(() => j.manager.readLog(id, offset, maxBytes ?? 1 << 20)),

@@ -195,9 +195,12 @@ export class JobManager {
     return this.get(id);
   }
 
-  remove(id: string): void {
+  /** Forgets a finished job here and, for Ray, also deletes its record on the cluster. */
+  async remove(id: string): Promise<void> {
     const job = this.get(id);
     if (!isTerminal(job.state)) throw new Error('Stop the job before removing it');
+    const backend = this.backends[job.backend];
+    if (backend instanceof RayBackend && job.externalId) await backend.remove(job);
     this.unfollow(id);
     this.store.remove(id);
   }

@@ -53,6 +53,10 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
     const stopped = await ctx.manager.stop(long.id);
     expect(stopped.state).toBe('cancelled');
     expect(ray.requests.some((r) => r.method === 'POST' && r.path.endsWith('/stop'))).toBe(true);
+    // Removing a finished Ray job deletes it on the cluster too, then forgets it here.
+    await ctx.manager.remove(long.id);
+    expect(ray.requests.some((r) => r.method === 'DELETE' && r.path === `/api/jobs/${stopped.externalId}`)).toBe(true);
+    expect(() => ctx.manager.get(long.id)).toThrow(/No job/);
   });
 
   it('reports a wrong token as an error instead of a state', async () => {
