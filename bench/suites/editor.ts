@@ -112,20 +112,24 @@ export const editorSuite: BenchSuite = {
         await p.close();
         return lat;
       };
-      const off1 = await measure(false, 'KeysA');
-      const on1 = await measure(true, 'KeysB');
-      const off2 = await measure(false, 'KeysC');
-      const on2 = await measure(true, 'KeysD');
-      const off = [...off1, ...off2];
-      const on = [...on1, ...on2];
+      // Alternating rounds so drift in machine load hits both arms alike.
+      const off: number[] = [];
+      const on: number[] = [];
+      for (const round of ['A', 'B', 'C']) {
+        off.push(...(await measure(false, `Keys${round}Off`)));
+        on.push(...(await measure(true, `Keys${round}On`)));
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const drafts = (app.services.db.prepare('SELECT count(*) AS n FROM drafts').get() as { n: number }).n;
       log(`keystroke to paint: autosave off median ${median(off).toFixed(1)} ms p95 ${percentile(off, 95).toFixed(1)}; on median ${median(on).toFixed(1)} ms p95 ${percentile(on, 95).toFixed(1)}; drafts written: ${drafts}`);
+      // Paint is seen through requestAnimationFrame, so single samples come in whole frames
+      // (about 16.7 ms): a median flips by a frame between runs, the mean of many samples does not.
       rows.push({
         id: 'editor.autosave_keystroke_ratio',
-        value: median(on) / median(off),
+        value: mean(on) / mean(off),
         unit: 'x',
         goal: { op: '<=', value: 1.1 },
-        note: `median keydown-to-paint ${median(on).toFixed(1)} ms with autosave vs ${median(off).toFixed(1)} ms without, ${on.length}+${off.length} keys, 2,000-line file`,
+        note: `mean keydown-to-paint ${mean(on).toFixed(1)} ms with autosave vs ${mean(off).toFixed(1)} ms without (medians ${median(on).toFixed(1)} vs ${median(off).toFixed(1)}), ${on.length}+${off.length} keys in 3 alternating rounds, 2,000-line file`,
       });
       await page.close();
     } finally {
