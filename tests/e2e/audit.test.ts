@@ -47,6 +47,11 @@ describe('audit in Chromium', () => {
 
     await leak.getByRole('button', { name: 'Replay' }).click();
     await page.getByTestId('episode-view').waitFor({ timeout: 60_000 });
+    // It opens at the failing step: the second reset, where the leaked state shows.
+    const view2 = page.locator('.tab-pane:not([hidden]) [data-testid=episode-view]');
+    await view2.getByText('This reset did not restore the state of the first reset.').waitFor();
+    const rows = view2.locator('[data-testid=step-list] li');
+    expect(await rows.last().getAttribute('class')).toContain('sel');
     await screenshot(page, 'audit-replay');
     expect(ctx.errors).toEqual([]);
   });

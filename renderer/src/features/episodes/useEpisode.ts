@@ -25,11 +25,12 @@ export interface EpisodeController {
 }
 
 /** Holds one episode's timeline and the selected step; every change goes through the contract. */
-export function useEpisode(initialId: number): EpisodeController {
+export function useEpisode(initialId: number, initialIdx = 0): EpisodeController {
   const [id, setId] = useState(initialId);
   const [episode, setEpisode] = useState<EpisodeSummary | null>(null);
   const [steps, setSteps] = useState<StepView[]>([]);
-  const [idx, setIdx] = useState(0);
+  // Opened from elsewhere (an audit's failing step, say) the view can start at a given step.
+  const [idx, setIdx] = useState(initialIdx);
   const [detail, setDetail] = useState<StepDetail | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
