@@ -55,7 +55,6 @@ export default tseslint.config(
   },
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.tsx'],
-    ignores: ['renderer/vite.config.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

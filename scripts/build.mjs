@@ -65,6 +65,6 @@ await esbuild({
 
 if (!nodeOnly) {
   const { build } = await import('vite');
-  await build({ configFile: join(root, 'renderer/vite.config.ts'), logLevel: 'warn' });
+  await build({ configFile: join(root, 'renderer.vite.config.ts'), logLevel: 'warn' });
 }
 console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s${nodeOnly ? ' (node only)' : ''}`);

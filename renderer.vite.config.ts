@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 // `base: './'` keeps every asset URL relative so both origins work; Monaco's worker is emitted as
 // its own file (no blob: or data: workers, which the CSP forbids).
 export default defineConfig({
-  root: fileURLToPath(new URL('.', import.meta.url)),
+  root: fileURLToPath(new URL('./renderer/', import.meta.url)),
   base: './',
   publicDir: 'public',
   oxc: { jsx: { runtime: 'automatic' } },
   build: {
-    outDir: fileURLToPath(new URL('../dist/renderer', import.meta.url)),
+    outDir: fileURLToPath(new URL('./dist/renderer', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
