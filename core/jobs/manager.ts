@@ -343,6 +343,8 @@ export class JobManager {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
     for (let i = 0; i < 500 && this.busy.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const ray = this.backends.ray;
+    if (ray instanceof RayBackend) ray.close();
     for (const c of this.ssh.values()) c.close();
     this.ssh.clear();
   }

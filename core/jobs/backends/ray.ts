@@ -1,9 +1,11 @@
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
+import WebSocket from 'ws';
 import { absolute } from '../script';
 import { shJoin, shQuote, assertEnvName } from '../shell';
-import type { JobBackend, JobRecord, JobState, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
+import { isTerminal, type JobBackend, type JobRecord, type JobState, type LogChunk, type StatusReport, type SubmitResult, type Transport } from '../types';
+import { RayLogTail } from './rayTail';
 
 export const RAY_STATES: Record<string, JobState> = {
   PENDING: 'pending',
@@ -19,6 +21,8 @@ export interface RayDeps {
   /** SFTP to the head node, for reading the run's outputs (tunnelled jobs only). */
   files?: (job: JobRecord) => Promise<Transport>;
   secret: (name: string) => string | undefined;
+  /** Follow running jobs over the `/logs/tail` WebSocket (default); false keeps plain polling. */
+  liveTail?: boolean;
 }
 
 interface Reply {
@@ -29,13 +33,40 @@ interface Reply {
 /** The Ray Jobs REST API (the dashboard on port 8265), reached directly or through an SSH tunnel. */
 export class RayBackend implements JobBackend {
   readonly kind = 'ray' as const;
-  constructor(private readonly deps: RayDeps) {}
+  readonly tail: RayLogTail;
+  /** Jobs whose end status() has seen: their last reads go to GET /logs, the complete log. */
+  private readonly ended = new Set<string>();
+  constructor(private readonly deps: RayDeps) {
+    this.tail = new RayLogTail({
+      fetchLog: (job) => this.fetchLog(job),
+      openSocket: (job) => this.openTail(job),
+    });
+  }
 
-  private async call(job: JobRecord, method: string, path: string, body?: unknown): Promise<Reply> {
+  /** The same base URL (or SSH tunnel) and token for REST calls and the tail socket. */
+  private async endpoint(job: JobRecord): Promise<{ base: URL; token: string | undefined; tunnel: Duplex | null }> {
     const ray = job.spec.ray ?? {};
     const tunnel = ray.tunnel && this.deps.tunnel ? await this.deps.tunnel(job) : null;
     const base = new URL(tunnel ? 'http://127.0.0.1:8265' : (ray.address ?? 'http://127.0.0.1:8265'));
     const token = ray.tokenSecret ? this.deps.secret(ray.tokenSecret) : undefined;
+    return { base, token, tunnel };
+  }
+
+  private async openTail(job: JobRecord): Promise<WebSocket> {
+    const { base, token, tunnel } = await this.endpoint(job);
+    const url = new URL(base.href);
+    url.protocol = base.protocol === 'https:' && !tunnel ? 'wss:' : 'ws:';
+    url.pathname = `${base.pathname.replace(/\/$/, '')}/api/jobs/${encodeURIComponent(job.externalId ?? '')}/logs/tail`;
+    return new WebSocket(url, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      handshakeTimeout: 15_000,
+      perMessageDeflate: false,
+      ...(tunnel ? { createConnection: () => tunnel as never } : {}),
+    });
+  }
+
+  private async call(job: JobRecord, method: string, path: string, body?: unknown): Promise<Reply> {
+    const { base, token, tunnel } = await this.endpoint(job);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const opts: RequestOptions = {
       method,
@@ -98,22 +129,40 @@ export class RayBackend implements JobBackend {
   async status(job: JobRecord): Promise<StatusReport> {
     const id = encodeURIComponent(job.externalId ?? '');
     const r = await this.call(job, 'GET', `/api/jobs/${id}`);
-    if (r.status === 404) return { state: 'lost', detail: `ray job ${job.externalId} is not known to the cluster` };
+    if (r.status === 404) {
+      this.jobEnded(job);
+      return { state: 'lost', detail: `ray job ${job.externalId} is not known to the cluster` };
+    }
     if (r.status < 200 || r.status >= 300) throw new Error(`Ray API status: HTTP ${r.status}`);
     const info = JSON.parse(r.body) as { status?: string; message?: string; driver_exit_code?: number | null };
     const raw = String(info.status ?? 'PENDING');
+    const state = RAY_STATES[raw] ?? 'running';
+    if (isTerminal(state)) this.jobEnded(job);
     return {
-      state: RAY_STATES[raw] ?? 'running',
+      state,
       detail: `ray job ${job.externalId}: ${raw}${info.message ? ` (${info.message})` : ''}`,
       exitCode: typeof info.driver_exit_code === 'number' ? info.driver_exit_code : null,
     };
   }
 
-  /** Ray returns the whole log; the byte offset picks up where the mirror stopped. */
-  async readLog(job: JobRecord, offset: number, max: number): Promise<LogChunk | null> {
+  private jobEnded(job: JobRecord): void {
+    this.ended.add(job.id);
+    this.tail.finish(job.id);
+  }
+
+  private async fetchLog(job: JobRecord): Promise<Buffer> {
     const id = encodeURIComponent(job.externalId ?? '');
     const out = await this.json(job, 'GET', `/api/jobs/${id}/logs`);
-    const all = Buffer.from(String(out.logs ?? ''), 'utf8');
+    return Buffer.from(String(out.logs ?? ''), 'utf8');
+  }
+
+  /**
+   * While the job runs, bytes come from the `/logs/tail` socket; once status() has seen the end
+   * (or without a tail) Ray's whole log is read and the byte offset picks up where the mirror stopped.
+   */
+  async readLog(job: JobRecord, offset: number, max: number): Promise<LogChunk | null> {
+    if (this.deps.liveTail !== false && !this.ended.has(job.id)) return this.tail.read(job, offset, max);
+    const all = await this.fetchLog(job);
     return { data: all.subarray(offset, offset + max), size: all.length };
   }
 
@@ -126,6 +175,13 @@ export class RayBackend implements JobBackend {
     const id = encodeURIComponent(job.externalId ?? '');
     const r = await this.call(job, 'DELETE', `/api/jobs/${id}`);
     if (r.status >= 400 && r.status !== 404) throw new Error(`Ray API DELETE: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+    this.tail.finish(job.id);
+    this.ended.delete(job.id);
+  }
+
+  /** Closes every tail socket; the jobs keep running on the cluster. */
+  close(): void {
+    this.tail.close();
   }
 
   async files(job: JobRecord): Promise<Transport | null> {

@@ -1,9 +1,12 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
 import { RAY_STATES } from '../../../core/jobs/backends/ray';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
+import type { JobSpec } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
-import { makeManager, waitState } from './helpers';
+import { makeManager, rolloutLines, waitFor, waitState } from './helpers';
 import { startRayStandIn, type RayStandIn } from './rayStandIn';
 
 describe('ray backend against the Ray Jobs REST contract (local stand-in server)', () => {
@@ -57,6 +60,93 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
     await ctx.manager.remove(long.id);
     expect(ray.requests.some((r) => r.method === 'DELETE' && r.path === `/api/jobs/${stopped.externalId}`)).toBe(true);
     expect(() => ctx.manager.get(long.id)).toThrow(/No job/);
+  });
+
+  /** A shell run that prints numbered lines in phases; each later phase waits for a gate file. */
+  const phased = (name: string, phases: [number, number][], gates: string[]): JobSpec =>
+    buildSpec({
+      name,
+      backend: 'ray',
+      ray: { address: ray.url, tokenSecret: 'RAY_TOKEN' },
+      workdir: tmp.dir,
+      command: [
+        'sh',
+        '-c',
+        phases
+          .map(([from, to], i) => `${i > 0 ? `while [ ! -e "$GATE${i}" ]; do sleep 0.05; done; ` : ''}i=${from}; while [ $i -le ${to} ]; do echo "rollout $i: phase ${i + 1} of the tail test"; i=$((i+1)); done`)
+          .join('; '),
+      ],
+      env: Object.fromEntries(gates.map((g, i) => [`GATE${i + 1}`, g])),
+      poolDir: null,
+      importEnvironments: false,
+    });
+  const numbered = (n: number): string[] => Array.from({ length: n }, (_, i) => `rollout ${i + 1}:`);
+  const logGets = (stand: RayStandIn, externalId: string): number => stand.requests.filter((r) => r.method === 'GET' && r.path === `/api/jobs/${externalId}/logs`).length;
+
+  it('follows a running job over the /logs/tail WebSocket, byte for byte', async () => {
+    const gate = join(tmp.dir, 'gate-tail');
+    const job = await ctx.manager.submit(phased('ray tail', [[1, 50], [51, 400]], [gate]));
+    const ext = job.externalId!;
+    await waitFor('the tail socket and the first phase', () =>
+      ray.tailRequests.some((t) => t.job === ext && t.accepted) && rolloutLines(ctx.manager.readLog(job.id, 0, 1 << 20).text).length === 50);
+    writeFileSync(gate, '');
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost']);
+    expect(done.state, done.detail).toBe('succeeded');
+    const mirrored = ctx.manager.readLog(job.id, 0, 1 << 20).text;
+    expect(mirrored).toBe(ray.jobs.get(ext)!.logs);
+    expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(400));
+    expect(ray.tailRequests.filter((t) => t.job === ext)).toEqual([{ job: ext, auth: `Bearer ${TOKEN}`, accepted: true }]);
+    // One catch-up read before the socket opened and one final read after the end: every byte
+    // in between came through the tail, not through polling.
+    expect(logGets(ray, ext)).toBe(2);
+  });
+
+  it('resumes after the tail socket is cut mid-job with no gap and no duplicate', async () => {
+    const gate1 = join(tmp.dir, 'gate-drop-1');
+    const gate2 = join(tmp.dir, 'gate-drop-2');
+    const job = await ctx.manager.submit(phased('ray tail drop', [[1, 50], [51, 3000], [3001, 3100]], [gate1, gate2]));
+    const ext = job.externalId!;
+    const accepted = (): number => ray.tailRequests.filter((t) => t.job === ext && t.accepted).length;
+    await waitFor('the tail socket and the first phase', () => accepted() === 1 && rolloutLines(ctx.manager.readLog(job.id, 0, 1 << 20).text).length === 50);
+    // The link drops, and the job writes while no socket is there to carry it.
+    expect(ray.dropTails()).toBe(1);
+    writeFileSync(gate1, '');
+    await waitFor('a second tail socket', () => accepted() >= 2);
+    writeFileSync(gate2, '');
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost']);
+    expect(done.state, done.detail).toBe('succeeded');
+    const mirrored = ctx.manager.readLog(job.id, 0, 1 << 20).text;
+    expect(mirrored).toBe(ray.jobs.get(ext)!.logs);
+    expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(3100));
+    // The reconnect caught up with GET /logs before resuming the tail.
+    expect(logGets(ray, ext)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('falls back to polling when the cluster has no tail endpoint', async () => {
+    const plain = await startRayStandIn({ tail: false });
+    const dir = tempDir('spade-jobs-ray3-');
+    const ctx3 = makeManager(dir.dir);
+    try {
+      const gate = join(dir.dir, 'gate-poll');
+      const spec = phased('ray polling', [[1, 20], [21, 60]], [gate]);
+      const job = await ctx3.manager.submit({ ...spec, workdir: dir.dir, ray: { address: plain.url } });
+      const ext = job.externalId!;
+      await waitFor('the first phase by polling', () => rolloutLines(ctx3.manager.readLog(job.id, 0, 1 << 20).text).length === 20);
+      writeFileSync(gate, '');
+      const done = await waitState(ctx3.manager, job.id, ['succeeded', 'failed', 'lost']);
+      expect(done.state, done.detail).toBe('succeeded');
+      const mirrored = ctx3.manager.readLog(job.id, 0, 1 << 20).text;
+      expect(mirrored).toBe(plain.jobs.get(ext)!.logs);
+      expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(60));
+      // Refused once, then never asked again for this job.
+      expect(plain.tailRequests).toEqual([{ job: ext, auth: undefined, accepted: false }]);
+      expect(logGets(plain, ext)).toBeGreaterThanOrEqual(2);
+    } finally {
+      await ctx3.manager.close();
+      ctx3.db.close();
+      await plain.close();
+      dir.cleanup();
+    }
   });
 
   it('reports a wrong token as an error instead of a state', async () => {

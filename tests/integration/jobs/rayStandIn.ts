@@ -1,12 +1,16 @@
 /**
  * STAND-IN, NOT RAY. Ray cannot be installed on these machines, so this small HTTP server
  * implements the documented Ray Jobs REST contract the workbench uses (POST /api/jobs/,
- * GET /api/jobs/{id}, GET /api/jobs/{id}/logs, POST /api/jobs/{id}/stop, DELETE /api/jobs/{id},
- * optional bearer token) by running each entrypoint with /bin/sh, as Ray's job supervisor does.
+ * GET /api/jobs/{id}, GET /api/jobs/{id}/logs, the /api/jobs/{id}/logs/tail WebSocket,
+ * POST /api/jobs/{id}/stop, DELETE /api/jobs/{id}, optional bearer token) by running each
+ * entrypoint with /bin/sh, as Ray's job supervisor does. Like Ray's, the tail sends the log from
+ * its start, then each new piece, and closes normally when the job ends.
  * It exists only for the Ray backend's tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 interface StandInJob {
   id: string;
@@ -16,18 +20,31 @@ interface StandInJob {
   exitCode: number | null;
   entrypoint: string;
   env: Record<string, string>;
+  tails: Set<WebSocket>;
+  ended: boolean;
 }
 
 export interface RayStandIn {
   url: string;
   jobs: Map<string, StandInJob>;
   requests: { method: string; path: string; auth: string | undefined }[];
+  /** Every tail socket upgrade asked for, whether it was accepted. */
+  tailRequests: { job: string; auth: string | undefined; accepted: boolean }[];
+  /** Cuts every open tail socket without a closing handshake, as a dropped network link does. */
+  dropTails(): number;
   close(): Promise<void>;
 }
 
-export async function startRayStandIn(opts: { token?: string } = {}): Promise<RayStandIn> {
+/** `tail: false` answers the tail socket with 404, as a dashboard without the endpoint would. */
+export async function startRayStandIn(opts: { token?: string; tail?: boolean } = {}): Promise<RayStandIn> {
   const jobs = new Map<string, StandInJob>();
   const requests: RayStandIn['requests'] = [];
+  const tailRequests: RayStandIn['tailRequests'] = [];
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  const broadcast = (job: StandInJob, text: string): void => {
+    job.logs += text;
+    for (const ws of job.tails) ws.send(text);
+  };
   const send = (res: ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -47,15 +64,18 @@ export async function startRayStandIn(opts: { token?: string } = {}): Promise<Ra
         const body = JSON.parse(await readBody(req)) as { entrypoint: string; submission_id?: string; runtime_env?: { env_vars?: Record<string, string> } };
         const id = body.submission_id ?? `raysubmit_${jobs.size + 1}`;
         if (jobs.has(id)) return send(res, 400, { error: `Job with submission_id ${id} already exists` });
-        const job: StandInJob = { id, status: 'PENDING', logs: '', child: null, exitCode: null, entrypoint: body.entrypoint, env: body.runtime_env?.env_vars ?? {} };
+        const job: StandInJob = { id, status: 'PENDING', logs: '', child: null, exitCode: null, entrypoint: body.entrypoint, env: body.runtime_env?.env_vars ?? {}, tails: new Set(), ended: false };
         jobs.set(id, job);
         const child = spawn('/bin/sh', ['-c', body.entrypoint], { env: { ...process.env, ...job.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
         job.child = child;
         job.status = 'RUNNING';
-        child.stdout!.on('data', (d: Buffer) => (job.logs += d.toString('utf8')));
-        child.stderr!.on('data', (d: Buffer) => (job.logs += d.toString('utf8')));
+        child.stdout!.on('data', (d: Buffer) => broadcast(job, d.toString('utf8')));
+        child.stderr!.on('data', (d: Buffer) => broadcast(job, d.toString('utf8')));
         child.on('close', (code) => {
           job.exitCode = code;
+          job.ended = true;
+          for (const ws of job.tails) ws.close(1000, 'job ended');
+          job.tails.clear();
           if (job.status === 'RUNNING') job.status = code === 0 ? 'SUCCEEDED' : 'FAILED';
         });
         return send(res, 200, { job_id: id, submission_id: id });
@@ -85,6 +105,29 @@ export async function startRayStandIn(opts: { token?: string } = {}): Promise<Ra
       return send(res, 405, { error: 'method not allowed' });
     })();
   });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    requests.push({ method: 'WS', path, auth: req.headers.authorization });
+    const m = /^\/api\/jobs\/([^/]+)\/logs\/tail\/?$/.exec(path);
+    const job = m ? jobs.get(decodeURIComponent(m[1]!)) : undefined;
+    const refuse = (status: string): void => {
+      tailRequests.push({ job: m ? decodeURIComponent(m[1]!) : path, auth: req.headers.authorization, accepted: false });
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    };
+    if (opts.tail === false || !m) return refuse('404 Not Found');
+    if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`) return refuse('401 Unauthorized');
+    if (!job) return refuse('404 Not Found');
+    tailRequests.push({ job: job.id, auth: req.headers.authorization, accepted: true });
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', () => {
+        // a cut link; the socket is forgotten on close
+      });
+      ws.on('close', () => job.tails.delete(ws));
+      if (job.logs) ws.send(job.logs);
+      if (job.ended) ws.close(1000, 'job ended');
+      else job.tails.add(ws);
+    });
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
@@ -92,8 +135,22 @@ export async function startRayStandIn(opts: { token?: string } = {}): Promise<Ra
     url: `http://127.0.0.1:${port}`,
     jobs,
     requests,
+    tailRequests,
+    dropTails() {
+      let n = 0;
+      for (const j of jobs.values()) {
+        for (const ws of j.tails) {
+          ws.terminate();
+          n++;
+        }
+        j.tails.clear();
+      }
+      return n;
+    },
     async close() {
       for (const j of jobs.values()) if (j.child?.pid && j.status === 'RUNNING') try { process.kill(-j.child.pid, 'SIGKILL'); } catch { /* gone */ }
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
