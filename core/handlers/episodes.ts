@@ -1,6 +1,5 @@
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
-import { episodeService } from '../episodes/forServices';
 
 type EpisodeCalls =
   | 'episodes.list'
@@ -20,7 +19,7 @@ type EpisodeCalls =
   | 'episodes.regret';
 
 export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
-  const svc = () => episodeService(s);
+  const svc = () => s.episodes;
   return {
     'episodes.list': (i) => svc().list(i),
     'episodes.get': ({ id }) => svc().get(id),

@@ -4,6 +4,10 @@ import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { MemoryService } from '../memory/service';
 import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
+import { AuditService } from '../audit/service';
+import { EpisodeService } from '../episodes/service';
+import { EpisodeStore } from '../episodes/store';
+import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settings';
@@ -49,6 +53,8 @@ export class Services {
   private readonly statusProviders: (() => ComponentStatus[])[] = [];
   private readonly closers: (() => Promise<void> | void)[] = [];
   private closed = false;
+  private auditSvc: AuditService | null = null;
+  private episodesSvc: EpisodeService | null = null;
 
   constructor(opts: ServiceOptions) {
     this.dataDir = opts.dataDir;
@@ -86,6 +92,36 @@ export class Services {
       const n = this.memory.busy();
       return [{ name: 'memory', state: n ? 'busy' : 'ready', detail: n ? `importing (${n} job${n > 1 ? 's' : ''})` : 'library ready' }];
     });
+  }
+
+  /** Audits, made on first use so an app that never audits starts no Python. */
+  get audit(): AuditService {
+    if (!this.auditSvc) {
+      const svc = new AuditService({ db: this.db, events: this.events, maxTurns: () => this.settings.get().maxTurns, log: (level, m) => this.log(level, 'audit', m) });
+      this.auditSvc = svc;
+      this.onClose(() => svc.close());
+      this.addStatusProvider(() => {
+        const n = svc.busy();
+        return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
+      });
+    }
+    return this.auditSvc;
+  }
+
+  /** Episodes, made on first use; it closes its runtime sessions before the runtime shuts down. */
+  get episodes(): EpisodeService {
+    if (!this.episodesSvc) {
+      const svc = new EpisodeService({
+        store: new EpisodeStore(this.db),
+        catalog: memoryCatalog(this.db),
+        runtime: this.runtime,
+        defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
+        changed: (ids) => this.events.emit('episodes.changed', { ids }),
+      });
+      this.episodesSvc = svc;
+      this.onClose(() => svc.closeAll());
+    }
+    return this.episodesSvc;
   }
 
   schemaVersion(): number {

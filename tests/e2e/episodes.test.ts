@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import { tempDir } from '../helpers/tmp';
-import { episodeService } from '../../core/episodes/forServices';
 import { firstPrompt } from '../../core/episodes/hint';
 import type { Services } from '../../core/services/services';
 
@@ -102,7 +101,7 @@ describe('episodes in Chromium', () => {
     const s = ctx.app.services;
     const hash = await waitForEnv(s, 'GridWalkEnv');
     // A real trace to start from, played in the app's own runtime.
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash, seed: 8, hint: false, label: 'source', runtime: 'pyodide' });
     const played = await ep.run(episode.id, { kind: 'script', actions: ['\\boxed{up}', '\\boxed{left}', '\\boxed{down}', '\\boxed{right}'], extract: false }, { kind: 'steps', count: 4 }, 10);
     const msgs: { role: string; content: string; reward?: number }[] = [{ role: 'user', content: firstPrompt(played.steps[0]!.observation!) }];

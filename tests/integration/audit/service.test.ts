@@ -45,7 +45,7 @@ describe('audit service', () => {
     const { batchId, total: t } = await call('audit.batch', { all: true });
     expect(t).toBe(total);
     expect(await call('audit.cancel', { batchId })).toEqual({ cancelled: true });
-    const svc = (await import('../../../core/handlers/audit')).auditService(s);
+    const svc = s.audit;
     await svc.settle(batchId);
     const cancelled = getBatch(s.db, batchId)!;
     expect(cancelled.state).toBe('cancelled');

@@ -75,13 +75,12 @@ function writeActs(a: string[]): string {
 describe('spade-workbench replay EPISODE.jsonl', () => {
   it('replays exported episodes (source embedded) and exits 1 when a recorded reward was altered', async () => {
     const { Services } = await import('../../../core/services/services');
-    const { episodeService } = await import('../../../core/episodes/forServices');
     const { addSeedGame } = await import('./fixtures');
     const dir = tempDir('spade-replay-export-');
     const s = new Services({ dataDir: dir.dir, shell: 'in-process' });
     try {
       const h = addSeedGame(s.db, GRID);
-      const ep = episodeService(s);
+      const ep = s.episodes;
       const { episode } = await ep.open({ hash: h, seed: 6, hint: false, label: '', runtime: 'pyodide' });
       await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 50);
       const text = ep.exportJsonl([episode.id]).text;

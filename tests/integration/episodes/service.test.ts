@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Services } from '../../../core/services/services';
-import { episodeService } from '../../../core/episodes/forServices';
 import { ingest } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { firstPrompt, injectHint } from '../../../core/episodes/hint';
@@ -26,7 +25,7 @@ afterAll(async () => {
 
 describe('episodes on the real Pyodide runtime', () => {
   it('plays with solution(), records every step with state, and replays without divergence', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const opened = await ep.open({ hash: grid, seed: 3, hint: false, label: 't', runtime: 'pyodide' });
     expect(opened.steps).toHaveLength(1);
     expect(opened.steps[0]!.observation).toContain('Walk from S to G');
@@ -47,7 +46,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('scrubs back to an earlier step and forks when play continues from there', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash: grid, seed: 5, hint: false, label: '', runtime: 'pyodide' });
     await ep.run(episode.id, { kind: 'script', actions: ['\\boxed{up}', '\\boxed{left}', '\\boxed{down}', '\\boxed{right}'], extract: true }, { kind: 'steps', count: 4 }, 10);
     const sc = await ep.scrub(episode.id, 2);
@@ -65,7 +64,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('shows a state leak across reset in the diff against the first reset', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash: leak, seed: 1, hint: false, label: '', runtime: 'pyodide' });
     await ep.act(episode.id, '\\boxed{1}', false);
     const again = await ep.resetAgain(episode.id, 1);
@@ -82,7 +81,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('runs until a state expression holds and stops exactly there', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const hash = sha256(COUNTER_SOURCE);
     ingest(s.db, { source: COUNTER_SOURCE, path: 'counter.py' });
     const { episode } = await ep.open({ hash, seed: 0, hint: false, label: '', maxTurns: 10_000, runtime: 'pyodide' });
@@ -97,7 +96,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('imports a trajectory without a seed, finds the seed, and reports a planted divergence at the right step', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash: grid, seed: 11, hint: true, label: '', runtime: 'pyodide' });
     const played = await ep.run(episode.id, { kind: 'script', actions: ['\\boxed{up}', '\\boxed{left}', '\\boxed{down}', '\\boxed{right}', '\\boxed{up}'], extract: false }, { kind: 'steps', count: 5 }, 10);
     const hint = played.episode.hintText!;
@@ -128,7 +127,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('exports JSONL that re-imports into an identical, replayable episode', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash: unwinnable, seed: 2, hint: false, label: 'x', runtime: 'pyodide' });
     await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 10);
     const ex = ep.exportJsonl([episode.id]);
@@ -145,7 +144,7 @@ describe('episodes on the real Pyodide runtime', () => {
   });
 
   it('regret: solution() on the hinted arm against random guesses', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const r = await ep.regret({ hash: grid, seeds: 3, seedStart: 0, policy: { kind: 'random', lo: 1, hi: 100 }, hintPolicy: { kind: 'solution' }, runtime: 'pyodide' });
     expect(r.withHint.returns).toEqual([1, 1, 1]);
     expect(r.withoutHint.returns).toEqual([0, 0, 0]);
@@ -161,17 +160,17 @@ describe('episodes survive a restart', () => {
     try {
       let a = new Services({ dataDir: dir.dir, shell: 'in-process' });
       const h = addSeedGame(a.db, GRID);
-      const { episode } = await episodeService(a).open({ hash: h, seed: 4, hint: false, label: 'keep', runtime: 'pyodide' });
-      await episodeService(a).act(episode.id, '\\boxed{up}', false);
-      const before = episodeService(a).get(episode.id).steps;
+      const { episode } = await a.episodes.open({ hash: h, seed: 4, hint: false, label: 'keep', runtime: 'pyodide' });
+      await a.episodes.act(episode.id, '\\boxed{up}', false);
+      const before = a.episodes.get(episode.id).steps;
       await a.close();
       a = new Services({ dataDir: dir.dir, shell: 'in-process' });
-      const got = episodeService(a).get(episode.id);
+      const got = a.episodes.get(episode.id);
       expect(got.episode.live).toBe(false);
       expect(got.steps).toEqual(before);
-      const cont = await episodeService(a).act(episode.id, '\\boxed{down}', false);
+      const cont = await a.episodes.act(episode.id, '\\boxed{down}', false);
       expect(cont.steps.map((x) => x.idx)).toEqual([2]);
-      expect(episodeService(a).get(cont.episode.id).steps).toHaveLength(3);
+      expect(a.episodes.get(cont.episode.id).steps).toHaveLength(3);
       expect(cont.episode.live).toBe(true);
       await a.close();
     } finally {
@@ -182,7 +181,7 @@ describe('episodes survive a restart', () => {
 
 describe('a session the runtime dropped', () => {
   it('is re-created from the recording on the next step', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash: grid, seed: 9, hint: false, label: '', runtime: 'pyodide' });
     await ep.act(episode.id, '\\boxed{up}', false);
     // what the runtime's idle sweeper does: close every session it holds

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Services } from '../../../core/services/services';
-import { episodeService } from '../../../core/episodes/forServices';
 import { ingest } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { tempDir } from '../../helpers/tmp';
@@ -25,7 +24,7 @@ afterAll(async () => {
 
 describe('tool-use episodes', () => {
   it('plays solution() tool calls, and an OpenAI tool_calls trajectory of it replays without divergence', async () => {
-    const ep = episodeService(s);
+    const ep = s.episodes;
     const { episode } = await ep.open({ hash, seed: 4, hint: false, label: '', runtime: 'pyodide' });
     const ran = await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 50);
     expect(ran.steps.at(-1)!.reward).toBe(1);
