@@ -111,6 +111,18 @@ export function renderSbatch(template: string, job: JobRecord, paths: JobPaths):
   });
 }
 
+/**
+ * What every backend does before it launches: the job folder on the job's machine, the shipped
+ * files in it, and the script (rendered by the backend: plain shell or an sbatch file).
+ */
+export async function stageJob(t: Transport, job: JobRecord, render: (paths: JobPaths) => string): Promise<JobPaths> {
+  const paths = jobPaths(job, await machineHome(t));
+  await t.mkdirp(paths.jobDir);
+  await ship(t, job.spec.ship, paths);
+  await t.writeFile(paths.script, render(paths), 0o700);
+  return paths;
+}
+
 /** Uploads local files or folders (recipe scripts, a seed pool) into the job directory. */
 export async function ship(t: Transport, items: { from: string; to: string }[], paths: JobPaths): Promise<number> {
   let n = 0;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { LocalTransport } from '../localTransport';
-import { jobPaths, machineHome, renderJobScript, ship } from '../script';
+import { jobPaths, machineHome, renderJobScript, stageJob } from '../script';
 import type { JobBackend, JobRecord, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
 
 /** /proc start time of a pid, so a recycled pid is not mistaken for our job after a restart. */
@@ -53,10 +53,7 @@ export class LocalBackend implements JobBackend {
   private readonly t = new LocalTransport();
 
   async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
-    const paths = jobPaths(job, await machineHome(this.t));
-    await this.t.mkdirp(paths.jobDir);
-    await ship(this.t, job.spec.ship, paths);
-    await this.t.writeFile(paths.script, renderJobScript(job, paths), 0o700);
+    const paths = await stageJob(this.t, job, (p) => renderJobScript(job, p));
     const fd = openSync(paths.log, 'a');
     try {
       // Secrets go only into the child's environment; the script on disk never holds them.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../services/appInfo';
-import { jobPaths, machineHome, renderSbatch, ship } from '../script';
+import { jobPaths, machineHome, renderSbatch, stageJob } from '../script';
 import { secretPrologue, secretStdin, shQuote } from '../shell';
 import type { JobBackend, JobRecord, JobState, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
 import type { TransportFor } from './ssh';
@@ -81,10 +81,7 @@ export class SlurmBackend implements JobBackend {
 
   async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
     const t = await this.transportFor(job);
-    const paths = jobPaths(job, await machineHome(t));
-    await t.mkdirp(paths.jobDir);
-    await ship(t, job.spec.ship, paths);
-    await t.writeFile(paths.script, renderSbatch(sbatchTemplate(), job, paths), 0o700);
+    const paths = await stageJob(t, job, (p) => renderSbatch(sbatchTemplate(), job, p));
     const names = job.spec.secretEnv;
     // sbatch exports the submitting shell's environment (--export=ALL), which is how secrets read
     // from stdin reach the job without being written into the script.

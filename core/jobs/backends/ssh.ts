@@ -1,4 +1,4 @@
-import { jobPaths, machineHome, renderJobScript, ship } from '../script';
+import { jobPaths, machineHome, renderJobScript, stageJob } from '../script';
 import { secretPrologue, secretStdin, shQuote } from '../shell';
 import type { JobBackend, JobRecord, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
 
@@ -11,10 +11,7 @@ export class SshBackend implements JobBackend {
 
   async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
     const t = await this.transportFor(job);
-    const paths = jobPaths(job, await machineHome(t));
-    await t.mkdirp(paths.jobDir);
-    await ship(t, job.spec.ship, paths);
-    await t.writeFile(paths.script, renderJobScript(job, paths), 0o700);
+    const paths = await stageJob(t, job, (p) => renderJobScript(job, p));
     const names = job.spec.secretEnv;
     const launch = `cd ${shQuote(paths.jobDir)} && { setsid sh ${shQuote(paths.script)} > ${shQuote(paths.log)} 2>&1 < /dev/null & } && echo "$!"`;
     const cmd = names.length ? `${secretPrologue(names)} && ${launch}` : launch;
