@@ -1,22 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
-import { ciServices, SERVICES_MISSING } from '../integration/jobs/helpers';
+import { ciServices, filesContaining, SERVICES_MISSING } from '../integration/jobs/helpers';
 
 const SECRET = 'sk-e2e-SECRET-39f1c0aa77';
-
-function filesContaining(dir: string, needle: string): string[] {
-  const hits: string[] = [];
-  const walk = (p: string): void => {
-    if (!existsSync(p)) return;
-    const st = statSync(p);
-    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
-    else if (readFileSync(p).includes(needle)) hits.push(p);
-  };
-  walk(dir);
-  return hits;
-}
 
 describe('jobs in the workbench (Chromium)', () => {
   let ctx: E2EContext;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
@@ -73,4 +73,17 @@ export function waitState(manager: JobManager, id: string, states: JobRecord['st
 /** The example run is numbered 1..N: every line once, in order, is what the tail must deliver. */
 export function rolloutLines(log: string): string[] {
   return log.split('\n').filter((l) => /^rollout \d+: /.test(l));
+}
+
+/** Every file under a folder whose bytes contain `needle` (the secret scans). */
+export function filesContaining(dir: string, needle: string): string[] {
+  const hits: string[] = [];
+  const walk = (p: string): void => {
+    if (!existsSync(p)) return;
+    const st = statSync(p);
+    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+    else if (readFileSync(p).includes(needle)) hits.push(p);
+  };
+  walk(dir);
+  return hits;
 }

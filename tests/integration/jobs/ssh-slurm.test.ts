@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { buildSpec } from '../../../core/jobs/launch';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import type { SshTarget } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
-import { ciServices, makeManager, rolloutLines, SERVICES_MISSING, waitFor, waitState } from './helpers';
+import { ciServices, filesContaining, makeManager, rolloutLines, SERVICES_MISSING, waitFor, waitState } from './helpers';
 
 const ci = ciServices();
 if (!ci) console.warn(`[jobs ssh/slurm tests skipped] ${SERVICES_MISSING}`);
@@ -14,19 +14,6 @@ const d = ci ? describe : describe.skip;
 
 function target(extra: Partial<SshTarget> = {}): SshTarget {
   return { host: ci!.host, port: ci!.port, user: ci!.user, identityFile: ci!.key, knownHostsFile: ci!.knownHosts, ...extra };
-}
-
-/** Every file under a folder whose bytes contain `needle`. */
-function filesContaining(dir: string, needle: string): string[] {
-  const hits: string[] = [];
-  const walk = (p: string): void => {
-    if (!existsSync(p)) return;
-    const st = statSync(p);
-    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
-    else if (readFileSync(p).includes(needle)) hits.push(p);
-  };
-  walk(dir);
-  return hits;
 }
 
 d('ssh host keys', () => {
