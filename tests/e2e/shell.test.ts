@@ -67,7 +67,12 @@ describe('workbench shell in Chromium', () => {
     await pane.locator('[data-testid=code-editor][data-ready=true]').waitFor();
     await pane.locator('.monaco-editor .view-lines').click();
     await page.keyboard.press('Control+End');
+    // A slow page (CPU throttled) lets keys arrive before React re-renders the last one: typed
+    // text must survive that, not be reset to a stale value.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 8 });
     await page.keyboard.type('# typed here');
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
     await page.waitForFunction(() => (document.querySelector('.tab-pane:not([hidden]) .monaco-editor .view-lines')?.textContent ?? '').replace(/\u00a0/g, ' ').includes('typed here'));
     await screenshot(page, 'monaco-scratch');
     const origin = new URL(ctx.app.host.url).origin;

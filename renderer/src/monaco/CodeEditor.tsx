@@ -19,6 +19,10 @@ export function CodeEditor({ value, language = 'python', readOnly = false, onCha
   const host = useRef<HTMLDivElement>(null);
   const editorRef = useRef<Editor | null>(null);
   const monacoRef = useRef<Monaco | null>(null);
+  // Texts this editor reported through onChange and not yet seen back as the `value` prop. A prop
+  // that is one of them is our own keystroke coming back, possibly a render behind newer keys:
+  // calling setValue for it would drop those keys and move the cursor to the start.
+  const echoes = useRef<string[]>([]);
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
   const theme = useResolvedTheme();
@@ -41,7 +45,13 @@ export function CodeEditor({ value, language = 'python', readOnly = false, onCha
         theme: theme === 'dark' ? 'vs-dark' : 'vs',
         ariaLabel: ariaLabel ?? 'Code editor',
       });
-      editor.onDidChangeModelContent(() => onChangeRef.current?.(editor?.getValue() ?? ''));
+      editor.onDidChangeModelContent(() => {
+        const text = editor?.getValue() ?? '';
+        if (onChangeRef.current) {
+          echoes.current.push(text);
+          onChangeRef.current(text);
+        }
+      });
       editorRef.current = editor;
       setReady(true);
       onReady?.(editor, monaco);
@@ -60,7 +70,14 @@ export function CodeEditor({ value, language = 'python', readOnly = false, onCha
 
   useEffect(() => {
     const ed = editorRef.current;
-    if (ed && ed.getValue() !== value) ed.setValue(value);
+    if (!ed) return;
+    const seen = echoes.current.indexOf(value);
+    if (seen >= 0) {
+      echoes.current.splice(0, seen + 1);
+      return;
+    }
+    echoes.current = [];
+    if (ed.getValue() !== value) ed.setValue(value);
   }, [value]);
 
   useEffect(() => {
