@@ -30,6 +30,45 @@ list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, se
 sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
+
+def _no_default(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _fast_codec():
+    """json's own C scanner and encoder, built once, for the per-call path.
+
+    json.dumps/json.loads build an encoder per call, keep a circular-reference dict and run
+    Python-level wrappers: a quarter of a step() call's cost in the harness. Everything the
+    harness encodes is a fresh tree made by plain()/describe(), so no cycle check is needed; any
+    failure falls back to json.dumps, which also gives the usual error messages.
+    """
+    try:
+        from json.decoder import JSONDecoder
+        from json.encoder import c_make_encoder, encode_basestring_ascii
+        from json.scanner import c_make_scanner
+    except ImportError:
+        return None, None
+    if c_make_encoder is None or c_make_scanner is None:
+        return None, None
+    encode = c_make_encoder(None, _no_default, encode_basestring_ascii, None, ": ", ", ", False, False, False)
+    scan = c_make_scanner(JSONDecoder())
+    join = "".join
+
+    def dumps(o):
+        return join(encode(o, 0))
+
+    def loads(line):
+        obj, end = scan(line, 0)
+        if end != len(line) and line[end:].strip():
+            raise ValueError("extra data after the JSON value")
+        return obj
+
+    return dumps, loads
+
+
+_fast_dumps, _fast_loads = _fast_codec()
+
 ENV_FILENAME = "<env>"
 OUTPUT_CAP = 64 * 1024
 STATE_MAX_DEPTH = 5
@@ -83,6 +122,7 @@ def _num(v):
 
 
 _INF = float("inf")
+_SAFE_INT = 2**53  # beyond this JavaScript numbers lose digits: such ints travel as strings
 
 
 def plain(v, depth=0):
@@ -94,12 +134,20 @@ def plain(v, depth=0):
         return v if (v == v and v != _INF and v != -_INF) else _num(v)
     if t is bool:
         return v
-    if t is dict and not v:
-        return {}
+    if t is int:
+        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
+    if t is dict:
+        if not v:
+            return {}
+        if depth <= 8:
+            items = list(v.items())  # a copy: describing a value may run game code that mutates it
+            if len(items) > 1000:
+                items = items[:1000]
+            return {(k if type(k) is str else str(k)): plain(x, depth + 1) for k, x in items}
     if v is None or isinstance(v, (bool, str)):
         return cut(v, VALUE_MAX_STR) if isinstance(v, str) else v
     if isinstance(v, int):
-        return v if -(2**53) <= v <= 2**53 else str(v)
+        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
     if isinstance(v, float):
         return _num(v)
     if depth > 8:
@@ -444,6 +492,8 @@ class Session:
     def __init__(self, sid, source, options):
         self.sid = sid
         self.source = source
+        # Tracebacks read the source through linecache; split once, not at every call.
+        self.linecache_entry = (len(source), None, source.splitlines(True), ENV_FILENAME)
         self.options = options
         self.modules = {name: fresh_module(name) for name in STATEFUL_MODULES}
         self.ns = None
@@ -476,13 +526,16 @@ class SharedBaseline:
                 continue
             self.saved.append((name, mod, dict(mod.__dict__)))
         self._bdict = builtins.__dict__
-        self._bkeys = tuple(self._bdict)
         self._bvals = tuple(self._bdict.values())
 
     def builtins_intact(self):
-        """Per-call check of the builtins alone (C-speed, a few µs): the harness itself needs them."""
+        """Per-call check of the builtins alone (C-speed, 2-5 µs): the harness itself needs them.
+
+        Values are compared by identity in order (a deleted, replaced or reordered entry shows);
+        comparing them through lookups by key cost twice as much in Pyodide.
+        """
         d = self._bdict
-        return len(d) == len(self._bkeys) and all(map(_is, map(d.get, self._bkeys), self._bvals))
+        return len(d) == len(self._bvals) and all(map(_is, d.values(), self._bvals))
 
     def restore(self):
         fixed = []
@@ -524,7 +577,7 @@ class Harness:
     def dispatch(self, line):
         # Builtins are checked after each call (in encode): game code runs only inside calls.
         try:
-            req = _json_loads(line)
+            req = _fast_loads(line) if _fast_loads else _json_loads(line)
         except Exception:
             self.guard()  # a game may have broken json's own modules: put them back and retry once
             req = None
@@ -539,12 +592,13 @@ class Harness:
     def encode(self, rid, outcome):
         ok, value = outcome
         msg = {"id": rid, "ok": ok, ("result" if ok else "error"): value}
-        out = self.out.take()
-        if out:
-            msg["output"] = out
+        if self.out.parts or self.out.dropped:
+            msg["output"] = self.out.take()
         if not self.baseline.builtins_intact():
             self.guard()  # the call just made patched builtins: encode with the originals
         try:
+            if _fast_dumps:
+                return _fast_dumps(msg)
             return _json_dumps(msg, allow_nan=False)
         except Exception:
             self.guard()
@@ -587,7 +641,7 @@ class Harness:
         for name, mod in s.modules.items():
             self._saved_modules[name] = sys.modules.get(name)
             sys.modules[name] = mod
-        linecache.cache[ENV_FILENAME] = (len(s.source), None, s.source.splitlines(True), ENV_FILENAME)
+        linecache.cache[ENV_FILENAME] = s.linecache_entry
         self._stdout, self._stderr = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.out
         if self.before_call:
@@ -748,16 +802,35 @@ def describe_reset(ret):
     return {"observation": None, "info": {}, "types": [type_name(ret)], "shape": "other", "raw": describe(ret)}
 
 
+# Type-name tuples for the usual step shapes, shared by every step that has them: building five
+# names per step was a third of a play() step's harness cost. Only stable (builtin, numpy,
+# collections) types are cached, so a game's own classes never outlive their session here.
+_STEP_TYPES = {}
+_STABLE_MODULES = ("builtins", "numpy", "collections")
+
+
+def _step_types(obs, reward, term, trunc, info):
+    key = (type(obs), type(reward), type(term), type(trunc), type(info))
+    names = _STEP_TYPES.get(key)
+    if names is None:
+        names = (type_name(obs), type_name(reward), type_name(term), type_name(trunc), type_name(info))
+        if len(_STEP_TYPES) < 256 and all(getattr(t, "__module__", "") in _STABLE_MODULES for t in key):
+            _STEP_TYPES[key] = names
+    return names
+
+
 def describe_step(ret):
     if isinstance(ret, tuple) and len(ret) == 5:
         obs, reward, term, trunc, info = ret
+        # Inline fast paths for what nearly every game returns (short str, finite float, bools,
+        # small dict); everything else goes through plain().
         return {
-            "observation": plain(obs),
-            "reward": plain(reward),
-            "terminated": plain(term),
-            "truncated": plain(trunc),
+            "observation": obs if type(obs) is str and len(obs) <= VALUE_MAX_STR else plain(obs),
+            "reward": reward if type(reward) is float and reward - reward == 0.0 else plain(reward),
+            "terminated": term if term is True or term is False else plain(term),
+            "truncated": trunc if trunc is True or trunc is False else plain(trunc),
             "info": plain(info),
-            "types": [type_name(obs), type_name(reward), type_name(term), type_name(trunc), type_name(info)],
+            "types": _step_types(obs, reward, term, trunc, info),
             "shape": "tuple5",
         }
     return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret)}
