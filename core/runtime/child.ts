@@ -8,14 +8,18 @@
  * interrupts Python when a call runs past its deadline (the parent kills us if that fails).
  */
 import { Worker } from 'node:worker_threads';
-import { constants as fsConstants } from 'node:fs';
-import { Socket } from 'node:net';
+import { constants as fsConstants, fstatSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
-import { encodeFatal, encodeReady, encodeReply, onLines, splitHead, type ChildInit } from './childProtocol';
+import { encodeFatal, encodeReady, splitHead, type ChildInit } from './childProtocol';
 
+interface PyBytes {
+  getBuffer(type: 'u8'): { data: Uint8Array; release(): void };
+  destroy(): void;
+}
 interface PyProxyFn {
-  (arg: string): string;
+  (arg: string): string | PyBytes;
   destroy?(): void;
 }
 interface PyodideLike {
@@ -23,21 +27,37 @@ interface PyodideLike {
   runPython(code: string): unknown;
   setInterruptBuffer(buf: Int32Array): void;
   unregisterJsModule(name: string): void;
-  globals: { get(name: string): { dispatch: PyProxyFn } };
+  globals: { get(name: string): PyProxyFn };
 }
 
-// Replies go out on fd 3, a pipe the pool opened for us; stdout stays unused.
-let out: Socket;
+// Replies go out on fd 3, a pipe the pool opened for us; stdout stays unused. They are written
+// synchronously: the child has nothing else to do meanwhile, and a stream would copy a large
+// reply into its queue and finish it on later loop turns.
+const OUT_FD = 3;
 try {
-  out = new Socket({ fd: 3, readable: false, writable: true });
+  fstatSync(OUT_FD);
 } catch {
   console.error('runtime-child must be started by the runtime pool (it needs fd 3)');
   process.exit(2);
 }
-out.on('error', () => process.exit(0));
-function post(line: string): void {
-  out.write(line);
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+function writeAll(data: Uint8Array): void {
+  let off = 0;
+  while (off < data.length) {
+    try {
+      off += writeSync(OUT_FD, data, off, data.length - off);
+    } catch (e) {
+      // EAGAIN only if the pipe was made non-blocking; wait for the parent to drain it.
+      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
+      else process.exit(0); // the parent is gone
+    }
+  }
 }
+function post(line: string): void {
+  writeAll(Buffer.from(line, 'utf8'));
+}
+const NEWLINE = Buffer.from('\n');
 
 // Pyodide's Node file-system glue reads fs constants through process.binding, which the permission
 // model refuses; give it just the constants and nothing else.
@@ -71,6 +91,8 @@ for (;;) {
 }`;
 
 let dispatch: PyProxyFn | undefined;
+/** Spin this long reading stdin after a reply before sleeping in the event loop (0: never). */
+let spinMs = 0;
 
 async function init(msg: ChildInit): Promise<void> {
   const started = performance.now();
@@ -111,8 +133,15 @@ for _name in ${JSON.stringify(extensions)}:
         _mod.install(_spade_h, harness)
 sys.path.remove('/spade')
 `);
-  dispatch = py.globals.get('_spade_h').dispatch as PyProxyFn;
-  py.runPython('del _spade_h, _name, _mod');
+  // Large replies (a play() of thousands of steps) come back as bytes and are written straight
+  // from WebAssembly memory; small ones as strings, which is cheaper than a buffer proxy.
+  py.runPython(`
+def _spade_dispatch(line, _d=_spade_h.dispatch):
+    r = _d(line)
+    return r if len(r) < 32768 else r.encode()
+`);
+  dispatch = py.globals.get('_spade_dispatch');
+  py.runPython('del _spade_h, _name, _mod, _spade_dispatch');
   for (const name of ['js', 'pyodide_js']) {
     try {
       py.unregisterJsModule(name);
@@ -148,18 +177,19 @@ del sandbox
       // non-configurable in this Node version
     }
   }
+  spinMs = Math.max(0, msg.spinUs ?? 0) / 1000;
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 
 function call(id: number, line: string, timeoutMs: number): void {
   if (!dispatch) {
-    post(encodeReply(id, JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } })));
+    post(`R${id} ${JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } })}\n`);
     return;
   }
   Atomics.store(interrupt, 0, 0);
   Atomics.store(control, 1, Date.now() - t0 + timeoutMs);
   Atomics.add(control, 0, 1);
-  let reply: string;
+  let reply: string | PyBytes;
   try {
     reply = dispatch(line);
   } catch (e) {
@@ -173,10 +203,30 @@ function call(id: number, line: string, timeoutMs: number): void {
     Atomics.store(control, 1, 0);
     Atomics.add(control, 0, 1);
   }
-  post(encodeReply(id, reply));
+  if (typeof reply === 'string') {
+    post(`R${id} ${reply}\n`);
+    return;
+  }
+  const buf = reply.getBuffer('u8');
+  try {
+    writeAll(Buffer.from(`R${id} `));
+    writeAll(buf.data);
+    writeAll(NEWLINE);
+  } finally {
+    buf.release();
+    reply.destroy();
+  }
 }
 
-onLines(process.stdin, (line) => {
+// Requests arrive on stdin, one per line. Between calls the child sleeps in the event loop; right
+// after a reply it first polls the pipe for a short while, because the next request of a tight
+// loop (an episode stepping, a script of steps) usually follows within tens of microseconds, and
+// waking a sleeping process on another core costs about as much as a whole step() here.
+const decoder = new StringDecoder('utf8');
+let pending = '';
+const readBuf = Buffer.alloc(1 << 16);
+
+function handle(line: string): void {
   const tag = line.charCodeAt(0);
   if (tag === 67 /* C */) {
     const [id, a] = splitHead(line, 1);
@@ -188,5 +238,45 @@ onLines(process.stdin, (line) => {
       setTimeout(() => process.exit(4), 10);
     });
   } else if (tag === 88 /* X */) process.exit(0);
+}
+
+function feed(text: string): void {
+  let start = 0;
+  let nl = text.indexOf('\n');
+  if (nl < 0) {
+    pending += text;
+    return;
+  }
+  while (nl >= 0) {
+    const line = pending + text.slice(start, nl);
+    pending = '';
+    handle(line);
+    start = nl + 1;
+    nl = text.indexOf('\n', start);
+  }
+  pending = text.slice(start);
+}
+
+function spin(): void {
+  let until = performance.now() + spinMs;
+  while (spinMs > 0 && performance.now() < until) {
+    let n: number;
+    try {
+      // stdin is non-blocking (Node opened it as a stream), so this returns at once when empty.
+      n = readSync(0, readBuf, 0, readBuf.length, null);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+      spinMs = 0; // reading this way is not possible here: rely on the event loop alone
+      return;
+    }
+    if (n === 0) process.exit(0);
+    feed(decoder.write(readBuf.subarray(0, n)));
+    until = performance.now() + spinMs;
+  }
+}
+
+process.stdin.on('data', (chunk: Buffer) => {
+  feed(decoder.write(chunk));
+  spin();
 });
 process.stdin.on('end', () => process.exit(0));

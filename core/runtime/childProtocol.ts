@@ -13,6 +13,8 @@ export interface ChildInit {
   pyodideDir: string;
   /** native/*.py by file name: harness.py, sandbox.py and extension modules (audit_checks.py...). */
   files: Record<string, string>;
+  /** Microseconds to poll for the next request after a reply (0 on one core, where it would stall the parent). */
+  spinUs?: number;
 }
 export interface ChildReady {
   coldMs: number;
