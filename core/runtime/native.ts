@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { runtimePaths, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
@@ -21,15 +21,17 @@ let probedPython: PythonInfo | null | undefined;
 let probedUnshare: boolean | undefined;
 
 function tryPython(path: string): PythonInfo | null {
-  const r = spawnSync(path, ['-s', '-c', 'import sys\nprint(sys.version.split()[0])\ntry:\n import numpy\n print("numpy")\nexcept Exception:\n print("-")'], {
+  const r = spawnSync(path, ['-s', '-c', 'import sys\nprint(sys.version.split()[0])\ntry:\n import numpy\n print("numpy")\nexcept Exception:\n print("-")\nprint(sys.executable)'], {
     encoding: 'utf8',
     timeout: 15_000,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
   });
   if (r.status !== 0 || !r.stdout) return null;
-  const [version, np] = r.stdout.trim().split('\n');
+  const [version, np, executable] = r.stdout.trim().split('\n');
   if (!version || !/^3\.(\d+)/.test(version) || Number(/^3\.(\d+)/.exec(version)![1]) < 8) return null;
-  return { path, version, numpy: np === 'numpy' };
+  // Sessions run with a scrubbed PATH, so a bare `python3` would find another interpreter than the
+  // one probed here (e.g. /usr/bin/python3 instead of the user's pyenv one): keep its real path.
+  return { path: executable && isAbsolute(executable) ? executable : path, version, numpy: np === 'numpy' };
 }
 
 /**
