@@ -68,6 +68,8 @@ export interface NativeOptions {
   paths?: RuntimePaths;
   /** Off only for tests that compare with and without the namespace. */
   networkNamespace?: boolean;
+  /** An interpreter to use instead of the probed one (benchmarks comparing interpreters). */
+  pythonPath?: string;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
 }
 
@@ -171,7 +173,7 @@ class NativeProcess {
  */
 export class NativeRuntime {
   private readonly sessions = new Map<string, NativeProcess>();
-  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace'>>;
+  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath'>>;
   private readonly paths: RuntimePaths;
   private readonly useNetns: boolean;
   private crashes = 0;
@@ -204,7 +206,7 @@ export class NativeRuntime {
   }
 
   private command(): { cmd: string; args: string[] } {
-    const py = probePython();
+    const py = this.options.pythonPath ? { path: this.options.pythonPath } : probePython();
     if (!py) throw new Error('No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)');
     const config = JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000 });
     const pyArgs = ['-s', join(this.paths.nativeDir, 'cpython_main.py'), config];
