@@ -27,6 +27,8 @@ export interface EpisodeDeps {
   runtime: RuntimePort;
   defaults(): { maxTurns: number };
   changed?(ids: number[]): void;
+  /** A regret run that has a runId finished one more episode. */
+  regretProgress?(p: { runId: string; done: number; total: number; etaSec: number | null }): void;
 }
 
 /** A snapshot every this many steps bounds a scrub to that many re-executed steps. */
@@ -685,56 +687,99 @@ export class EpisodeService {
     return Math.max(-1, Math.min(1, last.reward ?? 0));
   }
 
-  async regret(input: { hash: string; seeds: number; seedStart: number; policy: Policy; hintPolicy?: Policy | undefined; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined }) {
+  /** Regret runs that can be cancelled, by runId: true once a cancel was asked. */
+  private readonly regretRuns = new Map<string, { cancel: boolean }>();
+
+  /**
+   * SPADE's hint-based regret over N seeds. Seeds alternate between the arms (seed s with the hint,
+   * then without), so a cancelled run still compares the two arms on the same seeds.
+   */
+  async regret(input: { hash: string; seeds: number; seedStart: number; policy: Policy; hintPolicy?: Policy | undefined; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined }) {
     const env = this.env(input.hash);
     const defaults = this.d.defaults();
     const runtime: RuntimeChoice = input.runtime ?? 'auto';
     const maxTurns = input.maxTurns ?? defaults.maxTurns;
     const hintText = input.hintText ?? env.hint;
-    const arm = async (hint: boolean) => {
+    const runId = input.runId;
+    if (runId !== undefined && this.regretRuns.has(runId)) throw new ApiError('conflict', `A regret run ${runId} is already running`);
+    const run = { cancel: false };
+    if (runId !== undefined) this.regretRuns.set(runId, run);
+
+    const episode = async (hint: boolean, seed: number): Promise<{ id: number; ret: number }> => {
       const policy = hint && input.hintPolicy ? input.hintPolicy : input.policy;
-      const returns: number[] = [];
-      const episodeIds: number[] = [];
-      for (let k = 0; k < input.seeds; k++) {
+      const session = await this.openSession(env.source, maxTurns, runtime);
+      try {
+        const reset = await session.reset(0, seed);
+        const steps: StepRecord[] = [{ ...reset, state: await session.state() }];
+        if (!reset.error) {
+          const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime };
+          const src = await this.actionSource(live, policy, seed, env.toolUse).catch(() => scriptSource([], false));
+          const actions: string[] = [];
+          for (let n = src.next(); n && actions.length < Math.max(maxTurns, 1) * 4; n = src.next()) actions.push(n.action);
+          steps.push(...(await session.play(1, actions, { stopWhenDone: true })));
+        }
+        const id = this.d.store.create({
+          envHash: input.hash,
+          envName: env.name,
+          className: session.info.className,
+          seed,
+          hintEnabled: hint,
+          hintText: hint ? (hintText ?? null) : null,
+          maxTurns,
+          runtime: session.info.runtime,
+          origin: 'regret',
+          label: `regret ${hint ? 'with' : 'without'} hint, seed ${seed}`,
+          policy: describePolicy(policy),
+        });
+        this.d.store.appendSteps(id, steps);
+        return { id, ret: EpisodeService.episodeReturn(steps) };
+      } finally {
+        await session.close();
+      }
+    };
+
+    const arms = { with: { returns: [] as number[], ids: [] as number[] }, without: { returns: [] as number[], ids: [] as number[] } };
+    const total = input.seeds * 2;
+    const started = performance.now();
+    let done = 0;
+    try {
+      for (let k = 0; k < input.seeds && !run.cancel; k++) {
         const seed = input.seedStart + k;
-        const session = await this.openSession(env.source, maxTurns, runtime);
-        try {
-          const reset = await session.reset(0, seed);
-          const steps: StepRecord[] = [{ ...reset, state: await session.state() }];
-          if (!reset.error) {
-            const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime };
-            const src = await this.actionSource(live, policy, seed, env.toolUse).catch(() => scriptSource([], false));
-            const actions: string[] = [];
-            for (let n = src.next(); n && actions.length < Math.max(maxTurns, 1) * 4; n = src.next()) actions.push(n.action);
-            steps.push(...(await session.play(1, actions, { stopWhenDone: true })));
+        for (const hint of [true, false]) {
+          const r = await episode(hint, seed);
+          const arm = hint ? arms.with : arms.without;
+          arm.returns.push(r.ret);
+          arm.ids.push(r.id);
+          done++;
+          if (runId !== undefined) {
+            const perEpisode = (performance.now() - started) / 1000 / done;
+            this.d.regretProgress?.({ runId, done, total, etaSec: (total - done) * perEpisode });
           }
-          const id = this.d.store.create({
-            envHash: input.hash,
-            envName: env.name,
-            className: session.info.className,
-            seed,
-            hintEnabled: hint,
-            hintText: hint ? (hintText ?? null) : null,
-            maxTurns,
-            runtime: session.info.runtime,
-            origin: 'regret',
-            label: `regret ${hint ? 'with' : 'without'} hint, seed ${seed}`,
-            policy: describePolicy(policy),
-          });
-          this.d.store.appendSteps(id, steps);
-          episodeIds.push(id);
-          returns.push(EpisodeService.episodeReturn(steps));
-        } finally {
-          await session.close();
         }
       }
-      const mean = returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length);
-      return { hint, returns, mean, solveRate: returns.filter((r) => r > 0).length / Math.max(1, returns.length), episodeIds };
-    };
-    const withHint = await arm(true);
-    const withoutHint = await arm(false);
-    this.d.changed?.([...withHint.episodeIds, ...withoutHint.episodeIds]);
-    return { withHint, withoutHint, regret: withHint.mean - withoutHint.mean, hintText: hintText ?? null };
+    } finally {
+      if (runId !== undefined) this.regretRuns.delete(runId);
+      const ids = [...arms.with.ids, ...arms.without.ids];
+      if (ids.length) this.d.changed?.(ids);
+    }
+    const summary = (hint: boolean, a: { returns: number[]; ids: number[] }) => ({
+      hint,
+      returns: a.returns,
+      mean: a.returns.reduce((x, y) => x + y, 0) / Math.max(1, a.returns.length),
+      solveRate: a.returns.filter((x) => x > 0).length / Math.max(1, a.returns.length),
+      episodeIds: a.ids,
+    });
+    const withHint = summary(true, arms.with);
+    const withoutHint = summary(false, arms.without);
+    return { withHint, withoutHint, regret: withHint.mean - withoutHint.mean, hintText: hintText ?? null, cancelled: run.cancel };
+  }
+
+  /** Asks a running regret run to stop after its current seed. */
+  regretCancel(runId: string): boolean {
+    const run = this.regretRuns.get(runId);
+    if (!run) return false;
+    run.cancel = true;
+    return true;
   }
 
   /** The hinted first observation as SPADE builds it, for callers that show it without a recording. */

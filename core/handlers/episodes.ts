@@ -16,7 +16,8 @@ type EpisodeCalls =
   | 'episodes.importTrajectory'
   | 'episodes.exportJsonl'
   | 'episodes.importJsonl'
-  | 'episodes.regret';
+  | 'episodes.regret'
+  | 'episodes.regretCancel';
 
 export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
   const svc = () => s.episodes;
@@ -36,5 +37,6 @@ export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
     'episodes.exportJsonl': ({ ids }) => svc().exportJsonl(ids),
     'episodes.importJsonl': ({ text }) => svc().importJsonl(text),
     'episodes.regret': (i) => svc().regret(i),
+    'episodes.regretCancel': ({ runId }) => ({ cancelled: svc().regretCancel(runId) }),
   };
 }

@@ -117,6 +117,7 @@ export class Services {
         runtime: this.runtime,
         defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
         changed: (ids) => this.events.emit('episodes.changed', { ids }),
+        regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
       });
       this.episodesSvc = svc;
       this.onClose(() => svc.closeAll());

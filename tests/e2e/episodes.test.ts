@@ -147,6 +147,21 @@ describe('episodes in Chromium', () => {
     expect(await page.getByTestId('regret-value').textContent()).toBe('1');
     expect(await page.getByTestId('regret-chart').getAttribute('data-points')).toBe('5');
     await screenshot(page, 'episodes-regret');
+
+    // A long run shows its progress and stops on Cancel with the same seeds in both arms.
+    await page.getByTestId('regret-seeds').fill('400');
+    await page.getByTestId('regret-run').click();
+    await page.getByTestId('regret-progress').getByText(/ (?:[4-9]|\d{2,}) \/ 800 episodes/).waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('regret-progress').textContent()).toMatch(/seed \d+ of 400 · \d+ \/ 800 episodes · about \d+ s left/);
+    await screenshot(page, 'episodes-regret-progress');
+    await page.getByTestId('regret-cancel').click();
+    await page.getByTestId('regret-cancelled').waitFor({ timeout: 60_000 });
+    const nHint = Number(await page.getByTestId('n-hint').textContent());
+    expect(nHint).toBeGreaterThanOrEqual(2);
+    expect(nHint).toBeLessThan(400);
+    expect(await page.getByTestId('n-no-hint').textContent()).toBe(String(nHint));
+    expect(await page.getByTestId('regret-chart').getAttribute('data-points')).toBe(String(nHint));
+    expect(await page.getByTestId('regret-progress').count()).toBe(0);
     expect(ctx.errors).toEqual([]);
   });
 

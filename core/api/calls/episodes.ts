@@ -137,6 +137,8 @@ export const replayReportSchema = z.object({
 });
 export type ReplayReport = z.infer<typeof replayReportSchema>;
 
+const regretRunId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
+
 const armSchema = z.object({
   hint: z.boolean(),
   returns: z.array(z.number()),
@@ -278,13 +280,40 @@ export const episodesCalls = {
         hintText: z.string().max(20_000).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtime.optional(),
+        /** Chosen by the caller: progress comes as episodes.regretProgress with it, and it cancels the run. */
+        runId: regretRunId.optional(),
       })
       .strict(),
-    output: z.object({ withHint: armSchema, withoutHint: armSchema, regret: z.number(), hintText: z.string().nullable() }),
+    output: z.object({
+      withHint: armSchema,
+      withoutHint: armSchema,
+      regret: z.number(),
+      hintText: z.string().nullable(),
+      /** Stopped by episodes.regretCancel: the arms hold the seeds finished before the stop (the same seeds in both). */
+      cancelled: z.boolean(),
+    }),
+  }),
+  'episodes.regretCancel': defineCall({
+    name: 'episodes.regretCancel',
+    summary: 'Stop a running regret run after its current seed; the run returns what it finished.',
+    input: z.object({ runId: regretRunId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
   }),
 } as const;
 
 export const episodesEvents = {
+  'episodes.regretProgress': defineEvent({
+    name: 'episodes.regretProgress',
+    summary: 'A regret run with a runId finished one more episode (seeds alternate between the arms).',
+    payload: z.object({
+      runId: regretRunId,
+      /** Episodes finished, both arms counted; total is twice the seeds. */
+      done: z.number().int(),
+      total: z.number().int(),
+      /** Seconds left at the current rate; null until there is a rate. */
+      etaSec: z.number().nullable(),
+    }),
+  }),
   'episodes.changed': defineEvent({
     name: 'episodes.changed',
     summary: 'An episode was recorded, extended, imported or deleted.',

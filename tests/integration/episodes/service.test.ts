@@ -151,6 +151,39 @@ describe('episodes on the real Pyodide runtime', () => {
     expect(r.regret).toBe(1);
     expect(r.withHint.solveRate).toBe(1);
     expect(r.hintText).toBeTruthy();
+    expect(r.cancelled).toBe(false);
+  });
+
+  it('regret with a runId reports progress per episode and stops on cancel with paired seeds', async () => {
+    const ep = s.episodes;
+    const seen: { done: number; total: number; etaSec: number | null }[] = [];
+    const off = s.events.subscribe((name, payload) => {
+      if (name !== 'episodes.regretProgress') return;
+      const p = payload as { runId: string; done: number; total: number; etaSec: number | null };
+      if (p.runId !== 'run-a') return;
+      seen.push(p);
+      // Cancel while the with-hint episode of the third seed is the last one done.
+      if (p.done === 5) expect(ep.regretCancel('run-a')).toBe(true);
+    });
+    try {
+      const running = ep.regret({ hash: grid, seeds: 40, seedStart: 10, policy: { kind: 'random', lo: 1, hi: 100 }, hintPolicy: { kind: 'solution' }, runtime: 'pyodide', runId: 'run-a' });
+      // one run per id at a time
+      await expect(ep.regret({ hash: grid, seeds: 1, seedStart: 0, policy: { kind: 'solution' }, runId: 'run-a' })).rejects.toMatchObject({ code: 'conflict' });
+      const r = await running;
+      expect(r.cancelled).toBe(true);
+      // the seed under way when the cancel came finishes both arms, then the run stops
+      expect(r.withHint.returns).toEqual([1, 1, 1]);
+      expect(r.withoutHint.returns).toEqual([0, 0, 0]);
+      expect(r.regret).toBe(1);
+      expect(seen.map((p) => p.done)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(seen.every((p) => p.total === 80)).toBe(true);
+      expect(seen.every((p) => p.etaSec !== null && p.etaSec >= 0)).toBe(true);
+      const labels = [...r.withHint.episodeIds, ...r.withoutHint.episodeIds].map((id) => ep.get(id).episode.label);
+      expect(labels.filter((l) => l.endsWith('seed 12'))).toHaveLength(2);
+      expect(ep.regretCancel('run-a')).toBe(false); // finished runs are forgotten
+    } finally {
+      off();
+    }
   });
 });
 

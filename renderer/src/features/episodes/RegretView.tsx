@@ -1,5 +1,5 @@
-import { useMemo, useState } from 'react';
-import type { CallOutput } from '../../../../core/api';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { CallOutput, EventPayload } from '../../../../core/api';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
 import { LineChart } from './ReturnChart';
@@ -26,6 +26,16 @@ export function RegretView({ tab }: ViewProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [r, setR] = useState<CallOutput<'episodes.regret'> | null>(null);
+  const [progress, setProgress] = useState<EventPayload<'episodes.regretProgress'> | null>(null);
+  const [cancelling, setCancelling] = useState(false);
+  const runId = useRef<string | null>(null);
+  useEffect(
+    () =>
+      backend().on('episodes.regretProgress', (p) => {
+        if (p.runId === runId.current) setProgress(p);
+      }),
+    [],
+  );
   const xs = useMemo(() => (r ? r.withHint.returns.map((_, i) => start + i) : []), [r, start]);
   const series = useMemo(
     () => (r ? [{ label: 'with hint', values: r.withHint.returns, color: '#2e9d4f' }, { label: 'without hint', values: r.withoutHint.returns, color: '#e4572e' }] : []),
@@ -62,18 +72,24 @@ export function RegretView({ tab }: ViewProps) {
           </select>
         </label>
         <label>
-          budget <input type="number" min={1} value={budget} placeholder="default" onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 70 }} />
+          budget <input type="number" min={1} value={budget} placeholder="default" onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 84 }} />
         </label>
         <button
           className="primary"
           disabled={busy}
           data-testid="regret-run"
           onClick={async () => {
+            const id = `regret-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+            runId.current = id;
             setBusy(true);
+            setCancelling(false);
+            setProgress({ runId: id, done: 0, total: seeds * 2, etaSec: null });
             setError(null);
+            setR(null);
             try {
               setR(
                 await backend().call('episodes.regret', {
+                  runId: id,
                   hash: tab.params.hash!,
                   seeds,
                   seedStart: start,
@@ -85,17 +101,46 @@ export function RegretView({ tab }: ViewProps) {
             } catch (e) {
               setError(errorText(e));
             } finally {
+              runId.current = null;
               setBusy(false);
+              setProgress(null);
             }
           }}
         >
           {busy ? 'Running…' : 'Run'}
         </button>
+        {busy ? (
+          <button
+            disabled={cancelling}
+            data-testid="regret-cancel"
+            onClick={() => {
+              if (!runId.current) return;
+              setCancelling(true);
+              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorText(e)));
+            }}
+          >
+            {cancelling ? 'Stopping after this seed…' : 'Cancel'}
+          </button>
+        ) : null}
       </div>
+      {busy && progress ? (
+        <div className="ep-regret-progress" data-testid="regret-progress">
+          <progress max={progress.total} value={progress.done} />
+          <span>
+            seed {Math.min(seeds, Math.floor(progress.done / 2) + 1)} of {seeds} · {progress.done} / {progress.total} episodes
+            {progress.etaSec !== null ? ` · about ${Math.ceil(progress.etaSec)} s left` : ''}
+          </span>
+        </div>
+      ) : null}
       {policy === 'script' || hintPolicy === 'script' ? <textarea rows={3} value={script} onChange={(e) => setScript(e.target.value)} placeholder="one action per line" /> : null}
       {error ? <div className="ep-error">{error}</div> : null}
       {r ? (
         <>
+          {r.cancelled ? (
+            <p className="muted" data-testid="regret-cancelled">
+              Cancelled: {r.withHint.returns.length} of the seeds asked for ran, each with and without the hint.
+            </p>
+          ) : null}
           <table className="ep-regret-table" data-testid="regret-table">
             <thead>
               <tr>
@@ -110,13 +155,13 @@ export function RegretView({ tab }: ViewProps) {
                 <td>with hint</td>
                 <td data-testid="r-hint">{fmt(r.withHint.mean)}</td>
                 <td>{fmt(r.withHint.solveRate)}</td>
-                <td>{r.withHint.returns.length}</td>
+                <td data-testid="n-hint">{r.withHint.returns.length}</td>
               </tr>
               <tr>
                 <td>without hint</td>
                 <td data-testid="r-no-hint">{fmt(r.withoutHint.mean)}</td>
                 <td>{fmt(r.withoutHint.solveRate)}</td>
-                <td>{r.withoutHint.returns.length}</td>
+                <td data-testid="n-no-hint">{r.withoutHint.returns.length}</td>
               </tr>
               <tr>
                 <td>
