@@ -14,6 +14,7 @@ SSH_PORT="${SPADE_CI_SSH_PORT:-2222}"
 SUDO=""
 if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 USER_NAME="$(id -un)"
+AGENT_PASSPHRASE="spade-ci-agent-only"
 
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -22,7 +23,9 @@ start_sshd() {
   chmod 700 "$DIR/ssh"
   [ -f "$DIR/ssh/host_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$DIR/ssh/host_ed25519" -C spade-ci-host
   [ -f "$DIR/ssh/client_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$DIR/ssh/client_ed25519" -C spade-ci-client
-  cp "$DIR/ssh/client_ed25519.pub" "$DIR/ssh/authorized_keys"
+  # A passphrase-protected key only an ssh-agent can use (the agent-login test loads it into one).
+  [ -f "$DIR/ssh/agent_ed25519" ] || ssh-keygen -q -t ed25519 -N "$AGENT_PASSPHRASE" -f "$DIR/ssh/agent_ed25519" -C spade-ci-agent
+  cat "$DIR/ssh/client_ed25519.pub" "$DIR/ssh/agent_ed25519.pub" > "$DIR/ssh/authorized_keys"
   chmod 600 "$DIR/ssh/authorized_keys"
   # known_hosts in the [host]:port form OpenSSH uses for a non-default port.
   echo "[127.0.0.1]:$SSH_PORT $(cut -d' ' -f1,2 "$DIR/ssh/host_ed25519.pub")" > "$DIR/ssh/known_hosts"
@@ -109,6 +112,8 @@ SPADE_CI_SSH_HOST=127.0.0.1
 SPADE_CI_SSH_PORT=$SSH_PORT
 SPADE_CI_SSH_USER=$USER_NAME
 SPADE_CI_SSH_KEY=$DIR/ssh/client_ed25519
+SPADE_CI_AGENT_KEY=$DIR/ssh/agent_ed25519
+SPADE_CI_AGENT_PASSPHRASE=$AGENT_PASSPHRASE
 SPADE_CI_KNOWN_HOSTS=$DIR/ssh/known_hosts
 SPADE_CI_HOST_PUB=$DIR/ssh/host_ed25519.pub
 SPADE_CI_SLURM=1

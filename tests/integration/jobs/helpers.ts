@@ -13,6 +13,9 @@ export interface CiServices {
   key: string;
   knownHosts: string;
   slurm: boolean;
+  /** A passphrase-protected key authorized on the sshd, for the ssh-agent login test. */
+  agentKey: string;
+  agentPassphrase: string;
 }
 
 /** What .ci/services.sh started (sshd, Slurm); null when it has not run on this machine. */
@@ -31,6 +34,8 @@ export function ciServices(): CiServices | null {
     key: env.SPADE_CI_SSH_KEY ?? '',
     knownHosts: env.SPADE_CI_KNOWN_HOSTS ?? '',
     slurm: env.SPADE_CI_SLURM === '1',
+    agentKey: env.SPADE_CI_AGENT_KEY ?? '',
+    agentPassphrase: env.SPADE_CI_AGENT_PASSPHRASE ?? '',
   };
 }
 
