@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Db } from '../memory/db';
 import { LocalBackend } from './backends/local';
-import { RayBackend } from './backends/ray';
+import { RayBackend, rayTunnelTarget } from './backends/ray';
 import { SlurmBackend } from './backends/slurm';
 import { SshBackend } from './backends/ssh';
 import { flowBack, type EnvironmentImporter } from './flowback';
@@ -58,7 +58,10 @@ export class JobManager {
       ssh: new SshBackend(transportFor),
       slurm: new SlurmBackend(transportFor),
       ray: new RayBackend({
-        tunnel: async (job) => this.connection(this.sshTarget(job)).forward('127.0.0.1', 8265),
+        tunnel: async (job) => {
+          const to = rayTunnelTarget(job.spec.ray?.address);
+          return this.connection(this.sshTarget(job)).forward(to.host, to.port);
+        },
         files: transportFor,
         secret: (n) => o.secrets.get(n),
       }),

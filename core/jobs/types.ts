@@ -27,9 +27,9 @@ export interface SlurmOptions {
 }
 
 export interface RayOptions {
-  /** http(s)://host:8265 when reached directly; ignored when tunnelled over SSH. */
+  /** http(s)://host:8265 when reached directly; when tunnelled, the dashboard as the SSH host reaches it (plain HTTP). */
   address?: string | undefined;
-  /** Reach the head node's 127.0.0.1:8265 through an SSH tunnel to `ssh`. */
+  /** Reach the dashboard through an SSH tunnel to `ssh` (its 127.0.0.1:8265 unless `address` says otherwise). */
   tunnel?: boolean | undefined;
   submissionId?: string | undefined;
   /** Name of a secret that holds the bearer token (never the token itself). */

@@ -7,6 +7,17 @@ import { shJoin, shQuote, assertEnvName } from '../shell';
 import { isTerminal, type JobBackend, type JobRecord, type JobState, type LogChunk, type StatusReport, type SubmitResult, type Transport } from '../types';
 import { RayLogTail } from './rayTail';
 
+const DEFAULT_RAY_ADDRESS = 'http://127.0.0.1:8265';
+
+/**
+ * Where an SSH tunnel for Ray leads, as the SSH host sees it: the job's Ray address when given
+ * (a dashboard on another port or on another node of the head's network), else its 127.0.0.1:8265.
+ */
+export function rayTunnelTarget(address: string | undefined): { host: string; port: number } {
+  const u = new URL(address ?? DEFAULT_RAY_ADDRESS);
+  return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port) || 8265 };
+}
+
 export const RAY_STATES: Record<string, JobState> = {
   PENDING: 'pending',
   RUNNING: 'running',
@@ -47,7 +58,9 @@ export class RayBackend implements JobBackend {
   private async endpoint(job: JobRecord): Promise<{ base: URL; token: string | undefined; tunnel: Duplex | null }> {
     const ray = job.spec.ray ?? {};
     const tunnel = ray.tunnel && this.deps.tunnel ? await this.deps.tunnel(job) : null;
-    const base = new URL(tunnel ? 'http://127.0.0.1:8265' : (ray.address ?? 'http://127.0.0.1:8265'));
+    const base = new URL(ray.address ?? DEFAULT_RAY_ADDRESS);
+    // Through the tunnel the dashboard is spoken to in plain HTTP, as on the head node itself.
+    if (tunnel) base.protocol = 'http:';
     const token = ray.tokenSecret ? this.deps.secret(ray.tokenSecret) : undefined;
     return { base, token, tunnel };
   }

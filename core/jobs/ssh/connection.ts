@@ -94,6 +94,8 @@ export class SshConnection implements Transport {
   private closed = false;
   /** How many times a connection was established; tests use it to see a reconnection happened. */
   connects = 0;
+  /** How many forwarded streams were opened (tests: proof that traffic went through the tunnel). */
+  forwards = 0;
 
   constructor(
     readonly target: SshTarget,
@@ -280,7 +282,15 @@ export class SshConnection implements Transport {
   /** A TCP stream to host:port as seen from the remote machine (the Ray tunnel). */
   async forward(host: string, port: number): Promise<ClientChannel> {
     const c = await this.connect();
-    return new Promise((resolve, reject) => c.forwardOut('127.0.0.1', 0, host, port, (err, ch) => (err ? reject(err) : resolve(ch))));
+    return new Promise((resolve, reject) =>
+      c.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
+        if (err) reject(new Error(`SSH tunnel to ${host}:${port} on ${this.label} refused: ${err.message}`));
+        else {
+          this.forwards++;
+          resolve(ch);
+        }
+      }),
+    );
   }
 
   close(): void {

@@ -6,7 +6,7 @@ import { RAY_STATES } from '../../../core/jobs/backends/ray';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import type { JobSpec } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
-import { makeManager, rolloutLines, waitFor, waitState } from './helpers';
+import { ciServices, makeManager, rolloutLines, waitFor, waitState } from './helpers';
 import { startRayStandIn, type RayStandIn } from './rayStandIn';
 
 describe('ray backend against the Ray Jobs REST contract (local stand-in server)', () => {
@@ -157,6 +157,52 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
     } finally {
       await ctx2.manager.close();
       ctx2.db.close();
+    }
+  });
+});
+
+const ci = ciServices();
+(ci ? describe : describe.skip)('ray backend through an SSH tunnel (real sshd, local stand-in)', () => {
+  it('submits, tails and finishes with every request carried by forwarded SSH channels', async () => {
+    const TOKEN = 'tunnel-token-81c3';
+    const ray = await startRayStandIn({ token: TOKEN });
+    const dir = tempDir('spade-jobs-ray-tunnel-');
+    const secrets = new MemorySecretStore();
+    secrets.set('RAY_TOKEN', TOKEN);
+    const ctx = makeManager(dir.dir, { secrets });
+    const ssh = { host: ci!.host, port: ci!.port, user: ci!.user, identityFile: ci!.key, knownHostsFile: ci!.knownHosts };
+    try {
+      const spec = buildSpec({
+        name: 'ray tunnel',
+        backend: 'ray',
+        ssh,
+        // The stand-in's port as the SSH host sees it (the same machine here).
+        ray: { tunnel: true, address: ray.url, tokenSecret: 'RAY_TOKEN' },
+        workdir: dir.dir,
+        command: ['sh', '-c', 'for s in 1 2; do echo "{\\"rollout/step\\": $s, \\"env/avg_regret\\": 0.$s}"; done; echo tunnelled'],
+        poolDir: null,
+        importEnvironments: false,
+      });
+      const job = await ctx.manager.submit(spec);
+      const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost']);
+      expect(done.state, done.detail).toBe('succeeded');
+      expect(ctx.manager.readLog(job.id, 0, 1 << 20).text).toContain('tunnelled');
+      expect(ctx.manager.store.metrics(job.id, ['env/avg_regret']).map((p) => p.value)).toEqual([0.1, 0.2]);
+      const conn = ctx.manager.connection(ssh);
+      // submit, status polls and log reads each went through their own forwarded channel
+      expect(conn.forwards).toBeGreaterThanOrEqual(ray.requests.length);
+      expect(ray.requests.length).toBeGreaterThanOrEqual(2);
+
+      // A dashboard that is not listening on the SSH host side: a clear error, not a hang.
+      const closed = await startRayStandIn({ token: TOKEN });
+      const deadUrl = closed.url;
+      await closed.close();
+      await expect(ctx.manager.submit({ ...spec, name: 'ray tunnel to nothing', ray: { ...spec.ray!, address: deadUrl } })).rejects.toThrow(/SSH tunnel to 127\.0\.0\.1:\d+ .* refused/);
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      await ray.close();
+      dir.cleanup();
     }
   });
 });

@@ -105,7 +105,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
         ...(container ? { container } : {}),
       };
     }
-    if (kind === 'ray') input.ray = { tunnel: rayTunnel, ...(rayTunnel ? {} : { address: rayAddress }) };
+    if (kind === 'ray') input.ray = { tunnel: rayTunnel, ...(rayAddress.trim() ? { address: rayAddress.trim() } : {}) };
     if (pool === 'none') input.noPool = true;
     if (pool === 'ids') input.poolEnvIds = poolIds.split(/[\s,]+/).filter(Boolean).map(Number);
     return input;
@@ -210,8 +210,13 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
           ) : null}
           {kind === 'ray' ? (
             <label className="jobs-inline jobs-wide">
-              <input type="checkbox" checked={rayTunnel} onChange={(e) => setRayTunnel(e.target.checked)} /> through an SSH tunnel to the head node's 127.0.0.1:8265
-              {!rayTunnel ? <input value={rayAddress} size={30} onChange={(e) => setRayAddress(e.target.value)} /> : null}
+              <input type="checkbox" checked={rayTunnel} onChange={(e) => setRayTunnel(e.target.checked)} /> through an SSH tunnel to the head node
+              <input
+                value={rayAddress}
+                size={30}
+                title={rayTunnel ? 'The dashboard as the head node reaches it' : 'The dashboard address'}
+                onChange={(e) => setRayAddress(e.target.value)}
+              />
             </label>
           ) : null}
           <label className="jobs-wide">
