@@ -9,6 +9,7 @@ import {
   getVersion,
   libraryStats,
   listVersions,
+  matchingIds,
   search,
   selectIds,
   setSeed,
@@ -20,6 +21,7 @@ import type { Services } from '../services/services';
 
 type MemoryCall =
   | 'memory.search'
+  | 'memory.matchingIds'
   | 'memory.get'
   | 'memory.version'
   | 'memory.versions'
@@ -39,6 +41,7 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
   const changed = (reason: string, ids?: number[]) => s.events.emit('memory.changed', ids ? { reason, ids: ids.slice(0, 1000) } : { reason });
   return {
     'memory.search': (i) => search(db, i),
+    'memory.matchingIds': (i) => matchingIds(db, i),
     'memory.get': (i) => {
       const d = 'id' in i ? getEnvironment(db, i.id) : getEnvironmentByHash(db, i.hash);
       if (!d) throw new ApiError('not_found', 'id' in i ? `No environment ${i.id}` : `No version ${i.hash.slice(0, 12)}`);

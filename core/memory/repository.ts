@@ -595,6 +595,19 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   }
 }
 
+/** Every id a search matches (newest first), for bulk actions on "all matching"; at most `max`. */
+export function matchingIds(db: Db, input: { query?: string; filters?: MemoryFilters }, max = 100_000): { ids: number[]; truncated: boolean } {
+  const query = input.query ?? '';
+  const where = buildWhere(query, input.filters ?? {});
+  try {
+    const ids = (stmt(db, `SELECT e.id FROM environments e ${where.sql} ORDER BY e.id DESC LIMIT ?`).all(...where.params, max + 1) as { id: number }[]).map((r) => r.id);
+    return { ids: ids.slice(0, max), truncated: ids.length > max };
+  } catch (e) {
+    if (e instanceof Error && /fts5|MATCH/i.test(e.message)) throw new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`);
+    throw e;
+  }
+}
+
 export interface Selection {
   ids?: number[];
   seeds?: boolean;

@@ -55,6 +55,25 @@ describe('library (Chromium)', () => {
     await page.click('[data-testid=library-filter-seeds]');
     await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('2 environments'));
     await page.click('[data-testid=library-clear-filters]');
+    await page.click('[data-testid=library-bulk] button:has-text("clear")');
+
+    // Select all matching: every row of a search, not only the rows the table has loaded.
+    const chip = page.locator('.lib-chips button:has-text("tool-use")');
+    const matching = Number((await chip.textContent())!.replace(/[^\d]/g, ''));
+    expect(matching).toBeGreaterThanOrEqual(5);
+    await chip.click();
+    await page.waitForFunction((n) => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith(`${n} environments · select all`), matching);
+    await page.click('[data-testid=library-select-all]');
+    await page.waitForFunction((n) => document.querySelector('[data-testid=library-bulk]')?.textContent?.startsWith(`${n} selected`), matching);
+    expect(await page.locator('[data-testid=library-select-all]').count()).toBe(0);
+    await page.fill('[data-testid=library-bulk-tag]', 'all-tools');
+    await page.click('[data-testid=library-bulk] button:has-text("+ Tag")');
+    await page.waitForSelector(`[data-testid=facet-tag] :text("all-tools")`);
+    await screenshot(page, 'library-select-all');
+    await page.click('[data-testid=library-clear-filters]');
+    await page.click('[data-testid=library-bulk] button:has-text("clear")');
+    const tagged = await ctx.app.services.db.prepare("SELECT count(*) AS n FROM tags WHERE tag = 'all-tools'").get() as { n: number };
+    expect(tagged.n).toBe(matching);
   });
 
   it('imports through the dialog with progress and the skipped-files summary', async () => {
@@ -114,6 +133,11 @@ describe('library at 100,000 environments (Chromium)', () => {
       await page.$eval('[data-testid=library-scroll]', (el) => (el.scrollTop = el.scrollHeight / 2));
       await page.waitForSelector('[data-testid=library-row][aria-rowindex="50001"]');
       await screenshot(page, 'library-100k');
+      // All 100,000, though the table has loaded only the pages scrolled through.
+      await page.click('[data-testid=library-select-all]');
+      await page.waitForFunction(() => document.querySelector('[data-testid=library-bulk]')?.textContent?.startsWith('100,000 selected'));
+      await page.click('[data-testid=library-bulk] button:has-text("clear")');
+      await page.waitForSelector('[data-testid=library-select-all]');
       expect(ctx.errors).toEqual([]);
     } finally {
       await ctx.close();

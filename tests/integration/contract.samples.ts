@@ -35,6 +35,7 @@ export const samples: Sample[] = [
   { call: 'memory.stats', input: {}, volatile: ['databaseBytes'] },
   { call: 'memory.search', input: { query: 'guess' }, volatile: ['updatedAt', 'tookMs'] },
   { call: 'memory.search', input: { query: '', filters: { kind: 'tool-use' }, sort: { field: 'name', dir: 'asc' } }, volatile: ['updatedAt', 'tookMs'] },
+  { call: 'memory.matchingIds', input: { query: 'guess', filters: { kind: 'game' } } },
   { call: 'memory.facets', input: {} },
   { call: 'memory.get', input: { id: 1 }, volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },
   { call: 'memory.get', input: (c: SampleContext) => ({ hash: c.firstHash }), volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },

@@ -169,6 +169,12 @@ export const memoryCalls = {
     input: z.object({ envId: id, source: z.string().min(1).max(4_000_000), parentHash: hash, message: z.string().max(2000).default('') }).strict(),
     output: z.object({ hash: z.string(), created: z.boolean() }),
   }),
+  'memory.matchingIds': defineCall({
+    name: 'memory.matchingIds',
+    summary: 'Ids of every environment a search matches (newest first, at most 100,000): "select all matching".',
+    input: z.object({ query: z.string().max(500).default(''), filters: memoryFiltersSchema.default({}) }).strict(),
+    output: z.object({ ids: z.array(z.number().int()), truncated: z.boolean() }),
+  }),
   'memory.setSeed': defineCall({
     name: 'memory.setSeed',
     summary: 'Mark or unmark environments as seeds.',

@@ -11,6 +11,7 @@ import {
   getEnvironment,
   getVersion,
   listVersions,
+  matchingIds,
   search,
   selectIds,
   setSeed,
@@ -140,6 +141,17 @@ describe('search', () => {
       { value: 'reviewed', count: 2 },
       { value: 'hard', count: 1 },
     ]);
+  });
+
+  it('lists every id a search matches for "select all matching", bounded', () => {
+    const all = matchingIds(db, {});
+    expect(all).toEqual({ ids: [...all.ids].sort((a, b) => b - a), truncated: false });
+    expect(all.ids).toHaveLength(search(db, {}).total);
+    const games = matchingIds(db, { filters: { kind: 'game' } }).ids;
+    expect(games.sort()).toEqual(search(db, { filters: { kind: 'game' }, limit: 1000 }).rows.map((r) => r.id).sort());
+    expect(matchingIds(db, { query: 'knap' }).ids).toEqual([idOf('KnapsackEnv')]);
+    expect(matchingIds(db, { query: 'knap', filters: { kind: 'tool-use' } }).ids).toEqual([]);
+    expect(matchingIds(db, {}, 2)).toEqual({ ids: all.ids.slice(0, 2), truncated: true });
   });
 });
 

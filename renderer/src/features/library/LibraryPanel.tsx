@@ -158,7 +158,7 @@ function BulkBar() {
   const validTag = /^[^\s,]{1,64}$/.test(tag.trim());
   return (
     <div className="lib-bulk" data-testid="library-bulk">
-      <span>{ids.length} selected</span>
+      <span>{ids.length.toLocaleString()} selected</span>
       <button onClick={() => run('Seed', () => backend().call('memory.setSeed', { ids, seed: true }))}>★ Seed</button>
       <button onClick={() => run('Unseed', () => backend().call('memory.setSeed', { ids, seed: false }))}>Unseed</button>
       <input placeholder="tag" value={tag} onChange={(e) => setTag(e.target.value)} aria-label="Tag to apply" data-testid="library-bulk-tag" />
@@ -172,6 +172,37 @@ function BulkBar() {
         clear
       </button>
     </div>
+  );
+}
+
+/** "Select all matching": every environment of the current search, not just the rows loaded. */
+function SelectAll({ total }: { total: number }) {
+  const selectedCount = useLibrary((s) => Object.keys(s.selected).length);
+  const selectAll = useLibrary((s) => s.selectAllMatching);
+  const [busy, setBusy] = useState(false);
+  if (total === 0 || selectedCount >= total) return null;
+  return (
+    <>
+      {' · '}
+      <button
+        className="link"
+        disabled={busy}
+        data-testid="library-select-all"
+        onClick={async () => {
+          setBusy(true);
+          try {
+            const r = await selectAll();
+            if (r.truncated) log('warn', 'library', `Selected the newest ${r.count.toLocaleString()} matching environments (the most one bulk action takes)`);
+          } catch (e) {
+            log('error', 'library', `Select all failed: ${e instanceof Error ? e.message : String(e)}`);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {busy ? 'selecting…' : 'select all'}
+      </button>
+    </>
   );
 }
 
@@ -239,6 +270,7 @@ export function LibraryPanel() {
       <div className="lib-count muted" data-testid="library-count">
         {total.toLocaleString()} environment{total === 1 ? '' : 's'}
         {error ? <span className="lib-error"> · {error}</span> : null}
+        <SelectAll total={total} />
       </div>
       <BulkBar />
       <div className="lib-table" role="table" aria-label="Environments" aria-rowcount={total}>

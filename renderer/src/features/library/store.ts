@@ -26,6 +26,8 @@ interface LibraryState {
   refresh(): void;
   toggleSelected(id: number, on?: boolean): void;
   clearSelection(): void;
+  /** Selects every environment the current search matches (up to 100,000); resolves to how many. */
+  selectAllMatching(): Promise<{ count: number; truncated: boolean }>;
   setImportOpen(open: boolean): void;
 }
 
@@ -112,6 +114,14 @@ export const useLibrary = create<LibraryState>((set, get) => {
       });
     },
     clearSelection: () => set({ selected: {} }),
+    async selectAllMatching() {
+      const { query, filters } = get();
+      const r = await backend().call('memory.matchingIds', { query, filters: clean(filters) });
+      const selected: Record<number, true> = {};
+      for (const id of r.ids) selected[id] = true;
+      set({ selected });
+      return { count: r.ids.length, truncated: r.truncated };
+    },
     setImportOpen: (importOpen) => set({ importOpen }),
   };
 });
