@@ -491,6 +491,13 @@ function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey, withFts =
     parts.push("EXISTS (SELECT 1 FROM env_sources s WHERE s.env_id = e.id AND s.path LIKE ? ESCAPE '\\')");
     params.push(`${prefix}%`);
   }
+  if (use('audit')) {
+    const a = f.audit!;
+    if (a.checkId) {
+      parts.push('EXISTS (SELECT 1 FROM audit_check_status a WHERE a.version_hash = e.head_hash AND a.check_id = ? AND a.status = ?)');
+      params.push(a.checkId, a.status);
+    } else (parts.push('EXISTS (SELECT 1 FROM audits a WHERE a.version_hash = e.head_hash AND a.verdict = ?)'), params.push(a.status));
+  }
   const ranges: [FilterKey, string][] = [
     ['winRate', 'e.win_rate'],
     ['regret', 'e.regret'],

@@ -35,6 +35,16 @@ describe('audit in Chromium', () => {
     await dash.getByRole('button', { name: 'MentalArithmeticEnv' }).waitFor();
     await screenshot(page, 'audit-dashboard');
 
+    // "show in library" filters the library on the stored results: the one leaking game.
+    await dash.getByTestId('audit-show-in-library').click();
+    await page.getByTestId('library-filter-audit').waitFor();
+    expect(await page.getByTestId('library-filter-audit').textContent()).toBe('audit: reset-leak fail ×');
+    await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('1 environment'));
+    expect(await page.locator('[data-testid=library-row]').textContent()).toContain('MentalArithmeticEnv');
+    await screenshot(page, 'audit-in-library');
+    await page.getByTestId('library-filter-audit').click();
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=library-count]')?.textContent?.split(' ')[0]) === 21);
+
     await dash.getByRole('button', { name: 'MentalArithmeticEnv' }).click();
     const view = page.getByTestId('audit-view');
     await view.waitFor();

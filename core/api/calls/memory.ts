@@ -31,6 +31,11 @@ export const memoryFiltersSchema = z
     rNoHint: range.optional(),
     rating: range.optional(),
     rolloutStep: range.optional(),
+    /** The stored audit of the head version: one check's status, or (no checkId) the verdict. */
+    audit: z
+      .object({ checkId: z.string().min(1).max(100).optional(), status: z.enum(['pass', 'warn', 'fail', 'skip']) })
+      .strict()
+      .optional(),
   })
   .strict();
 export type MemoryFilters = z.infer<typeof memoryFiltersSchema>;

@@ -1,4 +1,5 @@
 import { create } from 'zustand';
+import type { MemoryFilters } from '../../../core/api';
 
 export type Activity = 'library' | 'episodes' | 'jobs';
 
@@ -21,6 +22,9 @@ interface WorkbenchState {
   /** A request to show a line in a tab (from Problems, audit evidence...); the view consumes it. */
   reveal: { tabId: string; line: number; nonce: number } | null;
   revealLine(tabId: string, line: number): void;
+  /** A request to show the library filtered (from the audit dashboard...); the library consumes it. */
+  libraryFilter: { filters: MemoryFilters; nonce: number } | null;
+  showInLibrary(filters: MemoryFilters): void;
   setActivity(a: Activity): void;
   toggleSide(): void;
   toggleBottom(): void;
@@ -40,6 +44,8 @@ export const useWorkbench = create<WorkbenchState>((set) => ({
   activeTabId: 'welcome',
   reveal: null,
   revealLine: (tabId, line) => set({ reveal: { tabId, line, nonce: Date.now() + Math.random() } }),
+  libraryFilter: null,
+  showInLibrary: (filters) => set({ libraryFilter: { filters, nonce: Date.now() + Math.random() }, activity: 'library', sideVisible: true }),
   setActivity: (activity) =>
     set((s) => (s.activity === activity && s.sideVisible ? { sideVisible: false } : { activity, sideVisible: true })),
   toggleSide: () => set((s) => ({ sideVisible: !s.sideVisible })),

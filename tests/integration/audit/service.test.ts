@@ -69,6 +69,18 @@ describe('audit service', () => {
     const ids = await call('audit.environments', { checkId: 'solution', status: 'fail' });
     const stems = ids.ids.map((id) => (s.db.prepare('SELECT file_stem FROM environments WHERE id = ?').get(id) as { file_stem: string }).file_stem);
     expect(stems).toEqual(['game_00000_015_logical_deduction']);
+
+    // The library filters on the same stored results (the dashboard's "show in library").
+    const lib = await call('memory.search', { filters: { audit: { checkId: 'solution', status: 'fail' } } });
+    expect(lib.rows.map((r) => r.id)).toEqual(ids.ids);
+    const leaking = await call('memory.search', { filters: { audit: { checkId: 'reset-leak', status: 'fail' } } });
+    expect(leaking.total).toBe(1);
+    for (const verdict of ['pass', 'warn', 'fail'] as const) {
+      expect((await call('memory.search', { filters: { audit: { status: verdict } } })).total).toBe(sum.verdicts[verdict]);
+    }
+    const solutionPass = sum.byCheck.find((c) => c.id === 'solution')!.pass;
+    expect(solutionPass).toBeGreaterThan(0);
+    expect((await call('memory.matchingIds', { filters: { audit: { checkId: 'solution', status: 'pass' } } })).ids).toHaveLength(solutionPass);
   });
 
   it('refuses unknown check ids with invalid_input', async () => {

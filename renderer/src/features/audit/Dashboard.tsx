@@ -60,6 +60,7 @@ export function AuditDashboard(_: ViewProps) {
   const [batches, setBatches] = useState<Batch[]>([]);
   const [picked, setPicked] = useState<string | null>(null);
   const [envs, setEnvs] = useState<{ id: number; name: string }[]>([]);
+  const [failTotal, setFailTotal] = useState(0);
 
   const refresh = useCallback(async () => {
     try {
@@ -85,6 +86,8 @@ export function AuditDashboard(_: ViewProps) {
   const pick = async (id: string) => {
     setPicked(id);
     const { ids } = await backend().call('audit.environments', { checkId: id, status: 'fail' });
+    setFailTotal(ids.length);
+    // The first hundred by name here; "show in library" lists them all.
     const rows = await Promise.all(ids.slice(0, 100).map(async (eid) => ({ id: eid, name: (await backend().call('memory.get', { id: eid })).name })));
     setEnvs(rows);
   };
@@ -121,7 +124,10 @@ export function AuditDashboard(_: ViewProps) {
           {picked && (
             <section className="audit-picked">
               <h3>
-                Failing <code>{picked}</code> ({envs.length})
+                Failing <code>{picked}</code> ({failTotal.toLocaleString()}){' '}
+                <button className="audit-link" data-testid="audit-show-in-library" onClick={() => useWorkbench.getState().showInLibrary({ audit: { checkId: picked, status: 'fail' } })}>
+                  show in library
+                </button>
               </h3>
               <ul>
                 {envs.map((e) => (

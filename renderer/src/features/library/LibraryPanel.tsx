@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { EnvSummary, MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
+import { useWorkbench } from '../../store/workbench';
 import { PAGE_SIZE, fmt, rowAt, useLibrary } from './store';
 import { openEnvironment } from './open';
 import { ImportDialog } from './ImportDialog';
@@ -106,6 +107,11 @@ function Facets() {
             <button className={`chip ${filters.seed ? 'on' : ''}`} onClick={() => setFilters({ seed: filters.seed ? undefined : true })} data-testid="library-filter-seeds">
               ★ seeds {facets ? facets.seeds.toLocaleString() : ''}
             </button>
+            {filters.audit ? (
+              <button className="chip on" onClick={() => setFilters({ audit: undefined })} title="Remove the audit filter" data-testid="library-filter-audit">
+                audit: {filters.audit.checkId ?? 'verdict'} {filters.audit.status} ×
+              </button>
+            ) : null}
             <button
               className={`chip ${filters.rejected !== undefined ? 'on' : ''}`}
               onClick={() => setFilters({ rejected: filters.rejected === undefined ? false : filters.rejected === false ? true : undefined })}
@@ -218,6 +224,14 @@ export function LibraryPanel() {
   const setImportOpen = useLibrary((s) => s.setImportOpen);
   const importOpen = useLibrary((s) => s.importOpen);
   const scroller = useRef<HTMLDivElement>(null);
+
+  // Other features ask for a filtered library through the workbench store (they never import us).
+  const libraryFilter = useWorkbench((s) => s.libraryFilter);
+  useEffect(() => {
+    if (!libraryFilter) return;
+    useLibrary.getState().showOnly(libraryFilter.filters);
+    useWorkbench.setState({ libraryFilter: null }); // consumed: a later remount must not apply it again
+  }, [libraryFilter]);
 
   useEffect(() => {
     if (generation === 0) refresh();

@@ -21,6 +21,8 @@ interface LibraryState {
   setQuery(q: string): void;
   setFilters(patch: Partial<MemoryFilters>): void;
   clearFilters(): void;
+  /** Replaces the search and every filter at once (one reload). */
+  showOnly(filters: MemoryFilters): void;
   setSort(sort: MemorySort | null): void;
   ensurePages(indexes: number[]): void;
   refresh(): void;
@@ -76,6 +78,11 @@ export const useLibrary = create<LibraryState>((set, get) => {
     },
     clearFilters() {
       set({ filters: {} });
+      reload();
+    },
+    showOnly(filters) {
+      clearTimeout(queryTimer);
+      set({ filters: clean(filters), query: '', selected: {} });
       reload();
     },
     setSort(sort) {
