@@ -71,16 +71,16 @@ describe('audit service', () => {
     expect(stems).toEqual(['game_00000_015_logical_deduction']);
 
     // The library filters on the same stored results (the dashboard's "show in library").
-    const lib = await call('memory.search', { filters: { audit: { checkId: 'solution', status: 'fail' } } });
+    const lib = await call('memory.search', { query: '', offset: 0, limit: 100, filters: { audit: { checkId: 'solution', status: 'fail' } } });
     expect(lib.rows.map((r) => r.id)).toEqual(ids.ids);
-    const leaking = await call('memory.search', { filters: { audit: { checkId: 'reset-leak', status: 'fail' } } });
+    const leaking = await call('memory.search', { query: '', offset: 0, limit: 100, filters: { audit: { checkId: 'reset-leak', status: 'fail' } } });
     expect(leaking.total).toBe(1);
     for (const verdict of ['pass', 'warn', 'fail'] as const) {
-      expect((await call('memory.search', { filters: { audit: { status: verdict } } })).total).toBe(sum.verdicts[verdict]);
+      expect((await call('memory.search', { query: '', offset: 0, limit: 100, filters: { audit: { status: verdict } } })).total).toBe(sum.verdicts[verdict]);
     }
     const solutionPass = sum.byCheck.find((c) => c.id === 'solution')!.pass;
     expect(solutionPass).toBeGreaterThan(0);
-    expect((await call('memory.matchingIds', { filters: { audit: { checkId: 'solution', status: 'pass' } } })).ids).toHaveLength(solutionPass);
+    expect((await call('memory.matchingIds', { query: '', filters: { audit: { checkId: 'solution', status: 'pass' } } })).ids).toHaveLength(solutionPass);
   });
 
   it('refuses unknown check ids with invalid_input', async () => {
