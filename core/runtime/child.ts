@@ -12,7 +12,7 @@ import { constants as fsConstants, fstatSync, readSync, writeSync } from 'node:f
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
-import { encodeFatal, encodeReady, splitHead, type ChildInit } from './childProtocol';
+import { encodeFatal, encodeReady, lineSplitter, splitHead, type ChildInit } from './childProtocol';
 
 interface PyBytes {
   getBuffer(type: 'u8'): { data: Uint8Array; release(): void };
@@ -223,7 +223,6 @@ function call(id: number, line: string, timeoutMs: number): void {
 // loop (an episode stepping, a script of steps) usually follows within tens of microseconds, and
 // waking a sleeping process on another core costs about as much as a whole step() here.
 const decoder = new StringDecoder('utf8');
-let pending = '';
 const readBuf = Buffer.alloc(1 << 16);
 
 function handle(line: string): void {
@@ -240,22 +239,7 @@ function handle(line: string): void {
   } else if (tag === 88 /* X */) process.exit(0);
 }
 
-function feed(text: string): void {
-  let start = 0;
-  let nl = text.indexOf('\n');
-  if (nl < 0) {
-    pending += text;
-    return;
-  }
-  while (nl >= 0) {
-    const line = pending + text.slice(start, nl);
-    pending = '';
-    handle(line);
-    start = nl + 1;
-    nl = text.indexOf('\n', start);
-  }
-  pending = text.slice(start);
-}
+const feed = lineSplitter(handle);
 
 function spin(): void {
   let until = performance.now() + spinMs;

@@ -38,11 +38,10 @@ export function splitHead(s: string, from: number): [number, number] {
   return [Number(s.slice(from, sp)), sp + 1];
 }
 
-/** Calls fn for each complete line of a text stream (lines never contain a raw newline: JSON escapes it). */
-export function onLines(stream: Readable, fn: (line: string) => void): void {
+/** A feed for text arriving in chunks: calls fn for each complete line (lines never contain a raw newline: JSON escapes it). */
+export function lineSplitter(fn: (line: string) => void): (chunk: string) => void {
   let buf = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
+  return (chunk) => {
     let start = 0;
     let nl = chunk.indexOf('\n');
     if (nl < 0) {
@@ -57,5 +56,11 @@ export function onLines(stream: Readable, fn: (line: string) => void): void {
       nl = chunk.indexOf('\n', start);
     }
     buf = chunk.slice(start);
-  });
+  };
+}
+
+/** Calls fn for each complete line of a text stream. */
+export function onLines(stream: Readable, fn: (line: string) => void): void {
+  stream.setEncoding('utf8');
+  stream.on('data', lineSplitter(fn));
 }
