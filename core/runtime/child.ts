@@ -177,7 +177,7 @@ del sandbox
       // non-configurable in this Node version
     }
   }
-  spinMs = Math.max(0, msg.spinUs ?? 0) / 1000;
+  spinMs = process.platform === 'win32' ? 0 : Math.max(0, msg.spinUs ?? 0) / 1000;
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 

@@ -17,7 +17,8 @@ export interface PoolOptions {
   /**
    * How long a child polls for the next request after each reply, in µs. Saves the wake-up of a
    * sleeping process (about 20 µs per hop between cores on our 2-core VMs) in tight step loops;
-   * off on a single core, where polling would hold the CPU the parent needs to send that request.
+   * off on a single core, where polling would hold the CPU the parent needs to send that request, and
+   * on Windows.
    */
   spinUs?: number;
   /** Sessions a child hosts in its life before it is replaced once idle (fresh state hygiene). */
@@ -255,7 +256,8 @@ export class PyodidePool {
       memoryMb: opts.memoryMb ?? 1536,
       graceMs: opts.graceMs ?? 3000,
       recycleAfter: opts.recycleAfter ?? 500,
-      spinUs: opts.spinUs ?? (availableParallelism() > 1 ? 200 : 0),
+      // Not on Windows: a synchronous read of a libuv pipe there may block instead of failing with EAGAIN.
+      spinUs: opts.spinUs ?? (availableParallelism() > 1 && process.platform !== 'win32' ? 200 : 0),
       log: opts.log,
     };
   }
