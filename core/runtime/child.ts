@@ -197,6 +197,8 @@ function call(id: number, line: string, timeoutMs: number): void {
     // failed (stack overflow in WebAssembly, os._exit, a fatal error). It cannot be trusted again.
     const message = e instanceof Error ? e.message : String(e);
     post(encodeFatal({ id, message: message.slice(0, 2000) }));
+    dispatch = undefined; // anything read before we exit is answered "not ready", never run
+    spinMs = 0;
     setTimeout(() => process.exit(3), 10);
     return;
   } finally {
