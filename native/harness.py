@@ -400,11 +400,22 @@ TYPING_NAMES = ["Tuple", "Dict", "List", "Optional", "Union", "Any", "Set", "Fro
 STATEFUL_MODULES = ["random"]
 
 
+_MODULE_SPECS = {}
+
+
 def fresh_module(name):
-    """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game."""
-    spec = importlib.util.find_spec(name)
+    """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game.
+
+    The module's code object is found and compiled once: Pyodide's standard library is a zip of
+    sources, and compiling random.py again for every session cost more than the rest of opening it.
+    """
+    known = _MODULE_SPECS.get(name)
+    if known is None:
+        spec = importlib.util.find_spec(name)
+        known = _MODULE_SPECS[name] = (spec, spec.loader.get_code(name))
+    spec, code = known
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    exec(code, mod.__dict__)
     return mod
 
 
