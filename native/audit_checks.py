@@ -58,13 +58,21 @@ def _cut(s, n=EV_STR):
 
 class Timer:
     """Interrupts a runaway call. CPython main thread: an interval timer raising the harness's
-    CallTimeout; elsewhere (Pyodide, threads) calls are limited by the host's interrupt instead."""
+    CallTimeout. Pyodide: the host's watchdog, told each call's deadline by a line on stderr
+    (its interrupt arrives as KeyboardInterrupt). Elsewhere (threads) only the whole command's limit."""
 
     def __init__(self, exc_type, limit):
         self.exc_type = exc_type
         self.limit = limit
         self.usable = hasattr(signal, "setitimer") and sys.platform != "emscripten" and threading.current_thread() is threading.main_thread()
+        self.host = sys.platform == "emscripten"
         self.prev = None
+
+    def _tell_host(self, ms):
+        try:
+            os.write(2, f"\n@call-deadline {ms}\n".encode())
+        except Exception:
+            pass
 
     def __enter__(self):
         if self.usable:
@@ -77,10 +85,14 @@ class Timer:
     def arm(self):
         if self.usable:
             signal.setitimer(signal.ITIMER_REAL, self.limit)
+        elif self.host:
+            self._tell_host(max(1, int(self.limit * 1000)))
 
     def disarm(self):
         if self.usable:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        elif self.host:
+            self._tell_host(0)
 
     def __exit__(self, *a):
         if self.usable:

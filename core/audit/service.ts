@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../memory/db';
 import type { EventBus } from '../server/events';
 import { appVersion } from '../services/appInfo';
+import type { PyodidePool } from '../runtime/pyodidePool';
 import { AuditPool } from './pool';
+import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
 import { verdictOf, type AuditOptions } from './types';
 
@@ -11,6 +13,10 @@ export interface AuditServiceOptions {
   events: EventBus;
   maxTurns: () => number;
   workers?: number;
+  /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
+  runtime?: () => AuditRuntime;
+  /** The runtime's Pyodide pool, shared with sessions (needed for runtime 'pyodide'). */
+  pyodide?: () => PyodidePool;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -26,9 +32,22 @@ export class AuditService {
 
   constructor(private readonly o: AuditServiceOptions) {}
 
+  private sandboxed?: PyodideAuditRunner;
+
   private getPool(): AuditPool {
     this.pool ??= new AuditPool(this.o.workers ? { workers: this.o.workers } : {});
     return this.pool;
+  }
+
+  /** How many audits to keep in flight: enough for every worker of the runtime in use. */
+  private workers(): number {
+    return this.o.runtime?.() === 'pyodide' && this.o.pyodide ? this.o.pyodide().size : this.getPool().workers;
+  }
+
+  private auditWhere(source: string, options: AuditOptions): ReturnType<typeof auditIn> {
+    const pyodide = this.o.pyodide;
+    const sandbox = pyodide ? () => (this.sandboxed ??= new PyodideAuditRunner(pyodide, 120_000)) : undefined;
+    return auditIn(this.o.runtime?.() ?? 'cpython', { native: () => this.getPool(), sandbox }, source, options);
   }
 
   busy(): number {
@@ -43,8 +62,8 @@ export class AuditService {
     const [t] = targetsFor(this.o.db, [hash]);
     if (!t) return null;
     const opts = this.options(extra);
-    const a = await this.getPool().audit(t.source, { ...opts, hint: t.hint });
-    return saveAudit(this.o.db, hash, a, { options: opts, toolVersion: appVersion() });
+    const r = await this.auditWhere(t.source, { ...opts, hint: t.hint });
+    return saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
   }
 
   results(hash: string): StoredAudit | null {
@@ -85,7 +104,6 @@ export class AuditService {
   private drive(batchId: string, hashes: string[], total: number, already: number, opts: AuditOptions): void {
     const state: Running = { cancelled: false, done: Promise.resolve() };
     this.running.set(batchId, state);
-    const pool = this.getPool();
     const started = Date.now();
     let done = already;
     let failed = 0;
@@ -96,7 +114,7 @@ export class AuditService {
       this.o.events.emit('audit.progress', { batchId, state: st, done, total, failed, etaSec: done > already && rate > 0 ? (total - done) / rate : null, lastHash, ...(message ? { message } : {}) });
     };
     // A window of work twice the pool size keeps every worker busy while cancel stays prompt.
-    const window = pool.workers * 2;
+    const window = this.workers() * 2;
     const worker = async () => {
       while (!state.cancelled && next < hashes.length) {
         const hash = hashes[next++]!;
@@ -105,8 +123,9 @@ export class AuditService {
           done++;
           continue;
         }
-        const a = await pool.audit(t.source, { ...opts, hint: t.hint });
-        saveAudit(this.o.db, hash, a, { batchId, options: opts, toolVersion: appVersion() });
+        const r = await this.auditWhere(t.source, { ...opts, hint: t.hint });
+        const a = r.audit;
+        saveAudit(this.o.db, hash, a, { batchId, options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
         done++;
         if (verdictOf(a.checks) === 'fail') failed++;
         if (Date.now() - lastEmit > 200 || done === total) {

@@ -13,6 +13,8 @@ export interface StoredAudit {
   elapsedMs: number;
   batchId: string | null;
   createdAt: string;
+  /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
+  runtime: 'pyodide' | 'cpython' | null;
 }
 
 export interface AuditTarget {
@@ -35,7 +37,12 @@ export function saveAudit(db: Db, hash: string, a: EnvAudit, opts: { batchId?: s
     const ins = db.prepare('INSERT INTO audit_check_status (version_hash, check_id, status) VALUES (?, ?, ?)');
     for (const c of a.checks) ins.run(hash, c.id, c.status);
   })();
-  return { hash, verdict, spadeAccepts: accepts, className: a.className, toolUse: a.toolUse, checks: a.checks, elapsedMs: a.elapsedMs, batchId: opts.batchId ?? null, createdAt: now };
+  return { hash, verdict, spadeAccepts: accepts, className: a.className, toolUse: a.toolUse, checks: a.checks, elapsedMs: a.elapsedMs, batchId: opts.batchId ?? null, createdAt: now, runtime: runtimeOf(opts.options) };
+}
+
+function runtimeOf(options: unknown): StoredAudit['runtime'] {
+  const r = (options as { runtime?: unknown } | null)?.runtime;
+  return r === 'pyodide' || r === 'cpython' ? r : null;
 }
 
 interface AuditRow {
@@ -48,6 +55,7 @@ interface AuditRow {
   elapsed_ms: number;
   batch_id: string | null;
   created_at: string;
+  options: string;
 }
 
 export function getAudit(db: Db, hash: string): StoredAudit | null {
@@ -63,6 +71,7 @@ export function getAudit(db: Db, hash: string): StoredAudit | null {
     elapsedMs: r.elapsed_ms,
     batchId: r.batch_id,
     createdAt: r.created_at,
+    runtime: runtimeOf(JSON.parse(r.options)),
   };
 }
 

@@ -91,6 +91,26 @@ for (;;) {
 }`;
 
 let dispatch: PyProxyFn | undefined;
+/** The deadline of the call running now (ms from t0), 0 between calls. */
+let callDeadline = 0;
+
+/**
+ * What Python writes to fd 2 reaches us here, a line at a time, while a call runs. Two lines mean
+ * something: `@call-deadline <ms>` from the audit (a tighter limit for one game call; 0 ends it)
+ * and `@audit-phase <check>` (passed on, so an audit that dies is blamed on the right check).
+ * Game code can write these too: it can only shorten its own limit, never pass the call's.
+ */
+function onStderrLine(line: string): void {
+  if (callDeadline === 0) return;
+  if (line.startsWith('@call-deadline ')) {
+    const ms = Number(line.slice(15));
+    if (!Number.isFinite(ms) || ms < 0) return;
+    Atomics.store(control, 1, ms > 0 ? Math.min(callDeadline, Date.now() - t0 + ms) : callDeadline);
+  } else if (line.startsWith('@audit-phase ')) {
+    const phase = line.slice(13).trim();
+    if (/^[\w.-]{1,64}$/.test(phase)) post(`P${phase}\n`);
+  }
+}
 /** Spin this long reading stdin after a reply before sleeping in the event loop (0: never). */
 let spinMs = 0;
 
@@ -110,7 +130,7 @@ async function init(msg: ChildInit): Promise<void> {
     // could deal two episodes. (Native CPython gets the same through its environment.)
     env: { HOME: '/home/pyodide', LANG: 'C.UTF-8', PYTHONHASHSEED: '0' },
     stdout: () => {},
-    stderr: () => {},
+    stderr: onStderrLine,
     stdin: () => null,
     checkAPIVersion: false,
   });
@@ -187,7 +207,8 @@ function call(id: number, line: string, timeoutMs: number): void {
     return;
   }
   Atomics.store(interrupt, 0, 0);
-  Atomics.store(control, 1, Date.now() - t0 + timeoutMs);
+  callDeadline = Date.now() - t0 + timeoutMs;
+  Atomics.store(control, 1, callDeadline);
   Atomics.add(control, 0, 1);
   let reply: string | PyBytes;
   try {
@@ -202,6 +223,7 @@ function call(id: number, line: string, timeoutMs: number): void {
     setTimeout(() => process.exit(3), 10);
     return;
   } finally {
+    callDeadline = 0;
     Atomics.store(control, 1, 0);
     Atomics.add(control, 0, 1);
   }

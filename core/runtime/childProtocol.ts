@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
  *
  *   parent -> child   I<json ChildInit> | C<id> <timeoutMs> <harness json> | X
  *   child -> parent   Y<json Ready>     | R<id> <harness json>             | F<json Fatal>
+ *                     | P<check id>  (the audit check running now, for blame if the call dies)
  */
 export interface ChildInit {
   pyodideDir: string;

@@ -78,7 +78,8 @@ class PoolWorker {
   python: string | null = null;
   readonly ready: Promise<void>;
   private queue: Pending[] = [];
-  private inflight?: Pending & { started: number };
+  /** `phase`: the audit check the call reported last (P lines), named in its failure if it dies. */
+  private inflight?: Pending & { started: number; phase?: string };
   /** One slow timer per child instead of timers per call: a step costs microseconds, timers too. */
   private readonly watch: NodeJS.Timeout;
   private nextId = 1;
@@ -119,6 +120,8 @@ class PoolWorker {
           this.python = m.python;
           resolve();
           this.pump();
+        } else if (tag === 80 /* P */) {
+          if (this.inflight) this.inflight.phase = line.slice(1);
         } else if (tag === 70 /* F */) {
           const m = JSON.parse(line.slice(1)) as ChildFatal;
           if (m.id === -1) reject(new Error(m.message));
@@ -165,6 +168,7 @@ class PoolWorker {
     const cur = this.inflight;
     if (!cur || cur.id !== id) return;
     this.inflight = undefined;
+    if (!reply.ok && cur.phase && reply.error.phase === undefined) reply.error.phase = cur.phase;
     cur.resolve(reply);
     this.pump();
   }
@@ -206,9 +210,10 @@ class PoolWorker {
     const cur = this.inflight;
     this.inflight = undefined;
     if (cur) {
-      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true }));
+      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(cur.phase ? { phase: cur.phase } : {}) }));
     }
-    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true }));
+    // Queued requests never ran: say so, so that sessionless work (audits) can go again elsewhere.
+    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
     try {
       this.proc.kill('SIGKILL');
     } catch {

@@ -97,7 +97,14 @@ export class Services {
   /** Audits, made on first use so an app that never audits starts no Python. */
   get audit(): AuditService {
     if (!this.auditSvc) {
-      const svc = new AuditService({ db: this.db, events: this.events, maxTurns: () => this.settings.get().maxTurns, log: (level, m) => this.log(level, 'audit', m) });
+      const svc = new AuditService({
+        db: this.db,
+        events: this.events,
+        maxTurns: () => this.settings.get().maxTurns,
+        runtime: () => this.settings.get().auditRuntime,
+        pyodide: () => this.runtime.pool,
+        log: (level, m) => this.log(level, 'audit', m),
+      });
       this.auditSvc = svc;
       this.onClose(() => svc.close());
       this.addStatusProvider(() => {

@@ -6,6 +6,7 @@ export const defaultSettings: Settings = {
   stepTimeoutSec: 30,
   maxTurns: 25,
   defaultRuntime: 'pyodide',
+  auditRuntime: 'pyodide',
 };
 
 /** Settings live in SQLite next to everything else, one JSON value per key. */

@@ -48,6 +48,8 @@ describe('audit in Chromium', () => {
     await dash.getByRole('button', { name: 'MentalArithmeticEnv' }).click();
     const view = page.getByTestId('audit-view');
     await view.waitFor();
+    // Audits run in the sandbox by default (this game needs nothing Pyodide lacks).
+    expect(await view.getByTestId('audit-runtime').textContent()).toContain('the Pyodide sandbox');
     const leak = view.locator('li[data-check="reset-leak"]');
     await leak.waitFor();
     expect(await leak.getAttribute('class')).toContain('fail');

@@ -11,6 +11,8 @@ export const settingsSchema = z.object({
   maxTurns: z.number().int().min(1).max(10_000),
   /** Preferred runtime for environments that do not force one. */
   defaultRuntime: z.enum(['pyodide', 'cpython']),
+  /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
+  auditRuntime: z.enum(['pyodide', 'cpython']),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

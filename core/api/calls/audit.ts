@@ -28,6 +28,8 @@ export const storedAuditSchema = z.object({
   elapsedMs: z.number(),
   batchId: z.string().nullable(),
   createdAt: z.string(),
+  /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
+  runtime: z.enum(['pyodide', 'cpython']).nullable(),
 });
 
 const batchSchema = z.object({

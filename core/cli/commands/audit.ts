@@ -66,7 +66,7 @@ export const auditCommand: Command = {
       const targets = targetsFor(db, headHashes(db));
       items = targets.map((t) => ({ file: `memory:${t.envId}`, sha256: t.hash, name: t.name, source: t.source, hint: t.hint }));
       // A partial run (some checks only) would overwrite a full result with less; only full runs are kept.
-      if (!checks) store = (r) => r.environments.forEach((e) => saveAudit(db, e.sha256, { className: e.name, toolUse: e.checks.some((c) => c.id.startsWith('tool.')), checks: e.checks, elapsedMs: 0 }, { options, toolVersion: appVersion() }));
+      if (!checks) store = (r) => r.environments.forEach((e) => saveAudit(db, e.sha256, { className: e.name, toolUse: e.checks.some((c) => c.id.startsWith('tool.')), checks: e.checks, elapsedMs: 0 }, { options: { ...options, runtime: 'cpython' }, toolVersion: appVersion() }));
     } else {
       items = collectSources(positionals[0]!).map((s) => ({ file: s.file, sha256: s.sha256, name: s.stem, source: s.source, hint: s.hint }));
     }

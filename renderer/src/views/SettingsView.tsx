@@ -37,6 +37,11 @@ export function SettingsView(_props: ViewProps) {
           <option value="pyodide">Pyodide (sandboxed)</option>
           <option value="cpython">Native CPython (less isolated)</option>
         </select>
+        <label htmlFor="set-audit-runtime">Audits run in</label>
+        <select id="set-audit-runtime" value={settings.auditRuntime} onChange={(e) => void updateSettings({ auditRuntime: e.target.value as 'pyodide' | 'cpython' })}>
+          <option value="pyodide">Pyodide (sandboxed; games that need numpy go native)</option>
+          <option value="cpython">Native CPython (less isolated)</option>
+        </select>
         <span>Data directory</span>
         <span className="mono" data-testid="data-dir">{info?.dataDir}</span>
         <span>Database</span>

@@ -83,6 +83,25 @@ describe('audit service', () => {
     expect((await call('memory.matchingIds', { query: '', filters: { audit: { checkId: 'solution', status: 'pass' } } })).ids).toHaveLength(solutionPass);
   });
 
+  it('audits in the Pyodide sandbox by default, games that import numpy in CPython, and where the setting says', async () => {
+    const head = (stem: string) => (s.db.prepare('SELECT head_hash FROM environments WHERE file_stem = ?').get(stem) as { head_hash: string }).head_hash;
+    expect(s.settings.get().auditRuntime).toBe('pyodide');
+    const plain = await call('audit.run', { hash: head('game_00000_013_mathematical_reasoning') });
+    expect(plain.runtime).toBe('pyodide');
+    const numpy = await call('audit.run', { hash: head('game_00000_010_mathematical_reasoning') });
+    expect(numpy.runtime).toBe('cpython');
+    expect(numpy.checks.find((c) => c.id === 'spade.exec')!.status).toBe('pass');
+    s.settings.update({ auditRuntime: 'cpython' });
+    try {
+      const native = await call('audit.run', { hash: head('game_00000_013_mathematical_reasoning') });
+      expect(native.runtime).toBe('cpython');
+      expect(native.checks.map((c) => [c.id, c.status])).toEqual(plain.checks.map((c) => [c.id, c.status]));
+      expect((await call('audit.results', { hash: head('game_00000_013_mathematical_reasoning') }))!.runtime).toBe('cpython');
+    } finally {
+      s.settings.update({ auditRuntime: 'pyodide' });
+    }
+  });
+
   it('refuses unknown check ids with invalid_input', async () => {
     await expect(Promise.resolve().then(() => call('audit.batch', { all: true, checks: ['bogus'] }))).rejects.toMatchObject({ code: 'invalid_input' });
   });

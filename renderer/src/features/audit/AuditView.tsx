@@ -79,6 +79,11 @@ export function AuditView({ tab }: ViewProps) {
         <h2>{env.name}</h2>
         {audit && <span className={`audit-badge ${audit.verdict}`}>{audit.verdict}</span>}
         {audit && <span className="muted">SPADE {audit.spadeAccepts ? 'accepts' : 'rejects'} · {counts.fail} fail · {counts.warn} warn · {counts.pass} pass · {counts.skip} skip</span>}
+        {audit?.runtime && (
+          <span className="muted" data-testid="audit-runtime">
+            · ran in {audit.runtime === 'pyodide' ? 'the Pyodide sandbox' : 'native CPython (less isolated)'}
+          </span>
+        )}
         <button className="audit-run" onClick={() => void run()} disabled={running}>
           {running ? 'Auditing…' : audit ? 'Audit again' : 'Run audit'}
         </button>

@@ -1,0 +1,68 @@
+import type { PyodidePool } from '../runtime/pyodidePool';
+import { nativeReason } from '../runtime/service';
+import { deadAudit, type AuditPool } from './pool';
+import type { AuditOptions, EnvAudit } from './types';
+
+/**
+ * Whole audits inside the Pyodide sandbox, one environment per call on the runtime's pool (the
+ * checks module is loaded into every interpreter). Per-call limits reach the child's watchdog
+ * through lines on stderr (see native/audit_checks.py, Timer); the command as a whole is bounded
+ * by `envTimeoutMs`, and an interpreter that dies or hangs in C code is replaced by the pool, the
+ * audit then failing the check it was running, as in the native pool.
+ */
+export class PyodideAuditRunner {
+  constructor(
+    private readonly pool: () => PyodidePool,
+    private readonly envTimeoutMs: number,
+  ) {}
+
+  get workers(): number {
+    return this.pool().size;
+  }
+
+  async audit(source: string, options: AuditOptions): Promise<EnvAudit> {
+    const started = Date.now();
+    let r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
+    // Queued behind an audit whose interpreter was killed: it never ran, so it runs on the replacement.
+    for (let retry = 0; !r.ok && r.error.notStarted === true && retry < 3; retry++) {
+      r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
+    }
+    if (r.ok) return r.result as EnvAudit;
+    const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax';
+    const timedOut = r.error.kind === 'timeout';
+    return deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut);
+  }
+}
+
+/** A Pyodide audit whose load failed only because the sandbox lacks a module the game imports. */
+export function needsNativeModule(a: EnvAudit): string | null {
+  const exec = a.checks.find((c) => c.id === 'spade.exec');
+  if (!exec || exec.status !== 'fail') return null;
+  const text = `${exec.message} ${JSON.stringify(exec.evidence ?? {})}`;
+  const m = /No module named '(numpy|math_verify|scipy|sympy|pandas|sklearn|torch|networkx)/.exec(text);
+  if (m) return m[1]!;
+  return /name 'np' is not defined/.test(text) ? 'numpy' : null;
+}
+
+export type AuditRuntime = 'pyodide' | 'cpython';
+
+/**
+ * One audit where asked: in the sandbox unless the game needs a module Pyodide does not ship (seen
+ * in the source, or when loading it fails there), which then runs in native CPython.
+ */
+export async function auditIn(
+  where: AuditRuntime,
+  runners: { native: () => AuditPool; sandbox: (() => PyodideAuditRunner) | undefined },
+  source: string,
+  options: AuditOptions,
+): Promise<{ audit: EnvAudit; runtime: AuditRuntime; why?: string }> {
+  if (where === 'pyodide' && runners.sandbox) {
+    const why = nativeReason(source);
+    if (why) return { audit: await runners.native().audit(source, options), runtime: 'cpython', why };
+    const a = await runners.sandbox().audit(source, options);
+    const missing = needsNativeModule(a);
+    if (!missing) return { audit: a, runtime: 'pyodide' };
+    return { audit: await runners.native().audit(source, options), runtime: 'cpython', why: `imports ${missing}, which the sandbox does not ship` };
+  }
+  return { audit: await runners.native().audit(source, options), runtime: 'cpython' };
+}
