@@ -15,7 +15,11 @@ export interface AuditServiceOptions {
   workers?: number;
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
   runtime?: () => AuditRuntime;
-  /** The runtime's Pyodide pool, shared with sessions (needed for runtime 'pyodide'). */
+  /**
+   * Interpreters for sandboxed audits (needed for runtime 'pyodide'). Not the sessions' pool: an audit
+   * that hangs in C code or outgrows memory gets its interpreter killed, which must not take a
+   * researcher's open episode with it. The service shuts it down on close.
+   */
   pyodide?: () => PyodidePool;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
@@ -153,5 +157,6 @@ export class AuditService {
   async close(): Promise<void> {
     for (const r of this.running.values()) r.cancelled = true;
     await this.pool?.close();
+    if (this.sandboxed) await this.o.pyodide?.().shutdown();
   }
 }

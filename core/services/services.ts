@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { MemoryService } from '../memory/service';
+import { PyodidePool } from '../runtime/pyodidePool';
 import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
@@ -97,12 +98,13 @@ export class Services {
   /** Audits, made on first use so an app that never audits starts no Python. */
   get audit(): AuditService {
     if (!this.auditSvc) {
+      let auditPyodide: PyodidePool | undefined;
       const svc = new AuditService({
         db: this.db,
         events: this.events,
         maxTurns: () => this.settings.get().maxTurns,
         runtime: () => this.settings.get().auditRuntime,
-        pyodide: () => this.runtime.pool,
+        pyodide: () => (auditPyodide ??= new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) })),
         log: (level, m) => this.log(level, 'audit', m),
       });
       this.auditSvc = svc;

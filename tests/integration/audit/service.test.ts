@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSources } from '../../../core/audit/sources';
@@ -100,6 +102,21 @@ describe('audit service', () => {
     } finally {
       s.settings.update({ auditRuntime: 'pyodide' });
     }
+  });
+
+  it("a sandboxed audit whose interpreter is killed leaves the sessions' interpreters alone", async () => {
+    const live = await s.runtime.open({ source: readFileSync(join(__dirname, 'fixtures', 'spade', '00_accepted.py'), 'utf8'), runtime: 'pyodide' });
+    expect(live.ok).toBe(true);
+    const sid = live.ok ? live.sessionId : '';
+    expect((await s.runtime.call(sid, { cmd: 'reset', seed: 1 })).ok).toBe(true);
+    const bombSource = readFileSync(join(__dirname, 'fixtures', 'hostile', 'h3_alloc.py'), 'utf8');
+    ingest(s.db, { source: bombSource, path: 'hostile/h3_alloc.py', fileStem: 'h3_alloc' });
+    const r = await call('audit.run', { hash: createHash('sha256').update(bombSource).digest('hex') });
+    expect(r.runtime).toBe('pyodide');
+    expect(r.checks.find((c) => c.id === 'spade.reset')!.message).toContain('Memory limit');
+    expect(s.runtime.pool.status().restarted).toBe(0);
+    expect((await s.runtime.call(sid, { cmd: 'step', action: 'x' })).ok).toBe(true);
+    await s.runtime.close(sid);
   });
 
   it('refuses unknown check ids with invalid_input', async () => {
