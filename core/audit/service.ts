@@ -16,11 +16,14 @@ export interface AuditServiceOptions {
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
   runtime?: () => AuditRuntime;
   /**
-   * Interpreters for sandboxed audits (needed for runtime 'pyodide'). Not the sessions' pool: an audit
-   * that hangs in C code or outgrows memory gets its interpreter killed, which must not take a
-   * researcher's open episode with it. The service shuts it down on close.
+   * Makes the interpreters for sandboxed audits (needed for runtime 'pyodide'). Not the sessions'
+   * pool: an audit that hangs in C code or outgrows memory gets its interpreter killed, which must
+   * not take a researcher's open episode with it. The service starts one when audits need it and
+   * shuts it down after `sandboxIdleMs` without audits (and on close).
    */
-  pyodide?: () => PyodidePool;
+  makePyodide?: () => PyodidePool;
+  /** Idle time before the sandbox interpreters are shut down (default 5 minutes). */
+  sandboxIdleMs?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -37,6 +40,20 @@ export class AuditService {
   constructor(private readonly o: AuditServiceOptions) {}
 
   private sandboxed?: PyodideAuditRunner;
+  private sandboxPool?: PyodidePool;
+  private sandboxIdle?: NodeJS.Timeout;
+  private auditsInFlight = 0;
+
+  /** The sandbox interpreters, made on demand (the pool spawns its children on first use). */
+  private sandboxNow(): PyodidePool {
+    this.sandboxPool ??= this.o.makePyodide!();
+    return this.sandboxPool;
+  }
+
+  /** Whether sandbox interpreters exist now (status, tests). */
+  sandboxUp(): boolean {
+    return this.sandboxPool?.isStarted ?? false;
+  }
 
   private getPool(): AuditPool {
     this.pool ??= new AuditPool(this.o.workers ? { workers: this.o.workers } : {});
@@ -45,13 +62,27 @@ export class AuditService {
 
   /** How many audits to keep in flight: enough for every worker of the runtime in use. */
   private workers(): number {
-    return this.o.runtime?.() === 'pyodide' && this.o.pyodide ? this.o.pyodide().size : this.getPool().workers;
+    return this.o.runtime?.() === 'pyodide' && this.o.makePyodide ? this.sandboxNow().size : this.getPool().workers;
   }
 
-  private auditWhere(source: string, options: AuditOptions): ReturnType<typeof auditIn> {
-    const pyodide = this.o.pyodide;
-    const sandbox = pyodide ? () => (this.sandboxed ??= new PyodideAuditRunner(pyodide, 120_000)) : undefined;
-    return auditIn(this.o.runtime?.() ?? 'cpython', { native: () => this.getPool(), sandbox }, source, options);
+  private async auditWhere(source: string, options: AuditOptions): ReturnType<typeof auditIn> {
+    const sandbox = this.o.makePyodide ? () => (this.sandboxed ??= new PyodideAuditRunner(() => this.sandboxNow(), 120_000)) : undefined;
+    this.auditsInFlight++;
+    clearTimeout(this.sandboxIdle);
+    try {
+      return await auditIn(this.o.runtime?.() ?? 'cpython', { native: () => this.getPool(), sandbox }, source, options);
+    } finally {
+      if (--this.auditsInFlight === 0 && this.sandboxPool) {
+        // Interpreters hold a few hundred MB; an app that audited once should not keep them all day.
+        this.sandboxIdle = setTimeout(() => {
+          if (this.auditsInFlight > 0 || !this.sandboxPool) return;
+          const idle = this.sandboxPool;
+          this.sandboxPool = undefined;
+          void idle.shutdown();
+        }, this.o.sandboxIdleMs ?? 5 * 60_000);
+        this.sandboxIdle.unref();
+      }
+    }
   }
 
   busy(): number {
@@ -157,6 +188,8 @@ export class AuditService {
   async close(): Promise<void> {
     for (const r of this.running.values()) r.cancelled = true;
     await this.pool?.close();
-    if (this.sandboxed) await this.o.pyodide?.().shutdown();
+    clearTimeout(this.sandboxIdle);
+    await this.sandboxPool?.shutdown();
+    this.sandboxPool = undefined;
   }
 }

@@ -98,13 +98,12 @@ export class Services {
   /** Audits, made on first use so an app that never audits starts no Python. */
   get audit(): AuditService {
     if (!this.auditSvc) {
-      let auditPyodide: PyodidePool | undefined;
       const svc = new AuditService({
         db: this.db,
         events: this.events,
         maxTurns: () => this.settings.get().maxTurns,
         runtime: () => this.settings.get().auditRuntime,
-        pyodide: () => (auditPyodide ??= new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) })),
+        makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
         log: (level, m) => this.log(level, 'audit', m),
       });
       this.auditSvc = svc;

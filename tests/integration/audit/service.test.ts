@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSources } from '../../../core/audit/sources';
+import { AuditService } from '../../../core/audit/service';
 import { getBatch } from '../../../core/audit/store';
+import { PyodidePool } from '../../../core/runtime/pyodidePool';
 import { createHandlers } from '../../../core/handlers';
 import { ingest } from '../../../core/memory/repository';
 import { Services } from '../../../core/services/services';
@@ -117,6 +119,25 @@ describe('audit service', () => {
     expect(s.runtime.pool.status().restarted).toBe(0);
     expect((await s.runtime.call(sid, { cmd: 'step', action: 'x' })).ok).toBe(true);
     await s.runtime.close(sid);
+  });
+
+  it('shuts the sandbox interpreters down when audits stop, and starts them again for the next audit', async () => {
+    const svc = new AuditService({ db: s.db, events: s.events, maxTurns: () => 25, runtime: () => 'pyodide', makePyodide: () => new PyodidePool({ size: 1 }), sandboxIdleMs: 300 });
+    try {
+      const hash = (s.db.prepare('SELECT head_hash FROM environments WHERE file_stem = ?').get('game_00000_013_mathematical_reasoning') as { head_hash: string }).head_hash;
+      expect(svc.sandboxUp()).toBe(false);
+      expect((await svc.runOne(hash))!.runtime).toBe('pyodide');
+      expect(svc.sandboxUp()).toBe(true);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(svc.sandboxUp()).toBe(false);
+      const again = (await svc.runOne(hash))!;
+      expect(again.runtime).toBe('pyodide');
+      expect(again.checks.find((c) => c.id === 'reset-leak')!.status).toBe('fail');
+      expect(svc.sandboxUp()).toBe(true);
+    } finally {
+      await svc.close();
+    }
+    expect(svc.sandboxUp()).toBe(false);
   });
 
   it('refuses unknown check ids with invalid_input', async () => {
