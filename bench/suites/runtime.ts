@@ -1,6 +1,7 @@
 import { RuntimeService, type RuntimeKind } from '../../core/runtime/service';
 import { existsSync, realpathSync } from 'node:fs';
 import { NativeRuntime, probePython } from '../../core/runtime/native';
+import type { HarnessReply } from '../../core/runtime/types';
 import { median, type BenchRow, type BenchSuite } from '../types';
 
 /** A small game in SPADE's shape: a regex on the action, a few comparisons, a 5-tuple. */
@@ -50,9 +51,12 @@ async function openOk(rt: RuntimeService, source: string, runtime: RuntimeKind):
   return r.sessionId;
 }
 
-async function playOnce(rt: RuntimeService, sid: string, actions: string[], seed: number): Promise<number> {
+type Call = (req: Record<string, unknown>) => Promise<HarnessReply>;
+
+/** Steps per second of one whole script played inside the interpreter (one protocol call). */
+async function playOnce(call: Call, actions: string[], seed: number): Promise<number> {
   const t = performance.now();
-  const r = await rt.call(sid, { cmd: 'play', seed, actions, stopWhenDone: false });
+  const r = await call({ cmd: 'play', seed, actions, stopWhenDone: false });
   const ms = performance.now() - t;
   if (!r.ok) throw new Error(`play failed: ${r.error.message}`);
   return actions.length / (ms / 1000);
@@ -83,15 +87,17 @@ export const runtimeSuite: BenchSuite = {
 
       const actions = Array.from({ length: 20_000 }, (_, i) => (i % 5 === 0 ? 'no box' : `\\boxed{${(i * 37) % 101}}`));
       const sidPy = await openOk(rt, GAME, 'pyodide');
-      await playOnce(rt, sidPy, actions.slice(0, 2000), 0);
+      const inPyodide: Call = (req) => rt.call(sidPy, req);
+      await playOnce(inPyodide, actions.slice(0, 2000), 0);
       const py = probePython();
       if (py) {
         const sidNative = await openOk(rt, GAME, 'cpython');
-        await playOnce(rt, sidNative, actions.slice(0, 2000), 0);
+        const inNative: Call = (req) => rt.call(sidNative, req);
+        await playOnce(inNative, actions.slice(0, 2000), 0);
         const [pyRate, nativeRate] = await interleaved(
           7,
-          () => playOnce(rt, sidPy, actions, 1),
-          () => playOnce(rt, sidNative, actions, 1),
+          () => playOnce(inPyodide, actions, 1),
+          () => playOnce(inNative, actions, 1),
         );
         await rt.close(sidNative);
         log(`play inside the interpreter: Pyodide ${pyRate.toFixed(0)} steps/s, CPython ${py.version} (${py.path}) ${nativeRate.toFixed(0)} steps/s`);
@@ -106,14 +112,9 @@ export const runtimeSuite: BenchSuite = {
           try {
             const opened = await sysRt.open('bench-system', { cmd: 'load', source: GAME, options: { maxTurns: 25 } });
             if (!opened.ok) throw new Error(`load failed in ${system}: ${opened.error.message}`);
-            const sysPlay = async (): Promise<number> => {
-              const t = performance.now();
-              const r = await sysRt.call('bench-system', { cmd: 'play', seed: 1, actions, stopWhenDone: false });
-              if (!r.ok) throw new Error(r.error.message);
-              return actions.length / ((performance.now() - t) / 1000);
-            };
+            const sysPlay = () => playOnce((req) => sysRt.call('bench-system', req), actions, 1);
             await sysPlay();
-            const [pyRate2, sysRate] = await interleaved(7, () => playOnce(rt, sidPy, actions, 1), sysPlay);
+            const [pyRate2, sysRate] = await interleaved(7, () => playOnce(inPyodide, actions, 1), sysPlay);
             log(`same, against ${system}: Pyodide ${pyRate2.toFixed(0)} vs ${sysRate.toFixed(0)} steps/s`);
             rows.push({ id: 'runtime.step_ratio_system_python', value: pyRate2 / sysRate, unit: 'x', note: `Pyodide ${pyRate2.toFixed(0)} vs ${system} ${sysRate.toFixed(0)} steps/s (not the app's interpreter here; reported for comparison)` });
           } finally {

@@ -1,5 +1,5 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
-import { nativeReason } from '../runtime/service';
+import { nativeReason, PYODIDE_MISSING_MODULES } from '../runtime/service';
 import { deadAudit, type AuditPool } from './pool';
 import type { AuditOptions, EnvAudit } from './types';
 
@@ -39,8 +39,8 @@ export function needsNativeModule(a: EnvAudit): string | null {
   const exec = a.checks.find((c) => c.id === 'spade.exec');
   if (!exec || exec.status !== 'fail') return null;
   const text = `${exec.message} ${JSON.stringify(exec.evidence ?? {})}`;
-  const m = /No module named '(numpy|math_verify|scipy|sympy|pandas|sklearn|torch|networkx)/.exec(text);
-  if (m) return m[1]!;
+  const top = /No module named '([\w]+)/.exec(text)?.[1];
+  if (top && PYODIDE_MISSING_MODULES.has(top)) return top;
   return /name 'np' is not defined/.test(text) ? 'numpy' : null;
 }
 

@@ -597,9 +597,13 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
     }
     return { total, capped, rows: rows.map(toSummary) };
   } catch (e) {
-    if (e instanceof Error && /fts5|MATCH/i.test(e.message)) throw new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`);
-    throw e;
+    throw searchError(query, e);
   }
+}
+
+/** A query FTS5 cannot parse is the caller's input error, not ours. */
+function searchError(query: string, e: unknown): unknown {
+  return e instanceof Error && /fts5|MATCH/i.test(e.message) ? new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`) : e;
 }
 
 /** Every id a search matches (newest first), for bulk actions on "all matching"; at most `max`. */
@@ -610,8 +614,7 @@ export function matchingIds(db: Db, input: { query?: string; filters?: MemoryFil
     const ids = (stmt(db, `SELECT e.id FROM environments e ${where.sql} ORDER BY e.id DESC LIMIT ?`).all(...where.params, max + 1) as { id: number }[]).map((r) => r.id);
     return { ids: ids.slice(0, max), truncated: ids.length > max };
   } catch (e) {
-    if (e instanceof Error && /fts5|MATCH/i.test(e.message)) throw new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`);
-    throw e;
+    throw searchError(query, e);
   }
 }
 

@@ -48,7 +48,8 @@ interface SessionRecord {
 
 // Modules a generated game may use that the bundled Pyodide cannot provide (nothing is fetched).
 const NEEDS_NATIVE = /^\s*(?:import|from)\s+(numpy|math_verify|scipy|sympy|pandas|sklearn|torch|networkx)\b|\bnp\.|\bnumpy\./m;
-const PYODIDE_MISSING_MODULES = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
+/** Modules generated games use that the bundled Pyodide cannot provide: such games run in native CPython. */
+export const PYODIDE_MISSING_MODULES: ReadonlySet<string> = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
 
 /** Why a source needs native CPython in 'auto' mode, or null. */
 export function nativeReason(source: string): string | null {

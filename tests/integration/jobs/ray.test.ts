@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
 import { RAY_STATES } from '../../../core/jobs/backends/ray';
+import type { JobManager } from '../../../core/jobs/manager';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import type { JobSpec } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
@@ -81,6 +82,14 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
       importEnvironments: false,
     });
   const numbered = (n: number): string[] => Array.from({ length: n }, (_, i) => `rollout ${i + 1}:`);
+  /** The job ends well and the mirror holds the cluster's log byte for byte: rollouts 1..lines, in order. */
+  const expectWholeLog = async (manager: JobManager, stand: RayStandIn, jobId: string, ext: string, lines: number): Promise<void> => {
+    const done = await waitState(manager, jobId, ['succeeded', 'failed', 'lost']);
+    expect(done.state, done.detail).toBe('succeeded');
+    const mirrored = manager.readLog(jobId, 0, 1 << 20).text;
+    expect(mirrored).toBe(stand.jobs.get(ext)!.logs);
+    expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(lines));
+  };
   const logGets = (stand: RayStandIn, externalId: string): number => stand.requests.filter((r) => r.method === 'GET' && r.path === `/api/jobs/${externalId}/logs`).length;
 
   it('follows a running job over the /logs/tail WebSocket, byte for byte', async () => {
@@ -90,11 +99,7 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
     await waitFor('the tail socket and the first phase', () =>
       ray.tailRequests.some((t) => t.job === ext && t.accepted) && rolloutLines(ctx.manager.readLog(job.id, 0, 1 << 20).text).length === 50);
     writeFileSync(gate, '');
-    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost']);
-    expect(done.state, done.detail).toBe('succeeded');
-    const mirrored = ctx.manager.readLog(job.id, 0, 1 << 20).text;
-    expect(mirrored).toBe(ray.jobs.get(ext)!.logs);
-    expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(400));
+    await expectWholeLog(ctx.manager, ray, job.id, ext, 400);
     expect(ray.tailRequests.filter((t) => t.job === ext)).toEqual([{ job: ext, auth: `Bearer ${TOKEN}`, accepted: true }]);
     // One catch-up read before the socket opened and one final read after the end: every byte
     // in between came through the tail, not through polling.
@@ -113,11 +118,7 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
     writeFileSync(gate1, '');
     await waitFor('a second tail socket', () => accepted() >= 2);
     writeFileSync(gate2, '');
-    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost']);
-    expect(done.state, done.detail).toBe('succeeded');
-    const mirrored = ctx.manager.readLog(job.id, 0, 1 << 20).text;
-    expect(mirrored).toBe(ray.jobs.get(ext)!.logs);
-    expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(3100));
+    await expectWholeLog(ctx.manager, ray, job.id, ext, 3100);
     // The reconnect caught up with GET /logs before resuming the tail.
     expect(logGets(ray, ext)).toBeGreaterThanOrEqual(3);
   });
@@ -133,11 +134,7 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
       const ext = job.externalId!;
       await waitFor('the first phase by polling', () => rolloutLines(ctx3.manager.readLog(job.id, 0, 1 << 20).text).length === 20);
       writeFileSync(gate, '');
-      const done = await waitState(ctx3.manager, job.id, ['succeeded', 'failed', 'lost']);
-      expect(done.state, done.detail).toBe('succeeded');
-      const mirrored = ctx3.manager.readLog(job.id, 0, 1 << 20).text;
-      expect(mirrored).toBe(plain.jobs.get(ext)!.logs);
-      expect(rolloutLines(mirrored).map((l) => l.slice(0, l.indexOf(':') + 1))).toEqual(numbered(60));
+      await expectWholeLog(ctx3.manager, plain, job.id, ext, 60);
       // Refused once, then never asked again for this job.
       expect(plain.tailRequests).toEqual([{ job: ext, auth: undefined, accepted: false }]);
       expect(logGets(plain, ext)).toBeGreaterThanOrEqual(2);
