@@ -1,10 +1,12 @@
 """In-interpreter guard for environment code: an audit hook (PEP 578) that refuses host access.
 
-This is one layer, not the sandbox: Python code can defeat Python-level guards in ways an audit
-hook cannot see, so the Pyodide runtime relies first on WebAssembly, an emptied `js` module, Node's
-permission model and disallowed code generation, and the native runtime on resource limits and a
-network namespace. What this layer adds is a clear PermissionError at the first attempt, in both.
-Audit hooks cannot be removed once installed.
+This is the third wall and the detector, never the wall: the native runtime's walls are
+bubblewrap's namespaces and a seccomp filter (native/cpython_main.py), Pyodide's are WebAssembly,
+an emptied `js` module and Node's permission model. What this layer adds is a clear PermissionError
+at the first attempt, and a report of every attempt (the `sandbox` audit check's evidence).
+
+Everything the hook needs is captured in its closure when it is installed: patching this module's
+globals, `os.path` or builtins afterwards changes nothing it decides. Audit hooks cannot be removed.
 """
 
 import os
@@ -14,16 +16,18 @@ DENIED_PREFIXES = (
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
     "os.remove", "os.rmdir", "os.rename", "os.mkdir", "os.chmod", "os.chown", "os.link", "os.symlink",
     "os.truncate", "os.utime", "os.chdir", "os.chflags", "os.setxattr", "os.removexattr", "os.startfile",
+    "os.mkfifo", "os.mknod", "os.unlink", "os.replace", "os.pidfd_open",
     "subprocess.", "pty.", "shutil.", "socket.", "ctypes.", "mmap.", "urllib.", "http.", "ftplib.",
     "smtplib.", "imaplib.", "poplib.", "nntplib.", "telnetlib.", "webbrowser.", "signal.pthread_kill",
     "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-    "builtins.input", "sys._current_frames", "sys.remote_exec", "winreg.", "_winapi.",
+    "builtins.input", "sys._current_frames", "sys.remote_exec", "winreg.", "_winapi.", "sys.addaudithook",
+    "sys.setprofile", "sys.settrace", "cpython.PyInterpreterState",
 )
-BLOCKED_MODULES = {
+BLOCKED_MODULES = frozenset({
     "ctypes", "_ctypes", "js", "pyodide_js", "pyodide", "_pyodide", "_pyodide_core", "subprocess",
     "_posixsubprocess", "multiprocessing", "_multiprocessing", "socket", "_socket", "ssl", "_ssl",
-    "mmap", "pty", "webbrowser", "micropip",
-}
+    "mmap", "pty", "webbrowser", "micropip", "cpython_main", "fcntl", "termios",
+})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -31,54 +35,102 @@ class SandboxViolation(PermissionError):
     pass
 
 
-def install(read_roots, allowed_modules=()):
+def _normalize(path, cwd):
+    """Lexical absolute path (str methods only: nothing here can be patched by a game)."""
+    if not path.startswith("/"):
+        path = cwd + "/" + path
+    parts = []
+    for p in path.split("/"):
+        if p == "" or p == ".":
+            continue
+        if p == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(p)
+    return "/" + "/".join(parts)
+
+
+def install(read_roots, allowed_modules=(), report=None):
     """Refuse host access from here on. `read_roots` are directories whose files may be read
-    (the interpreter's own library); everything else, and every write, is refused."""
-    roots = tuple(os.path.join(os.path.realpath(r), "") for r in read_roots if r)
-    allowed = set(allowed_modules)
-    realpath = os.path.realpath
-    fspath = os.fspath
+    (the interpreter's own library); everything else, and every write, is refused. `report`, if
+    given, is called with {event, detail} for each refused attempt before the error is raised."""
+    normalize = _normalize
+    cwd = normalize(os.getcwd(), "/")
+    roots = tuple(normalize(r, cwd).rstrip("/") + "/" for r in read_roots if r)
+    allowed = frozenset(allowed_modules)
+    blocked = BLOCKED_MODULES
+    denied = DENIED_PREFIXES
+    write_flags = WRITE_FLAGS
+    violation = SandboxViolation
+    _str, _int, _bytes, _isinstance, _repr = str, int, bytes, isinstance, repr
+    _report = report
 
     def readable(path):
-        try:
-            p = realpath(fspath(path))
-        except Exception:
-            return False
-        return p.startswith(roots) or (p + os.sep) in roots
+        if _isinstance(path, _bytes):
+            try:
+                path = path.decode("utf-8", "replace")
+            except Exception:
+                return False
+        if not _isinstance(path, _str):
+            try:
+                path = os.fspath(path)
+            except Exception:
+                return False
+            if not _isinstance(path, _str):
+                return False
+        p = normalize(path, cwd)
+        return (p + "/").startswith(roots)
 
-    def deny(event):
-        raise SandboxViolation(f"blocked by the workbench sandbox: {event}")
+    def deny(event, detail=""):
+        if _report is not None:
+            try:
+                _report({"event": event, "detail": detail[:300]})
+            except Exception:
+                pass
+        raise violation(f"blocked by the workbench sandbox: {event}{': ' + detail if detail else ''}")
 
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
-            if path is None or isinstance(path, int):
-                deny("open(fd)")
-            if isinstance(mode, str) and any(c in mode for c in "wax+"):
-                deny(f"open for writing: {path!r}")
-            if isinstance(flags, int) and flags & WRITE_FLAGS:
-                deny(f"open for writing: {path!r}")
+            if path is None or _isinstance(path, _int):
+                deny("open(fd)", _repr(path))
+            if (_isinstance(mode, _str) and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (_isinstance(flags, _int) and flags & write_flags):
+                deny("open for writing", _repr(path))
             if not readable(path):
-                deny(f"open: {path!r}")
+                deny("open", _repr(path))
             return
         if event == "import":
             name = args[0] if args else ""
-            if isinstance(name, str):
+            if _isinstance(name, _str):
                 top = name.split(".")[0]
-                if top in BLOCKED_MODULES and top not in allowed:
-                    deny(f"import {name}")
+                if top in blocked and top not in allowed:
+                    deny("import", name)
             return
-        if event in ("os.listdir", "os.scandir"):
+        if event == "os.listdir" or event == "os.scandir":
             path = args[0] if args else "."
-            if isinstance(path, int) or not readable(path if path is not None else "."):
-                deny(f"{event}: {path!r}")
+            if _isinstance(path, _int) or not readable(path if path is not None else "."):
+                deny(event, _repr(path))
             return
-        if event.startswith(DENIED_PREFIXES):
-            deny(event)
+        if event.startswith(denied):
+            deny(event, _repr(args)[:200])
 
     sys.addaudithook(hook)
+    # Making a fifo or a device node raises no audit event: report the attempt from a wrapper (the
+    # seccomp filter refuses the call itself in native runs; Pyodide's file system is its own).
+    for mod in (os, sys.modules.get("posix")):
+        for name in ("mkfifo", "mknod"):
+            real = getattr(mod, name, None) if mod is not None else None
+            if real is None or getattr(real, "_spade_guard", False):
+                continue
+
+            def guarded(*args, _name=name, _real=real, **kw):
+                deny("os." + _name, _repr(args)[:200])
+
+            guarded._spade_guard = True
+            setattr(mod, name, guarded)
     # Modules already loaded before the hook stay reachable through sys.modules; drop the risky ones
     # so importing them again goes through the hook. (C code keeps its own references.)
     for name in list(sys.modules):
-        if name.split(".")[0] in BLOCKED_MODULES and name.split(".")[0] not in allowed:
+        if name.split(".")[0] in blocked and name.split(".")[0] not in allowed:
             sys.modules.pop(name, None)

@@ -1,114 +1,22 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { cpus } from 'node:os';
-import { probeNetworkNamespace, probePython } from '../runtime/native';
-import { runtimePaths } from '../runtime/paths';
-import { ALL_CHECKS, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
+import type { SandboxViolation } from '../runtime/forkServer';
+import { NativeRuntime } from '../runtime/native';
+import { ALL_CHECKS, SANDBOX_CHECK, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
 
 /**
- * A pool of long-lived native CPython processes (native/cpython_main.py with its sandbox hook and
- * limits) that each run whole audits, one environment per request: the checks play every episode
- * inside the interpreter, so one environment costs one round trip. Each environment still gets a
- * fresh namespace and its own `random` module inside the process. A process that dies or stops
- * answering is killed and replaced, and that environment's audit records the failure as evidence.
+ * Whole audits in native CPython, each environment in a process of its own: forked from the
+ * native fork server (inside bubblewrap) for this one audit and killed after it, so nothing one
+ * environment does to its interpreter reaches the next. The checks play every episode inside that
+ * process (one round trip per environment); a process that dies or stops answering fails the
+ * check it was running, and what the sandbox refused is judged here, outside it (`sandbox`).
  */
 export interface PoolOptions {
   workers?: number;
   memoryMb?: number;
   /** Wall-clock limit for one whole audit, for hangs the in-process timer cannot interrupt (C code). */
   envTimeoutSec?: number;
-  networkNamespace?: boolean;
-}
-
-interface Job {
-  source: string;
-  options: AuditOptions;
-  resolve: (r: EnvAudit) => void;
-}
-
-const PHASE_RE = /@audit-phase (\S+)/g;
-
-class AuditProcess {
-  readonly proc: ChildProcess;
-  dead = false;
-  ready: Promise<void>;
-  private job?: Job & { timer: NodeJS.Timeout; started: number };
-  private phase = 'spade.syntax';
-  private stderrTail = '';
-  private readyResolve!: () => void;
-  private nextId = 1;
-
-  constructor(cmd: string, args: string[], private readonly envTimeoutMs: number, private readonly onDead: (p: AuditProcess) => void) {
-    this.ready = new Promise((r) => (this.readyResolve = r));
-    this.proc = spawn(cmd, args, {
-      cwd: '/',
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONHASHSEED: '0', PYTHONDONTWRITEBYTECODE: '1', OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    createInterface({ input: this.proc.stdout! }).on('line', (l) => this.onLine(l));
-    this.proc.stderr!.on('data', (d: Buffer) => {
-      const text = d.toString('utf8');
-      for (const m of text.matchAll(PHASE_RE)) this.phase = m[1]!;
-      this.stderrTail = (this.stderrTail + text.replace(PHASE_RE, '')).slice(-2000);
-    });
-    this.proc.on('exit', (code, signal) => this.die(`the interpreter exited (${signal ?? `code ${code}`})`, false));
-    this.proc.on('error', (e) => this.die(`could not start Python: ${e.message}`, false));
-    this.proc.stdin!.on('error', () => {});
-    // cpython_main answers nothing until asked; a ping tells us it has started.
-    this.proc.stdin!.write(JSON.stringify({ id: 0, cmd: 'ping' }) + '\n');
-  }
-
-  get busy(): boolean {
-    return !!this.job;
-  }
-
-  run(job: Job): void {
-    this.phase = 'spade.syntax';
-    const timer = setTimeout(() => this.die(`the audit ran past ${this.envTimeoutMs / 1000} s and the process was killed`, true), this.envTimeoutMs);
-    this.job = { ...job, timer, started: Date.now() };
-    const req = { id: this.nextId++, cmd: 'audit', source: job.source, options: { ...job.options, phases: true } };
-    this.proc.stdin!.write(JSON.stringify(req) + '\n');
-  }
-
-  private onLine(line: string): void {
-    let msg: { id?: number; ok?: boolean; result?: EnvAudit; error?: { message?: string; type?: string } };
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      this.die('the interpreter wrote something that is not a protocol reply', false);
-      return;
-    }
-    if (msg.id === 0) {
-      this.readyResolve();
-      return;
-    }
-    const job = this.job;
-    if (!job) return;
-    clearTimeout(job.timer);
-    this.job = undefined;
-    if (msg.ok && msg.result) job.resolve(msg.result);
-    else job.resolve(deadAudit(job.options, 'spade.syntax', `the audit command failed: ${msg.error?.type ?? ''} ${msg.error?.message ?? ''}`.trim(), '', Date.now() - job.started, false));
-    this.onDead(this); // not dead: the pool uses the same callback to hand out the next job
-  }
-
-  die(reason: string, timedOut: boolean): void {
-    if (this.dead) return;
-    this.dead = true;
-    this.readyResolve();
-    const job = this.job;
-    this.job = undefined;
-    if (job) {
-      clearTimeout(job.timer);
-      job.resolve(deadAudit(job.options, this.phase, reason, this.stderrTail.trim(), Date.now() - job.started, timedOut));
-    }
-    try {
-      this.proc.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-    this.onDead(this);
-  }
+  /** Whether native runs may go ahead without an OS sandbox (the user's setting). */
+  allowUnsandboxed?: () => boolean;
 }
 
 /** The audit of an environment whose interpreter died or hung beyond reach: the check running then fails. */
@@ -116,7 +24,7 @@ export function deadAudit(options: AuditOptions, phase: string, reason: string, 
   const checks: CheckResult[] = [];
   const spadeIdx = (SPADE_CHECKS as readonly string[]).indexOf(phase);
   for (const id of ALL_CHECKS) {
-    if (id.startsWith('tool.')) continue;
+    if (id.startsWith('tool.') || id === SANDBOX_CHECK) continue;
     if (!checkSelected(id, options.checks)) continue;
     const before = spadeIdx >= 0 ? (SPADE_CHECKS as readonly string[]).indexOf(id) >= 0 && (SPADE_CHECKS as readonly string[]).indexOf(id) < spadeIdx : false;
     if (id === phase) checks.push({ id, status: 'fail', message: `${timedOut ? 'Hung' : 'Crashed'} during this check: ${reason}`, evidence: { observed: reason, ...(stderrTail ? { stderr: stderrTail.slice(-1000) } : {}) } });
@@ -127,82 +35,98 @@ export function deadAudit(options: AuditOptions, phase: string, reason: string, 
   return { className: null, toolUse: false, checks, elapsedMs };
 }
 
+/**
+ * The `sandbox` check, decided by the host from what the sandbox reported while the environment
+ * ran: an environment that tried to reach files, processes, sockets or native code fails, even
+ * though every attempt was refused.
+ */
+export function sandboxCheck(violations: readonly SandboxViolation[]): CheckResult {
+  if (!violations.length) return { id: SANDBOX_CHECK, status: 'pass', message: 'No attempt to leave the sandbox', evidence: {} };
+  const kinds = [...new Set(violations.map((v) => v.event))];
+  return {
+    id: SANDBOX_CHECK,
+    status: 'fail',
+    message: `Tried ${violations.length} forbidden operation${violations.length === 1 ? '' : 's'} (${kinds.slice(0, 5).join(', ')}); the sandbox refused ${violations.length === 1 ? 'it' : 'them'}`,
+    evidence: { attempts: violations.slice(0, 50) },
+  };
+}
+
+/** Adds the host-side checks to an audit that came back from an interpreter. */
+export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolation[], options: AuditOptions): EnvAudit {
+  if (!checkSelected(SANDBOX_CHECK, options.checks)) return a;
+  return { ...a, checks: [...a.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };
+}
+
 export class AuditPool {
-  private readonly procs: AuditProcess[] = [];
-  private readonly queue: Job[] = [];
+  private readonly native: NativeRuntime;
   private readonly size: number;
   private readonly envTimeoutMs: number;
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
   private closed = false;
+  private seq = 0;
   restarts = 0;
 
   constructor(private readonly opts: PoolOptions = {}) {
     this.size = Math.max(1, opts.workers ?? Math.max(1, cpus().length));
     this.envTimeoutMs = (opts.envTimeoutSec ?? 120) * 1000;
+    this.native = new NativeRuntime({
+      timeoutMs: () => this.envTimeoutMs,
+      graceMs: 0,
+      memoryMb: opts.memoryMb ?? 2048,
+      ...(opts.allowUnsandboxed ? { allowUnsandboxed: opts.allowUnsandboxed } : {}),
+    });
   }
 
   get workers(): number {
     return this.size;
   }
 
-  private command(): { cmd: string; args: string[] } {
-    const py = probePython();
-    if (!py) throw new Error('No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)');
-    // The CPU limit is per process and these processes live for a whole batch: make it generous;
-    // runaways are stopped by the per-call timer and the per-audit wall clock instead.
-    const config = JSON.stringify({ memoryMb: this.opts.memoryMb ?? 2048, cpuSec: 86_400, timeoutSec: 30 });
-    const args = ['-s', join(runtimePaths().nativeDir, 'cpython_main.py'), config];
-    if ((this.opts.networkNamespace ?? true) && probeNetworkNamespace()) return { cmd: 'unshare', args: ['-rn', py.path, ...args] };
-    return { cmd: py.path, args };
+  /** Why native audits cannot run here (no OS sandbox and not allowed), or null. */
+  unavailable(): string | null {
+    return this.native.unavailable();
   }
 
-  private spawnOne(): AuditProcess {
-    const { cmd, args } = this.command();
-    const p = new AuditProcess(cmd, args, this.envTimeoutMs, (q) => this.onFree(q));
-    this.procs.push(p);
-    return p;
-  }
-
-  private onFree(p: AuditProcess): void {
-    if (p.dead) {
-      const i = this.procs.indexOf(p);
-      if (i >= 0) this.procs.splice(i, 1);
-      if (!this.closed) this.restarts++;
+  private async slot(): Promise<void> {
+    if (this.active < this.size) {
+      this.active++;
+      return;
     }
-    this.pump();
+    await new Promise<void>((r) => this.queue.push(r));
   }
 
-  private pump(): void {
-    if (this.closed) return;
-    while (this.queue.length) {
-      let p = this.procs.find((x) => !x.busy && !x.dead);
-      if (!p && this.procs.length < this.size) p = this.spawnOne();
-      if (!p) return;
-      p.run(this.queue.shift()!);
+  private release(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.active--;
+  }
+
+  async audit(source: string, options: AuditOptions = {}): Promise<EnvAudit> {
+    if (this.closed) throw new Error('the audit pool is closed');
+    await this.slot();
+    const started = Date.now();
+    try {
+      if (this.closed) throw new Error('the audit pool is closed');
+      const why = this.native.unavailable();
+      if (why) return deadAudit(options, 'spade.exec', why, '', 0, false);
+      const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000);
+      try {
+        const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
+        if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);
+        if (r.error.restarted) this.restarts++;
+        const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax');
+        return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options);
+      } finally {
+        s.close();
+      }
+    } finally {
+      this.release();
     }
-  }
-
-  audit(source: string, options: AuditOptions = {}): Promise<EnvAudit> {
-    if (this.closed) return Promise.reject(new Error('the audit pool is closed'));
-    return new Promise((resolve) => {
-      this.queue.push({ source, options, resolve });
-      this.pump();
-    });
-  }
-
-  /** Drops queued work (running audits finish); used by cancel. */
-  clearQueue(): number {
-    const n = this.queue.length;
-    this.queue.length = 0;
-    return n;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.queue.length = 0;
-    for (const p of this.procs.splice(0)) {
-      p.proc.stdin?.end();
-      const t = setTimeout(() => p.die('closed', false), 500);
-      t.unref();
-    }
+    for (const r of this.queue.splice(0)) r();
+    await this.native.shutdown();
   }
 }

@@ -1,6 +1,7 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
 import { nativeReason, PYODIDE_MISSING_MODULES } from '../runtime/service';
-import { deadAudit, type AuditPool } from './pool';
+import { deadAudit, withHostChecks, type AuditPool } from './pool';
+import type { SandboxViolation } from '../runtime/forkServer';
 import type { AuditOptions, EnvAudit } from './types';
 
 /**
@@ -27,10 +28,11 @@ export class PyodideAuditRunner {
     for (let retry = 0; !r.ok && r.error.notStarted === true && retry < 3; retry++) {
       r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
     }
-    if (r.ok) return r.result as EnvAudit;
+    const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
+    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options);
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax';
     const timedOut = r.error.kind === 'timeout';
-    return deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut);
+    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options);
   }
 }
 

@@ -15,6 +15,8 @@ export interface AuditServiceOptions {
   workers?: number;
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
   runtime?: () => AuditRuntime;
+  /** Whether native audits may run where no OS sandbox is available (the user's setting). */
+  allowUnsandboxed?: () => boolean;
   /**
    * Makes the interpreters for sandboxed audits (needed for runtime 'pyodide'). Not the sessions'
    * pool: an audit that hangs in C code or outgrows memory gets its interpreter killed, which must
@@ -56,7 +58,7 @@ export class AuditService {
   }
 
   private getPool(): AuditPool {
-    this.pool ??= new AuditPool(this.o.workers ? { workers: this.o.workers } : {});
+    this.pool ??= new AuditPool({ ...(this.o.workers ? { workers: this.o.workers } : {}), ...(this.o.allowUnsandboxed ? { allowUnsandboxed: this.o.allowUnsandboxed } : {}) });
     return this.pool;
   }
 

@@ -31,7 +31,9 @@ export interface AuditOptions {
 export const SPADE_CHECKS = ['spade.syntax', 'spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2'] as const;
 export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
 export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
-export const ALL_CHECKS: readonly string[] = [...SPADE_CHECKS, ...PLAY_CHECKS, ...TOOL_CHECKS];
+/** Checked from outside the interpreter: what the sandbox refused the environment (its attempts are the evidence). */
+export const SANDBOX_CHECK = 'sandbox';
+export const ALL_CHECKS: readonly string[] = [...SPADE_CHECKS, ...PLAY_CHECKS, ...TOOL_CHECKS, SANDBOX_CHECK];
 
 export function verdictOf(checks: readonly CheckResult[]): Verdict {
   if (checks.some((c) => c.status === 'fail')) return 'fail';

@@ -23,6 +23,7 @@ interface PyProxyFn {
   destroy?(): void;
 }
 interface PyodideLike {
+  _module: { HEAPU8: Uint8Array; LDSO?: { loadedLibsByName: Record<string, unknown> } };
   FS: { mkdirTree(p: string): void; writeFile(p: string, data: string): void };
   runPython(code: string): unknown;
   setInterruptBuffer(buf: Int32Array): void;
@@ -91,6 +92,34 @@ for (;;) {
 }`;
 
 let dispatch: PyProxyFn | undefined;
+/**
+ * The interpreter's whole WebAssembly memory as it was once the harness was ready and before any
+ * environment ran. Copying it back gives the next environment interpreter state no other one
+ * touched (issue 12): a game's patched modules, harness internals and globals are gone with it.
+ */
+let pristine: { py: PyodideLike; memory: Uint8Array; libs: number; reseed: PyProxyFn } | undefined;
+let dirty = false;
+
+function libCount(py: PyodideLike): number {
+  return Object.keys(py._module.LDSO?.loadedLibsByName ?? {}).length;
+}
+
+/** Puts the pristine interpreter back; false when that is not safe (a library was loaded since). */
+function restorePristine(): boolean {
+  if (!pristine) return false;
+  if (!dirty) return true;
+  const { py, memory, libs } = pristine;
+  // A dynamic library loaded since the snapshot lives partly outside the memory (the function
+  // table, the loader's JS records): copying the memory back would leave them inconsistent.
+  if (libCount(py) !== libs) return false;
+  const heap = py._module.HEAPU8;
+  heap.set(memory);
+  if (heap.length > memory.length) heap.fill(0, memory.length);
+  dirty = false;
+  // SPADE's global generators continue an unpredictable stream; the copy would replay one.
+  pristine.reseed('');
+  return true;
+}
 /** The deadline of the call running now (ms from t0), 0 between calls. */
 let callDeadline = 0;
 
@@ -106,6 +135,9 @@ function onStderrLine(line: string): void {
     const ms = Number(line.slice(15));
     if (!Number.isFinite(ms) || ms < 0) return;
     Atomics.store(control, 1, ms > 0 ? Math.min(callDeadline, Date.now() - t0 + ms) : callDeadline);
+  } else if (line.startsWith('@sandbox-violation ')) {
+    const json = line.slice(19);
+    if (json.length < 2000) post(`V${json}\n`);
   } else if (line.startsWith('@audit-phase ')) {
     const phase = line.slice(13).trim();
     if (/^[\w.-]{1,64}$/.test(phase)) post(`P${phase}\n`);
@@ -161,7 +193,21 @@ def _spade_dispatch(line, _d=_spade_h.dispatch):
     return r if len(r) < 32768 else r.encode()
 `);
   dispatch = py.globals.get('_spade_dispatch');
-  py.runPython('del _spade_h, _name, _mod, _spade_dispatch');
+  py.runPython(`
+def _spade_reseed(_line):
+    import random
+    random.seed()
+    try:
+        import sys
+        np = sys.modules.get("numpy")
+        if np is not None:
+            np.random.seed()
+    except Exception:
+        pass
+    return ""
+`);
+  const reseed = py.globals.get('_spade_reseed');
+  py.runPython('del _spade_h, _name, _mod, _spade_dispatch, _spade_reseed');
   for (const name of ['js', 'pyodide_js']) {
     try {
       py.unregisterJsModule(name);
@@ -186,7 +232,10 @@ def _spade_cut_js():
     return cut
 _spade_cut_js()
 del _spade_cut_js
-sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'])
+def _spade_report(event, _w=__import__('os').write, _d=__import__('json').dumps):
+    _w(2, ('\\n@sandbox-violation ' + _d(event) + '\\n').encode())
+sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'], report=_spade_report)
+del _spade_report
 del sandbox
 `);
   // From here on nothing in this process needs these; environment code must not find them.
@@ -198,6 +247,7 @@ del sandbox
     }
   }
   spinMs = process.platform === 'win32' ? 0 : Math.max(0, msg.spinUs ?? 0) / 1000;
+  pristine = { py, memory: py._module.HEAPU8.slice(), libs: libCount(py), reseed };
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 
@@ -207,6 +257,7 @@ function call(id: number, line: string, timeoutMs: number): void {
     return;
   }
   Atomics.store(interrupt, 0, 0);
+  dirty = true;
   callDeadline = Date.now() - t0 + timeoutMs;
   Atomics.store(control, 1, callDeadline);
   Atomics.add(control, 0, 1);
@@ -260,6 +311,13 @@ function handle(line: string): void {
       post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`.slice(0, 4000) }));
       setTimeout(() => process.exit(4), 10);
     });
+  } else if (tag === 70 /* F: fresh state for the next environment */) {
+    if (!restorePristine()) {
+      // Not restorable here: this process must not serve another environment; the pool replaces it.
+      post(encodeFatal({ id: -2, message: 'the interpreter cannot be reset to its pristine state; replaced' }));
+      dispatch = undefined;
+      setTimeout(() => process.exit(5), 10);
+    }
   } else if (tag === 88 /* X */) process.exit(0);
 }
 

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
  * travels as is behind a short prefix instead of being wrapped and escaped a second time: that
  * keeps one step() round trip cheap and a 20,000-step play() reply a single parse on arrival.
  *
- *   parent -> child   I<json ChildInit> | C<id> <timeoutMs> <harness json> | X
+ *   parent -> child   I<json ChildInit> | C<id> <timeoutMs> <harness json> | F (fresh state) | X
  *   child -> parent   Y<json Ready>     | R<id> <harness json>             | F<json Fatal>
  *                     | P<check id>  (the audit check running now, for blame if the call dies)
  */
@@ -29,6 +29,8 @@ export interface ChildFatal {
 export const encodeInit = (m: ChildInit): string => `I${JSON.stringify(m)}\n`;
 export const encodeCall = (id: number, timeoutMs: number, line: string): string => `C${id} ${timeoutMs} ${line}\n`;
 export const encodeExit = (): string => 'X\n';
+/** Restore the interpreter's pristine memory before the next environment. */
+export const encodeFresh = (): string => 'F\n';
 export const encodeReady = (m: ChildReady): string => `Y${JSON.stringify(m)}\n`;
 export const encodeReply = (id: number, line: string): string => `R${id} ${line}\n`;
 export const encodeFatal = (m: ChildFatal): string => `F${JSON.stringify(m)}\n`;

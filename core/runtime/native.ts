@@ -1,6 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { isAbsolute, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { ForkServer, type ForkedSession, type ForkServerCommand } from './forkServer';
+import { probeOsSandbox, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
 import { runtimePaths, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
 
@@ -8,9 +9,14 @@ export interface PythonInfo {
   path: string;
   version: string;
   numpy: boolean;
+  /** Where the interpreter keeps its library and packages (bound read-only into the sandbox). */
+  dirs: string[];
 }
 
 export interface NativeIsolation {
+  /** 'bwrap' when native runs are inside bubblewrap; 'none' when allowed without (the status bar says so). */
+  sandbox: 'bwrap' | 'none' | 'refused';
+  sandboxDetail: string;
   /** 'namespace' when the interpreter runs in its own network namespace (no interfaces but lo). */
   network: 'namespace' | 'not applied';
   networkDetail: string;
@@ -20,18 +26,34 @@ export interface NativeIsolation {
 let probedPython: PythonInfo | null | undefined;
 let probedUnshare: boolean | undefined;
 
+const PROBE = `import sys, os
+print(sys.version.split()[0])
+try:
+    import numpy
+    print("numpy")
+except Exception:
+    print("-")
+print(sys.executable)
+print(os.pathsep.join(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} | {p for p in sys.path if p and os.path.exists(p)})))`;
+
 function tryPython(path: string): PythonInfo | null {
-  const r = spawnSync(path, ['-s', '-c', 'import sys\nprint(sys.version.split()[0])\ntry:\n import numpy\n print("numpy")\nexcept Exception:\n print("-")\nprint(sys.executable)'], {
+  const r = spawnSync(path, ['-s', '-c', PROBE], {
     encoding: 'utf8',
     timeout: 15_000,
+    cwd: '/',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
   });
   if (r.status !== 0 || !r.stdout) return null;
-  const [version, np, executable] = r.stdout.trim().split('\n');
+  const [version, np, executable, dirs] = r.stdout.trim().split('\n');
   if (!version || !/^3\.(\d+)/.test(version) || Number(/^3\.(\d+)/.exec(version)![1]) < 8) return null;
   // Sessions run with a scrubbed PATH, so a bare `python3` would find another interpreter than the
   // one probed here (e.g. /usr/bin/python3 instead of the user's pyenv one): keep its real path.
-  return { path: executable && isAbsolute(executable) ? executable : path, version, numpy: np === 'numpy' };
+  return {
+    path: executable && isAbsolute(executable) ? executable : path,
+    version,
+    numpy: np === 'numpy',
+    dirs: (dirs ?? '').split(':').filter((d) => isAbsolute(d)),
+  };
 }
 
 /**
@@ -60,122 +82,52 @@ export function probeNetworkNamespace(force = false): boolean {
   return probedUnshare;
 }
 
+/** Whether native runs may go ahead without an OS sandbox (a setting, or the CLI's environment variable). */
+export function unsandboxedAllowedByEnv(): boolean {
+  return process.env.SPADE_ALLOW_UNSANDBOXED_NATIVE === '1';
+}
+
 export interface NativeOptions {
   timeoutMs?: () => number;
   memoryMb?: number;
   cpuSec?: number;
   graceMs?: number;
   paths?: RuntimePaths;
-  /** Off only for tests that compare with and without the namespace. */
+  /** Off only for tests that compare with and without the namespace (unsandboxed runs only). */
   networkNamespace?: boolean;
   /** An interpreter to use instead of the probed one (benchmarks comparing interpreters). */
   pythonPath?: string;
+  /** Whether native runs may go ahead where no OS sandbox is available (the user's setting). */
+  allowUnsandboxed?: () => boolean;
+  /** Off only in the security tests that show the OS walls hold without the in-process guard. */
+  auditHook?: boolean;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
 }
 
-interface Pending {
-  line: string;
-  timeoutMs: number;
-  resolve: (r: HarnessReply) => void;
-}
-
-/** One native interpreter process per session: numpy's global state and crashes stay per game. */
-class NativeProcess {
-  readonly proc: ChildProcess;
-  dead = false;
-  private queue: Pending[] = [];
-  private inflight?: Pending & { timer: NodeJS.Timeout };
-  private nextId = 1;
-  private stderrTail = '';
-
-  constructor(cmd: string, args: string[], private readonly graceMs: number, private readonly onExit: (reason: string) => void) {
-    this.proc = spawn(cmd, args, {
-      cwd: '/',
-      // A scrubbed environment: the host's tokens and keys never reach environment code.
-      env: {
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        LANG: 'C.UTF-8',
-        PYTHONHASHSEED: '0',
-        PYTHONDONTWRITEBYTECODE: '1',
-        OPENBLAS_NUM_THREADS: '1',
-        OMP_NUM_THREADS: '1',
-        MKL_NUM_THREADS: '1',
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const rl = createInterface({ input: this.proc.stdout! });
-    rl.on('line', (line) => this.onLine(line));
-    this.proc.stderr!.on('data', (d: Buffer) => {
-      this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
-    });
-    this.proc.on('exit', (code, signal) => this.fail(`the Python process exited (${signal ?? code})${this.stderrTail ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`, 'crashed'));
-    this.proc.on('error', (e) => this.fail(`could not start Python: ${e.message}`, 'crashed'));
-    this.proc.stdin!.on('error', () => {});
-  }
-
-  request(req: Record<string, unknown>, timeoutMs: number): Promise<HarnessReply> {
-    if (this.dead) return Promise.resolve(failure('crashed', 'the Python process is gone; this session is closed'));
-    return new Promise((resolve) => {
-      const id = this.nextId++;
-      this.queue.push({ line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    if (this.dead || this.inflight || !this.queue.length) return;
-    const next = this.queue.shift()!;
-    const timer = setTimeout(() => this.fail(`call ran past ${next.timeoutMs} ms and did not stop at the timer`, 'timeout'), next.timeoutMs + this.graceMs);
-    this.inflight = { ...next, timer };
-    this.proc.stdin!.write(next.line + '\n');
-  }
-
-  private onLine(line: string): void {
-    const cur = this.inflight;
-    if (!cur) return;
-    let reply: HarnessReply;
-    try {
-      reply = JSON.parse(line) as HarnessReply;
-    } catch {
-      this.fail('the Python process wrote something that is not a protocol reply', 'crashed');
-      return;
-    }
-    clearTimeout(cur.timer);
-    this.inflight = undefined;
-    cur.resolve(reply);
-    this.pump();
-  }
-
-  fail(reason: string, kind: string): void {
-    if (this.dead) return;
-    this.dead = true;
-    const cur = this.inflight;
-    this.inflight = undefined;
-    if (cur) {
-      clearTimeout(cur.timer);
-      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : 'Native interpreter failure'}: ${reason}`, { restarted: true }));
-    }
-    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the Python process is gone (${reason})`));
-    try {
-      this.proc.kill('SIGKILL');
-    } catch {
-      // gone already
-    }
-    this.onExit(reason);
-  }
+/** What every native session's process is started with: a scrubbed environment, no host tokens. */
+function baseEnv(deterministic: boolean): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    PYTHONDONTWRITEBYTECODE: '1',
+    OPENBLAS_NUM_THREADS: '1',
+    OMP_NUM_THREADS: '1',
+    MKL_NUM_THREADS: '1',
+    // SPADE sets no hash seed; the workbench's determinism option fixes it (labelled as such).
+    ...(deterministic ? { PYTHONHASHSEED: '0' } : {}),
+  };
 }
 
 /**
- * Native CPython runs, for games that need modules Pyodide lacks (numpy, math_verify). Less
- * isolated than Pyodide: the process has the host kernel's file system view, held back by resource
- * limits, a network namespace where the system allows one, a scrubbed environment and the audit
- * hook in native/sandbox.py. The UI says so.
+ * Native CPython runs, for games that need modules Pyodide lacks (numpy, math_verify). Every
+ * session is its own process, forked from a server inside bubblewrap that never runs game code;
+ * with no OS sandbox here, runs are refused unless the user allows them.
  */
 export class NativeRuntime {
-  private readonly sessions = new Map<string, NativeProcess>();
-  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath'>>;
+  private readonly servers = new Map<string, ForkServer>();
+  private readonly sessions = new Map<string, ForkedSession>();
+  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook'>>;
   private readonly paths: RuntimePaths;
-  private readonly useNetns: boolean;
   private crashes = 0;
 
   constructor(private readonly options: NativeOptions = {}) {
@@ -186,45 +138,88 @@ export class NativeRuntime {
       cpuSec: options.cpuSec ?? 3600,
       graceMs: options.graceMs ?? 3000,
     };
-    this.useNetns = options.networkNamespace ?? true;
   }
 
   python(): PythonInfo | null {
+    if (this.options.pythonPath) return tryPython(this.options.pythonPath);
     return probePython();
   }
 
+  private allowed(): boolean {
+    return unsandboxedAllowedByEnv() || (this.options.allowUnsandboxed?.() ?? false);
+  }
+
+  sandbox(): OsSandboxStatus {
+    return probeOsSandbox();
+  }
+
   isolation(): NativeIsolation {
-    const ns = this.useNetns && probeNetworkNamespace();
+    const st = probeOsSandbox();
+    const sandbox = st.available ? 'bwrap' : this.allowed() ? 'none' : 'refused';
+    const ns = st.available || (this.useNetns() && probeNetworkNamespace());
     return {
+      sandbox,
+      sandboxDetail: st.available ? st.detail : sandbox === 'none' ? `native runs are NOT sandboxed: ${st.detail}` : refusal(st),
       network: ns ? 'namespace' : 'not applied',
-      networkDetail: ns ? 'own network namespace (unshare -rn): no interfaces but loopback' : process.platform === 'linux' ? 'unshare -rn is not permitted here; the audit hook is the only network guard' : 'network namespaces exist only on Linux',
+      networkDetail: st.available ? 'own network namespace (bubblewrap): no interfaces but loopback' : ns ? 'own network namespace (unshare -rn): no interfaces but loopback' : 'no network namespace: the audit hook is the only network guard',
       limits:
         process.platform === 'win32'
           ? []
-          : [`address space ${this.opts.memoryMb} MiB`, `CPU ${this.opts.cpuSec} s per session`, 'no file writes (RLIMIT_FSIZE 0)', 'no new processes (RLIMIT_NPROC 0)', `per-call timer ${Math.round(this.opts.timeoutMs() / 1000)} s`],
+          : [`address space ${this.opts.memoryMb} MiB`, `CPU ${this.opts.cpuSec} s per session`, 'no file writes (RLIMIT_FSIZE 0)', 'no new processes or exec (seccomp)', 'one process per session, killed with it', `per-call timer ${Math.round(this.opts.timeoutMs() / 1000)} s`],
     };
   }
 
-  private command(): { cmd: string; args: string[] } {
-    const py = this.options.pythonPath ? { path: this.options.pythonPath } : probePython();
-    if (!py) throw new Error('No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)');
-    const config = JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000 });
-    const pyArgs = ['-s', join(this.paths.nativeDir, 'cpython_main.py'), config];
-    if (this.useNetns && probeNetworkNamespace()) return { cmd: 'unshare', args: ['-rn', py.path, ...pyArgs] };
-    return { cmd: py.path, args: pyArgs };
+  private useNetns(): boolean {
+    return this.options.networkNamespace ?? true;
   }
 
+  /** Why native runs cannot start here, or null when they can. */
+  unavailable(): string | null {
+    if (!this.python()) return 'No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)';
+    const st = probeOsSandbox();
+    if (!st.available && !this.allowed()) return refusal(st);
+    return null;
+  }
+
+  private command(deterministic: boolean): ForkServerCommand {
+    const py = this.python();
+    if (!py) throw new Error('No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)');
+    const config = JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000 });
+    const env = baseEnv(deterministic);
+    const st = probeOsSandbox();
+    if (st.available) return sandboxedPython({ python: py.path, pythonDirs: py.dirs, nativeDir: this.paths.nativeDir, config, env });
+    if (!this.allowed()) throw new Error(refusal(st));
+    const pyArgs = ['-s', join(this.paths.nativeDir, 'cpython_main.py'), config];
+    if (this.useNetns() && probeNetworkNamespace()) return { cmd: 'unshare', args: ['-rn', py.path, ...pyArgs], env };
+    return { cmd: py.path, args: pyArgs, env };
+  }
+
+  private server(deterministic: boolean): ForkServer {
+    const key = deterministic ? 'deterministic' : 'spade';
+    let s = this.servers.get(key);
+    if (!s || s.dead) {
+      s = new ForkServer(() => this.command(deterministic), {
+        graceMs: this.opts.graceMs,
+        ...(this.options.log ? { log: this.options.log } : {}),
+      });
+      this.servers.set(key, s);
+    }
+    return s;
+  }
+
+  /** Opens a session's process and sends its first request (a load). */
   async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
-    const { cmd, args } = this.command();
-    const p = new NativeProcess(cmd, args, this.opts.graceMs, (reason) => {
-      if (this.sessions.get(sessionId) === p) {
-        this.sessions.delete(sessionId);
-        if (!/exited \((0|SIGKILL)\)/.test(reason)) this.crashes++;
-        this.options.log?.('warn', `native session ${sessionId} ended: ${reason}`);
-      }
-    });
-    this.sessions.set(sessionId, p);
-    const reply = await p.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    const why = this.unavailable();
+    if (why) return failure('unavailable', why);
+    const deterministic = !!(req.options as { deterministic?: unknown } | undefined)?.deterministic;
+    let s: ForkedSession;
+    try {
+      s = await this.server(deterministic).open(sessionId, { timeoutSec: this.opts.timeoutMs() / 1000, deterministic, ...(this.options.auditHook === false ? { auditHook: false } : {}) });
+    } catch (e) {
+      return failure('unavailable', `could not start native CPython: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    this.sessions.set(sessionId, s);
+    const reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
     if (!reply.ok) this.drop(sessionId);
     return reply;
   }
@@ -233,22 +228,43 @@ export class NativeRuntime {
     return this.sessions.has(sessionId);
   }
 
-  /** A sessionless request (ping, syntax check) in a short-lived process. */
+  /** A sessionless request (ping, syntax check) in a process of its own, gone afterwards. */
   async oneShot(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
-    const { cmd, args } = this.command();
-    const p = new NativeProcess(cmd, args, this.opts.graceMs, () => {});
+    const why = this.unavailable();
+    if (why) return failure('unavailable', why);
+    const id = `one-${Math.random().toString(36).slice(2)}`;
+    let s: ForkedSession;
     try {
-      return await p.request(req, timeoutMs ?? this.opts.timeoutMs());
-    } finally {
-      p.proc.stdin?.end();
-      setTimeout(() => p.fail('done', 'closed'), 2000).unref();
+      s = await this.server(false).open(id, { timeoutSec: (timeoutMs ?? this.opts.timeoutMs()) / 1000 });
+    } catch (e) {
+      return failure('unavailable', `could not start native CPython: ${e instanceof Error ? e.message : String(e)}`);
     }
+    try {
+      return await s.request(req, timeoutMs ?? this.opts.timeoutMs());
+    } finally {
+      s.close();
+    }
+  }
+
+  /** A forked session for whole-environment work (the audit): the caller closes it. */
+  async fork(id: string, timeoutSec: number): Promise<ForkedSession> {
+    const why = this.unavailable();
+    if (why) throw new Error(why);
+    return this.server(false).open(id, { timeoutSec });
   }
 
   call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     const p = this.sessions.get(sessionId);
-    if (!p) return Promise.resolve(failure('unknown_session', 'this session is gone (closed, or its Python process ended)'));
+    if (!p || p.dead) {
+      this.sessions.delete(sessionId);
+      return Promise.resolve(failure('unknown_session', 'this session is gone (closed, or its Python process ended)'));
+    }
     return p.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs());
+  }
+
+  /** What the sandbox refused this session so far (the `sandbox` audit check's evidence). */
+  violations(sessionId: string): { event: string; detail: string }[] {
+    return [...(this.sessions.get(sessionId)?.violations ?? [])];
   }
 
   async close(sessionId: string): Promise<void> {
@@ -258,34 +274,27 @@ export class NativeRuntime {
   private drop(sessionId: string): void {
     const p = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
-    if (!p) return;
-    p.proc.stdin?.end();
-    const t = setTimeout(() => p.fail('closed', 'closed'), 1000);
-    t.unref();
-    p.proc.once('exit', () => clearTimeout(t));
+    p?.close();
   }
 
   /** Kills a session's process (tests). */
   kill(sessionId: string): boolean {
     const p = this.sessions.get(sessionId);
     if (!p) return false;
-    p.proc.kill('SIGKILL');
+    p.fail('killed', 'crashed');
+    this.crashes++;
     return true;
   }
 
-  pid(sessionId: string): number | undefined {
-    return this.sessions.get(sessionId)?.proc.pid;
-  }
-
   status(): { sessions: number; crashes: number } {
-    return { sessions: this.sessions.size, crashes: this.crashes };
+    let crashes = this.crashes;
+    for (const s of this.servers.values()) crashes += s.crashes;
+    return { sessions: this.sessions.size, crashes };
   }
 
   async shutdown(): Promise<void> {
-    for (const id of [...this.sessions.keys()]) {
-      const p = this.sessions.get(id)!;
-      this.sessions.delete(id);
-      p.fail('shutdown', 'closed');
-    }
+    this.sessions.clear();
+    await Promise.all([...this.servers.values()].map((s) => s.shutdown()));
+    this.servers.clear();
   }
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
-import { encodeCall, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
+import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
 
@@ -44,6 +44,9 @@ interface Pending {
   line: string;
   timeoutMs: number;
   resolve: (r: HarnessReply) => void;
+  fresh?: boolean;
+  /** What the sandbox refused during this call (V lines), handed back with the reply. */
+  violations?: { event: string; detail: string }[];
 }
 
 /**
@@ -122,10 +125,21 @@ class PoolWorker {
           this.pump();
         } else if (tag === 80 /* P */) {
           if (this.inflight) this.inflight.phase = line.slice(1);
+        } else if (tag === 86 /* V */) {
+          const cur = this.inflight;
+          if (cur && (cur.violations ??= []).length < 200) {
+            try {
+              const v = JSON.parse(line.slice(1)) as { event?: unknown; detail?: unknown };
+              if (typeof v.event === 'string') cur.violations.push({ event: v.event.slice(0, 100), detail: String(v.detail ?? '').slice(0, 300) });
+            } catch {
+              // not one of ours
+            }
+          }
         } else if (tag === 70 /* F */) {
           const m = JSON.parse(line.slice(1)) as ChildFatal;
           if (m.id === -1) reject(new Error(m.message));
-          this.die(`interpreter failed: ${m.message.split('\n')[0]}`, 'crashed');
+          // -2: it could not be made pristine for the next environment, which therefore never ran.
+          this.die(`interpreter failed: ${m.message.split('\n')[0]}`, 'crashed', m.id === -2);
         }
       });
       this.proc.on('exit', (code, signal) => {
@@ -148,11 +162,12 @@ class PoolWorker {
     return this.sessions.size + this.queue.length + (this.inflight ? 1 : 0);
   }
 
-  request(req: Record<string, unknown>, timeoutMs: number): Promise<HarnessReply> {
+  /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
+  request(req: Record<string, unknown>, timeoutMs: number, fresh = false): Promise<HarnessReply> {
     if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
     return new Promise((resolve) => {
       const id = this.nextId++;
-      this.queue.push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve });
+      this.queue.push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve, fresh });
       this.pump();
     });
   }
@@ -160,6 +175,7 @@ class PoolWorker {
   private pump(): void {
     if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
     const next = this.queue.shift()!;
+    if (next.fresh) this.sendRaw(encodeFresh());
     this.inflight = { ...next, started: performance.now() };
     this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
   }
@@ -169,6 +185,7 @@ class PoolWorker {
     if (!cur || cur.id !== id) return;
     this.inflight = undefined;
     if (!reply.ok && cur.phase && reply.error.phase === undefined) reply.error.phase = cur.phase;
+    if (cur.violations) (reply as HarnessReply & { violations?: unknown }).violations = cur.violations;
     cur.resolve(reply);
     this.pump();
   }
@@ -203,14 +220,14 @@ class PoolWorker {
     }
   }
 
-  die(reason: string, kind: string): void {
+  die(reason: string, kind: string, inflightNotStarted = false): void {
     if (this.state === 'dead') return;
     this.state = 'dead';
     clearInterval(this.watch);
     const cur = this.inflight;
     this.inflight = undefined;
     if (cur) {
-      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(cur.phase ? { phase: cur.phase } : {}) }));
+      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(inflightNotStarted ? { notStarted: true } : {}), ...(cur.phase ? { phase: cur.phase } : {}) }));
     }
     // Queued requests never ran: say so, so that sessionless work (audits) can go again elsewhere.
     for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
@@ -302,23 +319,32 @@ export class PyodidePool {
     this.workers[i] = this.spawn();
   }
 
-  private pick(): PoolWorker {
+  /** The least loaded child; for a new environment, one that hosts no session if there is one (it can be made pristine). */
+  private pick(forEnvironment = false): PoolWorker {
     const live = this.workers.filter((w) => w.state !== 'dead');
     const ready = live.filter((w) => w.state === 'ready');
-    const from = ready.length ? ready : live;
+    let from = ready.length ? ready : live;
+    if (forEnvironment) {
+      const empty = from.filter((w) => w.sessions.size === 0);
+      if (empty.length) from = empty;
+    }
     return from.reduce((a, b) => (b.load < a.load ? b : a));
   }
 
   /** Runs a request for a new session on the least loaded child and pins the session there. */
   async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
     await this.start();
-    const w = this.pick();
+    const w = this.pick(true);
+    // A child with no other session gets its pristine interpreter back first. (With more open
+    // sessions than children, a session shares its interpreter: the status says so.)
+    const fresh = w.sessions.size === 0;
+    if (!fresh) this.opts.log?.('info', `session ${sessionId.slice(0, 40)} shares interpreter ${w.wid} with ${w.sessions.size} open session(s)`);
     // Claimed before any await, so sessions opened together spread over the children.
     w.sessions.add(sessionId);
     w.hosted++;
     this.sessionWorker.set(sessionId, w);
     await w.ready.catch(() => {});
-    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh);
     if (!reply.ok) this.forget(sessionId);
     return reply;
   }
@@ -336,9 +362,11 @@ export class PyodidePool {
   /** A request that belongs to no session (syntax checks): any ready child serves it. */
   async anyCall(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
     await this.start();
-    const w = this.pick();
+    // A whole-environment command (the audit) runs on pristine state when the child hosts no session.
+    const whole = req.cmd === 'audit';
+    const w = this.pick(whole);
     await w.ready.catch(() => {});
-    return w.request(req, timeoutMs ?? this.opts.timeoutMs());
+    return w.request(req, timeoutMs ?? this.opts.timeoutMs(), whole && w.sessions.size === 0);
   }
 
   async close(sessionId: string): Promise<void> {

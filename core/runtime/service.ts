@@ -30,7 +30,7 @@ export type OpenResult =
   | { ok: false; runtime: RuntimeKind; error: HarnessError; fallbackReason?: string; output?: string };
 
 export interface RuntimeServiceOptions {
-  settings: () => { stepTimeoutSec: number; maxTurns: number; defaultRuntime: RuntimeKind };
+  settings: () => { stepTimeoutSec: number; maxTurns: number; defaultRuntime: RuntimeKind; allowUnsandboxedNative?: boolean };
   poolSize?: number;
   memoryMb?: number;
   paths?: RuntimePaths;
@@ -77,7 +77,7 @@ export class RuntimeService {
       ...(opts.paths ? { paths: opts.paths } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.native = new NativeRuntime({ timeoutMs, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}) });
+    this.native = new NativeRuntime({ timeoutMs, allowUnsandboxed: () => opts.settings().allowUnsandboxedNative ?? false, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}) });
     const idle = opts.idleCloseMs ?? 60 * 60 * 1000;
     this.sweeper = setInterval(() => this.sweep(idle), Math.min(idle, 60_000));
     this.sweeper.unref();
@@ -174,12 +174,15 @@ export class RuntimeService {
   /** For app.health and the status bar: the pool in one line. */
   components(): { name: string; state: 'ready' | 'busy' | 'starting' | 'down' | 'off'; detail: string }[] {
     const p = this.pool.status();
-    if (!this.pool.isStarted) return [{ name: 'runtime', state: 'off', detail: 'Pyodide pool starts on first use' }];
+    const iso = this.native.isolation();
+    // Native runs without an OS sandbox are the user's explicit choice; the status bar keeps saying so.
+    const native = iso.sandbox === 'none' ? [{ name: 'native', state: 'busy' as const, detail: iso.sandboxDetail }] : [];
+    if (!this.pool.isStarted) return [{ name: 'runtime', state: 'off', detail: 'Pyodide pool starts on first use' }, ...native];
     const state = p.ready + p.busy === 0 ? 'starting' : p.busy > 0 && p.ready === 0 ? 'busy' : 'ready';
     const parts = [`${p.ready} ready`, `${p.busy} busy`];
     if (p.starting) parts.push(`${p.starting} starting`);
     if (p.restarted) parts.push(`${p.restarted} restarted`);
-    return [{ name: 'runtime', state, detail: `Pyodide ${parts.join(', ')}` }];
+    return [{ name: 'runtime', state, detail: `Pyodide ${parts.join(', ')}` }, ...native];
   }
 
   private sweep(idleMs: number): void {

@@ -103,6 +103,7 @@ export class Services {
         events: this.events,
         maxTurns: () => this.settings.get().maxTurns,
         runtime: () => this.settings.get().auditRuntime,
+        allowUnsandboxed: () => this.settings.get().allowUnsandboxedNative,
         makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
         log: (level, m) => this.log(level, 'audit', m),
       });

@@ -7,6 +7,7 @@ export const defaultSettings: Settings = {
   maxTurns: 25,
   defaultRuntime: 'pyodide',
   auditRuntime: 'pyodide',
+  allowUnsandboxedNative: false,
 };
 
 /** Settings live in SQLite next to everything else, one JSON value per key. */

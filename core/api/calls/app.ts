@@ -13,6 +13,11 @@ export const settingsSchema = z.object({
   defaultRuntime: z.enum(['pyodide', 'cpython']),
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
   auditRuntime: z.enum(['pyodide', 'cpython']),
+  /**
+   * Run native CPython even where no OS sandbox (bubblewrap) is available: off by default, and the
+   * status bar says so while it is on.
+   */
+  allowUnsandboxedNative: z.boolean().default(false),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 
