@@ -43,7 +43,7 @@ class AuditProcess {
     this.ready = new Promise((r) => (this.readyResolve = r));
     this.proc = spawn(cmd, args, {
       cwd: '/',
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONHASHSEED: '0', PYTHONDONTWRITEBYTECODE: '1', OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     createInterface({ input: this.proc.stdout! }).on('line', (l) => this.onLine(l));

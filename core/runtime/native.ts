@@ -95,7 +95,6 @@ class NativeProcess {
       env: {
         PATH: '/usr/local/bin:/usr/bin:/bin',
         LANG: 'C.UTF-8',
-        PYTHONHASHSEED: '0',
         PYTHONDONTWRITEBYTECODE: '1',
         OPENBLAS_NUM_THREADS: '1',
         OMP_NUM_THREADS: '1',
