@@ -1203,17 +1203,58 @@ def _step_types(obs, reward, term, trunc, info):
     return names
 
 
+def _info_pair(info):
+    """(described info, SPADE's sanitized info) for a dict of str keys and builtin scalars, else None."""
+    if len(info) > 1000:
+        return None
+    d, sp = {}, {}
+    for k, v in list(info.items()):
+        t = type(v)
+        if type(k) is not str:
+            return None
+        if t is str:
+            d[k] = v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
+        elif t is bool or v is None:
+            d[k] = sp[k] = v
+        elif t is float:
+            d[k] = sp[k] = v if v - v == 0.0 else _num(v)
+        elif t is int and -_SAFE_INT <= v <= _SAFE_INT:
+            d[k] = sp[k] = v
+        else:
+            return None
+    return d, sp
+
+
 def describe_step(ret):
     if isinstance(ret, tuple) and len(ret) == 5:
         obs, reward, term, trunc, info = ret
-        if type(obs) is str and type(reward) is float and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and not info and len(obs) <= VALUE_MAX_STR:
-            # What nearly every game returns: SPADE's conversion changes nothing.
-            r = reward if reward - reward == 0.0 else _num(reward)
-            return {
-                "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": {},
-                "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
-                "spade": {"observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": {}},
-            }
+        tr = type(reward)
+        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and not info and len(obs) <= VALUE_MAX_STR:
+            # What nearly every game returns: SPADE's conversion only makes an int reward a float.
+            if tr is float:
+                r = reward if reward - reward == 0.0 else _num(reward)
+                spr = r
+            elif tr is int and -_SAFE_INT <= reward <= _SAFE_INT:
+                r, spr = reward, float(reward)
+            else:
+                r = None
+            if r is not None:
+                return {
+                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": {},
+                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
+                    "spade": {"observation": obs, "reward": spr, "terminated": term, "truncated": trunc, "info": {}},
+                }
+        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and len(obs) <= VALUE_MAX_STR \
+                and (tr is float or (tr is int and -_SAFE_INT <= reward <= _SAFE_INT)):
+            pair = _info_pair(info)
+            if pair is not None:
+                # A dict of builtin scalars: described and converted in one pass.
+                r = reward if tr is int or reward - reward == 0.0 else _num(reward)
+                return {
+                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": pair[0],
+                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
+                    "spade": {"observation": obs, "reward": r if tr is float else float(reward), "terminated": term, "truncated": trunc, "info": pair[1]},
+                }
         return {
             "observation": obs if type(obs) is str and len(obs) <= VALUE_MAX_STR else plain(obs),
             "reward": reward if type(reward) is float and reward - reward == 0.0 else plain(reward),
