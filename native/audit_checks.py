@@ -24,13 +24,17 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-SPADE_CHECKS = ["spade.syntax", "spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2"]
+SPADE_CHECKS = ["spade.syntax", "spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
 PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
 TOOL_CHECKS = ["tool.schema", "tool.methods", "tool.params", "tool.reset_gate", "tool.criteria_at_reset", "tool.done_reachable"]
 ALL_CHECKS = SPADE_CHECKS + PLAY_CHECKS + TOOL_CHECKS
 
 PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
 REWARD_RANGE = (-10.0, 10.0)
+# SPADE's own limits apply to its checks: 30 s per env call (ENV_CALL_TIMEOUT_SEC / ENV_STEP_TIMEOUT),
+# 60 s for the whole pool admission (VALIDATE_GAME_TIMEOUT). The workbench's checks keep their own.
+SPADE_CALL_SEC = 30.0
+SPADE_ADMISSION_SEC = 60.0
 EV_STR = 400  # evidence strings are cut here: enough to see, small enough for 2,000 environments
 
 
@@ -110,13 +114,19 @@ class Audit:
         self.h = h
         self.source = source
         self.opt = options
-        self.budget = int(options.get("maxTurns") or 25)
+        mt = options.get("maxTurns")
+        self.budget = mt if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0 else hm.DEFAULT_BUDGET
         self.mode = options.get("mode") or "respect"
         self.limit = float(options.get("callTimeoutSec") or 5)
+        self.spade_limit = float(options.get("spadeCallTimeoutSec") or SPADE_CALL_SEC)
+        self.admission_limit = float(options.get("spadeAdmissionTimeoutSec") or SPADE_ADMISSION_SEC)
         wanted = options.get("checks")
         self.wanted = set(wanted) if wanted else None
         self.results = {}
+        # The audit's games share one interpreter: each audit gets its own random (never pre-seeded
+        # for SPADE's checks) and its own tool_use_base_env module.
         self.random = hm.fresh_module("random")
+        self.modules = {"random": self.random, "tool_use_base_env": hm._tool_module()}
         self.code = None
         self.cls = None
         self.class_name = None
@@ -149,8 +159,8 @@ class Audit:
     # -- running environment code with modules, stdout and a time limit routed to this audit
     def call(self, label, fn, *args, action=None, seed=None, **kw):
         hm = self.hm
-        saved = sys.modules.get("random")
-        sys.modules["random"] = self.random
+        saved = {name: sys.modules.get(name) for name in self.modules}
+        sys.modules.update(self.modules)
         out, err = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.h.out
         t0 = time.perf_counter()
@@ -158,19 +168,24 @@ class Audit:
         try:
             return fn(*args, **kw)
         except hm.CallTimeout:
-            raise Hang(label, action, seed, self.limit)
+            raise Hang(label, action, seed, self.timer.limit)
         except KeyboardInterrupt:
-            raise Hang(label, action, seed, self.limit)
+            raise Hang(label, action, seed, self.timer.limit)
+        except hm.SpadeLoadError:
+            raise  # already in SPADE's words
         except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
-            raise StepFailed(label, action, seed, hm.error_info(e))
+            info = hm.error_info(e)
+            info["text"] = hm.str_safe(e)
+            raise StepFailed(label, action, seed, info)
         finally:
             self.timer.disarm()
             dt = time.perf_counter() - t0
             sys.stdout, sys.stderr = out, err
-            if saved is None:
-                sys.modules.pop("random", None)
-            else:
-                sys.modules["random"] = saved
+            for name, mod in saved.items():
+                if mod is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = mod
             if label in ("step", "reset"):
                 self.durations.append((dt, label, action, seed))
             self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
@@ -185,14 +200,10 @@ class Audit:
     # -- a fresh instance in a fresh namespace (module-level state included)
     def fresh(self, label="__init__"):
         hm = self.hm
-        ns = {"__name__": "spade_env", "__builtins__": hm.builtins}
-        ns.update(hm.injected_names({"random": self.random}))
+        _mod, ns = hm.spade_namespace(self.modules)
         self.call("exec", exec, self.code, ns)
         name, cls = hm.find_env_class(ns)
         env = self.call(label, hm._instantiate, cls, self.mode, self.budget)
-        designed = getattr(env, "max_turns", None)
-        if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
-            env.max_turns = min(designed, self.budget)
         return env, ns
 
     def turns(self, env):
@@ -287,6 +298,38 @@ def _won(r, te):
 
 
 def spade_checks(A):
+    """SPADE's load, as every SPADE play does it, then SPADE's pool admission; SPADE's limits."""
+    A.timer.limit = A.spade_limit
+    try:
+        return _spade_checks(A)
+    finally:
+        A.timer.limit = A.limit
+
+
+def _timed_out(e):
+    # SPADE's alarm raises TimeoutError("env call timed out after 30s") inside the game call,
+    # which the surrounding check reports like any other exception.
+    return f"env call timed out after {e.limit:g}s"
+
+
+def _spade_fail(A, cid, message, e=None, **evidence):
+    ev = dict(evidence)
+    cause = getattr(e, "cause", None) if isinstance(e, A.hm.SpadeLoadError) else None
+    if isinstance(e, Hang):
+        ev.update(call=e.call, hang=True, observed=f"no return within {e.limit:g} s")
+    elif isinstance(e, StepFailed):
+        ev.update(_ev(e))
+    elif cause is not None:
+        info = A.hm.error_info(cause)
+        ev.update(line=info.get("line"), observed=_cut(f"{info.get('type')}: {info.get('message', '')}", 300))
+        if isinstance(cause, SyntaxError):
+            ev["line"] = cause.lineno
+        else:
+            ev["traceback"] = _cut(info.get("traceback", ""), 4000)
+    A.put(cid, "fail", message, **ev)
+
+
+def _spade_checks(A):
     hm = A.hm
     order = SPADE_CHECKS
 
@@ -295,35 +338,33 @@ def spade_checks(A):
         for later in order[i + 1:]:
             A.put(later, "skip", "Not reached: SPADE stops at the first failed check")
 
+    def fail(cid, message, e=None, **ev):
+        _spade_fail(A, cid, message, e, **ev)
+        stop_after(cid)
+        return None
+
     A.phase("spade.syntax")
     try:
-        A.code = compile(A.source, hm.ENV_FILENAME, "exec")
-        A.put("spade.syntax", "pass", "Source compiles")
-    except SyntaxError as e:
-        A.put("spade.syntax", "fail", "Syntax error in generated game code", line=e.lineno, observed=_cut(f"{e.msg} (line {e.lineno}, col {e.offset})"))
-        stop_after("spade.syntax")
-        return None
-    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
-        A.put("spade.syntax", "fail", "Syntax error in generated game code", observed=_cut(f"{type(e).__name__}: {e}"))
-        stop_after("spade.syntax")
-        return None
+        A.code = hm.spade_compile(A.source)
+    except hm.SpadeLoadError as e:
+        return fail("spade.syntax" if e.stage == "syntax" else "spade.exec", str(e), e)
+    A.put("spade.syntax", "pass", "Source compiles")
 
-    ns = {"__name__": "spade_env", "__builtins__": hm.builtins}
-    ns.update(hm.injected_names({"random": A.random}))
+    mod, ns = hm.spade_namespace(A.modules)
+    A.modules["dynamic_game"] = mod
     A.phase("spade.exec")
     try:
-        A.call("exec", exec, A.code, ns)
-        A.put("spade.exec", "pass", "Module code runs")
-    except (Hang, StepFailed) as e:
-        A.put("spade.exec", "fail", "Failed to execute game code" + _why(e), **_ev(e))
-        stop_after("spade.exec")
-        return None
+        A.call("exec", hm.spade_exec, A.code, ns)
+    except hm.SpadeLoadError as e:
+        return fail("spade.exec", str(e), e)
+    except Hang as e:
+        return fail("spade.exec", f"Failed to execute game code: {_timed_out(e)}", e)
+    A.put("spade.exec", "pass", "Module code runs")
 
-    name, cls = hm.find_env_class(ns)
-    if cls is None:
-        A.put("spade.class", "fail", "No valid game class found (no callable name ending in 'Env')")
-        stop_after("spade.class")
-        return None
+    try:
+        name, cls = hm.spade_class(ns)
+    except hm.SpadeLoadError as e:
+        return fail("spade.class", str(e))
     A.cls, A.class_name = cls, name
     A.tool_use = isinstance(cls, type) and issubclass(cls, hm.ToolUseBaseEnv)
     first_env_name = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
@@ -331,43 +372,28 @@ def spade_checks(A):
 
     A.phase("spade.instantiate")
     try:
-        env = A.call("__init__", hm._instantiate, cls, A.mode, A.budget)
-        A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
-    except (Hang, StepFailed) as e:
-        A.put("spade.instantiate", "fail", "Failed to instantiate game class" + _why(e), **_ev(e))
-        stop_after("spade.instantiate")
-        return None
-
-    missing = [m for m in ("reset", "step") if not callable(getattr(env, m, None))]
-    if missing:
-        A.put("spade.methods", "fail", f"Game class is missing required method: {', '.join(missing)}", observed=missing)
-        stop_after("spade.methods")
-        return None
+        env = A.call("__init__", hm.spade_instantiate, cls, A.budget, A.mode == "legacy")
+    except hm.SpadeLoadError as e:
+        if e.stage == "missing_method":
+            A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
+            return fail("spade.methods", str(e), observed=str(e).rsplit(": ", 1)[-1])
+        return fail("spade.instantiate", str(e), e, line=A.line_of("__init__"))
+    except Hang as e:
+        return fail("spade.instantiate", f"Failed to instantiate game class: {_timed_out(e)}", e)
+    A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
     A.put("spade.methods", "pass", "reset and step are defined")
-    designed = getattr(env, "max_turns", None)
-    if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
-        env.max_turns = min(designed, A.budget)
 
+    # Validation, on the instance the play checks then use (as SPADE plays the validated instance).
     A.phase("spade.reset")
     try:
         ret = A.call("reset", lambda: env.reset(seed=42), seed=42)
+        bad = hm.reset_problem(ret)
     except (Hang, StepFailed) as e:
-        A.put("spade.reset", "fail", "Game reset() failed" + _why(e), seed=42, **_ev(e))
-        stop_after("spade.reset")
-        return None
-    obs, info = (ret if isinstance(ret, tuple) and len(ret) == 2 else (ret, {}))
-    bad = None
-    if not isinstance(obs, str) or not obs:
-        bad = f"observation must be a non-empty str, got {hm.type_name(obs)}" + (" (empty)" if obs == "" else "")
-    elif not isinstance(info, dict):
-        bad = f"info must be a dict, got {hm.type_name(info)}"
-    if isinstance(ret, tuple) and len(ret) != 2:
-        bad = f"reset must return (observation, info), got a {len(ret)}-tuple"
+        why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
+        return fail("spade.reset", f"Game reset() failed: {why}", e, seed=42)
     if bad:
-        A.put("spade.reset", "fail", f"Game reset() failed: {bad}", seed=42, line=A.line_of("reset"), observed=_cut(hm.plain(ret)))
-        stop_after("spade.reset")
-        return None
-    A.first_obs = obs
+        return fail("spade.reset", f"Game reset() failed: {bad}", seed=42, line=A.line_of("reset"), observed=_cut(hm.plain(ret)))
+    A.first_obs = ret if isinstance(ret, str) else ret[0]
     A.put("spade.reset", "pass", "reset(seed=42) returns a non-empty str and a dict", seed=42)
 
     A.phase("spade.step")
@@ -376,15 +402,12 @@ def spade_checks(A):
         try:
             ret = A.call("step", env.step, a, action=a, seed=42)
         except (Hang, StepFailed) as e:
-            A.put("spade.step", "fail", f"Game step() failed on action {i} ({a})" + _why(e), seed=42, actions=done_actions + [a], **_ev(e))
-            stop_after("spade.step")
-            return None
+            why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
+            return fail("spade.step", f"Game step() failed on action {i} '{a}': {why}", e, seed=42, actions=done_actions + [a])
         done_actions.append(a)
-        bad = _probe_problem(hm, ret)
+        bad = hm.step_problem(ret)
         if bad:
-            A.put("spade.step", "fail", f"Game step() failed on action {i} ({a}): {bad}", seed=42, actions=done_actions, line=A.line_of("step"), observed=_cut(hm.plain(ret)))
-            stop_after("spade.step")
-            return None
+            return fail("spade.step", f"Game step() failed on action {i} '{a}': {bad}", seed=42, actions=done_actions, line=A.line_of("step"), observed=_cut(hm.plain(ret)))
         if ret[2] or ret[3]:
             break
     A.put("spade.step", "pass", f"{len(done_actions)} probe step(s) return valid 5-tuples", seed=42, actions=done_actions)
@@ -393,35 +416,54 @@ def spade_checks(A):
     try:
         A.call("reset", lambda: env.reset(seed=123), seed=123)
     except (Hang, StepFailed) as e:
-        A.put("spade.reset2", "fail", "Game reset() failed on second call" + _why(e), seed=123, **_ev(e))
-        return None
+        why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
+        return fail("spade.reset2", f"Game reset() failed on second call: {why}", e, seed=123)
     A.put("spade.reset2", "pass", "reset(seed=123) succeeds", seed=123)
+
+    A.phase("spade.admission")
+    check_admission(A)
     return env
 
 
-def _probe_problem(hm, ret):
-    if not (isinstance(ret, tuple) and len(ret) == 5):
-        return f"expected a 5-tuple, got {hm.type_name(ret)}" + (f" of length {len(ret)}" if isinstance(ret, tuple) else "")
-    obs, reward, term, trunc, info = ret
-    if not isinstance(obs, str):
-        return f"observation must be str, got {hm.type_name(obs)}"
-    if not isinstance(reward, (int, float)) or type(reward).__module__ != "builtins":
-        return f"reward must be int or float, got {hm.type_name(reward)}"
-    if not isinstance(term, bool):
-        return f"terminated must be bool, got {hm.type_name(term)}"
-    if not isinstance(trunc, bool):
-        return f"truncated must be bool, got {hm.type_name(trunc)}"
-    if not isinstance(info, dict):
-        return f"info must be dict, got {hm.type_name(info)}"
-    if not (REWARD_RANGE[0] <= reward <= REWARD_RANGE[1]):
-        return f"reward {reward!r} outside [-10, 10]"
-    return None
+def _exc_text(e):
+    """str(exception) as SPADE formats it (error_info falls back to repr only for an empty str)."""
+    return e.info.get("text", e.info.get("message", ""))
 
 
-def _why(e):
-    if isinstance(e, Hang):
-        return f": {e.call} hung (no return within {e.limit:g} s)"
-    return f": {e.info.get('type', 'Error')}: {_cut(e.info.get('message', ''), 300)}"
+def check_admission(A):
+    """SPADE's validate_game: a legacy load with budget 1000, the wrapper's reset(), raw steps
+    "1", "2", "test" whose errors the wrapper swallows, then close(); 60 s for all of it."""
+    hm = A.hm
+
+    def admit():
+        modules = dict(A.modules)
+        _mod, _ns, _name, env = hm.spade_load(A.source, modules, hm.ADMISSION_BUDGET, legacy=True)
+        try:
+            env.reset(seed=None)
+        except Exception:
+            pass  # the wrapper answers "Error during reset. Starting new game."
+        for action in hm.ADMISSION_ACTIONS:
+            try:
+                view = hm.spade_step_view(env.step(action))
+            except Exception as e:
+                view = hm.spade_step_error(e)
+            if view["terminated"] or view["truncated"]:
+                break
+        if hasattr(env, "close"):
+            env.close()
+
+    A.timer.limit = A.admission_limit
+    try:
+        A.call("admission", admit)
+    except hm.SpadeLoadError as e:
+        return _spade_fail(A, "spade.admission", f"Game validation failed: {e}", e)
+    except Hang as e:
+        return _spade_fail(A, "spade.admission", f"validate_game timed out after {e.limit:g}s", e)
+    except StepFailed as e:
+        return _spade_fail(A, "spade.admission", f"Game validation failed: {_exc_text(e)}", e, line=e.info.get("line"))
+    finally:
+        A.timer.limit = A.spade_limit
+    A.put("spade.admission", "pass", "Pool admission (legacy load, budget 1000, reset, steps \"1\" \"2\" \"test\", close) succeeds")
 
 
 def _ev(e):
@@ -539,6 +581,10 @@ def check_reset_leak(A, solution_actions):
     after = _fields(A, env, ns)
     differing = sorted(k for k in stable if after.get(k) != ref[k])
     differing += sorted(k for k in after if k not in ref and k.startswith("self."))
+    if A.tool_use and "_call_history" not in A.source:
+        # SPADE's base class appends every tool call to _call_history and never clears it; a game
+        # that never reads it behaves the same, so that is not this game's leak.
+        differing = [k for k in differing if k != "self._call_history"]
     obs_differs = ref_obs == ref2_obs and _plainobs(obs) != ref_obs
     if differing or obs_differs:
         names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
@@ -585,9 +631,17 @@ def check_crash(A, first_obs):
     A.put("crash-on-action", "pass", f"No exception on {tried} fuzz actions")
 
 
-def get_solution(A, env, seed):
+def solution_fn(A, env):
+    """The game's own solution(), or None (SPADE's tool-use base class only has one that raises)."""
     fn = getattr(env, "solution", None)
-    if not callable(fn):
+    if not callable(fn) or getattr(type(env), "solution", None) is A.hm.ToolUseBaseEnv.solution:
+        return None
+    return fn
+
+
+def get_solution(A, env, seed):
+    fn = solution_fn(A, env)
+    if fn is None:
         return None
     v = A.call("solution", fn, seed=seed)
     if isinstance(v, (list, tuple)):
@@ -598,7 +652,7 @@ def get_solution(A, env, seed):
 
 
 def check_solution(A, env):
-    if not callable(getattr(env, "solution", None)):
+    if solution_fn(A, env) is None:
         if A.tool_use:
             return A.put("solution", "skip", "No solution(); tool-use environments are checked by tool.done_reachable")
         return A.put("solution", "warn", "The game defines no solution(): winnability cannot be checked")
@@ -863,7 +917,7 @@ def tool_checks(A, env):
 
     seed = 0
     A.reset(env, seed)
-    acts = get_solution(A, env, seed) if callable(getattr(env, "solution", None)) else None
+    acts = get_solution(A, env, seed) if solution_fn(A, env) is not None else None
     how = "solution()"
     if not acts:
         how = "the expected answer"
@@ -931,14 +985,14 @@ def play_checks(A, env):
     def collect_answers():
         for seed in range(5):
             A.reset(env, seed)
-            if callable(getattr(env, "solution", None)):
+            if solution_fn(A, env) is not None:
                 v = A.call("solution", env.solution, seed=seed)
                 answers.append((seed, " ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
             elif A.tool_use and getattr(env, "_expected_answer", None) is not None:
                 answers.append((seed, str(env._expected_answer)))
 
     def sol_actions(e):
-        if not callable(getattr(e, "solution", None)):
+        if solution_fn(A, e) is None:
             return None
         return get_solution(A, e, None)
 

@@ -270,126 +270,126 @@ class CappedOutput(io.TextIOBase):
 
 # ---------------------------------------------------------------- ToolUseBaseEnv (section 4)
 
-_TOOL_CALL_RE = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_XML_CALL_RE = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.S)
-_XML_PARAM_RE = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.S)
-_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.S)
-
-
-def _answers_match(given, expected):
-    a = str(given).strip()
-    b = str(expected).strip()
-    if a.lower() == b.lower():
-        return True
-    try:
-        x = float(a.replace("$", "").replace(",", ""))
-        y = float(b.replace("$", "").replace(",", ""))
-    except ValueError:
-        return False
-    return abs(x - y) <= 0.01
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+_TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 
 
 class ToolUseBaseEnv:
-    """Base class for tool-use environments, written from SPADE-FORMATS.md section 4.
+    """The base class SPADE injects for tool-use games, rebuilt from its described behaviour.
 
-    Subclasses set `_tools`, `_state` and `_expected_answer` in `reset` and define `tool_<name>`
-    methods. Tool calls do not advance the turn count; answers and malformed messages do.
+    Field order, texts and edge cases follow SPADE's class (SPADE-FORMATS.md section 4, checked
+    against SPADE's code): the constructor calls self.reset(), the base reset() and solution()
+    raise NotImplementedError, and there is no _advance_if_done (multi-turn games bring their own).
+    Tool calls parsed by the rollout never reach step(); step() sees raw text only.
     """
 
-    def __init__(self, max_turns=10):
+    def __init__(self, max_turns=10, **kwargs):
         self.max_turns = max_turns
         self.turn_count = 0
         self._tools = {}
         self._state = {}
+        self._call_history = []
         self._expected_answer = None
-        self._user_messages = []
-        self._message_criteria = []
-        self._current_msg = 0
-        self._done = False
+        self.reset()
 
     def reset(self, seed=None):
-        if seed is not None:
-            import random as _random
+        raise NotImplementedError("Subclass must implement reset()")
 
-            _random.seed(seed)
-        self.turn_count = 0
-        self._current_msg = 0
-        self._done = False
-        return "", {}
+    def solution(self):
+        raise NotImplementedError("Subclass must implement solution()")
 
     def get_tools(self):
-        return [
-            {"type": "function", "function": {"name": name, "description": spec.get("description", ""), "parameters": spec.get("parameters", {"type": "object", "properties": {}})}}
-            for name, spec in self._tools.items()
-        ]
+        out = []
+        for name, spec in self._tools.items():
+            params = spec.get("parameters", {"type": "object", "properties": {}})
+            out.append({"type": "function", "function": {"name": name, "description": spec.get("description", ""), "parameters": params}})
+        return out
 
-    def execute_tool(self, name, args):
+    def execute_tool(self, name, arguments):
         method = getattr(self, f"tool_{name}", None)
-        if name not in self._tools or not callable(method):
-            return f"Error: unknown tool '{name}'. Available tools: {', '.join(self._tools)}"
-        if not isinstance(args, dict):
-            return f"Error: arguments for '{name}' must be an object"
+        if method is None:
+            return {"output": f"Unknown tool '{name}'", "returncode": 1}
         try:
-            return str(method(**args))
+            result = method(**arguments)
+            self._call_history.append({"name": name, "arguments": arguments, "result": str(result)})
+            return {"output": str(result), "returncode": 0}
         except Exception as e:
-            return f"Error executing tool '{name}': {type(e).__name__}: {e}"
-
-    def _advance_if_done(self):
-        """Multi-turn variant: move to the next user message once its criterion holds."""
-        if not self._message_criteria or self._current_msg >= len(self._message_criteria):
-            return ""
-        try:
-            met = bool(self._message_criteria[self._current_msg](self._state))
-        except Exception as e:
-            return f"\n[criterion error: {type(e).__name__}: {e}]"
-        if not met:
-            return ""
-        self._current_msg += 1
-        if self._current_msg < len(self._user_messages):
-            return f"\n\nUser: {self._user_messages[self._current_msg]}"
-        return "\n\nAll requests are complete. Reply with <answer>done</answer>."
-
-    def _parse_calls(self, text):
-        calls, bad = [], 0
-        for raw in _TOOL_CALL_RE.findall(text):
-            try:
-                obj = _json_loads(raw)
-                calls.append((str(obj["name"]), obj.get("arguments", {}) or {}))
-            except Exception:
-                bad += 1
-        for name, body in _XML_CALL_RE.findall(text):
-            calls.append((name, {k: v.strip() for k, v in _XML_PARAM_RE.findall(body)}))
-        return calls, bad
+            return {"output": f"Error calling {name}: {e}", "returncode": 1}
 
     def step(self, action):
-        text = str(action)
-        calls, bad = self._parse_calls(text)
-        if calls:
-            messages = []
-            for name, args in calls:
-                if isinstance(args, str):
-                    try:
-                        args = _json_loads(args)
-                    except Exception:
-                        args = {}
-                messages.append({"role": "tool", "name": name, "content": self.execute_tool(name, args)})
-            obs = "\n".join(f"[{m['name']}] {m['content']}" for m in messages)
-            return obs, 0.0, False, False, {"tool_messages": messages}
-        answer = _ANSWER_RE.search(text)
-        if answer is None or bad:
-            self.turn_count += 1
-            why = "Could not parse the tool call JSON." if bad else "No <tool_call> or <answer> tag found."
-            return self._maybe_truncate(f"{why} Use <tool_call>{{\"name\": ..., \"arguments\": {{...}}}}</tool_call> or <answer>...</answer>.", -0.1)
         self.turn_count += 1
-        if _answers_match(answer.group(1), self._expected_answer):
-            self._done = True
-            return "Correct!", 1.0, True, False, {}
-        return self._maybe_truncate(f"Incorrect answer: {answer.group(1).strip()}", 0.0)
+        truncated = self.turn_count >= self.max_turns
+        answer = _ANSWER_TAG.search(action)
+        if answer:
+            given = answer.group(1).strip()
+            if self._check_answer(given):
+                return "Correct!", 1.0, True, False, {}
+            if truncated:
+                return f"Wrong answer. Solution:\n{self.solution()}", 0.0, False, True, {}
+            return self._incorrect_answer_feedback(), 0.0, False, False, {}
+        call = _TOOL_CALL_TAG.search(action)
+        if not call:
+            if truncated:
+                return f"Time up. Solution:\n{self.solution()}", 0.0, False, True, {}
+            return "Format error: use tools to call a function, or <answer>result</answer> to submit.", -0.1, False, False, {}
+        try:
+            parsed = _json_loads(call.group(1))
+            name = parsed.get("name", "")
+            arguments = parsed.get("arguments", {})
+            if not isinstance(arguments, dict):
+                arguments = {}
+        except (json.JSONDecodeError, AttributeError):
+            if truncated:
+                return f"Time up. Solution:\n{self.solution()}", 0.0, False, True, {}
+            return "Format error: invalid tool call arguments.", -0.1, False, False, {}
+        method = getattr(self, f"tool_{name}", None)
+        if method is None:
+            if truncated:
+                return f"Time up. Solution:\n{self.solution()}", 0.0, False, True, {}
+            return f"Unknown tool '{name}'. Available: {', '.join(self._tools.keys())}", 0.0, False, False, {}
+        try:
+            result = method(**arguments)
+            self._call_history.append({"name": name, "arguments": arguments, "result": str(result)})
+        except Exception as e:
+            result = f"Error calling {name}: {e}"
+        obs = f"Tool result:\n{result}"
+        if truncated:
+            return f"{obs}\n\nTime up. Solution:\n{self.solution()}", 0.0, False, True, {}
+        return obs, 0.0, False, False, {}
 
-    def _maybe_truncate(self, obs, reward):
-        if self.turn_count >= self.max_turns:
-            return f"{obs}\nOut of turns. The expected answer was: {self._expected_answer}", reward, False, True, {}
-        return obs, reward, False, False, {}
+    def _obs_suffix(self):
+        return ""  # tools now travel as the chat template's tools=; kept for older games
+
+    def _incorrect_answer_feedback(self):
+        text = "Incorrect. Keep using tools."
+        msgs = getattr(self, "_user_messages", None)
+        idx = getattr(self, "_current_msg", None)
+        if isinstance(msgs, (list, tuple)) and isinstance(idx, int) and 0 <= idx < len(msgs):
+            text += (f" Not all steps are complete \u2014 you are still on step {idx + 1}/{len(msgs)}: \"{msgs[idx]}\""
+                     " Complete this step with the tools before submitting <answer>done</answer>.")
+        return text
+
+    def _check_answer(self, answer):
+        given = str(answer).strip()
+        expected = str(self._expected_answer).strip()
+        if given.lower() == expected.lower():
+            return True
+        try:
+            a = float(given.replace("$", "").replace(",", "").strip())
+            b = float(expected.replace("$", "").replace(",", "").strip())
+            return abs(a - b) < 0.01
+        except (ValueError, TypeError):
+            return False
+
+    def close(self):
+        pass
+
+
+def _tool_module():
+    """`from tool_use_base_env import ToolUseBaseEnv` must work, as in SPADE."""
+    mod = types.ModuleType("tool_use_base_env")
+    mod.ToolUseBaseEnv = ToolUseBaseEnv
+    return mod
 
 
 # ---------------------------------------------------------------- the loader (section 2)
@@ -427,7 +427,7 @@ def injected_names(session_modules):
     import typing
 
     ns = {name: importlib.import_module(name) for name in INJECTED_MODULES}
-    ns.update(session_modules)
+    ns.update({k: v for k, v in session_modules.items() if k in INJECTED_MODULES})
     try:
         import numpy  # noqa: F401  (only where the interpreter has it)
 
@@ -489,6 +489,9 @@ def error_info(exc, kind="env_error", **extra):
     if isinstance(exc, SyntaxError) and exc.filename == ENV_FILENAME:
         info["line"] = exc.lineno
         info["col"] = exc.offset
+    view = getattr(exc, "__spade_wb_view__", None) if isinstance(exc, Exception) else None
+    if type(view) is dict:
+        info["spade"] = view
     return info
 
 
@@ -506,7 +509,15 @@ class Session:
         # Tracebacks read the source through linecache; split once, not at every call.
         self.linecache_entry = (len(source), None, source.splitlines(True), ENV_FILENAME)
         self.options = options
-        self.modules = {name: fresh_module(name) for name in STATEFUL_MODULES}
+        self.spade = options.get("spadeMode", True) is not False
+        self.deterministic = bool(options.get("deterministic", False))
+        if self.deterministic:
+            # Workbench determinism (an option): a private random per session, seeded at reset.
+            self.modules = {name: fresh_module(name) for name in STATEFUL_MODULES}
+        else:
+            # SPADE: the game's `random` is the process's own, shared with every game that runs here.
+            self.modules = {name: importlib.import_module(name) for name in STATEFUL_MODULES}
+        self.modules["tool_use_base_env"] = _tool_module()
         self.ns = None
         self.env = None
         self.class_name = None
@@ -712,6 +723,217 @@ def cmd_check_syntax(h, req):
     return {"ok": True, "errors": [], "python": sys.version.split()[0]}
 
 
+DEFAULT_BUDGET = 30  # SpadeConfig.max_turns
+ADMISSION_BUDGET = 1000  # validate_game loads with SPADE's default max_steps
+PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
+ADMISSION_ACTIONS = ["1", "2", "test"]
+
+
+class SpadeLoadError(Exception):
+    """A load that SPADE's factory refuses: `stage` names the check, str() is SPADE's message."""
+
+    def __init__(self, stage, message, cause=None):
+        super().__init__(message)
+        self.stage = stage
+        self.cause = cause
+
+
+def _spade_syntax_message(e):
+    # SPADE execs the source as a string, so its SyntaxError names "<string>", not our "<env>".
+    try:
+        clone = SyntaxError(e.msg, ("<string>", e.lineno, e.offset, e.text) + ((e.end_lineno, e.end_offset) if getattr(e, "end_lineno", None) else ()))
+        return f"Syntax error in generated game code: {clone}"
+    except Exception:
+        return f"Syntax error in generated game code: {e}"
+
+
+def spade_compile(source):
+    try:
+        return compile(source, ENV_FILENAME, "exec")
+    except SyntaxError as e:
+        raise SpadeLoadError("syntax", _spade_syntax_message(e), e)
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        # exec(str) compiles inside SPADE's try, where only SyntaxError gets its own wording.
+        raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
+
+
+def spade_namespace(modules):
+    """A module namespace like SPADE's `dynamic_game`: injected names first, then the game's."""
+    mod = types.ModuleType("dynamic_game")
+    ns = mod.__dict__
+    ns["__builtins__"] = builtins
+    for k, v in injected_names(modules).items():
+        ns.setdefault(k, v)
+    return mod, ns
+
+
+def spade_exec(code, ns):
+    try:
+        exec(code, ns)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except SyntaxError as e:  # raised while running (compile() or exec inside the game)
+        raise SpadeLoadError("exec", _spade_syntax_message(e), e)
+    except BaseException as e:
+        raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
+
+
+def spade_class(ns):
+    name, cls = find_env_class(ns)
+    if cls is None:
+        raise SpadeLoadError("no_class", "No valid game class found in code (expected class ending with 'Env')")
+    return name, cls
+
+
+def spade_instantiate(cls, budget, legacy=False):
+    """SPADE's instantiation: "respect max_turns" (every play) or legacy (pool admission)."""
+    try:
+        if legacy:
+            try:
+                env = cls(max_turns=budget)
+            except TypeError:
+                env = cls()
+                if hasattr(env, "max_turns"):
+                    env.max_turns = budget
+        else:
+            try:
+                env = cls()
+            except TypeError:
+                env = cls(max_turns=budget)
+            designed = getattr(env, "max_turns", None)
+            # As SPADE tests it: a bool is an int here (True stays True, i.e. 1 turn).
+            if isinstance(designed, int) and designed > 0:
+                env.max_turns = min(designed, budget)
+            elif hasattr(env, "max_turns"):
+                env.max_turns = budget
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        raise SpadeLoadError("instantiate", f"Failed to instantiate game class: {str_safe(e)}", e)
+    for m in ("reset", "step"):
+        if not hasattr(env, m):
+            raise SpadeLoadError("missing_method", f"Game class missing required method: {m}")
+    return env
+
+
+def _cls_repr(v):
+    return repr_safe(type(v))
+
+
+def reset_problem(result):
+    """What SPADE's load says about reset(seed=42)'s return value, or None when it passes."""
+    if isinstance(result, tuple) and len(result) == 2:
+        obs, info = result
+    elif isinstance(result, str):
+        obs, info = result, {}
+    else:
+        return f"reset() returned invalid type: {_cls_repr(result)}"
+    if not isinstance(obs, str) or len(obs) == 0:
+        return "reset() returned empty or non-string observation"
+    if not isinstance(info, dict):
+        return f"reset() info must be dict, got {_cls_repr(info)}"
+    return None
+
+
+def step_problem(result):
+    """What SPADE's load says about one probe step's return value, or None when it passes.
+
+    isinstance, as SPADE tests: numpy.float64 (a float subclass) and bool rewards pass, NaN passes
+    the range test; numpy.float32, numpy.int64 and numpy.bool_ flags fail.
+    """
+    if not isinstance(result, tuple) or len(result) != 5:
+        return f"step() must return 5-tuple, got {_cls_repr(result)} with length {len(result) if isinstance(result, tuple) else 'N/A'}"
+    obs, reward, terminated, truncated, info = result
+    if not isinstance(obs, str):
+        return f"step() observation must be string, got {_cls_repr(obs)}"
+    if not isinstance(reward, (int, float)):
+        return f"step() reward must be numeric, got {_cls_repr(reward)}"
+    if not isinstance(terminated, bool):
+        return f"step() terminated must be bool, got {_cls_repr(terminated)}"
+    if not isinstance(truncated, bool):
+        return f"step() truncated must be bool, got {_cls_repr(truncated)}"
+    if not isinstance(info, dict):
+        return f"step() info must be dict, got {_cls_repr(info)}"
+    if reward < -10 or reward > 10:
+        return f"step() reward {reward} outside expected range [-10, 10]"
+    return None
+
+
+def spade_validate(env, on_call=None):
+    """SPADE's load validation ON the instance: reset(42), up to three probes, reset(123).
+
+    Returns (stage, message) of the first failure, or None. `on_call(label, action, seed)` is told
+    before each call (the audit uses it for evidence). Hangs propagate.
+    """
+    tell = on_call or (lambda *a: None)
+    try:
+        tell("reset", None, 42)
+        bad = reset_problem(env.reset(seed=42))
+        if bad:
+            raise ValueError(bad)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        return "reset", f"Game reset() failed: {str_safe(e)}"
+    for i, action in enumerate(PROBE_ACTIONS):
+        try:
+            tell("step", action, 42)
+            result = env.step(action)
+            bad = step_problem(result)
+            if bad:
+                raise ValueError(bad)
+            if result[2] or result[3]:
+                break
+        except (CallTimeout, KeyboardInterrupt):
+            raise
+        except BaseException as e:
+            return "step", f"Game step() failed on action {i + 1} '{action}': {str_safe(e)}", i
+    try:
+        tell("reset", None, 123)
+        env.reset(seed=123)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        return "reset2", f"Game reset() failed on second call: {str_safe(e)}"
+    return None
+
+
+def spade_load(source, modules, budget, legacy=False, on_call=None):
+    """The whole of SPADE's env factory: (module, ns, class name, validated instance).
+
+    Raises SpadeLoadError with SPADE's message at the first failure, validation included.
+    """
+    code = spade_compile(source)
+    mod, ns = spade_namespace(modules)
+    spade_exec(code, ns)
+    name, cls = spade_class(ns)
+    env = spade_instantiate(cls, budget, legacy)
+    bad = spade_validate(env, on_call)
+    if bad:
+        raise SpadeLoadError(bad[0], bad[1])
+    return mod, ns, name, env
+
+
+def _load_error(e):
+    """A SpadeLoadError as the protocol's load_error (SPADE's message, plus a traceback to read)."""
+    extra = {"stage": e.stage}
+    cause = e.cause
+    if cause is not None:
+        info = error_info(cause, "load_error")
+        for k in (("line", "col") if isinstance(cause, SyntaxError) else ("traceback", "line", "col", "frames")):
+            if k in info:
+                extra[k] = info[k]
+        extra["type"] = info.get("type")
+        if isinstance(cause, SyntaxError):
+            extra.update(_syntax_extra(cause))
+        missing = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
+        if missing:
+            extra["missingModule"] = missing.split(".")[0]
+        elif isinstance(cause, NameError) and getattr(cause, "name", None) in ("np", "numpy"):
+            extra["missingModule"] = "numpy"
+    return HarnessError("load_error", str(e), **extra)
+
+
 def cmd_load(h, req):
     sid = req.get("session")
     source = req.get("source")
@@ -720,61 +942,58 @@ def cmd_load(h, req):
         raise HarnessError("protocol", "load needs a session id and a source string")
     if sid in h.sessions:
         raise HarnessError("protocol", f"session {sid!r} already exists")
-    budget = int(options.get("maxTurns") or 25)
-    mode = options.get("mode") or "respect"
+    mt = options.get("maxTurns")
+    budget = mt if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0 else DEFAULT_BUDGET
+    legacy = options.get("mode") == "legacy"
     restored = h.guard()
     s = Session(sid, source, options)
+    validation = None
     h.enter(s)
     try:
         try:
-            code = compile(source, ENV_FILENAME, "exec")
-        except SyntaxError as e:
-            raise HarnessError("load_error", "Syntax error in generated game code", stage="syntax", **_syntax_extra(e))
-        ns = {"__name__": "spade_env", "__builtins__": builtins}
-        ns.update(injected_names(s.modules))
-        try:
-            exec(code, ns)
-        except BaseException as e:
-            if isinstance(e, (CallTimeout, KeyboardInterrupt)):
-                raise
-            info = error_info(e, "load_error", stage="exec")
-            info["message"] = f"Failed to execute game code: {info['message']}"
-            missing = getattr(e, "name", None) if isinstance(e, ImportError) else None
-            if missing:
-                info["missingModule"] = missing.split(".")[0]
-            elif isinstance(e, NameError) and getattr(e, "name", None) in ("np", "numpy"):
-                info["missingModule"] = "numpy"
-            raise HarnessError(**{"kind": "load_error", "message": info.pop("message"), **{k: v for k, v in info.items() if k != "kind"}})
-        name, cls = find_env_class(ns)
-        if cls is None:
-            raise HarnessError("load_error", "No valid game class found (a class whose name ends in 'Env')", stage="no_class")
-        try:
-            env = _instantiate(cls, mode, budget)
-        except BaseException as e:
-            if isinstance(e, (CallTimeout, KeyboardInterrupt)):
-                raise
-            info = error_info(e, "load_error", stage="instantiate")
-            raise HarnessError(**{"kind": "load_error", "message": f"Failed to instantiate game class: {info.pop('message')}", **{k: v for k, v in info.items() if k != "kind"}})
-        missing = [m for m in ("reset", "step") if not callable(getattr(env, m, None))]
-        if missing:
-            raise HarnessError("load_error", f"Game class is missing required method(s): {', '.join(missing)}", stage="missing_method")
-        designed = getattr(env, "max_turns", None)
-        if isinstance(designed, int) and not isinstance(designed, bool) and designed > 0:
-            env.max_turns = min(designed, budget)
-        s.ns, s.env, s.class_name = ns, env, name
+            code = spade_compile(source)
+            mod, ns = spade_namespace(s.modules)
+            s.modules["dynamic_game"] = mod
+            spade_exec(code, ns)
+            name, cls = spade_class(ns)
+            env = spade_instantiate(cls, budget, legacy)
+            s.ns, s.env, s.class_name = ns, env, name
+            if s.spade:
+                # Validation runs on the very instance that is then played, as SPADE's load does.
+                bad = spade_validate(env)
+                validation = {"ok": bad is None, "message": None if bad is None else bad[1], "stage": None if bad is None else bad[0]}
+        except SpadeLoadError as e:
+            raise _load_error(e)
         s.max_turns = getattr(env, "max_turns", None)
     finally:
         h.leave(s)
     h.sessions[sid] = s
+    mt = s.max_turns
     return {
         "className": s.class_name,
-        "maxTurns": s.max_turns if isinstance(s.max_turns, int) else None,
+        "maxTurns": mt if isinstance(mt, int) and not isinstance(mt, bool) else (int(mt) if isinstance(mt, bool) else None),
+        "budget": budget,
         "toolUse": isinstance(s.env, ToolUseBaseEnv),
         "hasSolution": callable(getattr(s.env, "solution", None)),
         "runtime": h.runtime,
         "python": sys.version.split()[0],
+        "spadeMode": s.spade,
+        "deterministic": s.deterministic,
+        # A fixed hash seed makes set order repeat between runs; SPADE sets none.
+        "hashSeed": _hash_seed(),
+        **({"validation": validation} if validation is not None else {}),
         **({"restoredShared": restored[:50]} if restored else {}),
     }
+
+
+def _hash_seed():
+    try:
+        import os as _os
+
+        v = _os.environ.get("PYTHONHASHSEED")
+    except Exception:
+        v = None
+    return v if v not in (None, "", "random") else None
 
 
 def _syntax_extra(e):
@@ -782,26 +1001,180 @@ def _syntax_extra(e):
 
 
 def _instantiate(cls, mode, budget):
-    if mode == "legacy":
-        try:
-            return cls(max_turns=budget)
-        except TypeError:
-            return cls()
+    """Kept for the audit's own checks: SPADE's instantiation, errors as raised by the class."""
     try:
-        return cls()
-    except TypeError:
-        return cls(max_turns=budget)
+        return spade_instantiate(cls, budget, mode == "legacy")
+    except SpadeLoadError as e:
+        if e.cause is not None:
+            raise e.cause
+        raise
+
+
+# ---------------------------------------------------------------- SPADE's wrapper conversion
+
+
+RESET_ERROR_OBS = "Error during reset. Starting new game."
+
+
+def sanitize_info(info):
+    """SPADE's info filter: numbers, bools and None stay, strings go, the rest through float()."""
+    if type(info) is not dict and not isinstance(info, dict):
+        return {}
+    if not info:
+        return {}
+    out = {}
+    for k, v in info.items():
+        if isinstance(v, (int, float, bool, type(None))):
+            out[k] = v
+        elif isinstance(v, str):
+            continue
+        else:
+            try:
+                out[k] = float(v)
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+def _plain_info(info):
+    return {(k if type(k) is str else str_safe(k) or repr_safe(k)): plain(v) for k, v in info.items()}
+
+
+def spade_reset_view(ret):
+    """What SPADE's wrapper makes of a reset() return (the game ran without raising)."""
+    if isinstance(ret, tuple) and len(ret) == 2:
+        obs, info = ret
+    elif isinstance(ret, str):
+        obs, info = ret, {}
+    else:
+        obs, info = str(ret), {}
+    info = sanitize_info(info)
+    # A tuple's observation is passed on as it is; every prompt SPADE builds formats it with str().
+    return {"observation": obs if type(obs) is str else str(obs), "info": _plain_info(info)}
+
+
+def spade_step_view(ret):
+    """SPADE's wrapper conversion of one step() return; conversion errors are step errors."""
+    try:
+        if isinstance(ret, tuple) and len(ret) == 5:
+            obs, reward, term, trunc, info = ret
+            obs = str(obs) if obs is not None else "No observation"
+            reward = float(reward) if reward is not None else 0.0
+            term = bool(term) if term is not None else False
+            trunc = bool(trunc) if trunc is not None else False
+            info = sanitize_info(info if isinstance(info, dict) else {})
+            return {"observation": cut(obs, VALUE_MAX_STR), "reward": _num(reward), "terminated": term, "truncated": trunc, "info": _plain_info(info)}
+        return {"observation": "Invalid game response", "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "shape"}
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        return spade_step_error(e)
+
+
+def _mark_spade(e, view):
+    """Carries SPADE's view of a failed call on the exception, for error_info to report."""
+    try:
+        e.__spade_wb_view__ = view
+    except Exception:
+        pass
+
+
+def spade_step_error(e):
+    return {"observation": cut(f"Error: {str_safe(e)}", VALUE_MAX_STR), "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "exception"}
+
+
+# ---------------------------------------------------------------- seeds
+
+
+class _SeedWatch:
+    """Notes which generators a game seeds during one reset(seed) (SPADE mode only).
+
+    SPADE reproduces an episode only when the game seeds what it draws from; the workbench says
+    when a seeded reset seeded nothing. The patched names are put back before the call returns.
+    """
+
+    def __init__(self, rnd, np):
+        self.rnd, self.np, self.calls, self.saved = rnd, np, [], []
+
+    def _wrap(self, owner, attr, label):
+        orig = getattr(owner, attr, None)
+        if orig is None:
+            return
+        calls = self.calls
+
+        def seeded(*a, **kw):
+            if (a and a[0] is not None) or kw.get("seed", kw.get("a")) is not None:
+                calls.append(label)
+            return orig(*a, **kw)
+
+        try:
+            setattr(owner, attr, seeded)
+            self.saved.append((owner, attr, orig))
+        except Exception:
+            pass
+
+    def __enter__(self):
+        r = self.rnd
+        self._wrap(r, "seed", "random.seed")
+        rcls = getattr(r, "Random", None)
+        if isinstance(rcls, type):
+            orig = rcls.__dict__.get("seed")
+            if orig is not None:
+                calls = self.calls
+
+                def seed(inst, a=None, *rest, **kw):
+                    if a is not None:
+                        calls.append("random.Random")
+                    return orig(inst, a, *rest, **kw)
+
+                try:
+                    rcls.seed = seed
+                    self.saved.append((rcls, "seed", orig))
+                except Exception:
+                    pass
+        npr = getattr(self.np, "random", None) if self.np is not None else None
+        if npr is not None:
+            for attr in ("seed", "default_rng", "RandomState", "Generator"):
+                self._wrap(npr, attr, f"numpy.random.{attr}")
+        return self
+
+    def __exit__(self, *a):
+        for owner, attr, orig in reversed(self.saved):
+            try:
+                setattr(owner, attr, orig)
+            except Exception:
+                pass
+        return False
 
 
 def _reset(s, seed):
-    if seed is not None:
-        # A seed must mean one episode even for games that forget `random.seed(seed)`.
+    np = s.ns.get("np") if s.ns else None
+    watch = None
+    if seed is not None and s.deterministic:
+        # Workbench determinism: a seed means one episode even for games that forget random.seed.
         s.modules["random"].seed(seed)
-        np = s.ns.get("np") if s.ns else None
         if np is not None and hasattr(np, "random"):
             np.random.seed(seed % (2**32))
-    ret = s.env.reset(seed=seed) if seed is not None else s.env.reset()
-    return describe_reset(ret)
+    try:
+        if seed is not None and not s.deterministic:
+            watch = _SeedWatch(s.modules["random"], np if isinstance(np, types.ModuleType) else None)
+            with watch:
+                ret = s.env.reset(seed=seed)
+        else:
+            ret = s.env.reset(seed=seed) if seed is not None else s.env.reset()
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        _mark_spade(e, {"observation": RESET_ERROR_OBS, "info": {}})
+        raise
+    out = describe_reset(ret)
+    out["spade"] = spade_reset_view(ret)
+    if watch is not None:
+        out["seeded"] = sorted(set(watch.calls))
+        if not watch.calls:
+            # SPADE cannot replay such an episode if the game draws random numbers.
+            out["seedIgnored"] = True
+    return out
 
 
 def describe_reset(ret):
@@ -830,11 +1203,58 @@ def _step_types(obs, reward, term, trunc, info):
     return names
 
 
+def _info_pair(info):
+    """(described info, SPADE's sanitized info) for a dict of str keys and builtin scalars, else None."""
+    if len(info) > 1000:
+        return None
+    d, sp = {}, {}
+    for k, v in list(info.items()):
+        t = type(v)
+        if type(k) is not str:
+            return None
+        if t is str:
+            d[k] = v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
+        elif t is bool or v is None:
+            d[k] = sp[k] = v
+        elif t is float:
+            d[k] = sp[k] = v if v - v == 0.0 else _num(v)
+        elif t is int and -_SAFE_INT <= v <= _SAFE_INT:
+            d[k] = sp[k] = v
+        else:
+            return None
+    return d, sp
+
+
 def describe_step(ret):
     if isinstance(ret, tuple) and len(ret) == 5:
         obs, reward, term, trunc, info = ret
-        # Inline fast paths for what nearly every game returns (short str, finite float, bools,
-        # small dict); everything else goes through plain().
+        tr = type(reward)
+        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and not info and len(obs) <= VALUE_MAX_STR:
+            # What nearly every game returns: SPADE's conversion only makes an int reward a float.
+            if tr is float:
+                r = reward if reward - reward == 0.0 else _num(reward)
+                spr = r
+            elif tr is int and -_SAFE_INT <= reward <= _SAFE_INT:
+                r, spr = reward, float(reward)
+            else:
+                r = None
+            if r is not None:
+                return {
+                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": {},
+                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
+                    "spade": {"observation": obs, "reward": spr, "terminated": term, "truncated": trunc, "info": {}},
+                }
+        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and len(obs) <= VALUE_MAX_STR \
+                and (tr is float or (tr is int and -_SAFE_INT <= reward <= _SAFE_INT)):
+            pair = _info_pair(info)
+            if pair is not None:
+                # A dict of builtin scalars: described and converted in one pass.
+                r = reward if tr is int or reward - reward == 0.0 else _num(reward)
+                return {
+                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": pair[0],
+                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
+                    "spade": {"observation": obs, "reward": r if tr is float else float(reward), "terminated": term, "truncated": trunc, "info": pair[1]},
+                }
         return {
             "observation": obs if type(obs) is str and len(obs) <= VALUE_MAX_STR else plain(obs),
             "reward": reward if type(reward) is float and reward - reward == 0.0 else plain(reward),
@@ -843,8 +1263,9 @@ def describe_step(ret):
             "info": plain(info),
             "types": _step_types(obs, reward, term, trunc, info),
             "shape": "tuple5",
+            "spade": spade_step_view(ret),
         }
-    return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret)}
+    return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret), "spade": spade_step_view(ret)}
 
 
 def _action(a):
@@ -862,10 +1283,30 @@ def cmd_reset(h, req):
     return h.run(s, _reset, s, seed)
 
 
+def _step(s, action):
+    try:
+        ret = s.env.step(action)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        # SPADE's wrapper: a raising step is a -1.0 terminal step with the message as observation.
+        _mark_spade(e, spade_step_error(e))
+        raise
+    return describe_step(ret)
+
+
 def cmd_step(h, req):
     s = h.session(req)
     action = _action(req.get("action"))
-    return h.run(s, lambda: describe_step(s.env.step(action)))
+    return h.run(s, _step, s, action)
+
+
+def _done(s, rec):
+    """Whether the episode ended after this step: SPADE's converted flags, or the raw ones."""
+    if s.spade:
+        sp = rec.get("spade")
+        return sp is not None and (sp["terminated"] or sp["truncated"])
+    return rec.get("shape") == "tuple5" and (rec["terminated"] is True or rec["truncated"] is True)
 
 
 def cmd_play(h, req):
@@ -890,23 +1331,27 @@ def cmd_play(h, req):
             except (CallTimeout, KeyboardInterrupt):
                 raise
             except BaseException as e:
-                out["reset"] = {"error": error_info(e)}
+                err = error_info(e)
+                out["reset"] = {"error": err, **({"spade": err["spade"]} if "spade" in err else {})}
                 return out
-        step = s.env.step
         steps = out["steps"]
         for a in actions:
             try:
-                rec = describe_step(step(a))
+                rec = _step(s, a)
             except (CallTimeout, KeyboardInterrupt):
                 raise
             except BaseException as e:
-                steps.append({"action": a, "error": error_info(e)})
+                err = error_info(e)
+                rec = {"action": a, "error": err}
+                if "spade" in err:
+                    rec["spade"] = err["spade"]
+                steps.append(rec)
                 break
             # steps[i] answers actions[i]; the action is echoed only where a step failed
             if with_state:
                 rec["state"] = state_of(s)
             steps.append(rec)
-            if stop and rec.get("shape") == "tuple5" and (rec["terminated"] is True or rec["truncated"] is True):
+            if stop and _done(s, rec):
                 break
         return out
 
@@ -977,6 +1422,42 @@ def cmd_restore(h, req):
     return h.run(s, put)
 
 
+def cmd_get_tools(h, req):
+    """SPADE's wrapper: the game's get_tools(), or [] when it has none (a plain game)."""
+    s = h.session(req)
+
+    def go():
+        fn = getattr(s.env, "get_tools", None)
+        if fn is None:
+            return []
+        return plain(fn())
+
+    return h.run(s, go)
+
+
+def cmd_tool(h, req):
+    """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step)."""
+    s = h.session(req)
+    name = req.get("name")
+    arguments = req.get("arguments", {})
+    if not isinstance(name, str):
+        raise HarnessError("protocol", "tool needs a name string")
+
+    def go():
+        fn = getattr(s.env, "execute_tool", None)
+        if fn is None:
+            return {"output": f"execute_tool not supported by {type(s.env).__name__}", "returncode": 1}
+        ret = fn(name, arguments)
+        if isinstance(ret, dict):
+            out = {"output": plain(ret.get("output")), "returncode": plain(ret.get("returncode"))}
+            if type(out["output"]) is not str or type(out["returncode"]) is not int:
+                out["raw"] = describe(ret)
+            return out
+        return {"output": None, "returncode": None, "raw": describe(ret)}
+
+    return h.run(s, go)
+
+
 def cmd_close(h, req):
     s = h.sessions.pop(req.get("session"), None)
     fixed = h.guard()
@@ -998,4 +1479,6 @@ BUILTIN_COMMANDS = {
     "snapshot": cmd_snapshot,
     "restore": cmd_restore,
     "close": cmd_close,
+    "tool": cmd_tool,
+    "get_tools": cmd_get_tools,
 }

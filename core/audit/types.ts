@@ -20,30 +20,54 @@ export interface EnvAudit {
 export interface AuditOptions {
   /** Turn budget handed to games that accept max_turns (SPADE's paper scripts use 25). */
   maxTurns?: number;
-  /** Per-call limit inside the interpreter (reset, step, solution...). */
+  /** Per-call limit of the workbench's own checks inside the interpreter (reset, step, solution...). */
   callTimeoutSec?: number;
+  /** Per-call limit of SPADE's load checks (SPADE: 30 s). Tests lower it; a verdict should not. */
+  spadeCallTimeoutSec?: number;
+  /** Limit of the whole pool-admission check (SPADE's validate_game: 60 s). */
+  spadeAdmissionTimeoutSec?: number;
   /** Only these check ids (a trailing `.*` selects a family); all when absent. */
   checks?: string[];
   /** The privileged hint, for hint-leak. */
   hint?: string | null;
 }
 
-export const SPADE_CHECKS = ['spade.syntax', 'spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2'] as const;
+export const SPADE_CHECKS = ['spade.syntax', 'spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
 export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
 export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
 /** Checked from outside the interpreter: what the sandbox refused the environment (its attempts are the evidence). */
 export const SANDBOX_CHECK = 'sandbox';
 export const ALL_CHECKS: readonly string[] = [...SPADE_CHECKS, ...PLAY_CHECKS, ...TOOL_CHECKS, SANDBOX_CHECK];
 
+/** Whether a check is one of SPADE's own (the only ones that decide SPADE's verdict). */
+export function isSpadeCheck(id: string): boolean {
+  return id.startsWith('spade.');
+}
+
+/**
+ * The workbench's overall verdict: every check, SPADE's and the workbench's own stricter ones
+ * (numpy scalar types, NaN, 5 s hangs ...). SPADE's verdict is `spadeVerdictOf`, never this.
+ */
 export function verdictOf(checks: readonly CheckResult[]): Verdict {
   if (checks.some((c) => c.status === 'fail')) return 'fail';
   if (checks.some((c) => c.status === 'warn')) return 'warn';
   return 'pass';
 }
 
-/** SPADE accepts a game exactly when none of its own load checks failed. */
+/** SPADE accepts a game exactly when none of its own load checks failed; no other check counts. */
 export function spadeAccepts(checks: readonly CheckResult[]): boolean {
-  return !checks.some((c) => c.id.startsWith('spade.') && c.status === 'fail');
+  return !checks.some((c) => isSpadeCheck(c.id) && c.status === 'fail');
+}
+
+/** SPADE's verdict and, on rejection, SPADE's message (its first failed check's, word for word). */
+export function spadeVerdictOf(checks: readonly CheckResult[]): { verdict: 'accept' | 'reject'; message: string | null; check: string | null } {
+  const failed = checks.find((c) => isSpadeCheck(c.id) && c.status === 'fail');
+  return failed ? { verdict: 'reject', message: failed.message, check: failed.id } : { verdict: 'accept', message: null, check: null };
+}
+
+/** The workbench's own checks alone (everything but spade.*): reported apart from SPADE's verdict. */
+export function workbenchVerdictOf(checks: readonly CheckResult[]): Verdict {
+  return verdictOf(checks.filter((c) => !isSpadeCheck(c.id)));
 }
 
 export function checkSelected(id: string, wanted: readonly string[] | undefined): boolean {

@@ -158,9 +158,8 @@ async function init(msg: ChildInit): Promise<void> {
   const py = await loadPyodide({
     indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
     jsglobals,
-    // Fixed string hashing: set iteration order must not differ between interpreters, or one seed
-    // could deal two episodes. (Native CPython gets the same through its environment.)
-    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8', PYTHONHASHSEED: '0' },
+    // No PYTHONHASHSEED: SPADE fixes none, so set order (and a game built on it) varies per process.
+    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
     stdout: () => {},
     stderr: onStderrLine,
     stdin: () => null,

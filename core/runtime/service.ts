@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { NativeRuntime, probePython, type NativeIsolation, type PythonInfo } from './native';
 import { PyodidePool, type PoolStatus } from './pyodidePool';
 import type { RuntimePaths } from './paths';
-import { failure, type HarnessError, type HarnessReply } from './types';
+import { failure, type HarnessError, type HarnessReply, type SpadeValidation } from './types';
 
 export type RuntimeKind = 'pyodide' | 'cpython';
 export type RuntimeChoice = RuntimeKind | 'auto';
@@ -15,6 +15,10 @@ export interface OpenOptions {
   mode?: 'respect' | 'legacy';
   /** Label kept with the session (e.g. the version hash it came from). */
   label?: string;
+  /** SPADE mode (the harness's default): load validates the played instance, no per-session seeding. */
+  spadeMode?: boolean;
+  /** "Workbench determinism": random/numpy seeded at every reset(seed), a private random per session. */
+  deterministic?: boolean;
 }
 
 export interface LoadInfo {
@@ -23,6 +27,11 @@ export interface LoadInfo {
   toolUse: boolean;
   hasSolution: boolean;
   python: string;
+  budget?: number;
+  spadeMode?: boolean;
+  deterministic?: boolean;
+  /** SPADE mode: SPADE's load validation of the played instance, with its exact message. */
+  validation?: SpadeValidation;
 }
 
 export type OpenResult =
@@ -90,7 +99,7 @@ export class RuntimeService {
   async open(o: OpenOptions): Promise<OpenResult> {
     const settings = this.opts.settings();
     const choice = o.runtime ?? 'auto';
-    const loadReq = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect' } };
+    const loadReq = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
     let kind: RuntimeKind;
     let fallbackReason: string | undefined;
     if (choice === 'auto') {

@@ -27,7 +27,9 @@ describe('audit report', () => {
     const warnOnly = buildReport({}, [r.environments[0]!]);
     expect(failOnMet(warnOnly, 'fail')).toBe(false);
     expect(failOnMet(warnOnly, 'warn')).toBe(true);
-    expect(toTable(r)).toMatch(/FAIL\s+b\s+spade\.syntax/);
+    expect(toTable(r)).toMatch(/FAIL\s+REJECT\s+b\s+spade\.syntax/);
+    // SPADE's verdict: spade.* alone; the workbench's own checks apart
+    expect(r.environments.map((e) => [e.spade.verdict, e.workbenchVerdict])).toEqual([['accept', 'warn'], ['reject', 'pass']]);
     expect(toMarkdown(r)).toContain('| types | 0 | 1 | 0 | 1 |');
   });
 

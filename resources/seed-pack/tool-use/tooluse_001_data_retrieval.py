@@ -14,7 +14,7 @@ _CATALOG = {
 
 class InventoryValueEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed=seed)  # the base clears its turn and message counters
+        self.turn_count = 0  # SPADE's base reset() raises: the game clears its own counters
         if seed is not None:
             random.seed(seed)
         products = {}

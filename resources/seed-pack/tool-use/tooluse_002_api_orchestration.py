@@ -11,7 +11,7 @@ _RATES_TO_USD = {"USD": 1.0, "EUR": 1.08, "GBP": 1.27, "JPY": 0.0067, "CHF": 1.1
 
 class InvoiceConversionEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed=seed)  # the base clears its turn and message counters
+        self.turn_count = 0  # SPADE's base reset() raises: the game clears its own counters
         if seed is not None:
             random.seed(seed)
         currencies = sorted(_RATES_TO_USD)

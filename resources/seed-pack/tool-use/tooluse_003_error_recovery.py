@@ -11,7 +11,7 @@ _REGIONS = ["eu-west", "eu-north", "us-east", "us-west", "ap-south"]
 
 class RegionFailoverEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed=seed)  # the base clears its turn and message counters
+        self.turn_count = 0  # SPADE's base reset() raises: the game clears its own counters
         if seed is not None:
             random.seed(seed)
         down = random.choice(_REGIONS)

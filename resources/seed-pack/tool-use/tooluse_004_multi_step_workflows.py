@@ -1,8 +1,9 @@
 """Seed-pack tool-use environment, MULTI-TURN: a help-desk ticket workflow (Multi-Step Workflows).
 
 The user gives four requests one after another; each tool returns its text plus
-self._advance_if_done(), which moves to the next request once the current criterion holds.
-Every criterion is false at reset (no tickets exist yet). ToolUseBaseEnv is injected by the loader.
+self._advance_if_done(), which moves to the next request once the current criterion holds (the game
+defines it: SPADE's base class has none). Every criterion is false at reset (no tickets exist yet).
+ToolUseBaseEnv is injected by the loader.
 """
 import json
 import random
@@ -15,7 +16,7 @@ _TAGS = ["hardware", "network", "urgent", "facilities", "access"]
 
 class TicketDeskEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed=seed)  # the base clears its turn and message counters
+        self.turn_count = 0  # SPADE's base reset() raises: the game clears its own counters
         if seed is not None:
             random.seed(seed)
         title = random.choice(_TITLES)
@@ -76,6 +77,14 @@ class TicketDeskEnv(ToolUseBaseEnv):
         obs = (f"User: {self._user_messages[0]}\n"
                "Handle each request with the tools. When every request is finished, reply <answer>done</answer>.")
         return obs, {}
+
+    def _advance_if_done(self):
+        if self._current_msg >= len(self._message_criteria) or not self._message_criteria[self._current_msg](self._state):
+            return ""
+        self._current_msg += 1
+        if self._current_msg < len(self._user_messages):
+            return f"\n\nUser: {self._user_messages[self._current_msg]}"
+        return "\n\nAll requests are complete. Reply with <answer>done</answer>."
 
     @staticmethod
     def _ticket(state):

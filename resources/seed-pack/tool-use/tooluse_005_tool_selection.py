@@ -14,7 +14,7 @@ _FACTORS = {("mi", "km"): 1.609344, ("km", "mi"): 0.621371, ("lb", "kg"): 0.4535
 
 class ToolboxRouterEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed=seed)  # the base clears its turn and message counters
+        self.turn_count = 0  # SPADE's base reset() raises: the game clears its own counters
         if seed is not None:
             random.seed(seed)
         kind = random.choice(["population", "distance", "convert"])

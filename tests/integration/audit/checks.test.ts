@@ -97,7 +97,7 @@ describe("SPADE's load checks", () => {
     '02_exec': ['spade.exec', 'Failed to execute game code'],
     '03_no_class': ['spade.class', 'No valid game class found'],
     '04_instantiate': ['spade.instantiate', 'Failed to instantiate game class'],
-    '05_missing_method': ['spade.methods', 'Game class is missing required method'],
+    '05_missing_method': ['spade.methods', 'Game class missing required method: step'],
     '06_reset_empty': ['spade.reset', 'Game reset() failed'],
     '07_reset_info_list': ['spade.reset', 'Game reset() failed'],
     '08_step_numpy_reward': ['spade.step', 'Game step() failed on action 1'],
@@ -105,7 +105,7 @@ describe("SPADE's load checks", () => {
     '10_step_range': ['spade.step', 'Game step() failed on action 1'],
     '11_step_raises_on_test': ['spade.step', 'Game step() failed on action 2'],
     '12_second_reset': ['spade.reset2', 'Game reset() failed on second call'],
-    '13_helper_trap': ['spade.methods', 'Game class is missing required method'],
+    '13_helper_trap': ['spade.methods', 'Game class missing required method: step'],
     '14_bare_str_reset': [null, ''],
   };
   const files = readdirSync(join(fixtures, 'spade')).filter((f) => f.endsWith('.py'));

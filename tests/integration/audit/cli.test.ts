@@ -27,7 +27,9 @@ describe('spade-workbench audit', () => {
     const envs = j.environments as Record<string, unknown>[];
     expect(envs.length).toBe(6);
     for (const e of envs) {
-      expect(Object.keys(e)).toEqual(['file', 'sha256', 'name', 'verdict', 'checks']);
+      expect(Object.keys(e)).toEqual(['file', 'sha256', 'name', 'verdict', 'spade', 'workbenchVerdict', 'checks']);
+      // the defect fixtures are all games SPADE accepts: its verdict ignores the workbench's checks
+      expect(e.spade).toEqual({ verdict: 'accept', message: null, check: null });
       expect(e.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(['pass', 'warn', 'fail']).toContain(e.verdict);
       for (const c of e.checks as Record<string, unknown>[]) {

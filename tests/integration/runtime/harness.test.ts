@@ -12,7 +12,7 @@ afterAll(async () => {
   await rt.shutdown();
 });
 
-async function open(source: string, runtime: RuntimeKind, extra: { maxTurns?: number; mode?: 'respect' | 'legacy' } = {}) {
+async function open(source: string, runtime: RuntimeKind, extra: { maxTurns?: number; mode?: 'respect' | 'legacy'; deterministic?: boolean; spadeMode?: boolean } = {}) {
   const r = await rt.open({ source, runtime, ...extra });
   if (!r.ok) throw new Error(`load failed: ${JSON.stringify(r.error)}`);
   return r;
@@ -123,64 +123,102 @@ describe.each(runtimes)('harness in %s', (kind) => {
     expect((await rt.call(big.sessionId, { cmd: 'state' })).ok).toBe(false);
   });
 
-  test('two sessions never share the random module', async () => {
-    const src = `class RngEnv:\n    def reset(self, seed=None):\n        return str(random.random()), {}\n    def step(self, a):\n        if a == "seed":\n            random.seed(99)\n        return str(random.random()), 0.0, False, False, {}\n`;
+  test('seeds: SPADE mode does not pre-seed (a game ignoring its seed is not reproducible, and says so); deterministic: true does', async () => {
+    const src = `class RngEnv:\n    def reset(self, seed=None):\n        return str(random.random()), {}\n    def step(self, a):\n        return str(random.random()), 0.0, False, False, {}\n`;
     const a = await open(src, kind);
-    const b = await open(src, kind);
     const a1 = await call(a.sessionId, { cmd: 'reset', seed: 5 });
-    await call(b.sessionId, { cmd: 'step', action: 'seed' });
-    const a2 = await call(a.sessionId, { cmd: 'step', action: 'x' });
     const a1again = await call(a.sessionId, { cmd: 'reset', seed: 5 });
-    const a2again = await call(a.sessionId, { cmd: 'step', action: 'x' });
-    expect(a1again.observation).toBe(a1.observation);
-    expect(a2again.observation).toBe(a2.observation);
+    // SPADE: the process's random stream goes on, so the same seed deals another episode
+    expect(a1again.observation).not.toBe(a1.observation);
+    expect(a1).toMatchObject({ seedIgnored: true, seeded: [] });
+    const seeding = await open(GUESS_GAME, kind);
+    const g = await call(seeding.sessionId, { cmd: 'reset', seed: 5 });
+    expect(g.seeded).toEqual(['random.seed']);
+    expect(g.seedIgnored).toBeUndefined();
+    // the workbench's own determinism, as a labelled option: seeded per reset, a private random
+    const d = await open(src, kind, { deterministic: true });
+    expect(d.load).toMatchObject({ deterministic: true, spadeMode: true });
+    const d1 = await call(d.sessionId, { cmd: 'reset', seed: 5 });
+    const d2 = await call(d.sessionId, { cmd: 'step', action: 'x' });
+    const d1again = await call(d.sessionId, { cmd: 'reset', seed: 5 });
+    const d2again = await call(d.sessionId, { cmd: 'step', action: 'x' });
+    expect(d1again.observation).toBe(d1.observation);
+    expect(d2again.observation).toBe(d2.observation);
   });
 
-  test('string hashing is fixed: set order is the same in a fresh interpreter', async () => {
-    const src = `class SetEnv:\n    def reset(self, seed=None):\n        return str([hash("spade"), list({"apple", "banana", "cherry", "date", "elder"})]), {}\n    def step(self, a):\n        return "o", 0.0, True, False, {}\n`;
-    const first = await open(src, kind);
-    const a = await call(first.sessionId, { cmd: 'reset', seed: 0 });
-    if (kind === 'pyodide') rt.pool.killSessionWorker(first.sessionId);
-    else rt.native.kill(first.sessionId);
-    const second = await open(src, kind);
-    const b = await call(second.sessionId, { cmd: 'reset', seed: 0 });
-    expect(b.observation).toBe(a.observation);
+  test('string hashing is not fixed (SPADE sets no PYTHONHASHSEED): set order differs between interpreters', async () => {
+    const src = `class SetEnv:\n    def reset(self, seed=None):\n        return str(hash("spade")), {}\n    def step(self, a):\n        return "o", 0.0, True, False, {}\n`;
+    const seen = new Set<string>();
+    for (let i = 0; i < 3; i++) {
+      const s = await open(src, kind);
+      expect(s.load).toMatchObject({ hashSeed: null });
+      seen.add((await call(s.sessionId, { cmd: 'reset', seed: 0 })).observation);
+      if (kind === 'pyodide') rt.pool.killSessionWorker(s.sessionId);
+      else rt.native.kill(s.sessionId);
+    }
+    // three interpreters with a fixed hash seed would agree; random seeds collide with ~2^-60 odds
+    expect(seen.size).toBeGreaterThan(1);
   });
 
-  test('tool-use environments get the injected ToolUseBaseEnv', async () => {
-    const src = String.raw`class LookupEnv(ToolUseBaseEnv):
+  test('tool-use environments get SPADE’s ToolUseBaseEnv: step texts, execute_tool, get_tools', async () => {
+    const src = String.raw`from tool_use_base_env import ToolUseBaseEnv as Base
+assert Base is ToolUseBaseEnv
+class LookupEnv(ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed)
+        self.turn_count = 0
         self._tools = {"get_price": {"description": "price of an item", "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}}
         self._state = {"prices": {"apple": 1.25}}
         self._expected_answer = "1.25"
         return "What does an apple cost?", {}
+    def solution(self):
+        return "1.25"
     def tool_get_price(self, item):
-        return str(self._state["prices"].get(item, "unknown"))
+        return str(self._state["prices"][item])
 `;
-    const s = await open(src, kind);
-    expect(s.load.toolUse).toBe(true);
+    const s = await open(src, kind, { maxTurns: 7 });
+    expect(s.load).toMatchObject({ toolUse: true, maxTurns: 7, validation: { ok: true, message: null } });
     await call(s.sessionId, { cmd: 'reset', seed: 0 });
+    const fields = Object.fromEntries((await call(s.sessionId, { cmd: 'state' })).fields);
+    // SPADE's base fields, and nothing only the workbench's old base class had
+    expect(Object.keys(fields).sort()).toEqual(['_call_history', '_expected_answer', '_state', '_tools', 'max_turns', 'turn_count']);
     const r = await call(s.sessionId, {
       cmd: 'play',
       reset: false,
-      actions: ['<tool_call>{"name": "get_price", "arguments": {"item": "apple"}}</tool_call>', '<tool_call>{bad json</tool_call>', '<tool_call>{"name": "nope", "arguments": {}}</tool_call>', 'hello', '<answer>2</answer>', '<answer>$1.25</answer>'],
+      actions: ['<tool_call>{"name": "get_price", "arguments": {"item": "apple"}}</tool_call>', '<tool_call>{bad json</tool_call>', '<tool_call>{"name": "nope", "arguments": {}}</tool_call>', 'hello', '<answer>1.26</answer>', '<answer>$1.2549</answer>', '<answer>x</answer>'],
     });
-    const steps = r.steps;
-    expect(steps[0].observation).toContain('1.25');
-    expect(steps[0].info.tool_messages[0]).toMatchObject({ role: 'tool', name: 'get_price', content: '1.25' });
-    expect(steps[1].reward).toBe(-0.1);
-    expect(steps[2].observation).toContain('unknown tool');
-    expect(steps[2].reward).toBe(0);
-    expect(steps[3].reward).toBe(-0.1);
-    expect(steps[4]).toMatchObject({ reward: 0, terminated: false });
-    expect(steps[5]).toMatchObject({ reward: 1, terminated: true });
+    const obs = r.steps.map((x: any) => [x.observation, x.reward, x.terminated, x.truncated]);
+    expect(obs).toEqual([
+      ['Tool result:\n1.25', 0, false, false],
+      ['Format error: invalid tool call arguments.', -0.1, false, false],
+      ["Unknown tool 'nope'. Available: get_price", 0, false, false],
+      ['Format error: use tools to call a function, or <answer>result</answer> to submit.', -0.1, false, false],
+      // strict: |1.26 - 1.25| is not < 0.01
+      ['Incorrect. Keep using tools.', 0, false, false],
+      ['Correct!', 1, true, false],
+    ]);
+    expect(await call(s.sessionId, { cmd: 'get_tools' })).toEqual([{ type: 'function', function: { name: 'get_price', description: 'price of an item', parameters: { type: 'object', properties: { item: { type: 'string' } }, required: ['item'] } } }]);
+    expect(await call(s.sessionId, { cmd: 'tool', name: 'get_price', arguments: { item: 'apple' } })).toEqual({ output: '1.25', returncode: 0 });
+    expect(await call(s.sessionId, { cmd: 'tool', name: 'get_price', arguments: { item: 'pear' } })).toEqual({ output: "Error calling get_price: 'pear'", returncode: 1 });
+    expect(await call(s.sessionId, { cmd: 'tool', name: 'nope', arguments: {} })).toEqual({ output: "Unknown tool 'nope'", returncode: 1 });
+    // out of turns (budget 7): the Time up / Wrong answer texts carry solution()
+    await call(s.sessionId, { cmd: 'reset', seed: 0 });
+    const t = await call(s.sessionId, { cmd: 'play', reset: false, actions: ['a', 'b', 'c', 'd', 'e', 'f', '<answer>2</answer>'] });
+    expect(t.steps[6]).toMatchObject({ observation: 'Wrong answer. Solution:\n1.25', reward: 0, terminated: false, truncated: true });
+    // a plain game has no tools; execute_tool is not supported
+    const g = await open(GUESS_GAME, kind);
+    expect(await call(g.sessionId, { cmd: 'get_tools' })).toEqual([]);
+    expect(await call(g.sessionId, { cmd: 'tool', name: 'x', arguments: {} })).toEqual({ output: 'execute_tool not supported by GuessEnv', returncode: 1 });
+    // a game calling the base reset fails to load, as in SPADE
+    const sup = await rt.open({ source: 'class SupEnv(ToolUseBaseEnv):\n    def reset(self, seed=None):\n        super().reset(seed)\n        return "o", {}\n', runtime: kind });
+    expect(sup.ok).toBe(false);
+    if (!sup.ok) expect(sup.error).toMatchObject({ stage: 'instantiate', message: 'Failed to instantiate game class: Subclass must implement reset()' });
   });
 
   test('sessionless commands and a per-call time limit override', async () => {
     const ping = await rt.command(kind, { cmd: 'ping' });
     expect(ping.ok && (ping.result as { runtime: string }).runtime).toBe(kind);
-    const s = await open(`class SlowEnv:\n    def reset(self, seed=None):\n        return "o", {}\n    def step(self, a):\n        while True:\n            pass\n`, kind);
+    // hangs only on 'x': SPADE-mode load steps the probes \\boxed{1}... and must get through
+    const s = await open(`class SlowEnv:\n    def reset(self, seed=None):\n        return "o", {}\n    def step(self, a):\n        while a == "x":\n            pass\n        return "o", 0.0, False, False, {}\n`, kind);
     const r = await rt.call(s.sessionId, { cmd: 'step', action: 'x' }, { timeoutMs: 1000 });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatchObject({ kind: 'timeout', limitSec: 1 });
