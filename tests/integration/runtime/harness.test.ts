@@ -154,7 +154,8 @@ describe.each(runtimes)('harness in %s', (kind) => {
       expect(s.load).toMatchObject({ hashSeed: null });
       seen.add((await call(s.sessionId, { cmd: 'reset', seed: 0 })).observation);
       if (kind === 'pyodide') rt.pool.killSessionWorker(s.sessionId);
-      else rt.native.kill(s.sessionId);
+      // Native sessions are forked from one server (one process, as in SPADE): a new server is a new interpreter.
+      else await rt.native.shutdown();
     }
     // three interpreters with a fixed hash seed would agree; random seeds collide with ~2^-60 odds
     expect(seen.size).toBeGreaterThan(1);
