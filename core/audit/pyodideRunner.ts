@@ -1,5 +1,5 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
-import { nativeReason, PYODIDE_MISSING_MODULES } from '../runtime/service';
+import { chooseRuntime, PYODIDE_MISSING_MODULES, retryNatively } from '../runtime/choice';
 import { deadAudit, withHostChecks, type AuditPool } from './pool';
 import type { SandboxViolation } from '../runtime/forkServer';
 import type { AuditOptions, EnvAudit } from './types';
@@ -59,12 +59,12 @@ export async function auditIn(
   options: AuditOptions,
 ): Promise<{ audit: EnvAudit; runtime: AuditRuntime; why?: string }> {
   if (where === 'pyodide' && runners.sandbox) {
-    const why = nativeReason(source);
-    if (why) return { audit: await runners.native().audit(source, options), runtime: 'cpython', why };
+    const first = chooseRuntime({ choice: 'auto', source, preferred: 'pyodide', nativeUsable: true });
+    if (first.kind === 'cpython') return { audit: await runners.native().audit(source, options), runtime: 'cpython', ...(first.why ? { why: first.why } : {}) };
     const a = await runners.sandbox().audit(source, options);
-    const missing = needsNativeModule(a);
-    if (!missing) return { audit: a, runtime: 'pyodide' };
-    return { audit: await runners.native().audit(source, options), runtime: 'cpython', why: `imports ${missing}, which the sandbox does not ship` };
+    const why = retryNatively(needsNativeModule(a));
+    if (!why) return { audit: a, runtime: 'pyodide' };
+    return { audit: await runners.native().audit(source, options), runtime: 'cpython', why };
   }
   return { audit: await runners.native().audit(source, options), runtime: 'cpython' };
 }

@@ -4,8 +4,9 @@ import { PyodidePool, type PoolStatus } from './pyodidePool';
 import type { RuntimePaths } from './paths';
 import { failure, type HarnessError, type HarnessReply, type SpadeValidation } from './types';
 
-export type RuntimeKind = 'pyodide' | 'cpython';
-export type RuntimeChoice = RuntimeKind | 'auto';
+import { chooseRuntime, retryNatively, type RuntimeChoice, type RuntimeKind } from './choice';
+
+export type { RuntimeChoice, RuntimeKind } from './choice';
 
 export interface OpenOptions {
   source: string;
@@ -55,17 +56,7 @@ interface SessionRecord {
   lastUsed: number;
 }
 
-// Modules a generated game may use that the bundled Pyodide cannot provide (nothing is fetched).
-const NEEDS_NATIVE = /^\s*(?:import|from)\s+(numpy|math_verify|scipy|sympy|pandas|sklearn|torch|networkx)\b|\bnp\.|\bnumpy\./m;
-/** Modules generated games use that the bundled Pyodide cannot provide: such games run in native CPython. */
-export const PYODIDE_MISSING_MODULES: ReadonlySet<string> = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
-
-/** Why a source needs native CPython in 'auto' mode, or null. */
-export function nativeReason(source: string): string | null {
-  const m = NEEDS_NATIVE.exec(source);
-  if (!m) return null;
-  return `uses ${m[1] ?? 'numpy'}, which the sandboxed runtime does not ship`;
-}
+export { nativeReason, PYODIDE_MISSING_MODULES } from './choice';
 
 /**
  * The engine's one entry to running environment code: sessions on the Pyodide pool (sandboxed,
@@ -100,25 +91,20 @@ export class RuntimeService {
     const settings = this.opts.settings();
     const choice = o.runtime ?? 'auto';
     const loadReq = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
-    let kind: RuntimeKind;
-    let fallbackReason: string | undefined;
-    if (choice === 'auto') {
-      const why = nativeReason(o.source);
-      if (why && probePython()) {
-        kind = 'cpython';
-        fallbackReason = why;
-      } else kind = settings.defaultRuntime === 'cpython' && probePython() ? 'cpython' : 'pyodide';
-    } else kind = choice;
+    const nativeUsable = this.native.unavailable() === null;
+    const first = chooseRuntime({ choice, source: o.source, preferred: settings.defaultRuntime, nativeUsable });
+    let kind = first.kind;
+    let fallbackReason = first.why;
     if (kind === 'cpython' && !probePython()) {
       return { ok: false, runtime: 'cpython', error: { kind: 'unavailable', type: 'NoPython', message: 'No native python3 was found (set SPADE_PYTHON)' } };
     }
 
     let id = `rs-${randomUUID()}`;
     let reply = await this.backend(kind).open(id, loadReq);
-    const missing = !reply.ok ? reply.error.missingModule : undefined;
-    if (!reply.ok && choice === 'auto' && kind === 'pyodide' && missing && PYODIDE_MISSING_MODULES.has(missing) && probePython()) {
+    const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' ? retryNatively(reply.error.missingModule) : null;
+    if (retry) {
       // SPADE runs games in CPython; a game that imports what Pyodide lacks is not broken.
-      fallbackReason = `imports ${missing}, which the sandboxed runtime does not ship`;
+      fallbackReason = retry;
       kind = 'cpython';
       id = `rs-${randomUUID()}`;
       reply = await this.native.open(id, loadReq);

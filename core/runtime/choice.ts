@@ -1,0 +1,37 @@
+/**
+ * The one decision of where an environment runs, shared by sessions (RuntimeService) and audits
+ * (auditIn): the Pyodide sandbox unless the game needs a module it does not ship, seen in the
+ * source before loading or in the load's ModuleNotFoundError after, in which case native CPython.
+ */
+export type RuntimeKind = 'pyodide' | 'cpython';
+export type RuntimeChoice = RuntimeKind | 'auto';
+
+/** Modules generated games use that the bundled Pyodide cannot provide (nothing is fetched at run time). */
+export const PYODIDE_MISSING_MODULES: ReadonlySet<string> = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
+
+const NEEDS_NATIVE = new RegExp(`^\\s*(?:import|from)\\s+(${[...PYODIDE_MISSING_MODULES].join('|')})\\b|\\bnp\\.|\\bnumpy\\.`, 'm');
+
+/** Why a source needs native CPython in 'auto' mode, or null. */
+export function nativeReason(source: string): string | null {
+  const m = NEEDS_NATIVE.exec(source);
+  if (!m) return null;
+  return `uses ${m[1] ?? 'numpy'}, which the sandboxed runtime does not ship`;
+}
+
+/**
+ * Where to run first; `why` says why native was chosen over the sandbox. A game that needs native
+ * goes there even where native runs are refused, so the answer is the refusal's sentence rather
+ * than a missing-module error from the sandbox. A preference for native applies only where usable.
+ */
+export function chooseRuntime(o: { choice: RuntimeChoice; source: string; preferred: RuntimeKind; nativeUsable: boolean }): { kind: RuntimeKind; why?: string } {
+  if (o.choice !== 'auto') return { kind: o.choice };
+  const why = nativeReason(o.source);
+  if (why) return { kind: 'cpython', why };
+  return { kind: o.preferred === 'cpython' && o.nativeUsable ? 'cpython' : 'pyodide' };
+}
+
+/** After a sandbox load failed on a missing module: the reason to retry natively, or null. */
+export function retryNatively(missingModule: string | null | undefined): string | null {
+  if (!missingModule || !PYODIDE_MISSING_MODULES.has(missingModule)) return null;
+  return `imports ${missingModule}, which the sandboxed runtime does not ship`;
+}
