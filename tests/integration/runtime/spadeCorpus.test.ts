@@ -91,6 +91,7 @@ async function replay(c: Expected, runtime: Runtime): Promise<CliEpisode> {
   const r = await cli(['replay', env, '--seed', String(c.seed), '--actions', actions, '--max-turns', String(c.budget), '--runtime', runtime, '--json']);
   // Exit 1 means "diverged on re-execution", which a game that ignores its seed may do; 2+ is an error.
   expect(r.code, r.err).toBeLessThanOrEqual(1);
+  expect(r.out.trim(), `replay printed no JSON; stderr: ${r.err}`).not.toBe('');
   const j = JSON.parse(r.out) as { episodes: CliEpisode[] };
   expect(j.episodes.length).toBe(1);
   return j.episodes[0]!;
