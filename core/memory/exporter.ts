@@ -116,7 +116,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
       used.add(d.fileStem);
       return d.fileStem;
     }
-    if (d.kind === 'tool-use') {
+    if (d.kind === 'tool-use' && !d.rejected) {
       let base = d.name.replace(/\W+/g, '_').toLowerCase() || 'tool_env';
       while (used.has(base)) base = `${base}_${d.hash.slice(0, 6)}`;
       used.add(base);
@@ -145,19 +145,20 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
     const d = getEnvironment(db, id);
     if (!d) throw new ApiError('not_found', `No environment ${id}`);
     const stem = uniqueStem(d);
+    if (d.rejected) {
+      // Where SPADE's save_rejected_game puts them: beside games/, never in it (its loader
+      // globs game_*.py there), and never in a tool-use manifest (whose entries are loaded as the pool).
+      write(`spade_games_rejected/${stem}.py`, d.source);
+      if (d.rejectionReason !== null && stem.startsWith('reject_')) write(`spade_games_rejected/${stem}.reason.txt`, d.rejectionReason);
+      if (d.hint) write(`spade_games_rejected/${stem}_hint.txt`, d.hint);
+      rejectedManifest.push(JSON.stringify({ file: `${stem}.py`, ...record(d) }));
+      continue;
+    }
     if (d.kind === 'tool-use') {
       write(`tool_use/${stem}.py`, d.source);
       if (d.hint) write(`tool_use/${stem}_hint.txt`, d.hint);
       const { manifest: original, ...rest } = record(d) as Record<string, unknown> & { manifest?: Record<string, unknown> };
       toolEntries.push({ ...(original ?? {}), ...rest, file: `${stem}.py`, training_step: d.rolloutStep, mean_reward: null, solve_rate: null });
-      continue;
-    }
-    if (d.rejected) {
-      // Where SPADE's save_rejected_game puts them: beside games/, never in it (its loader globs game_*.py there).
-      write(`spade_games_rejected/${stem}.py`, d.source);
-      if (d.rejectionReason !== null && stem.startsWith('reject_')) write(`spade_games_rejected/${stem}.reason.txt`, d.rejectionReason);
-      if (d.hint) write(`spade_games_rejected/${stem}_hint.txt`, d.hint);
-      rejectedManifest.push(JSON.stringify({ file: `${stem}.py`, ...record(d) }));
       continue;
     }
     write(`games/${stem}.py`, d.source);

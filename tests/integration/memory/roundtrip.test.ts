@@ -153,6 +153,7 @@ describe("SPADE's file formats survive export and re-import", () => {
     write(src, 'spade_games_rejected/reject_00005_002_multi-step_workflows_env_validator.reason.txt', 'Too easy: answer in the prompt.\n');
     write(src, 'games/rejected/rej_r4_g1_a2_Logical_Deduction.py', `# REJECTED (attempt 2): Game step() failed on action 1 '\\boxed{1}': boom\n\n${gameSource(8, 'BoomEnv')}`);
     await importPaths(db, [src]);
+    db.prepare("UPDATE environments SET rejected = 1, rejection_stage = 'env_validator' WHERE name = 'WarehouseEnv'").run();
     const out = join(tmp.dir, 'export-rej');
     exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
     const games = readdirSync(join(out, 'games'));
@@ -161,6 +162,9 @@ describe("SPADE's file formats survive export and re-import", () => {
     expect(rejected).toContain('reject_00005_002_multi-step_workflows_env_validator.py');
     expect(readFileSync(join(out, 'spade_games_rejected', 'reject_00005_002_multi-step_workflows_env_validator.reason.txt'), 'utf8')).toBe('Too easy: answer in the prompt.\n');
     expect(rejected).toContain('rej_r4_g1_a2_Logical_Deduction.py');
+    // A rejected tool-use environment is not listed in the tool-use release either.
+    expect(rejected).toContain('reject_00000_000_data_retrieval_env_validator.py');
+    expect(existsSync(join(out, 'tool_use', 'manifest.json'))).toBe(false);
     const memory = JSON.parse(readFileSync(join(out, 'env_memory.json'), 'utf8')) as { game_file: string }[];
     expect(memory.some((m) => /reject|rej_/.test(m.game_file))).toBe(false);
     execFileSync('sha256sum', ['-c', '--quiet', 'checksums.sha256'], { cwd: out });
