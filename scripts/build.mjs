@@ -2,6 +2,7 @@
 // Builds everything the app runs from: Node entries (CLI, web host, runtime workers, bench) and
 // the Electron main/preload with esbuild, the renderer with Vite. `--node` skips the renderer.
 import { build as esbuild } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,5 +67,8 @@ await esbuild({
 if (!nodeOnly) {
   const { build } = await import('vite');
   await build({ configFile: join(root, 'renderer.vite.config.ts'), logLevel: 'warn' });
+  // Vendored at build time like Pyodide itself: math_verify's pure-Python wheels for the sandbox
+  // (pinned, sha256-checked, gitignored; a no-op once they are there). Runs never touch the network.
+  execFileSync(process.execPath, [join(root, 'scripts', 'fetch-pyodide-wheels.mjs')], { stdio: 'inherit' });
 }
 console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s${nodeOnly ? ' (node only)' : ''}`);

@@ -5,7 +5,9 @@
  *
  * 'spade' is SPADE's own static-pool layout, so SPADE (and our importer) read it back:
  *   games/game_{rollout:05d}_{index:03d}_{skill_slug}.py   (a game's original SPADE name is kept)
- *   games/{stem}_hint.txt, manifest.jsonl (our fields per game), env_memory.json (stats),
+ *   games/{stem}_hint.txt (verbatim), manifest.jsonl (our fields per game), env_memory.json (stats),
+ *   spade_games_rejected/reject_{rollout:05d}_{idx:03d}_{slug}_{stage}.py + .reason.txt and
+ *     spade_games_rejected/manifest.jsonl (rejected games: never in games/, which SPADE loads whole),
  *   tool_use/manifest.json + tool_use/{stem}.py (the tool-use release layout), checksums.sha256.
  * 'jsonl' is environments.jsonl, one environment per line with `code`, `hint`, `skill`, `name`...
  * Files are written to a temporary name and renamed, so a crash never leaves a half file.
@@ -14,7 +16,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ApiError } from '../api';
 import type { Db } from './db';
-import { parseGameStem, sha256, skillSlug } from './parse';
+import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
 
 export interface ExportOptions {
@@ -59,6 +61,35 @@ function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<strin
   };
 }
 
+/**
+ * One env_memory.json record, or none. SPADE's samplers compare `actor_win_rate` and sort by
+ * `regret`, so a null there crashes generation: both are always numbers. SPADE itself records only
+ * games that were played this rollout (its win rate is a count over plays), so a game with no known
+ * win rate gets no record, not a made-up rate (0.0 would list it as a "too hard" negative example).
+ * An unknown regret is written as 0.0 and an unknown rollout as 0, SPADE's own defaults
+ * (`EnvironmentRecord`, and the rollout's `_cached_regret.get(gf, 0.0)`), each named in
+ * `metadata.workbench_unknown` so our importer does not read it back as a measured value.
+ */
+function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFile: string): Record<string, unknown> | null {
+  if (d.winRate === null || !Number.isFinite(d.winRate)) return null;
+  const regretKnown = d.regret !== null && Number.isFinite(d.regret);
+  const metadata: Record<string, unknown> = { class_name: d.name, hash: d.hash };
+  if (d.rHint !== null && Number.isFinite(d.rHint)) metadata.r_hint = d.rHint;
+  if (d.rNoHint !== null && Number.isFinite(d.rNoHint)) metadata.r_no_hint = d.rNoHint;
+  if (d.hint) metadata.hint = d.hint.slice(0, 200);
+  const unknown = [...(regretKnown ? [] : ['regret']), ...(d.rolloutStep === null ? ['rollout_id'] : [])];
+  if (unknown.length) metadata.workbench_unknown = unknown;
+  return {
+    game_file: gameFile,
+    skill: d.skill ?? '',
+    code_snippet: d.source.slice(0, 2000),
+    actor_win_rate: d.winRate,
+    regret: regretKnown ? d.regret : 0.0,
+    rollout_id: d.rolloutStep ?? 0,
+    metadata,
+  };
+}
+
 export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): ExportResult {
   const files: string[] = [];
   const write = (rel: string, content: string) => {
@@ -80,11 +111,12 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
   const used = new Set<string>();
   const nextIndex = new Map<number, number>();
   const uniqueStem = (d: NonNullable<ReturnType<typeof getEnvironment>>): string => {
-    if (d.fileStem && /^[\w.-]+$/.test(d.fileStem) && !used.has(d.fileStem) && (d.kind === 'tool-use' || parseGameStem(d.fileStem))) {
+    const keep = d.rejected ? (stem: string) => parseRejectedStem(stem) !== null : (stem: string) => d.kind === 'tool-use' || parseGameStem(stem) !== null;
+    if (d.fileStem && /^[\w.-]+$/.test(d.fileStem) && !used.has(d.fileStem) && keep(d.fileStem)) {
       used.add(d.fileStem);
       return d.fileStem;
     }
-    if (d.kind === 'tool-use') {
+    if (d.kind === 'tool-use' && !d.rejected) {
       let base = d.name.replace(/\W+/g, '_').toLowerCase() || 'tool_env';
       while (used.has(base)) base = `${base}_${d.hash.slice(0, 6)}`;
       used.add(base);
@@ -92,10 +124,12 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
     }
     const rollout = d.rolloutStep ?? 0;
     const slug = skillSlug(d.skill ?? 'unknown') || 'unknown';
+    // SPADE's reject names end in the stage; one the workbench does not know is written as `unknown`.
+    const stage = d.rejected ? `_${(d.rejectionStage ?? '').replace(/\W+/g, '_') || 'unknown'}` : '';
     for (;;) {
       const idx = nextIndex.get(rollout) ?? 0;
       nextIndex.set(rollout, idx + 1);
-      const stem = `game_${String(rollout).padStart(5, '0')}_${String(idx).padStart(3, '0')}_${slug}`;
+      const stem = `${d.rejected ? 'reject' : 'game'}_${String(rollout).padStart(5, '0')}_${String(idx).padStart(3, '0')}_${slug}${stage}`;
       if (!used.has(stem)) {
         used.add(stem);
         return stem;
@@ -104,36 +138,39 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
   };
 
   const manifest: string[] = [];
+  const rejectedManifest: string[] = [];
   const memory: Record<string, unknown>[] = [];
   const toolEntries: Record<string, unknown>[] = [];
   for (const id of ids) {
     const d = getEnvironment(db, id);
     if (!d) throw new ApiError('not_found', `No environment ${id}`);
     const stem = uniqueStem(d);
+    if (d.rejected) {
+      // Where SPADE's save_rejected_game puts them: beside games/, never in it (its loader
+      // globs game_*.py there), and never in a tool-use manifest (whose entries are loaded as the pool).
+      write(`spade_games_rejected/${stem}.py`, d.source);
+      if (d.rejectionReason !== null && stem.startsWith('reject_')) write(`spade_games_rejected/${stem}.reason.txt`, d.rejectionReason);
+      if (d.hint) write(`spade_games_rejected/${stem}_hint.txt`, d.hint);
+      rejectedManifest.push(JSON.stringify({ file: `${stem}.py`, ...record(d) }));
+      continue;
+    }
     if (d.kind === 'tool-use') {
       write(`tool_use/${stem}.py`, d.source);
-      if (d.hint) write(`tool_use/${stem}_hint.txt`, `${d.hint}\n`);
+      if (d.hint) write(`tool_use/${stem}_hint.txt`, d.hint);
       const { manifest: original, ...rest } = record(d) as Record<string, unknown> & { manifest?: Record<string, unknown> };
       toolEntries.push({ ...(original ?? {}), ...rest, file: `${stem}.py`, training_step: d.rolloutStep, mean_reward: null, solve_rate: null });
       continue;
     }
     write(`games/${stem}.py`, d.source);
-    if (d.hint) write(`games/${stem}_hint.txt`, `${d.hint}\n`);
+    // Verbatim: SPADE writes hint_full as is and shows it to the agent whitespace included.
+    if (d.hint) write(`games/${stem}_hint.txt`, d.hint);
     manifest.push(JSON.stringify({ file: `games/${stem}.py`, ...record(d) }));
-    memory.push({
-      game_file: `${stem}.py`,
-      skill: d.skill,
-      code_snippet: d.source.slice(0, 2000),
-      actor_win_rate: d.winRate,
-      regret: d.regret,
-      rollout_id: d.rolloutStep,
-      metadata: { r_hint: d.rHint, r_no_hint: d.rNoHint, hint: d.hint?.slice(0, 200) ?? null, class_name: d.name, hash: d.hash },
-    });
+    const entry = memoryRecord(d, `${stem}.py`);
+    if (entry) memory.push(entry);
   }
-  if (manifest.length) {
-    write('manifest.jsonl', `${manifest.join('\n')}\n`);
-    write('env_memory.json', `${JSON.stringify(memory, null, 2)}\n`);
-  }
+  if (manifest.length) write('manifest.jsonl', `${manifest.join('\n')}\n`);
+  if (rejectedManifest.length) write('spade_games_rejected/manifest.jsonl', `${rejectedManifest.join('\n')}\n`);
+  if (memory.length) write('env_memory.json', `${JSON.stringify(memory, null, 2)}\n`);
   if (toolEntries.length) write('tool_use/manifest.json', `${JSON.stringify({ environments: toolEntries }, null, 2)}\n`);
   // Same format as `sha256sum`, so `sha256sum -c checksums.sha256` verifies the export by hand.
   const sums = files.map((f) => `${sha256(readFileSync(join(opts.outDir, f)))}  ${f}`);

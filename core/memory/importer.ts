@@ -18,7 +18,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, 
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { ImportProgress, ImportSummary } from '../api';
 import type { Db } from './db';
-import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
+import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
 import { attachStats, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
 import { stmt } from './statements';
 
@@ -330,7 +330,10 @@ class ImportRun {
     this.skip(path, `not an environment file (${extname(name) || 'no extension'})`);
   }
 
-  /** Reads a small companion text file; problems are reported and the game still imports. */
+  /**
+   * Reads a small companion text file; problems are reported and the game still imports. Hints and
+   * reasons are kept verbatim (SPADE shows the hint to the agent whitespace included).
+   */
   private readCompanion(path: string, limit = 1024 * 1024): string | null {
     if (!existsSync(path)) return null;
     this.consumed.add(path);
@@ -342,7 +345,7 @@ class ImportRun {
         this.skip(path, c.reason);
         return null;
       }
-      return c.text.trim();
+      return c.text;
     } catch (e) {
       this.skip(path, errReason(e));
       return null;
@@ -393,11 +396,15 @@ class ImportRun {
 
     const rejectedFolder = /[\\/](spade_games_rejected|rejected)[\\/]/.test(path);
     const rej = parseRejectedStem(stem);
-    if (rej && (rejectedFolder || stem.startsWith('reject_') || stem.startsWith('rej_'))) {
-      const reason = this.readCompanion(join(dir, `${stem}.reason.txt`)) ?? this.readCompanion(join(dir, `${stem}.py.reason.txt`));
-      c.rejected = { stage: rej.stage, reason };
-      if (rej.skill) c.skill = rej.skill;
-      if (rej.rollout !== null) c.rolloutStep = rej.rollout;
+    // `# REJECTED (attempt N): <error>` marks a rejected game whatever its name or folder.
+    const header = parseRejectedHeader(text.text);
+    if ((rej && (rejectedFolder || stem.startsWith('reject_') || stem.startsWith('rej_'))) || header?.attempt != null) {
+      const reason = this.readCompanion(join(dir, `${stem}.reason.txt`)) ?? this.readCompanion(join(dir, `${stem}.py.reason.txt`)) ?? header?.error ?? null;
+      c.rejected = { stage: rej?.stage ?? header?.stage ?? null, reason };
+      if (rej?.skill) c.skill = rej.skill;
+      if (rej && rej.rollout !== null) c.rolloutStep = rej.rollout;
+      const attempt = header?.attempt ?? rej?.attempt ?? null;
+      if (attempt !== null) c.meta = { ...(c.meta ?? {}), rejection_attempt: attempt };
     }
     c = merge(c, extra);
 
@@ -626,13 +633,15 @@ class ImportRun {
           }
           if (envId === null) return this.skip(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};
+          // Our exporter writes SPADE's defaults where a value was unknown and lists them here.
+          const unknown = new Set(Array.isArray(meta.workbench_unknown) ? meta.workbench_unknown : []);
           const stats: EnvStats = {
             winRate: numOrNull(r.actor_win_rate) ?? numOrNull(r.win_rate),
-            regret: numOrNull(r.regret) ?? numOrNull(meta.regret),
+            regret: unknown.has('regret') ? null : (numOrNull(r.regret) ?? numOrNull(meta.regret)),
             rHint: numOrNull(r.r_hint) ?? numOrNull(meta.r_hint),
             rNoHint: numOrNull(r.r_no_hint) ?? numOrNull(meta.r_no_hint),
           };
-          if (attachStats(this.db, envId, stats, { rolloutStep: numOrNull(r.rollout_id), skill: normaliseSkill(r.skill) })) this.summary.statsAttached++;
+          if (attachStats(this.db, envId, stats, { rolloutStep: unknown.has('rollout_id') ? null : numOrNull(r.rollout_id), skill: normaliseSkill(r.skill) })) this.summary.statsAttached++;
         });
       }).immediate();
       await new Promise((r) => setImmediate(r));

@@ -44,7 +44,7 @@ describe('importers', () => {
     const d = byName('DeduceEnv');
     expect(d.skill).toBe('Logical Deduction');
     expect(d.rolloutStep).toBe(12);
-    expect(d.hint).toBe('Halve the range each time.');
+    expect(d.hint).toBe('Halve the range each time.\n'); // verbatim: SPADE shows the hint whitespace included
     expect(d.meta.spec).toEqual({ difficulty: 'hard', designer_prompt: 'x' });
     expect(d.hash).toBe(sha256(gameSource(1, 'DeduceEnv')));
     expect(d.kind).toBe('game');

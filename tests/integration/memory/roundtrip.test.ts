@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
@@ -99,6 +99,128 @@ describe('export and re-import', () => {
       const w = search(db2, { query: 'warehouse' }).rows[0]!;
       expect(w.kind).toBe('tool-use');
       expect(getEnvironment(db2, w.id)!.meta.recipe).toBe('grpo');
+    } finally {
+      db2.close();
+    }
+  });
+});
+
+describe("SPADE's file formats survive export and re-import", () => {
+  const reimport = async (out: string) => {
+    const db2 = openDatabase(join(tmp.dir, `re-${Math.random().toString(36).slice(2)}.sqlite`));
+    const s = await importPaths(db2, [out]);
+    return { db2, s };
+  };
+
+  it('env_memory.json never holds null stats: unknown regret is 0.0 (and marked), a game never played gets no record', async () => {
+    // Knights has win rate 0.5 and regret 0.3; give Maze a win rate but no regret; Knapsack has neither.
+    const src = join(tmp.dir, 'mem2');
+    write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00003_001_spatial_reasoning.py', skill: 'Spatial Reasoning', code_snippet: 'x', actor_win_rate: 0.25, rollout_id: 3, metadata: {} }]));
+    await importPaths(db, [src]);
+    expect(getEnvironment(db, idOf('MazeNavigatorEnv'))!.regret).toBeNull();
+    const out = join(tmp.dir, 'export-mem');
+    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
+    const text = readFileSync(join(out, 'env_memory.json'), 'utf8');
+    const memory = JSON.parse(text) as Record<string, unknown>[];
+    // What SPADE's samplers do with every record: compare the win rate, sort by regret.
+    for (const m of memory) {
+      expect(typeof m.actor_win_rate).toBe('number');
+      expect(typeof m.regret).toBe('number');
+      expect(typeof m.rollout_id).toBe('number');
+      expect(typeof m.skill).toBe('string');
+      expect(typeof m.code_snippet).toBe('string');
+      expect(m.metadata && typeof m.metadata === 'object').toBe(true);
+    }
+    expect(text).not.toMatch(/:\s*null/);
+    expect(memory.map((m) => m.game_file).sort()).toEqual(['game_00003_000_logical_deduction.py', 'game_00003_001_spatial_reasoning.py']);
+    const maze = memory.find((m) => m.game_file === 'game_00003_001_spatial_reasoning.py')!;
+    expect(maze).toMatchObject({ actor_win_rate: 0.25, regret: 0, metadata: { workbench_unknown: ['regret'] } });
+    const { db2 } = await reimport(out);
+    try {
+      const m2 = getEnvironment(db2, search(db2, { query: 'MazeNavigator' }).rows[0]!.id)!;
+      expect(m2.winRate).toBe(0.25);
+      expect(m2.regret).toBeNull();
+      expect(getEnvironment(db2, search(db2, { query: 'Knights' }).rows[0]!.id)!.regret).toBe(0.3);
+      expect(getEnvironment(db2, search(db2, { query: 'Knapsack' }).rows[0]!.id)!.winRate).toBeNull();
+    } finally {
+      db2.close();
+    }
+  });
+
+  it("export --all never writes rejected games into games/: they go where SPADE puts them, and come back rejected", async () => {
+    const src = join(tmp.dir, 'rej');
+    write(src, 'spade_games_rejected/reject_00005_002_multi-step_workflows_env_validator.py', gameSource(7, 'TooEasyEnv'));
+    write(src, 'spade_games_rejected/reject_00005_002_multi-step_workflows_env_validator.reason.txt', 'Too easy: answer in the prompt.\n');
+    write(src, 'games/rejected/rej_r4_g1_a2_Logical_Deduction.py', `# REJECTED (attempt 2): Game step() failed on action 1 '\\boxed{1}': boom\n\n${gameSource(8, 'BoomEnv')}`);
+    await importPaths(db, [src]);
+    db.prepare("UPDATE environments SET rejected = 1, rejection_stage = 'env_validator' WHERE name = 'WarehouseEnv'").run();
+    const out = join(tmp.dir, 'export-rej');
+    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
+    const games = readdirSync(join(out, 'games'));
+    expect(games.filter((f) => f.endsWith('.py')).sort()).toEqual(['game_00003_000_logical_deduction.py', 'game_00003_001_spatial_reasoning.py', 'game_00003_002_optimization.py']);
+    const rejected = readdirSync(join(out, 'spade_games_rejected')).sort();
+    expect(rejected).toContain('reject_00005_002_multi-step_workflows_env_validator.py');
+    expect(readFileSync(join(out, 'spade_games_rejected', 'reject_00005_002_multi-step_workflows_env_validator.reason.txt'), 'utf8')).toBe('Too easy: answer in the prompt.\n');
+    expect(rejected).toContain('rej_r4_g1_a2_Logical_Deduction.py');
+    // A rejected tool-use environment is not listed in the tool-use release either.
+    expect(rejected).toContain('reject_00000_000_data_retrieval_env_validator.py');
+    expect(existsSync(join(out, 'tool_use', 'manifest.json'))).toBe(false);
+    const memory = JSON.parse(readFileSync(join(out, 'env_memory.json'), 'utf8')) as { game_file: string }[];
+    expect(memory.some((m) => /reject|rej_/.test(m.game_file))).toBe(false);
+    execFileSync('sha256sum', ['-c', '--quiet', 'checksums.sha256'], { cwd: out });
+
+    const { db2, s } = await reimport(out);
+    try {
+      expect(s.skipped).toEqual([]);
+      expect(hashes(db2)).toEqual(hashes(db));
+      const easy = getEnvironment(db2, search(db2, { query: 'TooEasyEnv' }).rows[0]!.id)!;
+      expect(easy).toMatchObject({ rejected: true, rejectionStage: 'env_validator', rejectionReason: 'Too easy: answer in the prompt.\n', skill: 'Multi-Step Workflows', rolloutStep: 5 });
+      const boom = getEnvironment(db2, search(db2, { query: 'BoomEnv' }).rows[0]!.id)!;
+      expect(boom).toMatchObject({ rejected: true, rejectionReason: "Game step() failed on action 1 '\\boxed{1}': boom", skill: 'Logical Deduction', rolloutStep: 4 });
+      expect(boom.meta.rejection_attempt).toBe(2);
+    } finally {
+      db2.close();
+    }
+  });
+
+  it("reads the rejection reason and attempt from SPADE's '# REJECTED (attempt N)' first line", async () => {
+    const src = join(tmp.dir, 'rej2');
+    write(src, 'games/rejected/rej_r9_g0_a1_Multi-Step_Workflows.py', `# REJECTED (attempt 1): Failed to execute game code: name 'foo' is not defined\n\nfoo()\n`);
+    await importPaths(db, [src]);
+    const row = search(db, { filters: { rejected: true } }).rows[0]!;
+    const d = getEnvironment(db, row.id)!;
+    expect(d).toMatchObject({ rejected: true, rejectionReason: "Failed to execute game code: name 'foo' is not defined", skill: 'Multi-Step Workflows', rolloutStep: 9 });
+    expect(d.meta.rejection_attempt).toBe(1);
+  });
+
+  it("keeps SPADE's '-' in skill slugs: multi-step_workflows is read and written as SPADE names it", async () => {
+    const src = join(tmp.dir, 'slug');
+    write(src, 'games/game_00006_000_multi-step_workflows.py', gameSource(9, 'PipelineEnv'));
+    await importPaths(db, [src]);
+    const p = getEnvironment(db, idOf('PipelineEnv'))!;
+    expect(p.skill).toBe('Multi-Step Workflows');
+    updateEnvironment(db, p.id, { notes: 'renamed on export' });
+    const out = join(tmp.dir, 'export-slug');
+    // A game without its original file name gets one built from SPADE's slug.
+    db.prepare('UPDATE environments SET file_stem = NULL WHERE id = ?').run(p.id);
+    const r = exportEnvironments(db, [p.id], { format: 'spade', outDir: out });
+    expect(r.files).toContain('games/game_00006_000_multi-step_workflows.py');
+  });
+
+  it('keeps the hint verbatim, whitespace included, on import and on export', async () => {
+    const hint = '  Think about parity first.\n\n  Then the corners.  \n';
+    const src = join(tmp.dir, 'hint');
+    write(src, 'games/game_00008_000_optimization.py', gameSource(11, 'ParityEnv'));
+    write(src, 'games/game_00008_000_optimization_hint.txt', hint);
+    await importPaths(db, [src]);
+    const id = idOf('ParityEnv');
+    expect(getEnvironment(db, id)!.hint).toBe(hint);
+    const out = join(tmp.dir, 'export-hint');
+    exportEnvironments(db, [id], { format: 'spade', outDir: out });
+    expect(readFileSync(join(out, 'games', 'game_00008_000_optimization_hint.txt'), 'utf8')).toBe(hint);
+    const { db2 } = await reimport(out);
+    try {
+      expect(getEnvironment(db2, search(db2, { query: 'ParityEnv' }).rows[0]!.id)!.hint).toBe(hint);
     } finally {
       db2.close();
     }
