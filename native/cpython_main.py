@@ -47,9 +47,11 @@ def main():
         if name.endswith(".py") and stem.isidentifier() and stem not in HOST_ONLY:
             extensions.append(importlib.import_module(stem))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
-    for mod in ("random", "statistics", "typing", "numpy"):
+    # Loaded once here, shared copy-on-write by every child. math_verify (SPADE's game prompt imports
+    # it) pulls in sympy, which asks ctypes a question at import: answered here, before any guard.
+    for mod in ("random", "statistics", "typing", "numpy", "math_verify"):
         try:
-            importlib.import_module(mod)  # loaded once here, shared copy-on-write by every child
+            importlib.import_module(mod)
         except Exception:
             pass
 

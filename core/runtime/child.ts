@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 import { encodeFatal, encodeReady, lineSplitter, splitHead, type ChildInit } from './childProtocol';
+import { installWheels, type PyodideFsLike } from './pyodideWheels';
 
 interface PyBytes {
   getBuffer(type: 'u8'): { data: Uint8Array; release(): void };
@@ -98,23 +99,42 @@ let dispatch: PyProxyFn | undefined;
  * touched (issue 12): a game's patched modules, harness internals and globals are gone with it.
  */
 let pristine: { py: PyodideLike; memory: Uint8Array; libs: number; reseed: PyProxyFn } | undefined;
+/**
+ * The same with math_verify (and sympy) imported, made the first time a game needs it, by trusted
+ * code before any game ran: importing sympy costs seconds, restoring this copy milliseconds.
+ */
+let pristineMath: { memory: Uint8Array; libs: number } | undefined;
 let dirty = false;
+let current: { memory: Uint8Array; libs: number } | undefined;
 
 function libCount(py: PyodideLike): number {
   return Object.keys(py._module.LDSO?.loadedLibsByName ?? {}).length;
 }
 
 /** Puts the pristine interpreter back; false when that is not safe (a library was loaded since). */
-function restorePristine(): boolean {
+function restorePristine(withMath: boolean): boolean {
   if (!pristine) return false;
-  if (!dirty) return true;
-  const { py, memory, libs } = pristine;
-  // A dynamic library loaded since the snapshot lives partly outside the memory (the function
-  // table, the loader's JS records): copying the memory back would leave them inconsistent.
-  if (libCount(py) !== libs) return false;
-  const heap = py._module.HEAPU8;
-  heap.set(memory);
-  if (heap.length > memory.length) heap.fill(0, memory.length);
+  const { py } = pristine;
+  const copy = withMath && pristineMath ? pristineMath : pristine;
+  if (dirty || copy !== current) {
+    // A dynamic library loaded since the snapshot lives partly outside the memory (the function
+    // table, the loader's JS records): copying the memory back would leave them inconsistent.
+    if (libCount(py) !== copy.libs) return false;
+    const heap = py._module.HEAPU8;
+    heap.set(copy.memory);
+    if (heap.length > copy.memory.length) heap.fill(0, copy.memory.length);
+    current = copy;
+  }
+  if (withMath && !pristineMath) {
+    try {
+      py.runPython('import math_verify');
+    } catch {
+      // Not installed: the game's own import fails and says so.
+      return true;
+    }
+    pristineMath = { memory: py._module.HEAPU8.slice(), libs: libCount(py) };
+    current = pristineMath;
+  }
   dirty = false;
   // SPADE's global generators continue an unpredictable stream; the copy would replay one.
   pristine.reseed('');
@@ -166,6 +186,14 @@ async function init(msg: ChildInit): Promise<void> {
     checkAPIVersion: false,
   });
   py.setInterruptBuffer(interrupt);
+  if (msg.wheelsDir) {
+    try {
+      installWheels(py as unknown as PyodideFsLike, msg.wheelsDir);
+    } catch (e) {
+      // Without them math_verify games go to native CPython, as games that import numpy do.
+      console.error(`math_verify wheels not installed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
   py.FS.mkdirTree('/spade');
   for (const [name, text] of Object.entries(msg.files)) py.FS.writeFile(`/spade/${name}`, text);
   const extensions = Object.keys(msg.files)
@@ -233,8 +261,25 @@ _spade_cut_js()
 del _spade_cut_js
 def _spade_report(event, _w=__import__('os').write, _d=__import__('json').dumps):
     _w(2, ('\\n@sandbox-violation ' + _d(event) + '\\n').encode())
-sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'], report=_spade_report)
-del _spade_report
+# subprocess may be imported (sympy does, under math_verify): WebAssembly cannot start a process, and
+# using it raises subprocess.Popen, which the hook refuses and reports like every other attempt.
+sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'], allowed_modules=('subprocess', '_posixsubprocess'), report=_spade_report)
+def _spade_ctypes_shim(report):
+    # sympy (under math_verify) asks ctypes for the size of a C long at import; ctypes itself stays
+    # out of reach. Anything else a game asks of this stand-in is refused and reported.
+    import types
+    shim = types.ModuleType('ctypes', 'the workbench sandbox has no ctypes; only sizeof(c_long) is answered')
+    class c_long:
+        pass
+    shim.c_long = c_long
+    shim.sizeof = lambda t: 4 if t is c_long else (_ for _ in ()).throw(PermissionError('blocked by the workbench sandbox: ctypes'))
+    def refuse(name):
+        report({'event': 'ctypes', 'detail': name})
+        raise AttributeError(f'blocked by the workbench sandbox: ctypes.{name}')
+    shim.__getattr__ = refuse
+    sys.modules['ctypes'] = shim
+_spade_ctypes_shim(_spade_report)
+del _spade_report, _spade_ctypes_shim
 del sandbox
 `);
   // From here on nothing in this process needs these; environment code must not find them.
@@ -247,6 +292,7 @@ del sandbox
   }
   spinMs = process.platform === 'win32' ? 0 : Math.max(0, msg.spinUs ?? 0) / 1000;
   pristine = { py, memory: py._module.HEAPU8.slice(), libs: libCount(py), reseed };
+  current = pristine;
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 
@@ -310,8 +356,8 @@ function handle(line: string): void {
       post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`.slice(0, 4000) }));
       setTimeout(() => process.exit(4), 10);
     });
-  } else if (tag === 70 /* F: fresh state for the next environment */) {
-    if (!restorePristine()) {
+  } else if (tag === 70 /* F: fresh state for the next environment; Fm: with math_verify imported */) {
+    if (!restorePristine(line.charCodeAt(1) === 109)) {
       // Not restorable here: this process must not serve another environment; the pool replaces it.
       post(encodeFatal({ id: -2, message: 'the interpreter cannot be reset to its pristine state; replaced' }));
       dispatch = undefined;

@@ -16,6 +16,8 @@ export interface ChildInit {
   files: Record<string, string>;
   /** Microseconds to poll for the next request after a reply (0 on one core, where it would stall the parent). */
   spinUs?: number;
+  /** Where math_verify's wheels are (installed into the interpreter from local files at start). */
+  wheelsDir?: string;
 }
 export interface ChildReady {
   coldMs: number;
@@ -30,7 +32,7 @@ export const encodeInit = (m: ChildInit): string => `I${JSON.stringify(m)}\n`;
 export const encodeCall = (id: number, timeoutMs: number, line: string): string => `C${id} ${timeoutMs} ${line}\n`;
 export const encodeExit = (): string => 'X\n';
 /** Restore the interpreter's pristine memory before the next environment. */
-export const encodeFresh = (): string => 'F\n';
+export const encodeFresh = (withMath = false): string => (withMath ? 'Fm\n' : 'F\n');
 export const encodeReady = (m: ChildReady): string => `Y${JSON.stringify(m)}\n`;
 export const encodeReply = (id: number, line: string): string => `R${id} ${line}\n`;
 export const encodeFatal = (m: ChildFatal): string => `F${JSON.stringify(m)}\n`;

@@ -3,11 +3,16 @@
  * (auditIn): the Pyodide sandbox unless the game needs a module it does not ship, seen in the
  * source before loading or in the load's ModuleNotFoundError after, in which case native CPython.
  */
+import { wheelsPresent } from './paths';
+
 export type RuntimeKind = 'pyodide' | 'cpython';
 export type RuntimeChoice = RuntimeKind | 'auto';
 
-/** Modules generated games use that the bundled Pyodide cannot provide (nothing is fetched at run time). */
-export const PYODIDE_MISSING_MODULES: ReadonlySet<string> = new Set(['numpy', 'math_verify', 'scipy', 'sympy', 'pandas', 'sklearn', 'torch', 'networkx']);
+/**
+ * Modules generated games use that the bundled Pyodide cannot provide (nothing is fetched at run
+ * time). math_verify and sympy come from the wheels vendored at build time where they are present.
+ */
+export const PYODIDE_MISSING_MODULES: ReadonlySet<string> = new Set(['numpy', 'scipy', 'pandas', 'sklearn', 'torch', 'networkx', ...(wheelsPresent() ? [] : ['math_verify', 'sympy'])]);
 
 const NEEDS_NATIVE = new RegExp(`^\\s*(?:import|from)\\s+(${[...PYODIDE_MISSING_MODULES].join('|')})\\b|\\bnp\\.|\\bnumpy\\.`, 'm');
 

@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ForkServer, type ForkedSession, type ForkServerCommand } from './forkServer';
 import { probeOsSandbox, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
 import { runtimePaths, type RuntimePaths } from './paths';
+import { venvPython } from './pythonEnv';
 import { failure, type HarnessReply } from './types';
 
 export interface PythonInfo {
@@ -57,12 +59,14 @@ function tryPython(path: string): PythonInfo | null {
 }
 
 /**
- * The interpreter for native runs: SPADE_PYTHON if set, else python3 on PATH, else /usr/bin/python3,
- * preferring the first that has numpy (generated games lean on it).
+ * The interpreter for native runs: SPADE_PYTHON if set, else the workbench's venv (with math-verify
+ * and numpy; SPADE_WORKBENCH_VENV, made by scripts/python-venv.mjs), else python3 on PATH, else
+ * /usr/bin/python3, preferring the first that has numpy (generated games lean on it).
  */
 export function probePython(force = false): PythonInfo | null {
   if (probedPython !== undefined && !force) return probedPython;
-  const candidates = [process.env.SPADE_PYTHON, 'python3', '/usr/bin/python3', 'python'].filter((c): c is string => !!c);
+  const venv = process.env.SPADE_WORKBENCH_VENV ? venvPython(process.env.SPADE_WORKBENCH_VENV) : undefined;
+  const candidates = [process.env.SPADE_PYTHON, venv && existsSync(venv) ? venv : undefined, 'python3', '/usr/bin/python3', 'python'].filter((c): c is string => !!c);
   const found: PythonInfo[] = [];
   for (const c of [...new Set(candidates)]) {
     const info = tryPython(c);

@@ -8,6 +8,8 @@ export interface RuntimePaths {
   nativeDir: string;
   pyodideDir: string;
   childScript: string;
+  /** math_verify's pure-Python wheels for Pyodide, fetched at build time (may be absent in a dev tree). */
+  wheelsDir: string;
 }
 
 export function runtimePaths(root = unpackedRoot()): RuntimePaths {
@@ -16,6 +18,7 @@ export function runtimePaths(root = unpackedRoot()): RuntimePaths {
     nativeDir: join(root, 'native'),
     pyodideDir: join(root, 'node_modules', 'pyodide'),
     childScript: join(root, 'dist', 'node', 'runtime-child.js'),
+    wheelsDir: join(root, 'resources', 'pyodide-wheels'),
   };
 }
 
@@ -31,6 +34,11 @@ export function readHarness(p: RuntimePaths): Record<string, string> {
   }
   if (!files['harness.py'] || !files['sandbox.py']) throw new Error(`harness.py or sandbox.py missing in ${p.nativeDir}`);
   return files;
+}
+
+/** Whether the Pyodide interpreters get math_verify (and sympy) from the vendored wheels. */
+export function wheelsPresent(p: RuntimePaths = runtimePaths()): boolean {
+  return existsSync(p.wheelsDir) && readdirSync(p.wheelsDir).some((f) => f.startsWith('math_verify'));
 }
 
 export function childBuilt(p: RuntimePaths): boolean {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
 import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
-import { childBuilt, readHarness, runtimePaths, type RuntimePaths } from './paths';
+import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
 
 export interface PoolOptions {
@@ -44,7 +44,8 @@ interface Pending {
   line: string;
   timeoutMs: number;
   resolve: (r: HarnessReply) => void;
-  fresh?: boolean;
+  /** Restore the pristine interpreter first ('math': the copy with math_verify imported). */
+  fresh?: boolean | 'math';
   /** What the sandbox refused during this call (V lines), handed back with the reply. */
   violations?: { event: string; detail: string }[];
 }
@@ -61,6 +62,7 @@ export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.n
     permFlag,
     `--allow-fs-read=${p.pyodideDir}/`,
     `--allow-fs-read=${p.childScript}`,
+    `--allow-fs-read=${p.wheelsDir}/`,
     '--allow-worker',
     '--disallow-code-generation-from-strings',
     '--max-old-space-size=512',
@@ -69,6 +71,11 @@ export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.n
 }
 
 let nextWorkerId = 1;
+
+/** Which pristine copy a new environment starts from: the one with math_verify for games that use it. */
+function freshKind(req: Record<string, unknown>): true | 'math' {
+  return typeof req.source === 'string' && /\bmath_verify\b/.test(req.source) ? 'math' : true;
+}
 
 /** One child process with one Pyodide interpreter; requests run one at a time, in order. */
 class PoolWorker {
@@ -151,7 +158,7 @@ class PoolWorker {
     this.ready.catch(() => {});
     this.watch = setInterval(() => this.tick(), 250);
     this.watch.unref();
-    this.sendRaw(encodeInit({ pyodideDir: p.pyodideDir, files: opts.files, spinUs: opts.spinUs }));
+    this.sendRaw(encodeInit({ pyodideDir: p.pyodideDir, files: opts.files, spinUs: opts.spinUs, ...(wheelsPresent(p) ? { wheelsDir: p.wheelsDir } : {}) }));
   }
 
   get busy(): boolean {
@@ -163,7 +170,7 @@ class PoolWorker {
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
-  request(req: Record<string, unknown>, timeoutMs: number, fresh = false): Promise<HarnessReply> {
+  request(req: Record<string, unknown>, timeoutMs: number, fresh: boolean | 'math' = false): Promise<HarnessReply> {
     if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
     return new Promise((resolve) => {
       const id = this.nextId++;
@@ -175,7 +182,7 @@ class PoolWorker {
   private pump(): void {
     if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
     const next = this.queue.shift()!;
-    if (next.fresh) this.sendRaw(encodeFresh());
+    if (next.fresh) this.sendRaw(encodeFresh(next.fresh === 'math'));
     this.inflight = { ...next, started: performance.now() };
     this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
   }
@@ -344,7 +351,7 @@ export class PyodidePool {
     w.hosted++;
     this.sessionWorker.set(sessionId, w);
     await w.ready.catch(() => {});
-    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh);
+    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh && freshKind(req));
     if (!reply.ok) this.forget(sessionId);
     return reply;
   }
@@ -366,7 +373,7 @@ export class PyodidePool {
     const whole = req.cmd === 'audit';
     const w = this.pick(whole);
     await w.ready.catch(() => {});
-    return w.request(req, timeoutMs ?? this.opts.timeoutMs(), whole && w.sessions.size === 0);
+    return w.request(req, timeoutMs ?? this.opts.timeoutMs(), whole && w.sessions.size === 0 && freshKind(req));
   }
 
   async close(sessionId: string): Promise<void> {
