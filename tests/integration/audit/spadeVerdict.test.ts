@@ -63,6 +63,18 @@ describe.each(runners)('SPADE verdict in %s', (_kind, audit) => {
     expect(check(a, 'spade.admission')).toMatchObject({ status: 'fail', message: 'Game validation failed: Failed to instantiate game class: at most 100 turns' });
   });
 
+  it('pool admission has its own limit for the whole of it (SPADE: 60 s; lowered here)', async () => {
+    const a = await audit(game('        return "no", 0.0, self.n >= 3, False, {}', '    def close(self):\n        while True:\n            pass\n'), { spadeAdmissionTimeoutSec: 2 });
+    expect(check(a, 'spade.reset2').status).toBe('pass');
+    expect(check(a, 'spade.admission')).toMatchObject({ status: 'fail', message: 'validate_game timed out after 2s' });
+    expect(spadeAccepts(a.checks)).toBe(false);
+  });
+
+  it('a probe step that hangs fails as SPADE’s alarm makes it fail', async () => {
+    const a = await audit(game('        while "test" in a:\n            pass\n        return "no", 0.0, False, False, {}'), { spadeCallTimeoutSec: 1 });
+    expect(check(a, 'spade.step')).toMatchObject({ status: 'fail', message: "Game step() failed on action 2 '\\boxed{test}': env call timed out after 1s" });
+  });
+
   it('admission swallows step errors as SPADE’s wrapper does (raw actions "1", "2", "test")', async () => {
     const a = await audit(game('        if a == "2":\n            raise KeyError("two")\n        return "no", 0.0, False, False, {}'));
     expect(check(a, 'spade.admission').status).toBe('pass');
