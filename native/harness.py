@@ -954,6 +954,9 @@ def cmd_load(h, req):
             code = spade_compile(source)
             mod, ns = spade_namespace(s.modules)
             s.modules["dynamic_game"] = mod
+            # Registered before exec, as SPADE does (leave() puts back what was there).
+            h._saved_modules.setdefault("dynamic_game", sys.modules.get("dynamic_game"))
+            sys.modules["dynamic_game"] = mod
             spade_exec(code, ns)
             name, cls = spade_class(ns)
             env = spade_instantiate(cls, budget, legacy)
