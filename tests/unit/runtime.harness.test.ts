@@ -57,7 +57,9 @@ r1 = e.step("<function=set><parameter=k>a</parameter></function>")
 r2 = e.step('<tool_call>{"name": "set", "arguments": {"k": "b"}}</tool_call>')
 r3 = e.step('<tool_call>{"name": "boom", "arguments": {}}</tool_call>')
 r4 = e.step("<answer>nope</answer>")
-print(json.dumps({"r1": r1, "r2": r2, "r3": r3[0], "r4": r4, "history": e._call_history, "advance": hasattr(e, "_advance_if_done"), "suffix": e._obs_suffix(), "tools": e.get_tools()[0]["function"]["name"]}))
+f = T(max_turns=9)
+both = f.step('<tool_call>{"name": "set", "arguments": {"k": "z"}}</tool_call> <answer>done</answer>')
+print(json.dumps({"r1": r1, "r2": r2, "r3": r3[0], "r4": r4, "both": [both[0], f._state["k"]], "history": e._call_history, "advance": hasattr(e, "_advance_if_done"), "suffix": e._obs_suffix(), "tools": e.get_tools()[0]["function"]["name"]}))
 `) as Record<string, unknown>;
   expect(out.r1).toEqual(['Format error: use tools to call a function, or <answer>result</answer> to submit.', -0.1, false, false, {}]);
   expect(out.r2).toEqual(['Tool result:\nok', 0, false, false, {}]);
@@ -65,6 +67,8 @@ print(json.dumps({"r1": r1, "r2": r2, "r3": r3[0], "r4": r4, "history": e._call_
   // the fourth turn of four: a wrong answer ends the episode, truncated, with the solution
   expect(out.r4).toEqual(['Wrong answer. Solution:\ndone', 0, false, true, {}]);
   expect(out.history).toEqual([{ name: 'set', arguments: { k: 'b' }, result: 'ok' }]);
+  // an <answer> wins over a tool call in the same text: the tool is never called
+  expect(out.both).toEqual(['Correct!', null]);
   expect(out.advance).toBe(false);
   expect(out.suffix).toBe('');
   expect(out.tools).toBe('set');
