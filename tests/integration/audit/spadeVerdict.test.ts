@@ -110,6 +110,34 @@ class PriceEnv(ToolUseBaseEnv):
   });
 });
 
+describe.each(runners)('tool-use play checks follow SPADE’s rollout in %s', (_kind, audit) => {
+  it('parsed tool calls go to execute_tool, never to step: a step that only takes answers is still winnable', async () => {
+    const src = String.raw`class AnswerOnlyEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.turn_count = 0
+        self._tools = {"peek": {"description": "the secret", "parameters": {"type": "object", "properties": {}}}}
+        self._secret = str(random.randint(100, 999))
+        self._expected_answer = None
+        return "Find the secret with the tool, then answer.", {}
+    def tool_peek(self):
+        self._expected_answer = self._secret
+        return self._secret
+    def solution(self):
+        return ['<tool_call>{"name": "peek", "arguments": {}}</tool_call>', "<answer>" + self._secret + "</answer>"]
+    def step(self, action):
+        self.turn_count += 1
+        m = re.search(r"<answer>(.*?)</answer>", action)
+        if m and self._expected_answer is not None and m.group(1).strip() == self._expected_answer:
+            return "Correct!", 1.0, True, False, {}
+        return "Use the tool first, then answer.", 0.0, False, self.turn_count >= self.max_turns, {}
+`;
+    const a = await audit(src);
+    expect(check(a, 'tool.done_reachable')).toMatchObject({ status: 'pass' });
+  });
+});
+
 describe.runIf(probePython()?.numpy)('SPADE verdict, numpy rewards (native CPython)', () => {
   it('numpy.float64 passes SPADE (a float subclass); numpy.int64 fails it with SPADE’s message', async () => {
     const f64 = await native.audit(`import numpy as np\n${game('        return "no", np.float64(0.0), self.n >= 3, False, {}')}`);
