@@ -825,6 +825,32 @@ def _schema_problem(schema, path="parameters"):
     return None
 
 
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+_JSON_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+def rollout_turn(A, env, action, seed, history):
+    """One agent turn of a tool-use game as SPADE's rollout plays it: an <answer> goes to step(),
+    JSON <tool_call>s go to execute_tool() (never to step), anything else to step()."""
+    if _ANSWER_TAG.search(action) is None:
+        calls = []
+        for body in _JSON_CALL.findall(action):
+            try:
+                obj = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("name"), str):
+                args = obj.get("arguments", {})
+                calls.append((obj["name"], args if isinstance(args, dict) else {}))
+        if calls:
+            out = []
+            for name, args in calls:
+                ret = A.call("execute_tool", env.execute_tool, name, args, action=action, seed=seed)
+                out.append(str(ret.get("output", "")) if isinstance(ret, dict) else repr(ret))
+            return "\n".join(out), 0.0, False, False
+    return A.step(env, action, seed, history)
+
+
 def tool_checks(A, env):
     A.reset(env, 0)
     tools = getattr(env, "_tools", None)
@@ -924,7 +950,7 @@ def tool_checks(A, env):
         acts = [f"<answer>{getattr(env, '_expected_answer', None)}</answer>"]
     played, last = [], None
     for a in acts[: 200]:
-        last = A.step(env, a, seed, played)
+        last = rollout_turn(A, env, a, seed, played)
         played.append(a)
         if last[2] or last[3]:
             break

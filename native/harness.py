@@ -954,6 +954,9 @@ def cmd_load(h, req):
             code = spade_compile(source)
             mod, ns = spade_namespace(s.modules)
             s.modules["dynamic_game"] = mod
+            # Registered before exec, as SPADE does (leave() puts back what was there).
+            h._saved_modules.setdefault("dynamic_game", sys.modules.get("dynamic_game"))
+            sys.modules["dynamic_game"] = mod
             spade_exec(code, ns)
             name, cls = spade_class(ns)
             env = spade_instantiate(cls, budget, legacy)
@@ -1301,12 +1304,6 @@ def cmd_step(h, req):
     return h.run(s, _step, s, action)
 
 
-def _done(s, rec):
-    """Whether the episode ended after this step: SPADE's converted flags, or the raw ones."""
-    if s.spade:
-        sp = rec.get("spade")
-        return sp is not None and (sp["terminated"] or sp["truncated"])
-    return rec.get("shape") == "tuple5" and (rec["terminated"] is True or rec["truncated"] is True)
 
 
 def cmd_play(h, req):
@@ -1335,12 +1332,16 @@ def cmd_play(h, req):
                 out["reset"] = {"error": err, **({"spade": err["spade"]} if "spade" in err else {})}
                 return out
         steps = out["steps"]
+        step = s.env.step
+        spade = s.spade
         for a in actions:
             try:
-                rec = _step(s, a)
+                rec = describe_step(step(a))
             except (CallTimeout, KeyboardInterrupt):
                 raise
             except BaseException as e:
+                if isinstance(e, Exception):
+                    _mark_spade(e, spade_step_error(e))
                 err = error_info(e)
                 rec = {"action": a, "error": err}
                 if "spade" in err:
@@ -1351,8 +1352,13 @@ def cmd_play(h, req):
             if with_state:
                 rec["state"] = state_of(s)
             steps.append(rec)
-            if stop and _done(s, rec):
-                break
+            if stop:
+                if spade:
+                    sp = rec["spade"]
+                    if sp["terminated"] or sp["truncated"]:
+                        break
+                elif rec.get("shape") == "tuple5" and (rec["terminated"] is True or rec["truncated"] is True):
+                    break
         return out
 
     return h.run(s, go)

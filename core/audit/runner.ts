@@ -23,7 +23,7 @@ export function toolInfo(options: AuditOptions, workers: number): Record<string,
     numpy: py?.numpy ?? false,
     workers,
     checks: options.checks?.length ? options.checks : ALL_CHECKS,
-    maxTurns: options.maxTurns ?? 25,
+    maxTurns: options.maxTurns ?? 30,
     callTimeoutSec: options.callTimeoutSec ?? 5,
   };
 }

@@ -13,39 +13,77 @@ function py(code: string): unknown {
   return JSON.parse(r.stdout);
 }
 
-test.runIf(probePython())('answer matching: case-insensitive, or numeric within 0.01 after $ and , are stripped', () => {
-  expect(py(`print(json.dumps([harness._answers_match(a, b) for a, b in [("Paris", "paris"), ("$1,234.50", "1234.5"), ("1234.505", "1234.5"), ("1234.6", "1234.5"), ("x", "y")]]))`)).toEqual([true, true, true, false, false]);
-});
-
-test.runIf(probePython())('ToolUseBaseEnv: XML tool form, turn limit reveals the answer, multi-turn criteria advance', () => {
+test.runIf(probePython())('answer matching (SPADE’s _check_answer): case-insensitive, or numeric strictly within 0.01 after $ and , are stripped; overridable', () => {
   const out = py(String.raw`
 class T(harness.ToolUseBaseEnv):
     def reset(self, seed=None):
-        super().reset(seed)
+        self._expected_answer = "1234.5"
+        return "o", {}
+class Exact(T):
+    def _check_answer(self, answer):
+        return answer == "exactly"
+e = T()
+f = T()
+f._expected_answer = "1.25"
+z = T()
+z._expected_answer = "0"
+print(json.dumps([e._check_answer(a) for a in ["1234.5", "$1,234.50", "1234.509", "1234.51", "1234.52"]] + [f._check_answer("1.26"), z._check_answer("0.01"), z._check_answer("$0.00999"), e.step("<answer>exactly</answer>")[0], Exact().step("<answer>exactly</answer>")[0]]))`);
+  // float arithmetic as SPADE's: 1234.51 - 1234.5 is 0.00999..., so it matches; 1.26 vs 1.25 (0.0100...01) does not
+  // and |0.01 - 0| is exactly 0.01: not < 0.01 (the old workbench base class accepted it with <=)
+  expect(out).toEqual([true, true, true, true, false, false, false, true, 'Incorrect. Keep using tools.', 'Correct!']);
+});
+
+test.runIf(probePython())('ToolUseBaseEnv is SPADE’s: one tool call per step, no XML form, no _advance_if_done, texts at the turn limit', () => {
+  const out = py(String.raw`
+class T(harness.ToolUseBaseEnv):
+    def reset(self, seed=None):
+        self.turn_count = 0
         self._tools = {"set": {"description": "set k", "parameters": {"type": "object", "properties": {"k": {"type": "string"}}}}}
         self._state = {"k": None}
         self._expected_answer = "done"
         self._user_messages = ["set k to a", "set k to b"]
-        self._message_criteria = [lambda s: s["k"] == "a", lambda s: s["k"] == "b"]
+        self._current_msg = 0
         return self._user_messages[0], {}
+    def solution(self):
+        return "done"
     def tool_set(self, k):
         self._state["k"] = k
-        return "ok" + self._advance_if_done()
-e = T(max_turns=2)
+        return "ok"
+    def tool_boom(self):
+        raise ValueError("no")
+e = T(max_turns=4)
 e.reset(0)
 r1 = e.step("<function=set><parameter=k>a</parameter></function>")
 r2 = e.step('<tool_call>{"name": "set", "arguments": {"k": "b"}}</tool_call>')
-r3 = e.step("<answer>nope</answer>")
-r4 = e.step("<answer>still no</answer>")
-print(json.dumps({"r1": r1[0], "r2": r2[0], "r3": r3[1:4], "r4": [r4[0], r4[3]], "tools": e.get_tools()[0]["function"]["name"], "turns": e.turn_count}))
-`) as { r1: string; r2: string; r3: unknown[]; r4: [string, boolean]; tools: string; turns: number };
-  expect(out.r1).toContain('set k to b');
-  expect(out.r2).toContain('<answer>done</answer>');
-  expect(out.r3).toEqual([0, false, false]);
-  expect(out.r4[1]).toBe(true);
-  expect(out.r4[0]).toContain('expected answer was: done');
+r3 = e.step('<tool_call>{"name": "boom", "arguments": {}}</tool_call>')
+r4 = e.step("<answer>nope</answer>")
+f = T(max_turns=9)
+both = f.step('<tool_call>{"name": "set", "arguments": {"k": "z"}}</tool_call> <answer>done</answer>')
+print(json.dumps({"r1": r1, "r2": r2, "r3": r3[0], "r4": r4, "both": [both[0], f._state["k"]], "history": e._call_history, "advance": hasattr(e, "_advance_if_done"), "suffix": e._obs_suffix(), "tools": e.get_tools()[0]["function"]["name"]}))
+`) as Record<string, unknown>;
+  expect(out.r1).toEqual(['Format error: use tools to call a function, or <answer>result</answer> to submit.', -0.1, false, false, {}]);
+  expect(out.r2).toEqual(['Tool result:\nok', 0, false, false, {}]);
+  expect(out.r3).toBe('Tool result:\nError calling boom: no');
+  // the fourth turn of four: a wrong answer ends the episode, truncated, with the solution
+  expect(out.r4).toEqual(['Wrong answer. Solution:\ndone', 0, false, true, {}]);
+  expect(out.history).toEqual([{ name: 'set', arguments: { k: 'b' }, result: 'ok' }]);
+  // an <answer> wins over a tool call in the same text: the tool is never called
+  expect(out.both).toEqual(['Correct!', null]);
+  expect(out.advance).toBe(false);
+  expect(out.suffix).toBe('');
   expect(out.tools).toBe('set');
-  expect(out.turns).toBe(2);
+});
+
+test.runIf(probePython())('wrong answers in a multi-turn game name the pending step', () => {
+  const out = py(String.raw`
+class T(harness.ToolUseBaseEnv):
+    def reset(self, seed=None):
+        self._expected_answer = "done"
+        self._user_messages = ["first", "second"]
+        self._current_msg = 1
+        return "o", {}
+print(json.dumps(T().step("<answer>x</answer>")[0]))`);
+  expect(out).toBe('Incorrect. Keep using tools. Not all steps are complete \u2014 you are still on step 2/2: "second" Complete this step with the tools before submitting <answer>done</answer>.');
 });
 
 test.runIf(probePython())('values: non-finite floats, huge ints, cycles and long strings stay JSON-safe and bounded', () => {

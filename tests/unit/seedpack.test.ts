@@ -1,6 +1,6 @@
 // The seed pack (resources/seed-pack/) is played here with real CPython. A small loader written
 // in this file stands in for SPADE's: it execs each program in a fresh namespace with SPADE's
-// pre-bound names and a minimal ToolUseBaseEnv built from SPADE-FORMATS section 4, takes the
+// pre-bound names and SPADE's ToolUseBaseEnv as SPADE-FORMATS section 4 describes it, takes the
 // first class whose name ends in Env, and plays the game's own solution(). Every environment
 // without a declared defect must win on every seed; each declared defect must show itself.
 // Stand-in: that ToolUseBaseEnv replaces the app's harness (native/harness.py) on purpose, so the
@@ -33,77 +33,73 @@ import random, re, statistics, string, sys, traceback, typing
 import numpy
 
 class ToolUseBaseEnv:
-    """Minimal base built from SPADE-FORMATS section 4, for this test only."""
-    def __init__(self, max_turns=10):
+    """SPADE's base class as SPADE-FORMATS section 4 describes it (checked against SPADE's code), for this test only."""
+    def __init__(self, max_turns=10, **kwargs):
         self.max_turns = max_turns
-        self._turns = 0
+        self.turn_count = 0
         self._tools = {}
         self._state = {}
+        self._call_history = []
         self._expected_answer = None
-        self._user_messages = []
-        self._message_criteria = []
-        self._current_msg = 0
+        self.reset()
 
     def reset(self, seed=None):
-        self._turns = 0
-        self._current_msg = 0
-        return "", {}
+        raise NotImplementedError("Subclass must implement reset()")
+
+    def solution(self):
+        raise NotImplementedError("Subclass must implement solution()")
 
     def get_tools(self):
-        return [{"type": "function", "function": {"name": n, "description": t["description"],
-                 "parameters": t["parameters"]}} for n, t in self._tools.items()]
+        return [{"type": "function", "function": {"name": n, "description": t.get("description", ""),
+                 "parameters": t.get("parameters", {"type": "object", "properties": {}})}} for n, t in self._tools.items()]
 
-    def execute_tool(self, name, args):
-        method = getattr(self, "tool_" + name, None)
-        if name not in self._tools or method is None:
-            return "Unknown tool: " + str(name)
-        try:
-            return str(method(**args))
-        except Exception as err:
-            return "TOOL_FAILURE " + type(err).__name__ + ": " + str(err)
-
-    def _advance_if_done(self):
-        if self._current_msg >= len(self._user_messages):
-            return ""
-        if not self._message_criteria[self._current_msg](self._state):
-            return ""
-        self._current_msg += 1
-        if self._current_msg < len(self._user_messages):
-            return "\nUser: " + self._user_messages[self._current_msg]
-        return "\nUser: That is everything."
-
-    @staticmethod
-    def _matches(given, expected):
-        a, b = str(given).strip(), str(expected).strip()
-        if a.lower() == b.lower():
+    def _check_answer(self, answer):
+        a, e = str(answer).strip(), str(self._expected_answer).strip()
+        if a.lower() == e.lower():
             return True
         try:
-            return abs(float(a.replace("$", "").replace(",", "")) - float(b.replace("$", "").replace(",", ""))) <= 0.01
-        except ValueError:
+            return abs(float(a.replace("$", "").replace(",", "").strip()) - float(e.replace("$", "").replace(",", "").strip())) < 0.01
+        except (ValueError, TypeError):
             return False
 
     def step(self, action):
-        text = str(action)
-        call = re.search(r"<tool_call>(.*?)</tool_call>", text, re.S)
-        if call:
-            try:
-                payload = json.loads(call.group(1))
-                name, args = payload["name"], payload.get("arguments") or {}
-            except (ValueError, KeyError, TypeError):
-                return "Could not parse the tool call.", -0.1, False, False, {}
-            if name not in self._tools:
-                return "Unknown tool: " + str(name), 0.0, False, False, {}
-            return self.execute_tool(name, args), 0.0, False, False, {"tool_call": 1}
-        answer = re.search(r"<answer>(.*?)</answer>", text, re.S)
-        if not answer:
-            return "Reply with <tool_call>{...}</tool_call> or <answer>...</answer>.", -0.1, False, False, {}
-        self._turns += 1
-        pending = self._current_msg < len(self._user_messages)
-        if not pending and self._matches(answer.group(1), self._expected_answer):
-            return "Correct.", 1.0, True, False, {}
-        if self._turns >= self.max_turns:
-            return "Out of turns. The answer was " + str(self._expected_answer), 0.0, False, True, {}
-        return "Incorrect.", 0.0, False, False, {}
+        self.turn_count += 1
+        out_of_turns = self.turn_count >= self.max_turns
+        answer = re.search(r"<answer>(.*?)</answer>", action, re.S)
+        if answer:
+            if self._check_answer(answer.group(1).strip()):
+                return "Correct!", 1.0, True, False, {}
+            if out_of_turns:
+                return "Wrong answer. Solution:\n" + str(self.solution()), 0.0, False, True, {}
+            return "Incorrect. Keep using tools.", 0.0, False, False, {}
+        call = re.search(r"<tool_call>(.*?)</tool_call>", action, re.S)
+        if not call:
+            if out_of_turns:
+                return "Time up. Solution:\n" + str(self.solution()), 0.0, False, True, {}
+            return "Format error: use tools to call a function, or <answer>result</answer> to submit.", -0.1, False, False, {}
+        try:
+            payload = json.loads(call.group(1))
+            name, args = payload.get("name", ""), payload.get("arguments", {})
+            if not isinstance(args, dict):
+                args = {}
+        except (json.JSONDecodeError, AttributeError):
+            if out_of_turns:
+                return "Time up. Solution:\n" + str(self.solution()), 0.0, False, True, {}
+            return "Format error: invalid tool call arguments.", -0.1, False, False, {}
+        method = getattr(self, "tool_" + str(name), None)
+        if method is None:
+            if out_of_turns:
+                return "Time up. Solution:\n" + str(self.solution()), 0.0, False, True, {}
+            return "Unknown tool '" + str(name) + "'. Available: " + ", ".join(self._tools), 0.0, False, False, {}
+        try:
+            result = method(**args)
+            self._call_history.append({"name": name, "arguments": args, "result": str(result)})
+        except Exception as err:  # SPADE says "Error calling <name>: <e>"; marked here so the test can find it
+            result = "TOOL_FAILURE calling " + str(name) + ": " + str(err)
+        obs = "Tool result:\n" + str(result)
+        if out_of_turns:
+            return obs + "\n\nTime up. Solution:\n" + str(self.solution()), 0.0, False, True, {}
+        return obs, 0.0, False, False, {}
 
 PREBOUND = {}
 for mod in (itertools, math, random, re, json, collections, functools, string, copy, heapq, operator, statistics):
@@ -229,9 +225,9 @@ def report(path, kind):
             env = make(cls)
             do_reset(env, 0)
             out["tools"] = [t["function"]["name"] for t in env.get_tools()]
-            out["multiTurn"] = len(env._user_messages) > 0
+            out["multiTurn"] = len(getattr(env, "_user_messages", [])) > 0
             crit = []
-            for c in env._message_criteria:
+            for c in getattr(env, "_message_criteria", []):
                 try: crit.append(bool(c(env._state)))
                 except Exception: crit.append("raised")
             out["criteriaAtReset"] = crit

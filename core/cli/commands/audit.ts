@@ -52,7 +52,8 @@ export const auditCommand: Command = {
     };
     const workers = Math.round(int(values.workers, 'workers', 1, 64, Math.max(1, cpus().length)));
     const options: AuditOptions = {
-      maxTurns: Math.round(int(values['max-turns'], 'max-turns', 1, 10_000, 25)),
+      // SPADE's budget default (SpadeConfig.max_turns)
+      maxTurns: Math.round(int(values['max-turns'], 'max-turns', 1, 10_000, 30)),
       callTimeoutSec: int(values['call-timeout'], 'call-timeout', 0.1, 600, 5),
       ...(checks ? { checks } : {}),
     };

@@ -24,6 +24,8 @@ describe('spade-workbench audit', () => {
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out) as Record<string, unknown>;
     expect(Object.keys(j)).toEqual(['tool', 'environments', 'summary']);
+    // SPADE's budget default (SpadeConfig.max_turns = 30) unless --max-turns says otherwise
+    expect((j.tool as { maxTurns: number }).maxTurns).toBe(30);
     const envs = j.environments as Record<string, unknown>[];
     expect(envs.length).toBe(6);
     for (const e of envs) {

@@ -63,6 +63,18 @@ describe.each(runners)('SPADE verdict in %s', (_kind, audit) => {
     expect(check(a, 'spade.admission')).toMatchObject({ status: 'fail', message: 'Game validation failed: Failed to instantiate game class: at most 100 turns' });
   });
 
+  it('pool admission has its own limit for the whole of it (SPADE: 60 s; lowered here)', async () => {
+    const a = await audit(game('        return "no", 0.0, self.n >= 3, False, {}', '    def close(self):\n        while True:\n            pass\n'), { spadeAdmissionTimeoutSec: 2 });
+    expect(check(a, 'spade.reset2').status).toBe('pass');
+    expect(check(a, 'spade.admission')).toMatchObject({ status: 'fail', message: 'validate_game timed out after 2s' });
+    expect(spadeAccepts(a.checks)).toBe(false);
+  });
+
+  it('a probe step that hangs fails as SPADE’s alarm makes it fail', async () => {
+    const a = await audit(game('        while "test" in a:\n            pass\n        return "no", 0.0, False, False, {}'), { spadeCallTimeoutSec: 1 });
+    expect(check(a, 'spade.step')).toMatchObject({ status: 'fail', message: "Game step() failed on action 2 '\\boxed{test}': env call timed out after 1s" });
+  });
+
   it('admission swallows step errors as SPADE’s wrapper does (raw actions "1", "2", "test")', async () => {
     const a = await audit(game('        if a == "2":\n            raise KeyError("two")\n        return "no", 0.0, False, False, {}'));
     expect(check(a, 'spade.admission').status).toBe('pass');
@@ -95,6 +107,34 @@ class PriceEnv(ToolUseBaseEnv):
     expect(spadeAccepts(a.checks)).toBe(true);
     expect(check(a, 'reset-leak')).toMatchObject({ status: 'pass' });
     expect(check(a, 'tool.done_reachable').status).toBe('pass');
+  });
+});
+
+describe.each(runners)('tool-use play checks follow SPADE’s rollout in %s', (_kind, audit) => {
+  it('parsed tool calls go to execute_tool, never to step: a step that only takes answers is still winnable', async () => {
+    const src = String.raw`class AnswerOnlyEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.turn_count = 0
+        self._tools = {"peek": {"description": "the secret", "parameters": {"type": "object", "properties": {}}}}
+        self._secret = str(random.randint(100, 999))
+        self._expected_answer = None
+        return "Find the secret with the tool, then answer.", {}
+    def tool_peek(self):
+        self._expected_answer = self._secret
+        return self._secret
+    def solution(self):
+        return ['<tool_call>{"name": "peek", "arguments": {}}</tool_call>', "<answer>" + self._secret + "</answer>"]
+    def step(self, action):
+        self.turn_count += 1
+        m = re.search(r"<answer>(.*?)</answer>", action)
+        if m and self._expected_answer is not None and m.group(1).strip() == self._expected_answer:
+            return "Correct!", 1.0, True, False, {}
+        return "Use the tool first, then answer.", 0.0, False, self.turn_count >= self.max_turns, {}
+`;
+    const a = await audit(src);
+    expect(check(a, 'tool.done_reachable')).toMatchObject({ status: 'pass' });
   });
 });
 

@@ -161,6 +161,14 @@ describe.each(runtimes)('SPADE mode in %s', (kind) => {
     }
   });
 
+  test('the game runs as SPADE’s module dynamic_game, with tool_use_base_env importable', async () => {
+    const src = `import sys\nfrom tool_use_base_env import ToolUseBaseEnv as Base\nassert sys.modules["dynamic_game"].__dict__ is globals()\nassert Base is ToolUseBaseEnv\nclass AEnv:\n    def reset(self, seed=None):\n        return __name__, {}\n    def step(self, a):\n        return type(self).__module__, 0.0, True, False, {}\n`;
+    const s = await open(src, kind);
+    expect(s.load.validation).toMatchObject({ ok: true });
+    expect((await call(s.sessionId, { cmd: 'reset' })).observation).toBe('dynamic_game');
+    expect((await call(s.sessionId, { cmd: 'step', action: 'x' })).observation).toBe('dynamic_game');
+  });
+
   test('max_turns: designed positive int capped at the budget, anything else replaced by it; legacy forces it only for Cls()', async () => {
     const game = (init: string) => `class MEnv:\n    def __init__(self):\n${init}\n    def reset(self, seed=None):\n        return "o", {}\n    def step(self, a):\n        return "o", 0.0, False, False, {}\n`;
     const mt = async (init: string, extra: { maxTurns?: number; mode?: 'respect' | 'legacy' } = {}) => (await open(game(init), kind, { maxTurns: 25, ...extra })).load.maxTurns;
