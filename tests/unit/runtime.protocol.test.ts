@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { expect, test } from 'vitest';
 import { encodeCall, encodeReply, onLines, splitHead } from '../../core/runtime/childProtocol';
+import { wheelsPresent } from '../../core/runtime/paths';
 import { nativeReason } from '../../core/runtime/service';
 
 test('lines are reassembled across chunk boundaries and multi-line chunks', async () => {
@@ -20,9 +21,10 @@ test('lines are reassembled across chunk boundaries and multi-line chunks', asyn
   expect(JSON.parse(got[0]!.slice(at2))).toEqual({ cmd: 'step', action: '\\boxed{1}\nsecond line' });
 });
 
-test('auto mode sends numpy and math_verify games to native CPython', () => {
+test('auto mode sends numpy games to native CPython, and math_verify games only where Pyodide lacks its wheels', () => {
   expect(nativeReason('import numpy as np\nclass XEnv: pass')).toContain('numpy');
-  expect(nativeReason('from math_verify import parse, verify\n')).toContain('math_verify');
+  if (wheelsPresent()) expect(nativeReason('from math_verify import parse, verify\n')).toBeNull();
+  else expect(nativeReason('from math_verify import parse, verify\n')).toContain('math_verify');
   expect(nativeReason('x = np.zeros(3)\n')).toContain('numpy');
   expect(nativeReason('import random\nclass XEnv:\n    pass\n')).toBeNull();
   // a word that merely contains "np." is not numpy
