@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { probePython } from '../../core/runtime/native';
 
 const PACK = resolve(__dirname, '../../resources/seed-pack');
 const GAMES = join(PACK, 'games');
@@ -334,7 +335,8 @@ const mentions = (hint: string, answer: string) =>
 let reports = new Map<string, EnvReport>();
 
 beforeAll(() => {
-  const run = spawnSync('python3', ['-c', DRIVER, PACK], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // The interpreter native runs use (it has numpy), not whichever python3 is first on PATH.
+  const run = spawnSync(probePython()?.path ?? 'python3', ['-c', DRIVER, PACK], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`python driver failed: ${run.stderr}`);
   const parsed = JSON.parse(run.stdout) as EnvReport[];
   reports = new Map(parsed.map((r) => [r.file, r]));
