@@ -1,6 +1,8 @@
 import { probePython } from '../runtime/native';
 import { appVersion } from '../services/appInfo';
+import { PyodidePool } from '../runtime/pyodidePool';
 import { AuditPool } from './pool';
+import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { buildReport, reportEnv, type AuditReport, type ReportEnv } from './report';
 import { ALL_CHECKS, type AuditOptions } from './types';
 
@@ -13,12 +15,12 @@ export interface RunItem {
 }
 
 /** What the report says about the tool that made it (kept small; scripts read `name`/`version`). */
-export function toolInfo(options: AuditOptions, workers: number): Record<string, unknown> {
+export function toolInfo(options: AuditOptions, workers: number, runtime: AuditRuntime = 'cpython'): Record<string, unknown> {
   const py = probePython();
   return {
     name: 'spade-workbench',
     version: appVersion(),
-    runtime: 'cpython',
+    runtime,
     python: py?.version ?? null,
     numpy: py?.numpy ?? false,
     workers,
@@ -41,12 +43,20 @@ export async function auditItems(pool: AuditPool, items: readonly RunItem[], opt
   return out;
 }
 
-export async function auditToReport(items: readonly RunItem[], options: AuditOptions, workers: number, envTimeoutSec?: number): Promise<AuditReport> {
+/**
+ * A whole report. 'cpython': every environment in native CPython (in bubblewrap); 'pyodide': in
+ * the Pyodide sandbox, games that need a module it lacks (numpy) going native, as in the app.
+ */
+export async function auditToReport(items: readonly RunItem[], options: AuditOptions, workers: number, envTimeoutSec?: number, runtime: AuditRuntime = 'cpython'): Promise<AuditReport> {
   const pool = new AuditPool({ workers, ...(envTimeoutSec ? { envTimeoutSec } : {}) });
+  const sandbox = runtime === 'pyodide' ? new PyodidePool({ size: workers }) : undefined;
   try {
-    const envs = await auditItems(pool, items, options);
-    return buildReport(toolInfo(options, workers), envs);
+    const runner = sandbox ? new PyodideAuditRunner(() => sandbox, (envTimeoutSec ?? 120) * 1000) : undefined;
+    const envs = runner
+      ? await Promise.all(items.map(async (it) => reportEnv(it.file, it.sha256, it.name, (await auditIn('pyodide', { native: () => pool, sandbox: () => runner }, it.source, { ...options, hint: it.hint })).audit)))
+      : await auditItems(pool, items, options);
+    return buildReport(toolInfo(options, workers, runtime), envs);
   } finally {
-    await pool.close();
+    await Promise.all([pool.close(), sandbox?.shutdown()]);
   }
 }

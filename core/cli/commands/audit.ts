@@ -15,7 +15,7 @@ export const auditCommand: Command = {
   name: 'audit',
   summary: "Audit environments: SPADE's load checks plus determinism, leaks, crashes, types, winnability, hint leaks",
   usage:
-    'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--data-dir DIR]',
+    'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--runtime cpython|pyodide] [--data-dir DIR]',
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -30,9 +30,12 @@ export const auditCommand: Command = {
         'max-turns': { type: 'string' },
         'call-timeout': { type: 'string' },
         'data-dir': { type: 'string' },
+        runtime: { type: 'string' },
       },
       strict: true,
     });
+    const runtime = values.runtime ?? 'cpython';
+    if (runtime !== 'cpython' && runtime !== 'pyodide') throw new UsageError(`--runtime must be cpython or pyodide, got ${runtime}`);
     const format = values.format ?? 'table';
     if (!['json', 'md', 'table'].includes(format)) throw new UsageError(`--format must be json, md or table, got ${format}`);
     const failOn = values['fail-on'];
@@ -67,13 +70,13 @@ export const auditCommand: Command = {
       const targets = targetsFor(db, headHashes(db));
       items = targets.map((t) => ({ file: `memory:${t.envId}`, sha256: t.hash, name: t.name, source: t.source, hint: t.hint }));
       // A partial run (some checks only) would overwrite a full result with less; only full runs are kept.
-      if (!checks) store = (r) => r.environments.forEach((e) => saveAudit(db, e.sha256, { className: e.name, toolUse: e.checks.some((c) => c.id.startsWith('tool.')), checks: e.checks, elapsedMs: 0 }, { options: { ...options, runtime: 'cpython' }, toolVersion: appVersion() }));
+      if (!checks) store = (r) => r.environments.forEach((e) => saveAudit(db, e.sha256, { className: e.name, toolUse: e.checks.some((c) => c.id.startsWith('tool.')), checks: e.checks, elapsedMs: 0 }, { options: { ...options, runtime }, toolVersion: appVersion() }));
     } else {
       items = collectSources(positionals[0]!).map((s) => ({ file: s.file, sha256: s.sha256, name: s.stem, source: s.source, hint: s.hint }));
     }
     try {
       if (!items.length) io.err('No environments found.');
-      const report = await auditToReport(items, options, workers);
+      const report = await auditToReport(items, options, workers, undefined, runtime);
       store?.(report);
       const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
       if (values.out) {
