@@ -239,3 +239,34 @@ describe('no OS sandbox: native runs are refused unless allowed', () => {
     }
   });
 });
+
+describe.runIf(sandboxed)('through the CLI: attacks in one audit run change nothing for the others', () => {
+  test('each attacker fails the sandbox check; the clean game audited after them gets a fresh audit', async () => {
+    const { main } = await import('../../../core/cli/main');
+    const dir = mkdtempSync(join(tmpdir(), 'spade-sec-cli-'));
+    try {
+      const names = Object.keys(ATTACKS).slice(0, 6);
+      names.forEach((n, i) => writeFileSync(join(dir, `a${i}_attack.py`), gameWith(ATTACKS[n]!)));
+      writeFileSync(join(dir, 'z_clean.py'), GUESS_GAME);
+      const run = async (path: string): Promise<{ environments: { file: string; checks: { id: string; status: string; message: string }[] }[] }> => {
+        let out = '';
+        const code = await main(['audit', path, '--format', 'json', '--workers', '1'], { out: (t) => void (out += t), err: () => {} });
+        expect([0, 1]).toContain(code);
+        return JSON.parse(out) as { environments: { file: string; checks: { id: string; status: string; message: string }[] }[] };
+      };
+      const all = await run(dir);
+      for (const e of all.environments.filter((x) => x.file.includes('attack'))) {
+        expect(e.checks.find((c) => c.id === 'sandbox')?.status, e.file).toBe('fail');
+      }
+      hostUntouched();
+      const alone = mkdtempSync(join(tmpdir(), 'spade-sec-clean-'));
+      writeFileSync(join(alone, 'z_clean.py'), GUESS_GAME);
+      const fresh = await run(alone);
+      rmSync(alone, { recursive: true, force: true });
+      const statuses = (r: typeof all) => r.environments.find((x) => x.file.endsWith('z_clean.py'))!.checks.map((c) => `${c.id}:${c.status}`);
+      expect(statuses(all)).toEqual(statuses(fresh));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
