@@ -4,7 +4,8 @@ import type { Db } from '../memory/db';
 export const defaultSettings: Settings = {
   theme: 'system',
   stepTimeoutSec: 30,
-  maxTurns: 25,
+  // SPADE's budget (SpadeConfig.max_turns)
+  maxTurns: 30,
   defaultRuntime: 'pyodide',
   auditRuntime: 'pyodide',
   allowUnsandboxedNative: false,

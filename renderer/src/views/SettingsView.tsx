@@ -35,13 +35,23 @@ export function SettingsView(_props: ViewProps) {
         <label htmlFor="set-runtime">Default runtime</label>
         <select id="set-runtime" value={settings.defaultRuntime} onChange={(e) => void updateSettings({ defaultRuntime: e.target.value as 'pyodide' | 'cpython' })}>
           <option value="pyodide">Pyodide (sandboxed)</option>
-          <option value="cpython">Native CPython (less isolated)</option>
+          <option value="cpython">Native CPython (in bubblewrap)</option>
         </select>
         <label htmlFor="set-audit-runtime">Audits run in</label>
         <select id="set-audit-runtime" value={settings.auditRuntime} onChange={(e) => void updateSettings({ auditRuntime: e.target.value as 'pyodide' | 'cpython' })}>
           <option value="pyodide">Pyodide (sandboxed; games that need numpy go native)</option>
-          <option value="cpython">Native CPython (less isolated)</option>
+          <option value="cpython">Native CPython (in bubblewrap)</option>
         </select>
+        <label htmlFor="set-unsandboxed">Native runs without an OS sandbox</label>
+        <span>
+          <input
+            id="set-unsandboxed"
+            type="checkbox"
+            checked={settings.allowUnsandboxedNative}
+            onChange={(e) => void updateSettings({ allowUnsandboxedNative: e.target.checked })}
+          />{' '}
+          <span className="muted">allowUnsandboxedNative: only where bubblewrap is missing; environment code then reaches this machine</span>
+        </span>
         <span>Data directory</span>
         <span className="mono" data-testid="data-dir">{info?.dataDir}</span>
         <span>Database</span>
