@@ -1,7 +1,7 @@
-import { ApiError } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appVersion } from '../services/appInfo';
+import { DomainError } from '../errors';
 
 /** Only plain web links leave the app; file:, javascript:, custom schemes and credentials never do. */
 export function validateExternalUrl(raw: string): URL {
@@ -9,12 +9,12 @@ export function validateExternalUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ApiError('invalid_input', `Not a valid URL: ${raw.slice(0, 200)}`);
+    throw new DomainError('invalid_input', `Not a valid URL: ${raw.slice(0, 200)}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ApiError('invalid_input', `Only http and https links can be opened (got ${url.protocol})`);
+    throw new DomainError('invalid_input', `Only http and https links can be opened (got ${url.protocol})`);
   }
-  if (url.username || url.password) throw new ApiError('invalid_input', 'Links with embedded credentials are refused');
+  if (url.username || url.password) throw new DomainError('invalid_input', 'Links with embedded credentials are refused');
   return url;
 }
 

@@ -1,4 +1,3 @@
-import { ApiError } from '../api';
 import type { Diagnostic, Draft, LoadCheck } from '../api/calls/editor';
 import { PythonSyntaxChecker } from '../editor/pythonSyntax';
 import { quickLoadCheck } from '../editor/loadCheck';
@@ -8,6 +7,7 @@ import { addVersion, currentHint, getEnvironment, getVersion, ingest, listVersio
 import { stmt } from '../memory/statements';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
+import { DomainError } from '../errors';
 
 type EditorCalls =
   | 'editor.open'
@@ -38,13 +38,13 @@ export function loadDraft(db: Db, envId: number): Draft | null {
 
 function headOf(db: Db, envId: number): string {
   const r = stmt(db, 'SELECT head_hash FROM environments WHERE id = ?').get(envId) as { head_hash: string } | undefined;
-  if (!r) throw new ApiError('not_found', `No environment ${envId}`);
+  if (!r) throw new DomainError('not_found', `No environment ${envId}`);
   return r.head_hash;
 }
 
 function versionOf(db: Db, envId: number, hash: string) {
   const v = getVersion(db, hash);
-  if (!v || v.envId !== envId) throw new ApiError('not_found', `Version ${hash.slice(0, 12)} is not a version of environment ${envId}`);
+  if (!v || v.envId !== envId) throw new DomainError('not_found', `Version ${hash.slice(0, 12)} is not a version of environment ${envId}`);
   return v;
 }
 
@@ -63,7 +63,7 @@ function syntaxChecker(s: Services): PythonSyntaxChecker {
 /** A source already stored belongs to exactly one environment (versions are content-addressed). */
 function refuseKnownSource(db: Db, source: string): void {
   const known = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(source)) as { env_id: number } | undefined;
-  if (known) throw new ApiError('conflict', `This exact source is already environment ${known.env_id}; open that one instead`, { envId: known.env_id });
+  if (known) throw new DomainError('conflict', `This exact source is already environment ${known.env_id}; open that one instead`, { envId: known.env_id });
 }
 
 function createEnv(
@@ -97,7 +97,7 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
   return {
     'editor.open': ({ envId }) => {
       const env = getEnvironment(db, envId);
-      if (!env) throw new ApiError('not_found', `No environment ${envId}`);
+      if (!env) throw new DomainError('not_found', `No environment ${envId}`);
       return { env, draft: loadDraft(db, envId) };
     },
     'editor.drafts': () =>
@@ -143,11 +143,11 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
       const side = (x: { hash: string } | { draft: number }) => {
         if ('hash' in x) {
           const v = getVersion(db, x.hash);
-          if (!v) throw new ApiError('not_found', `No version ${x.hash.slice(0, 12)}`);
+          if (!v) throw new DomainError('not_found', `No version ${x.hash.slice(0, 12)}`);
           return { label: `${x.hash.slice(0, 10)}${v.message ? ` · ${v.message.slice(0, 60)}` : ''}`, source: v.source };
         }
         const d = loadDraft(db, x.draft);
-        if (!d) throw new ApiError('not_found', `Environment ${x.draft} has no unsaved draft`);
+        if (!d) throw new DomainError('not_found', `Environment ${x.draft} has no unsaved draft`);
         return { label: 'unsaved draft', source: d.source };
       };
       return { left: side(left), right: side(right) };
@@ -161,7 +161,7 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
     },
     'editor.fork': ({ envId, hash, source, name }) => {
       const env = getEnvironment(db, envId);
-      if (!env) throw new ApiError('not_found', `No environment ${envId}`);
+      if (!env) throw new DomainError('not_found', `No environment ${envId}`);
       const fromHash = hash ?? env.hash;
       let code = source ?? versionOf(db, envId, fromHash).source;
       // The same text cannot be two environments, so an unchanged fork records where it came from
@@ -190,7 +190,7 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
       try {
         diagnostics = await checker.check(source);
       } catch (e) {
-        throw new ApiError('unavailable', e instanceof Error ? e.message : String(e));
+        throw new DomainError('unavailable', e instanceof Error ? e.message : String(e));
       }
       return { diagnostics, parser: checker.parserName };
     },

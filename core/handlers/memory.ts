@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { ApiError } from '../api';
 import { exportEnvironments } from '../memory/exporter';
 import {
   addVersion,
@@ -18,6 +17,7 @@ import {
 } from '../memory/repository';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
+import { DomainError } from '../errors';
 
 type MemoryCall =
   | 'memory.search'
@@ -44,16 +44,16 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
     'memory.matchingIds': (i) => matchingIds(db, i),
     'memory.get': (i) => {
       const d = 'id' in i ? getEnvironment(db, i.id) : getEnvironmentByHash(db, i.hash);
-      if (!d) throw new ApiError('not_found', 'id' in i ? `No environment ${i.id}` : `No version ${i.hash.slice(0, 12)}`);
+      if (!d) throw new DomainError('not_found', 'id' in i ? `No environment ${i.id}` : `No version ${i.hash.slice(0, 12)}`);
       return d;
     },
     'memory.version': ({ hash }) => {
       const v = getVersion(db, hash);
-      if (!v) throw new ApiError('not_found', `No version ${hash.slice(0, 12)}`);
+      if (!v) throw new DomainError('not_found', `No version ${hash.slice(0, 12)}`);
       return v;
     },
     'memory.versions': ({ envId }) => {
-      if (!getEnvironment(db, envId)) throw new ApiError('not_found', `No environment ${envId}`);
+      if (!getEnvironment(db, envId)) throw new DomainError('not_found', `No environment ${envId}`);
       return listVersions(db, envId);
     },
     'memory.addVersion': ({ envId, source, parentHash, message }) => {
@@ -67,7 +67,7 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
       return { changed: n };
     },
     'memory.tag': ({ ids, add, remove }) => {
-      if (!add.length && !remove.length) throw new ApiError('invalid_input', 'Give tags to add or remove');
+      if (!add.length && !remove.length) throw new DomainError('invalid_input', 'Give tags to add or remove');
       const n = tagEnvironments(db, ids, add, remove);
       changed('tag', ids);
       return { changed: n };
@@ -88,7 +88,7 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
     'memory.importStatus': ({ jobId }) => s.memory.status(jobId),
     'memory.export': ({ selection, format, outDir }) => {
       const ids = selectIds(db, selection);
-      if (!ids.length) throw new ApiError('invalid_input', 'The selection is empty: nothing to export');
+      if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
       const out = resolve(outDir);
       return { ...exportEnvironments(db, ids, { format, outDir: out }), outDir: out };
     },

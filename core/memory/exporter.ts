@@ -12,10 +12,10 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ApiError } from '../api';
 import type { Db } from './db';
 import { parseGameStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
+import { DomainError } from '../errors';
 
 export interface ExportOptions {
   format: 'spade' | 'jsonl';
@@ -70,7 +70,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
     const lines: string[] = [];
     for (const id of ids) {
       const d = getEnvironment(db, id);
-      if (!d) throw new ApiError('not_found', `No environment ${id}`);
+      if (!d) throw new DomainError('not_found', `No environment ${id}`);
       lines.push(JSON.stringify({ code: d.source, hint: d.hint ?? undefined, ...record(d) }));
     }
     write('environments.jsonl', lines.length ? `${lines.join('\n')}\n` : '');
@@ -108,7 +108,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
   const toolEntries: Record<string, unknown>[] = [];
   for (const id of ids) {
     const d = getEnvironment(db, id);
-    if (!d) throw new ApiError('not_found', `No environment ${id}`);
+    if (!d) throw new DomainError('not_found', `No environment ${id}`);
     const stem = uniqueStem(d);
     if (d.kind === 'tool-use') {
       write(`tool_use/${stem}.py`, d.source);

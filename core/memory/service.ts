@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ApiError, type ImportProgress, type ImportSummary } from '../api';
+import { type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
 import { importPaths, type ImportOptions } from './importer';
 import { packageRoot } from '../services/appInfo';
 import { environmentCount } from './repository';
 import { stmt } from './statements';
+import { DomainError } from '../errors';
 
 interface ImportJob {
   jobId: string;
@@ -53,11 +54,11 @@ export class MemoryService {
   }
 
   startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number } = {}): ImportJob {
-    if (this.closed) throw new ApiError('unavailable', 'The workbench is shutting down');
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     const jobId = opts.jobId ?? `import-${randomUUID().slice(0, 8)}`;
     const existing = this.jobs.get(jobId);
     if (existing && existing.progress.phase !== 'done' && existing.progress.phase !== 'failed') {
-      throw new ApiError('conflict', `Import ${jobId} is still running`);
+      throw new DomainError('conflict', `Import ${jobId} is still running`);
     }
     const progress: ImportProgress = { jobId, phase: 'scanning', files: 0, imported: 0, unchanged: 0, updated: 0, skipped: 0 };
     const job: ImportJob = { jobId, progress, cancel: () => {}, done: Promise.resolve(null) };
@@ -135,7 +136,7 @@ export class MemoryService {
 
   status(jobId: string): ImportProgress {
     const job = this.jobs.get(jobId);
-    if (!job) throw new ApiError('not_found', `No import ${jobId} in this session`);
+    if (!job) throw new DomainError('not_found', `No import ${jobId} in this session`);
     return job.progress;
   }
 
