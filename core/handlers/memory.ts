@@ -77,10 +77,10 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
       changed('update', [id]);
       return d;
     },
-    'memory.import': ({ paths, jobId, runId }) => {
+    'memory.import': ({ paths, jobId, runId, followLinks }) => {
       const job = s.memory.startImport(
         paths.map((p) => resolve(p)),
-        { ...(jobId ? { jobId } : {}), ...(runId ? { runId } : {}) },
+        { ...(jobId ? { jobId } : {}), ...(runId ? { runId } : {}), ...(followLinks ? { followLinks } : {}) },
       );
       return { jobId: job.jobId };
     },

@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type ImportProgress, type ImportSummary } from '../api';
+import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
-import { importPaths, type ImportOptions } from './importer';
+import { importPaths, type WorkerImportOptions } from './importer';
 import { packageRoot } from '../services/appInfo';
 import { environmentCount } from './repository';
 import { stmt } from './statements';
@@ -30,6 +30,8 @@ export interface MemoryServiceDeps {
   events: EventBus;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   nativeBinding?: string;
+  /** The bundled import worker; found next to the bundle by default (null: import on this thread). */
+  workerFile?: string | null;
 }
 
 const SEED_FLAG = 'memory.seedPackImported';
@@ -53,7 +55,7 @@ export class MemoryService {
     return [...this.jobs.values()].filter((j) => j.progress.phase !== 'done' && j.progress.phase !== 'failed').length;
   }
 
-  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number } = {}): ImportJob {
+  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number; followLinks?: boolean } = {}): ImportJob {
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     const jobId = opts.jobId ?? `import-${randomUUID().slice(0, 8)}`;
     const existing = this.jobs.get(jobId);
@@ -76,7 +78,8 @@ export class MemoryService {
         this.deps.events.emit('memory.changed', { reason: 'import' });
       }
     };
-    const importOpts: Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep'> = {
+    const importOpts: WorkerImportOptions = {
+      ...(opts.followLinks ? { followLinks: true } : {}),
       ...(opts.runId ? { runId: opts.runId } : {}),
       ...(opts.rolloutStep !== undefined ? { rolloutStep: opts.rolloutStep } : {}),
       ...(opts.jobId ? { jobId: opts.jobId } : {}),
@@ -87,11 +90,11 @@ export class MemoryService {
         job.progress = { ...job.progress, phase: 'done', summary };
         this.deps.events.emit('memory.importProgress', job.progress);
         this.deps.events.emit('memory.changed', { reason: 'import' });
-        this.deps.log('info', `import ${jobId}: ${summary.imported} new, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped.length} skipped${summary.cancelled ? ' (cancelled)' : ''}`);
+        this.deps.log('info', `import ${jobId}: ${summary.imported} new, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skippedTotal} skipped${summary.cancelled ? ' (cancelled)' : ''}`);
         return summary;
       },
       (e: unknown) => {
-        const error = e instanceof Error ? e.message : String(e);
+        const error = errorMessage(e);
         job.progress = { ...job.progress, phase: 'failed', error };
         this.deps.events.emit('memory.importProgress', job.progress);
         this.deps.log('error', `import ${jobId} failed: ${error}`);
@@ -104,11 +107,11 @@ export class MemoryService {
 
   private runImport(
     paths: string[],
-    opts: Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep'>,
+    opts: WorkerImportOptions,
     onProgress: (p: Omit<ImportProgress, 'jobId'>) => void,
     job: ImportJob,
   ): Promise<ImportSummary> {
-    const file = workerFile();
+    const file = this.deps.workerFile === undefined ? workerFile() : this.deps.workerFile;
     if (!file || this.deps.dbPath === ':memory:') {
       const controller = new AbortController();
       job.cancel = () => controller.abort();

@@ -94,15 +94,21 @@ export const envDetailSchema = envSummarySchema.extend({
 });
 export type EnvDetail = z.infer<typeof envDetailSchema>;
 
+/** How many skipped files or lines a summary lists by name; the rest are counted per reason. */
+export const SKIPPED_EXAMPLES = 200;
+
 export const importSummarySchema = z.object({
-  importId: z.number().int(),
   paths: z.array(z.string()),
   files: z.number().int(),
   imported: z.number().int(),
   unchanged: z.number().int(),
   updated: z.number().int(),
   statsAttached: z.number().int(),
+  /** The first SKIPPED_EXAMPLES things skipped, in order; a million broken lines must not become a million entries. */
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  skippedTotal: z.number().int(),
+  /** Every skip counted by the kind of reason ("broken JSON", "outside the chosen folders", ...). */
+  skippedByReason: z.record(z.string(), z.number().int()),
   flagged: z.array(z.object({ path: z.string(), flag: z.string(), detail: z.string() })),
   cancelled: z.boolean(),
   durationMs: z.number(),
@@ -215,6 +221,8 @@ export const memoryCalls = {
         paths: z.array(z.string().min(1).max(4096)).min(1).max(100),
         jobId: z.string().regex(/^[\w.:-]{1,100}$/).optional(),
         runId: z.string().max(500).optional(),
+        /** Follow manifest entries and symlinks that lead outside the chosen paths (off: they are listed as not followed). */
+        followLinks: z.boolean().optional(),
       })
       .strict(),
     output: z.object({ jobId: z.string() }),

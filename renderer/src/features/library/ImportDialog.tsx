@@ -109,16 +109,18 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
                 </ul>
               </details>
             ) : null}
-            {summary.skipped.length ? (
+            {summary.skippedTotal ? (
               <details open>
-                <summary>{summary.skipped.length} skipped</summary>
+                <summary>
+                  {summary.skippedTotal} skipped ({Object.entries(summary.skippedByReason).map(([k, n]) => `${n} ${k}`).join(', ')})
+                </summary>
                 <ul className="lib-skipped" data-testid="import-skipped">
                   {summary.skipped.slice(0, 500).map((k) => (
                     <li key={k.path}>
                       <span className="mono">{k.path}</span> — {k.reason}
                     </li>
                   ))}
-                  {summary.skipped.length > 500 ? <li className="muted">… and {summary.skipped.length - 500} more (the CLI lists all)</li> : null}
+                  {summary.skippedTotal > summary.skipped.length ? <li className="muted">… and {summary.skippedTotal - summary.skipped.length} more, counted by reason above</li> : null}
                 </ul>
               </details>
             ) : (
