@@ -1,3 +1,4 @@
+import { errorMessage } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appVersion } from '../services/appInfo';
@@ -18,7 +19,18 @@ export function validateExternalUrl(raw: string): URL {
   return url;
 }
 
-export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.health' | 'settings.get' | 'settings.update' | 'app.openExternal' | 'app.pickPaths'> {
+function databaseHealth(s: Services) {
+  const integrity = s.integrity;
+  try {
+    return { ok: integrity.ok, schemaVersion: s.schemaVersion(), integrity, writesPaused: s.writesPaused, ...(integrity.ok ? {} : { message: `${integrity.problems.length} problem(s) found by the ${integrity.checked} check` }) };
+  } catch (e) {
+    return { ok: false, schemaVersion: 0, message: errorMessage(e), integrity, writesPaused: s.writesPaused };
+  }
+}
+
+type AppCalls = 'app.info' | 'app.health' | 'app.checkDatabase' | 'app.resumeWrites' | 'settings.get' | 'settings.update' | 'app.openExternal' | 'app.pickPaths';
+
+export function appHandlers(s: Services): Pick<Handlers, AppCalls> {
   return {
     'app.info': () => ({
       name: 'SPADE Workbench',
@@ -30,18 +42,21 @@ export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.healt
       nodeVersion: process.versions.node,
     }),
     'app.health': () => {
-      let database: { ok: boolean; schemaVersion: number; message?: string };
-      try {
-        database = { ok: true, schemaVersion: s.schemaVersion() };
-      } catch (e) {
-        database = { ok: false, schemaVersion: 0, message: e instanceof Error ? e.message : String(e) };
-      }
+      const database = databaseHealth(s);
       return {
         ok: database.ok,
         uptimeSec: (Date.now() - s.startedAt) / 1000,
         database,
         components: s.components(),
       };
+    },
+    'app.checkDatabase': ({ full }) => {
+      s.checkDatabase(full);
+      return databaseHealth(s);
+    },
+    'app.resumeWrites': () => {
+      s.resumeWrites();
+      return databaseHealth(s);
     },
     'settings.get': () => s.settings.get(),
     'settings.update': (patch) => {

@@ -30,6 +30,8 @@ export interface MemoryServiceDeps {
   events: EventBus;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   nativeBinding?: string;
+  /** Why writes are refused right now (a damaged database file), or null. */
+  writesPaused?: () => string | null;
   /** The bundled import worker; found next to the bundle by default (null: import on this thread). */
   workerFile?: string | null;
 }
@@ -57,6 +59,9 @@ export class MemoryService {
 
   startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number; followLinks?: boolean } = {}): ImportJob {
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    // The worker writes through its own connection, which the pause on ours does not cover.
+    const paused = this.deps.writesPaused?.();
+    if (paused) throw new DomainError('unavailable', paused, { database: 'writes-paused' });
     const jobId = opts.jobId ?? `import-${randomUUID().slice(0, 8)}`;
     const existing = this.jobs.get(jobId);
     if (existing && existing.progress.phase !== 'done' && existing.progress.phase !== 'failed') {
@@ -157,7 +162,7 @@ export class MemoryService {
    */
   importSeedPackIfEmpty(seedDir = join(packageRoot(), 'resources', 'seed-pack')): ImportJob | null {
     const db = this.deps.db;
-    if (!existsSync(seedDir)) return null;
+    if (!existsSync(seedDir) || this.deps.writesPaused?.()) return null;
     if (stmt(db, 'SELECT 1 FROM settings WHERE key = ?').get(SEED_FLAG)) return null;
     if (environmentCount(db) > 0) return null;
     const job = this.startImport([seedDir], { jobId: 'seed-pack' });

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
+import { checkIntegrity, isWriteRefused, pauseWrites, type IntegrityReport } from '../memory/integrity';
+import { DomainError } from '../errors';
 import { MemoryService } from '../memory/service';
 import { PyodidePool } from '../runtime/pyodidePool';
 import { RuntimeService } from '../runtime/service';
@@ -54,6 +56,9 @@ export class Services {
   private readonly statusProviders: (() => ComponentStatus[])[] = [];
   private readonly closers: (() => Promise<void> | void)[] = [];
   private closed = false;
+  private integrityReport: IntegrityReport;
+  /** The user chose to keep writing to a file that failed its check. */
+  private writesAllowedAnyway = false;
   private auditSvc: AuditService | null = null;
   private episodesSvc: EpisodeService | null = null;
 
@@ -63,12 +68,15 @@ export class Services {
     this.shell = opts.shell;
     this.platform = opts.platform ?? {};
     this.db = openDatabase(this.dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+    this.integrityReport = checkIntegrity(this.db, 'quick');
+    if (!this.integrityReport.ok) pauseWrites(this.db, true);
     this.settings = new SettingsStore(this.db);
     this.memory = new MemoryService({
       db: this.db,
       dbPath: this.dbPath,
       events: this.events,
       log: (level, message) => this.log(level, 'memory', message),
+      writesPaused: () => (this.writesPaused ? this.pausedMessage() : null),
       ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
     });
     this.onClose(() => this.memory.close());
@@ -135,6 +143,40 @@ export class Services {
 
   schemaVersion(): number {
     return schemaVersion(this.db);
+  }
+
+  /** The last structural check of the database file (quick at open, full on demand). */
+  get integrity(): IntegrityReport {
+    return this.integrityReport;
+  }
+
+  get writesPaused(): boolean {
+    return !this.integrityReport.ok && !this.writesAllowedAnyway;
+  }
+
+  /** Re-checks the file; a damaged one pauses writes unless the user already chose to write anyway. */
+  checkDatabase(full: boolean): IntegrityReport {
+    this.integrityReport = checkIntegrity(this.db, full ? 'full' : 'quick');
+    pauseWrites(this.db, this.writesPaused);
+    if (!this.integrityReport.ok) this.log('error', 'database', `${this.integrityReport.checked} check found ${this.integrityReport.problems.length} problem(s): ${this.integrityReport.problems[0] ?? ''}`);
+    return this.integrityReport;
+  }
+
+  /** The user's choice after being told the file is damaged. */
+  resumeWrites(): void {
+    this.writesAllowedAnyway = true;
+    pauseWrites(this.db, false);
+    this.log('warn', 'database', 'writes resumed on a database that failed its integrity check, at the user\'s request');
+  }
+
+  private pausedMessage(): string {
+    return `The library database failed its ${this.integrityReport.checked} integrity check (${this.integrityReport.problems.length} problem(s)), so changes are paused. Run a full check, export what you need, or choose to keep writing.`;
+  }
+
+  /** A write refused because of the pause becomes a clear 'unavailable' instead of a bug report. */
+  translateError(e: unknown): unknown {
+    if (this.writesPaused && isWriteRefused(e)) return new DomainError('unavailable', this.pausedMessage(), { database: 'writes-paused' });
+    return e;
   }
 
   addStatusProvider(p: () => ComponentStatus[]): void {

@@ -25,7 +25,9 @@ export interface Sample {
 
 export const samples: Sample[] = [
   { call: 'app.info', input: {}, volatile: ['dataDir', 'databasePath'] },
-  { call: 'app.health', input: {}, volatile: ['uptimeSec'] },
+  { call: 'app.health', input: {}, volatile: ['uptimeSec', 'checkedAt'] },
+  { call: 'app.checkDatabase', input: { full: true }, volatile: ['checkedAt'] },
+  { call: 'app.resumeWrites', input: { confirm: true }, volatile: ['checkedAt'] },
   { call: 'settings.get', input: {} },
   { call: 'settings.update', input: { theme: 'dark', maxTurns: 30 } },
   { call: 'settings.get', input: {} },

@@ -16,6 +16,23 @@ export const settingsSchema = z.object({
 });
 export type Settings = z.infer<typeof settingsSchema>;
 
+export const integritySchema = z.object({
+  checked: z.enum(['quick', 'full']),
+  ok: z.boolean(),
+  problems: z.array(z.string()),
+  checkedAt: z.string(),
+});
+
+const databaseHealthSchema = z.object({
+  ok: z.boolean(),
+  schemaVersion: z.number().int(),
+  message: z.string().optional(),
+  /** SQLite's structural check: quick at every open, full on demand (app.checkDatabase). */
+  integrity: integritySchema,
+  /** Writes are refused until the user chooses (app.resumeWrites), because the file failed its check. */
+  writesPaused: z.boolean(),
+});
+
 export const appCalls = {
   'app.info': defineCall({
     name: 'app.info',
@@ -38,9 +55,21 @@ export const appCalls = {
     output: z.object({
       ok: z.boolean(),
       uptimeSec: z.number(),
-      database: z.object({ ok: z.boolean(), schemaVersion: z.number().int(), message: z.string().optional() }),
+      database: databaseHealthSchema,
       components: z.array(z.object({ name: z.string(), state: z.enum(['ready', 'busy', 'starting', 'down', 'off']), detail: z.string() })),
     }),
+  }),
+  'app.checkDatabase': defineCall({
+    name: 'app.checkDatabase',
+    summary: "Check the database file's structure now (full: SQLite's integrity_check, slower; else quick_check).",
+    input: z.object({ full: z.boolean().default(true) }).strict(),
+    output: databaseHealthSchema,
+  }),
+  'app.resumeWrites': defineCall({
+    name: 'app.resumeWrites',
+    summary: 'Keep writing to a database that failed its integrity check (the user chose to, knowing the risk).',
+    input: z.object({ confirm: z.literal(true) }).strict(),
+    output: databaseHealthSchema,
   }),
   'settings.get': defineCall({
     name: 'settings.get',

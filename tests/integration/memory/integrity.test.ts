@@ -1,0 +1,99 @@
+import Database from 'better-sqlite3';
+import { closeSync, openSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError, type Backend } from '../../../core/api';
+import { createHandlers } from '../../../core/handlers';
+import { createDispatcher } from '../../../core/server/dispatcher';
+import { createInProcessBackend } from '../../../core/server/inProcess';
+import { Services } from '../../../core/services/services';
+import { tempDir } from '../../helpers/tmp';
+import { gameSource, write } from './fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function open(dir: string): { services: Services; api: Backend } {
+  const services = new Services({ dataDir: dir, shell: 'in-process' });
+  const api = createInProcessBackend(createDispatcher(createHandlers(services), () => {}), services.events);
+  cleanups.push(() => services.close());
+  return { services, api };
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ApiError) return e.code;
+    throw e;
+  }
+  return 'ok';
+}
+
+/** A library of 5,000 environments whose file then has three data pages overwritten mid-page. */
+async function damagedLibrary(): Promise<string> {
+  const tmp = tempDir('spade-integrity-');
+  cleanups.push(tmp.cleanup);
+  const { services } = open(tmp.dir);
+  const db = services.db;
+  const now = new Date().toISOString();
+  const env = db.prepare("INSERT INTO environments (name, kind, head_hash, created_at, updated_at) VALUES (?, 'game', ?, ?, ?)");
+  const ver = db.prepare('INSERT INTO versions (hash, env_id, source, bytes, created_at) VALUES (?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < 5000; i++) {
+      const id = Number(env.run(`Filler${i}Env`, `h${i}`, now, now).lastInsertRowid);
+      ver.run(`h${i}`, id, `class Filler${i}Env: pass  # ${'x'.repeat(150)}`, 170, now);
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  await services.close();
+  cleanups.pop();
+  const file = join(tmp.dir, 'workbench.sqlite');
+  const pages = statSync(file).size / 4096;
+  const fd = openSync(file, 'r+');
+  for (const k of [Math.floor(pages / 3), Math.floor(pages / 2), Math.floor((2 * pages) / 3)]) writeSync(fd, Buffer.alloc(2000, 0xab), 0, 2000, k * 4096 + 1500);
+  closeSync(fd);
+  return tmp.dir;
+}
+
+describe('database integrity', () => {
+  it('reports a damaged file in app.health and pauses writes until the user chooses', async () => {
+    const dir = await damagedLibrary();
+    const { api } = open(dir);
+    const health = await api.call('app.health', {});
+    expect(health.ok).toBe(false);
+    expect(health.database.integrity).toMatchObject({ checked: 'quick', ok: false });
+    expect(health.database.integrity.problems.length).toBeGreaterThan(0);
+    expect(health.database.writesPaused).toBe(true);
+
+    // Reads still answer (the user can look and export); writes are refused with a clear reason.
+    expect(await codeOf(api.call('memory.stats', {}))).toBe('ok');
+    expect(await codeOf(api.call('settings.update', { theme: 'dark' }))).toBe('unavailable');
+    expect(await codeOf(api.call('memory.tag', { ids: [1], add: ['x'], remove: [] }))).toBe('unavailable');
+    const src = join(dir, 'incoming');
+    write(src, 'game_00001_000_optimization.py', gameSource(1, 'LateEnv'));
+    expect(await codeOf(api.call('memory.import', { paths: [src] }))).toBe('unavailable');
+
+    const full = await api.call('app.checkDatabase', { full: true });
+    expect(full.integrity).toMatchObject({ checked: 'full', ok: false });
+    expect(full.writesPaused).toBe(true);
+
+    const resumed = await api.call('app.resumeWrites', { confirm: true });
+    expect(resumed.writesPaused).toBe(false);
+    expect(await codeOf(api.call('settings.update', { theme: 'dark' }))).toBe('ok');
+  });
+
+  it('says ok for a healthy file and writes normally', async () => {
+    const tmp = tempDir('spade-integrity-ok-');
+    cleanups.push(tmp.cleanup);
+    const { api } = open(tmp.dir);
+    const health = await api.call('app.health', {});
+    expect(health.database).toMatchObject({ ok: true, writesPaused: false, integrity: { checked: 'quick', ok: true, problems: [] } });
+    expect(await codeOf(api.call('settings.update', { theme: 'light' }))).toBe('ok');
+    const raw = new Database(join(tmp.dir, 'workbench.sqlite'), { readonly: true });
+    expect(raw.pragma('quick_check', { simple: true })).toBe('ok');
+    raw.close();
+  });
+});
