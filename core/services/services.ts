@@ -10,6 +10,7 @@ import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
 import { EpisodeStore } from '../episodes/store';
+import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
@@ -59,8 +60,7 @@ export class Services {
   private integrityReport: IntegrityReport;
   /** The user chose to keep writing to a file that failed its check. */
   private writesAllowedAnyway = false;
-  private auditSvc: AuditService | null = null;
-  private episodesSvc: EpisodeService | null = null;
+  private readonly made = new Map<string, unknown>();
 
   constructor(opts: ServiceOptions) {
     this.dataDir = opts.dataDir;
@@ -105,40 +105,66 @@ export class Services {
 
   /** Audits, made on first use so an app that never audits starts no Python. */
   get audit(): AuditService {
-    if (!this.auditSvc) {
-      const svc = new AuditService({
-        db: this.db,
-        events: this.events,
-        maxTurns: () => this.settings.get().maxTurns,
-        runtime: () => this.settings.get().auditRuntime,
-        makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
-        log: (level, m) => this.log(level, 'audit', m),
-      });
-      this.auditSvc = svc;
-      this.onClose(() => svc.close());
-      this.addStatusProvider(() => {
-        const n = svc.busy();
-        return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
-      });
-    }
-    return this.auditSvc;
+    return this.lazily(
+      'audit',
+      () => {
+        const svc = new AuditService({
+          db: this.db,
+          events: this.events,
+          maxTurns: () => this.settings.get().maxTurns,
+          runtime: () => this.settings.get().auditRuntime,
+          makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
+          log: (level, m) => this.log(level, 'audit', m),
+        });
+        this.addStatusProvider(() => {
+          const n = svc.busy();
+          return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
+        });
+        return svc;
+      },
+      (svc) => svc.close(),
+    );
   }
 
   /** Episodes, made on first use; it closes its runtime sessions before the runtime shuts down. */
   get episodes(): EpisodeService {
-    if (!this.episodesSvc) {
-      const svc = new EpisodeService({
-        store: new EpisodeStore(this.db),
-        catalog: memoryCatalog(this.db),
-        runtime: this.runtime,
-        defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
-        changed: (ids) => this.events.emit('episodes.changed', { ids }),
-        regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
-      });
-      this.episodesSvc = svc;
-      this.onClose(() => svc.closeAll());
-    }
-    return this.episodesSvc;
+    return this.lazily(
+      'episodes',
+      () =>
+        new EpisodeService({
+          store: new EpisodeStore(this.db),
+          catalog: memoryCatalog(this.db),
+          runtime: this.runtime,
+          defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
+          changed: (ids) => this.events.emit('episodes.changed', { ids }),
+          regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
+        }),
+      (svc) => svc.closeAll(),
+    );
+  }
+
+  /** The editor, made on first use; its syntax-checker process lives and dies with it. */
+  get editor(): EditorService {
+    return this.lazily(
+      'editor',
+      () => new EditorService({ db: this.db, runtime: () => this.runtime, changed: (ids, reason) => this.events.emit('memory.changed', { ids, reason }) }),
+      (svc) => svc.close(),
+    );
+  }
+
+  /**
+   * The one way a service gets its lifetime: Services makes it (here at first use, for parts
+   * that cost a process or a pool to start; the others in the constructor) and closes it, in
+   * reverse order of making, when the app closes. No feature keeps a service of its own.
+   */
+  private lazily<T>(name: string, make: () => T, close: (svc: T) => Promise<void> | void): T {
+    const known = this.made.get(name);
+    if (known !== undefined) return known as T;
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    const svc = make();
+    this.made.set(name, svc);
+    this.onClose(() => close(svc));
+    return svc;
   }
 
   schemaVersion(): number {
@@ -205,6 +231,7 @@ export class Services {
         // Closing must finish even if one part fails; the database is closed last regardless.
       }
     }
+    this.made.clear(); // a closed service is never handed out again (it would restart its process)
     this.db.close();
   }
 }
