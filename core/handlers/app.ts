@@ -1,4 +1,4 @@
-import { errorMessage } from '../api';
+import { errorMessage, type CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appVersion } from '../services/appInfo';
@@ -28,7 +28,7 @@ function databaseHealth(s: Services) {
   }
 }
 
-type AppCalls = 'app.info' | 'app.health' | 'app.checkDatabase' | 'app.resumeWrites' | 'settings.get' | 'settings.update' | 'app.openExternal' | 'app.pickPaths';
+type AppCalls = Extract<CallName, `app.${string}` | `settings.${string}`>;
 
 export function appHandlers(s: Services): Pick<Handlers, AppCalls> {
   return {

@@ -1,3 +1,4 @@
+import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { envIdsWith, listBatches, poolSummary } from '../audit/store';
@@ -9,7 +10,7 @@ function checkIds(ids: string[] | undefined): void {
   if (bad.length) throw new DomainError('invalid_input', `Unknown check id(s): ${bad.join(', ')}`);
 }
 
-type AuditCall = 'audit.run' | 'audit.batch' | 'audit.cancel' | 'audit.resume' | 'audit.batches' | 'audit.results' | 'audit.summary' | 'audit.environments';
+type AuditCall = Extract<CallName, `audit.${string}`>;
 
 export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
   return {

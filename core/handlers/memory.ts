@@ -1,3 +1,4 @@
+import type { CallName } from '../api';
 import { resolve } from 'node:path';
 import { exportEnvironments } from '../memory/exporter';
 import {
@@ -19,22 +20,7 @@ import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { DomainError } from '../errors';
 
-type MemoryCall =
-  | 'memory.search'
-  | 'memory.matchingIds'
-  | 'memory.get'
-  | 'memory.version'
-  | 'memory.versions'
-  | 'memory.addVersion'
-  | 'memory.setSeed'
-  | 'memory.tag'
-  | 'memory.update'
-  | 'memory.import'
-  | 'memory.importCancel'
-  | 'memory.importStatus'
-  | 'memory.export'
-  | 'memory.stats'
-  | 'memory.facets';
+type MemoryCall = Extract<CallName, `memory.${string}`>;
 
 export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
   const db = s.db;

@@ -1,3 +1,4 @@
+import type { CallName } from '../api';
 import { getVersion } from '../memory/repository';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
@@ -5,18 +6,7 @@ import type { RuntimeService } from '../runtime/service';
 import type { HarnessReply } from '../runtime/types';
 import { DomainError } from '../errors';
 
-type RuntimeCall =
-  | 'runtime.open'
-  | 'runtime.reset'
-  | 'runtime.step'
-  | 'runtime.play'
-  | 'runtime.state'
-  | 'runtime.solution'
-  | 'runtime.snapshot'
-  | 'runtime.restore'
-  | 'runtime.close'
-  | 'runtime.checkSyntax'
-  | 'runtime.status';
+type RuntimeCall = Extract<CallName, `runtime.${string}`>;
 
 function shape(reply: HarnessReply, started: number): { ok: boolean; result?: never; error?: never; output?: string; elapsedMs: number } {
   const elapsedMs = performance.now() - started;

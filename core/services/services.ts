@@ -46,7 +46,8 @@ export class Services {
   readonly dataDir: string;
   readonly dbPath: string;
   readonly db: Db;
-  readonly events = new EventBus();
+  // An invalid payload is reported on the console, not as a log.line event (which could be the invalid one).
+  readonly events = new EventBus((problem) => console.error(`[spade] event not sent: ${problem}`));
   readonly settings: SettingsStore;
   readonly memory: MemoryService;
   readonly runtime: RuntimeService;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 export const themeSchema = z.enum(['system', 'light', 'dark']);
@@ -10,9 +11,9 @@ export const settingsSchema = z.object({
   /** Turn budget handed to environments that accept max_turns (SPADE's paper scripts use 25). */
   maxTurns: z.number().int().min(1).max(10_000),
   /** Preferred runtime for environments that do not force one. */
-  defaultRuntime: z.enum(['pyodide', 'cpython']),
+  defaultRuntime: runtimeKindSchema,
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
-  auditRuntime: z.enum(['pyodide', 'cpython']),
+  auditRuntime: runtimeKindSchema,
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

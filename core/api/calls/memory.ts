@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { hashSchema, idSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 /** Environment memory: the library of environments, their versions, hints, tags and SPADE stats. */
 
 export const envKindSchema = z.enum(['game', 'tool-use']);
 const range = z.object({ min: z.number().optional(), max: z.number().optional() }).strict();
-const id = z.number().int().positive();
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const id = idSchema;
+const hash = hashSchema;
 const tag = z.string().trim().min(1).max(64).regex(/^[^\s,]+$/, 'a tag has no spaces or commas');
 
 export const memoryFiltersSchema = z
