@@ -5,6 +5,39 @@ import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+// "One way" rules of our own, small enough to live here. tests/unit/layers.test.ts proves each fires.
+const SQL = /\b(SELECT\s[\s\S]*\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|VIRTUAL\s+TABLE)|DROP\s+(TABLE|INDEX))\b/;
+const spade = {
+  rules: {
+    // Domain code throws DomainError (core/errors.ts); the dispatcher alone turns it into the wire's ApiError.
+    'api-error-at-boundary': {
+      meta: { type: 'problem', messages: { boundary: 'Throw a DomainError (core/errors.ts): only core/api, the dispatcher and transports build an ApiError.' } },
+      create: (context) => ({
+        NewExpression(node) {
+          if (node.callee.type === 'Identifier' && node.callee.name === 'ApiError') context.report({ node, messageId: 'boundary' });
+        },
+      }),
+    },
+    // SQL text belongs to a repository or store module (or the migrations), never to a handler or service.
+    'sql-in-repositories': {
+      meta: { type: 'problem', messages: { sql: 'Raw SQL outside a repository: put this query in a repository.ts / *Store.ts / store.ts function.' } },
+      create: (context) => {
+        const check = (node, text) => {
+          if (SQL.test(text)) context.report({ node, messageId: 'sql' });
+        };
+        return {
+          Literal(node) {
+            if (typeof node.value === 'string') check(node, node.value);
+          },
+          TemplateLiteral(node) {
+            check(node, node.quasis.map((q) => q.value.cooked ?? '').join(' '));
+          },
+        };
+      },
+    },
+  },
+};
 const engineInternals = ['memory', 'server', 'host', 'services', 'handlers', 'runtime', 'jobs', 'audit', 'cli', 'episodes', 'editor'];
 
 export default tseslint.config(
@@ -39,6 +72,20 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts'],
+    // The wire's edge: the contract itself, the dispatcher, the in-process transport and the
+    // Electron IPC adapter. core/episodes is listed until its service split (issue 12) moves to DomainError.
+    ignores: ['core/api/**', 'core/server/**', 'electron/desktop.ts', 'core/episodes/**'],
+    plugins: { spade },
+    rules: { 'spade/api-error-at-boundary': 'error' },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts'],
+    ignores: ['core/**/repository.ts', 'core/**/store.ts', 'core/**/*Store.ts', 'core/memory/db.ts', 'core/memory/migrations.ts'],
+    plugins: { spade },
+    rules: { 'spade/sql-in-repositories': 'error' },
   },
   {
     // core/api is shared with the renderer, so it must stay free of Node and of engine internals.

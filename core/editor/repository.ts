@@ -5,6 +5,7 @@
 import type { Draft } from '../api/calls/editor';
 import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';
+import { envIdOfHash } from '../memory/repository';
 import { stmt } from '../memory/statements';
 
 interface DraftRow {
@@ -50,8 +51,7 @@ export function headHash(db: Db, envId: number): string | null {
 
 /** Which environment already holds this exact source (versions are content-addressed), if any. */
 export function envWithSource(db: Db, source: string): number | null {
-  const r = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(source)) as { env_id: number } | undefined;
-  return r?.env_id ?? null;
+  return envIdOfHash(db, sha256(source));
 }
 
 export function setVersionMessage(db: Db, hash: string, message: string): void {

@@ -20,8 +20,7 @@ import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
 import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
-import { attachStats, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
-import { stmt } from './statements';
+import { attachStats, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
 
 export interface ImportOptions {
   onProgress?: (p: Omit<ImportProgress, 'jobId'>) => void;
@@ -711,8 +710,7 @@ class ImportRun {
           const file = typeof r.game_file === 'string' ? r.game_file : entryFile(r);
           let envId: number | null = file ? findEnvByStem(this.db, basename(file).replace(/\.py$/, '')) : null;
           if (envId === null && typeof r.code_snippet === 'string' && r.code_snippet.length < 2000) {
-            const v = stmt(this.db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(r.code_snippet)) as { env_id: number } | undefined;
-            envId = v?.env_id ?? null;
+            envId = envIdOfHash(this.db, sha256(r.code_snippet));
           }
           if (envId === null) return this.skipLine(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};

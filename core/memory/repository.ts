@@ -298,6 +298,12 @@ export function attachStats(db: Db, envId: number, stats: EnvStats, extra: { rol
   return true;
 }
 
+/** The environment holding the version with this content hash, if any. */
+export function envIdOfHash(db: Db, hash: string): number | null {
+  const r = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
+  return r?.env_id ?? null;
+}
+
 export function findEnvByStem(db: Db, stem: string): number | null {
   const r = stmt(db, 'SELECT id FROM environments WHERE file_stem = ? ORDER BY id DESC LIMIT 1').get(stem) as { id: number } | undefined;
   return r?.id ?? null;

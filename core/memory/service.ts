@@ -14,7 +14,7 @@ import type { Db } from './db';
 import { importPaths, type WorkerImportOptions } from './importer';
 import { packageRoot } from '../services/appInfo';
 import { environmentCount } from './repository';
-import { stmt } from './statements';
+import { readFlag, writeFlag } from '../services/settingsStore';
 import { DomainError } from '../errors';
 
 interface ImportJob {
@@ -163,12 +163,12 @@ export class MemoryService {
   importSeedPackIfEmpty(seedDir = join(packageRoot(), 'resources', 'seed-pack')): ImportJob | null {
     const db = this.deps.db;
     if (!existsSync(seedDir) || this.deps.writesPaused?.()) return null;
-    if (stmt(db, 'SELECT 1 FROM settings WHERE key = ?').get(SEED_FLAG)) return null;
+    if (readFlag(db, SEED_FLAG)) return null;
     if (environmentCount(db) > 0) return null;
     const job = this.startImport([seedDir], { jobId: 'seed-pack' });
     void job.done.then((summary) => {
       if (summary && !summary.cancelled && !this.closed) {
-        stmt(db, 'INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(SEED_FLAG, JSON.stringify(new Date().toISOString()));
+        writeFlag(db, SEED_FLAG, new Date().toISOString());
       }
     });
     return job;

@@ -14,7 +14,7 @@ import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
-import { SettingsStore } from './settings';
+import { SettingsStore } from './settingsStore';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
