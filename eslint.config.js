@@ -19,6 +19,22 @@ const spade = {
         },
       }),
     },
+    // One helper says what an unknown thrown value was: errorMessage() in core/api/errors.ts.
+    'error-message-helper': {
+      meta: { type: 'suggestion', messages: { helper: "Use errorMessage(e) from core/api instead of `e instanceof Error ? e.message : String(e)`." } },
+      create: (context) => ({
+        ConditionalExpression(node) {
+          const t = node.test;
+          const c = node.consequent;
+          if (
+            t.type === 'BinaryExpression' && t.operator === 'instanceof' && t.right.type === 'Identifier' && t.right.name === 'Error' &&
+            c.type === 'MemberExpression' && c.property.type === 'Identifier' && c.property.name === 'message'
+          ) {
+            context.report({ node, messageId: 'helper' });
+          }
+        },
+      }),
+    },
     // SQL text belongs to a repository or store module (or the migrations), never to a handler or service.
     'sql-in-repositories': {
       meta: { type: 'problem', messages: { sql: 'Raw SQL outside a repository: put this query in a repository.ts / *Store.ts / store.ts function.' } },
@@ -80,6 +96,13 @@ export default tseslint.config(
     ignores: ['core/api/**', 'core/server/**', 'electron/desktop.ts', 'core/episodes/**'],
     plugins: { spade },
     rules: { 'spade/api-error-at-boundary': 'error' },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.tsx'],
+    // Areas other engineers are rewriting right now adopt it when they land (see issue 17's note).
+    ignores: ['core/audit/**', 'core/cli/**', 'core/episodes/**', 'core/jobs/**', 'core/runtime/**', 'renderer/**'],
+    plugins: { spade },
+    rules: { 'spade/error-message-helper': 'error' },
   },
   {
     files: ['core/**/*.ts', 'electron/**/*.ts'],

@@ -68,4 +68,11 @@ describe('one-way lint rules', () => {
     // Prose that happens to use the words is not SQL.
     expect(await ruleMessages('core/handlers/x.ts', "const m = 'select all, then update the list';\n", 'spade/sql-in-repositories')).toHaveLength(0);
   });
+
+  it('refuses a hand-written message-of-an-unknown-error next to the helper', async () => {
+    const hand = 'export const m = (e: unknown) => (e instanceof Error ? e.message : String(e));\n';
+    expect(await ruleMessages('core/memory/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('electron/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
+  });
 });
