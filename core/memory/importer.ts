@@ -14,7 +14,7 @@
  * (content hashes), and every file that is not imported is listed in the summary with its reason.
  * A kill between batches loses only the batch in flight; re-running finishes the job.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync, lstatSync, type Dirent } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, lstatSync, writeSync, type Dirent } from 'node:fs';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
@@ -38,10 +38,15 @@ export interface ImportOptions {
    * a downloaded pool must not make the import read ~/.ssh or /etc; what was not followed is listed.
    */
   followLinks?: boolean;
+  /**
+   * Every skipped file or line, one JSON object per line, streamed here as it happens (the summary
+   * keeps only the first examples and counts). Written only when something is skipped.
+   */
+  skippedLog?: string;
 }
 
 /** What crosses to the import worker (plain data; callbacks and signals stay on each side). */
-export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep' | 'followLinks'>;
+export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep' | 'followLinks' | 'skippedLog'>;
 
 export const NOT_FOLLOWED = 'outside the chosen folders, not followed';
 
@@ -193,6 +198,33 @@ class ImportRun {
   private envMemory: EnvMemoryFile[] = [];
   private visited = new Set<string>();
   private lastPath = '';
+  private logBuf = '';
+  private logFd: number | null = null;
+
+  /** Appends what is buffered to the skipped log; a log that cannot be written is given up, not the import. */
+  flushSkippedLog(): void {
+    const file = this.opts.skippedLog;
+    if (!file || !this.logBuf) return;
+    try {
+      if (this.logFd === null) {
+        mkdirSync(dirname(file), { recursive: true });
+        this.logFd = openSync(file, 'w');
+        this.summary.skippedLog = file;
+      }
+      writeSync(this.logFd, this.logBuf);
+    } catch {
+      this.opts.skippedLog = undefined;
+      delete this.summary.skippedLog;
+    }
+    this.logBuf = '';
+  }
+
+  closeSkippedLog(): void {
+    this.flushSkippedLog();
+    if (this.logFd !== null) closeSync(this.logFd);
+    this.logFd = null;
+  }
+
   /** Real paths of the folders the user chose (a chosen file contributes its folder). */
   private roots: string[] = [];
   private readonly batchSize: number;
@@ -237,6 +269,10 @@ class ImportRun {
   private count(path: string, reason: string): void {
     const s = this.summary;
     s.skippedTotal++;
+    if (this.opts.skippedLog) {
+      this.logBuf += `${JSON.stringify({ path, reason })}\n`;
+      if (this.logBuf.length > 1 << 16) this.flushSkippedLog();
+    }
     const kind = reasonKind(reason);
     s.skippedByReason[kind] = (s.skippedByReason[kind] ?? 0) + 1;
     if (s.skipped.length < SKIPPED_EXAMPLES) s.skipped.push({ path, reason });
@@ -741,6 +777,8 @@ export async function importPaths(db: Db, paths: string[], opts: ImportOptions =
   } catch (e) {
     if (!(e instanceof Cancelled)) throw e;
     run.summary.cancelled = true;
+  } finally {
+    run.closeSkippedLog();
   }
   const summary = run.finish();
   run.progress('done');

@@ -84,6 +84,7 @@ export class MemoryService {
       }
     };
     const importOpts: WorkerImportOptions = {
+      ...(this.deps.dbPath === ':memory:' ? {} : { skippedLog: join(dirname(this.deps.dbPath), 'imports', `${jobId}-skipped.jsonl`) }),
       ...(opts.followLinks ? { followLinks: true } : {}),
       ...(opts.runId ? { runId: opts.runId } : {}),
       ...(opts.rolloutStep !== undefined ? { rolloutStep: opts.rolloutStep } : {}),

@@ -110,6 +110,8 @@ export const importSummarySchema = z.object({
   skippedTotal: z.number().int(),
   /** Every skip counted by the kind of reason ("broken JSON", "outside the chosen folders", ...). */
   skippedByReason: z.record(z.string(), z.number().int()),
+  /** Where every skipped file or line was written, one JSON object per line (absent when none was, or no log was asked for). */
+  skippedLog: z.string().optional(),
   flagged: z.array(z.object({ path: z.string(), flag: z.string(), detail: z.string() })),
   cancelled: z.boolean(),
   durationMs: z.number(),

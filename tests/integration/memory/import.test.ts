@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, openSync, symlinkSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, symlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths, NOT_FOLLOWED } from '../../../core/memory/importer';
@@ -292,8 +292,15 @@ describe('importers', () => {
     for (let i = 0; i < lines / 10_000; i++) writeSync(fd, chunk);
     closeSync(fd);
     write(tmp.dir, 'tail.jsonl', `${JSON.stringify({ code: gameSource(44, 'TailEnv') })}\n[1]\n{"nocode": 1}\n`);
-    const s = await importPaths(db, [path, join(tmp.dir, 'tail.jsonl')]);
+    const log = join(tmp.dir, 'logs', 'skipped.jsonl');
+    const s = await importPaths(db, [path, join(tmp.dir, 'tail.jsonl')], { skippedLog: log });
     expect(s.imported).toBe(1);
+    // Every skip is in the streamed log, one JSON object per line, in order.
+    const logged = readFileSync(log, 'utf8').trimEnd().split('\n');
+    expect(logged).toHaveLength(lines + 2);
+    expect(JSON.parse(logged[0]!)).toMatchObject({ path: `${path}:1` });
+    expect(JSON.parse(logged.at(-1)!)).toEqual({ path: `${join(tmp.dir, 'tail.jsonl')}:3`, reason: 'no "code" string' });
+    expect(s.skippedLog).toBe(log);
     expect(s.skippedTotal).toBe(lines + 2);
     expect(s.skippedByReason).toEqual({ 'broken JSON': lines, 'not a JSON object': 1, 'no "code" string': 1 });
     expect(s.skipped).toHaveLength(SKIPPED_EXAMPLES);

@@ -52,7 +52,8 @@ describe('imports in the worker thread', () => {
     expect(svc.busy()).toBe(2);
     const [sa, sb] = await Promise.all([first.done, second.done]);
     expect(sa).toMatchObject({ imported: 40, skippedTotal: 0, cancelled: false });
-    expect(sb).toMatchObject({ imported: 30, skippedTotal: 1, skippedByReason: { 'not an environment file': 1 } });
+    expect(sb).toMatchObject({ imported: 30, skippedTotal: 1, skippedByReason: { 'not an environment file': 1 }, skippedLog: join(tmp.dir, 'imports', 'second-skipped.jsonl') });
+    expect(sa!.skippedLog).toBeUndefined();
     expect(svc.status('first').phase).toBe('done');
     expect(svc.status('second').phase).toBe('done');
     expect(phases.get('first')?.at(-1)).toBe('done');

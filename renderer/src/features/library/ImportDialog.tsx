@@ -120,7 +120,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
                       <span className="mono">{k.path}</span> — {k.reason}
                     </li>
                   ))}
-                  {summary.skippedTotal > summary.skipped.length ? <li className="muted">… and {summary.skippedTotal - summary.skipped.length} more, counted by reason above</li> : null}
+                  {summary.skippedTotal > summary.skipped.length ? <li className="muted">… and {summary.skippedTotal - summary.skipped.length} more, counted by reason above{summary.skippedLog ? `; all are listed in ${summary.skippedLog}` : ''}</li> : null}
                 </ul>
               </details>
             ) : (
