@@ -1,5 +1,4 @@
 import type { CallName } from '../api';
-import { getVersion } from '../memory/repository';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import type { RuntimeService } from '../runtime/service';
@@ -26,11 +25,7 @@ export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
     'runtime.open': async (input) => {
       const t = performance.now();
       let source = input.source;
-      if (source === undefined) {
-        const v = getVersion(s.db, input.versionHash!);
-        if (!v) throw new DomainError('not_found', `No version ${input.versionHash}`);
-        source = v.source;
-      }
+      if (source === undefined) source = s.library.version(input.versionHash!).source;
       const r = await rt().open({
         source,
         ...(input.runtime ? { runtime: input.runtime } : {}),

@@ -4,6 +4,7 @@ import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { checkIntegrity, isWriteRefused, pauseWrites, type IntegrityReport } from '../memory/integrity';
 import { DomainError } from '../errors';
 import { MemoryService } from '../memory/service';
+import { LibraryService } from '../memory/library';
 import { PyodidePool } from '../runtime/pyodidePool';
 import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
@@ -50,6 +51,7 @@ export class Services {
   readonly events = new EventBus((problem) => console.error(`[spade] event not sent: ${problem}`));
   readonly settings: SettingsStore;
   readonly memory: MemoryService;
+  readonly library: LibraryService;
   readonly runtime: RuntimeService;
   readonly jobs: JobService;
   readonly shell: Shell;
@@ -81,6 +83,10 @@ export class Services {
       ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
     });
     this.onClose(() => this.memory.close());
+    this.library = new LibraryService({
+      db: this.db,
+      changed: (reason, ids) => this.events.emit('memory.changed', ids ? { reason, ids: ids.slice(0, 1000) } : { reason }),
+    });
     this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
     this.onClose(() => this.runtime.shutdown());
     this.jobs = new JobService({
