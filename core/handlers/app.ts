@@ -22,7 +22,7 @@ export function validateExternalUrl(raw: string): URL {
 function databaseHealth(s: Services) {
   const integrity = s.integrity;
   try {
-    return { ok: integrity.ok, schemaVersion: s.schemaVersion(), integrity, writesPaused: s.writesPaused, ...(integrity.ok ? {} : { message: `${integrity.problems.length} problem(s) found by the ${integrity.checked} check` }) };
+    return { ok: integrity.ok, schemaVersion: s.schemaVersion(), integrity, writesPaused: s.writesPaused, ...(integrity.ok ? {} : { message: `${integrity.truncated ? 'at least ' : ''}${integrity.problems.length} problem(s) found by the ${integrity.checked} check` }) };
   } catch (e) {
     return { ok: false, schemaVersion: 0, message: errorMessage(e), integrity, writesPaused: s.writesPaused };
   }

@@ -6,6 +6,8 @@ export interface IntegrityReport {
   ok: boolean;
   /** SQLite's own lines ("Tree 2 page 185 cell 11: Extends off end of page"), at most MAX_PROBLEMS. */
   problems: string[];
+  /** SQLite stopped listing at the limit: there are at least this many. */
+  truncated: boolean;
   checkedAt: string;
 }
 
@@ -27,7 +29,7 @@ export function checkIntegrity(db: Db, checked: 'quick' | 'full'): IntegrityRepo
     lines = [errorMessage(e)];
   }
   const ok = lines.length === 1 && lines[0] === 'ok';
-  return { checked, ok, problems: ok ? [] : lines.slice(0, MAX_PROBLEMS), checkedAt };
+  return { checked, ok, problems: ok ? [] : lines.slice(0, MAX_PROBLEMS), truncated: !ok && lines.length >= MAX_PROBLEMS, checkedAt };
 }
 
 /**

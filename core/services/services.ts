@@ -203,7 +203,7 @@ export class Services {
   }
 
   private pausedMessage(): string {
-    return `The library database failed its ${this.integrityReport.checked} integrity check (${this.integrityReport.problems.length} problem(s)), so changes are paused. Run a full check, export what you need, or choose to keep writing.`;
+    return `The library database failed its ${this.integrityReport.checked} integrity check (${this.integrityReport.truncated ? 'at least ' : ''}${this.integrityReport.problems.length} problem(s)), so changes are paused. Run a full check, export what you need, or choose to keep writing.`;
   }
 
   /** A write refused because of the pause becomes a clear 'unavailable' instead of a bug report. */

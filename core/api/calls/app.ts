@@ -21,6 +21,8 @@ export const integritySchema = z.object({
   checked: z.enum(['quick', 'full']),
   ok: z.boolean(),
   problems: z.array(z.string()),
+  /** The check stopped listing at its limit: there are at least problems.length. */
+  truncated: z.boolean(),
   checkedAt: z.string(),
 });
 

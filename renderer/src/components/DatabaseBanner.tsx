@@ -22,7 +22,7 @@ export function DatabaseBanner() {
   };
   return (
     <div className="db-banner" role="alert" data-testid="database-banner">
-      <strong>The library database is damaged.</strong> The {db.integrity.checked} check found {db.integrity.problems.length} problem(s)
+      <strong>The library database is damaged.</strong> The {db.integrity.checked} check found {db.integrity.truncated ? 'at least ' : ''}{db.integrity.problems.length} problem(s)
       {db.integrity.problems[0] ? <span className="mono"> ({db.integrity.problems[0]})</span> : null}.{' '}
       {db.writesPaused ? 'Changes are paused: you can still browse and export.' : 'You chose to keep writing.'}
       <span className="db-banner-actions">

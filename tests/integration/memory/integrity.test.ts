@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, type Backend } from '../../../core/api';
@@ -7,6 +6,7 @@ import { createHandlers } from '../../../core/handlers';
 import { createDispatcher } from '../../../core/server/dispatcher';
 import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';
+import { makeDamagedLibrary } from '../../helpers/damage';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource, write } from './fixtures';
 
@@ -32,29 +32,10 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return 'ok';
 }
 
-/** A library of 5,000 environments whose file then has three data pages overwritten mid-page. */
 async function damagedLibrary(): Promise<string> {
   const tmp = tempDir('spade-integrity-');
   cleanups.push(tmp.cleanup);
-  const { services } = open(tmp.dir);
-  const db = services.db;
-  const now = new Date().toISOString();
-  const env = db.prepare("INSERT INTO environments (name, kind, head_hash, created_at, updated_at) VALUES (?, 'game', ?, ?, ?)");
-  const ver = db.prepare('INSERT INTO versions (hash, env_id, source, bytes, created_at) VALUES (?, ?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let i = 0; i < 5000; i++) {
-      const id = Number(env.run(`Filler${i}Env`, `h${i}`, now, now).lastInsertRowid);
-      ver.run(`h${i}`, id, `class Filler${i}Env: pass  # ${'x'.repeat(150)}`, 170, now);
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  await services.close();
-  cleanups.pop();
-  const file = join(tmp.dir, 'workbench.sqlite');
-  const pages = statSync(file).size / 4096;
-  const fd = openSync(file, 'r+');
-  for (const k of [Math.floor(pages / 3), Math.floor(pages / 2), Math.floor((2 * pages) / 3)]) writeSync(fd, Buffer.alloc(2000, 0xab), 0, 2000, k * 4096 + 1500);
-  closeSync(fd);
+  await makeDamagedLibrary(tmp.dir);
   return tmp.dir;
 }
 
