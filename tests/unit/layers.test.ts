@@ -33,6 +33,15 @@ describe('layer lint rule', () => {
     expect(await messages('core/api/calls/x.ts', "import { defineCall } from '../contract';\n")).toHaveLength(0);
   });
 
+  it('keeps handlers off repositories, stores and the database (they delegate to services)', async () => {
+    expect(await messages('core/handlers/x.ts', "import { search } from '../memory/repository';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { JobStore } from '../jobs/store';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { openDatabase } from '../memory/db';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { app } from 'electron';\n")).toHaveLength(1); // the layer rule still applies
+    expect(await messages('core/handlers/x.ts', "import type { Services } from '../services/services';\n")).toHaveLength(0);
+    expect(await messages('core/memory/library.ts', "import { search } from './repository';\n")).toHaveLength(0);
+  });
+
   it('refuses the Electron shell importing UI code', async () => {
     expect(await messages('electron/x.ts', "import { Workbench } from '../renderer/src/components/Workbench';\n")).toHaveLength(1);
     expect(await messages('electron/x.ts', "import { Services } from '../core/services/services';\n")).toHaveLength(0);
