@@ -6,7 +6,7 @@ import { validateExternalUrl } from '../core/handlers/app';
 import { contentSecurityPolicy } from '../core/host/csp';
 import { readStatic } from '../core/host/staticFiles';
 import type { Sealer } from '../core/jobs/secrets';
-import type { Dispatch } from '../core/server/dispatcher';
+import { toApiError, type Dispatch } from '../core/server/dispatcher';
 import type { WindowState } from './windowState';
 
 export const APP_SCHEME = 'app';
@@ -47,7 +47,7 @@ export function ipcCallHandler(dispatch: Dispatch, origin = APP_ORIGIN): (event:
     try {
       return { ok: true, value: await dispatch(name, input, { transport: 'electron' }) };
     } catch (e) {
-      return { ok: false, error: (e as ApiError).toJSON() };
+      return { ok: false, error: toApiError(e, String(name).slice(0, 200), () => {}).toJSON() };
     }
   };
 }

@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError, errorMessage } from '../api';
+import { errorMessage } from '../api';
 import { clientFrameSchema } from '../api/wire';
-import { httpStatusOf, type Dispatch } from '../server/dispatcher';
+import { httpStatusOf, toApiError, type Dispatch } from '../server/dispatcher';
 import type { EventBus } from '../server/events';
 import { contentSecurityPolicy } from './csp';
 import { readStatic } from './staticFiles';
@@ -212,7 +212,7 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       const value = await opts.dispatch(name, input, { transport: 'http' });
       send(200, { ok: true, value });
     } catch (e) {
-      const err = e as ApiError;
+      const err = toApiError(e, name, opts.log ?? (() => {}));
       send(httpStatusOf(err.code), { ok: false, error: err.toJSON() });
     }
   }
@@ -244,7 +244,7 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       opts
         .dispatch(name, input, { transport: 'websocket' })
         .then((value) => ({ t: 'result', id, ok: true, value }))
-        .catch((e: unknown) => ({ t: 'result', id, ok: false, error: (e as ApiError).toJSON() }))
+        .catch((e: unknown) => ({ t: 'result', id, ok: false, error: toApiError(e, name, opts.log ?? (() => {})).toJSON() }))
         .then((reply) => {
           if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(reply));
         });
