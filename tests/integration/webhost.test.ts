@@ -43,6 +43,38 @@ function wsOpens(url: string, headers: Record<string, string> = {}): Promise<boo
   });
 }
 
+/** n plain TCP connections; `closedWithin` waits until `want` of them were closed by the server (or the time is up), then drops them all. */
+async function rawSockets(port: number, n: number, onConnect: (s: Socket) => void = () => {}) {
+  const sockets: Socket[] = [];
+  let closed = 0;
+  await Promise.all(
+    Array.from({ length: n }, () =>
+      new Promise<void>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => {
+          onConnect(s);
+          resolve();
+        });
+        s.on('error', () => {});
+        s.resume(); // read the server's reply and FIN, or 'close' never comes
+        s.on('close', () => {
+          closed++;
+          resolve();
+        });
+        sockets.push(s);
+      }),
+    ),
+  );
+  return {
+    async closedWithin(want: number, ms: number): Promise<number> {
+      const until = Date.now() + ms;
+      while (closed < want && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      const seen = closed;
+      for (const s of sockets) s.destroy();
+      return seen;
+    },
+  };
+}
+
 describe('web host', () => {
   it('serves the renderer with a strict CSP and refuses path traversal', async () => {
     const app = await start();
@@ -125,52 +157,15 @@ describe('web host', () => {
   it('drops 1,000 half-open requests once the header timeout passes instead of holding them for a minute', async () => {
     const app = await start();
     const port = app.host.port;
-    const sockets: Socket[] = [];
-    let closed = 0;
-    await Promise.all(
-      Array.from({ length: 1000 }, () =>
-        new Promise<void>((resolve) => {
-          const s = connect(port, '127.0.0.1', () => {
-            s.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: `); // never finished
-            resolve();
-          });
-          s.on('error', () => {});
-          s.resume(); // read the server's 408 and FIN, or 'close' never comes
-          s.on('close', () => closed++);
-          sockets.push(s);
-        }),
-      ),
-    );
+    const raw = await rawSockets(port, 1000, (s) => s.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: `)); // never finished
     // Default header timeout is 10 s; give it 25 s (the old server kept them past 60 s).
-    const until = Date.now() + 25_000;
-    while (closed < sockets.length && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
-    for (const s of sockets) s.destroy();
-    expect(closed).toBe(1000);
+    expect(await raw.closedWithin(1000, 25_000)).toBe(1000);
     expect((await get(port, '/api/call/app.info', {}, 'POST', '{}')).status).toBe(200);
   }, 60_000);
 
   it('caps concurrent connections so nobody can exhaust the descriptors', async () => {
     const app = await start({ limits: { maxConnections: 20 } });
-    const port = app.host.port;
-    const sockets: Socket[] = [];
-    let refused = 0;
-    await Promise.all(
-      Array.from({ length: 60 }, () =>
-        new Promise<void>((resolve) => {
-          const s = connect(port, '127.0.0.1', () => resolve());
-          s.on('error', () => {});
-          s.resume();
-          s.on('close', () => {
-            refused++;
-            resolve();
-          });
-          sockets.push(s);
-        }),
-      ),
-    );
-    const until = Date.now() + 5_000;
-    while (refused < 40 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    for (const s of sockets) s.destroy();
-    expect(refused).toBe(40);
+    const raw = await rawSockets(app.host.port, 60);
+    expect(await raw.closedWithin(40, 5_000)).toBe(40);
   });
 });
