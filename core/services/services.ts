@@ -102,7 +102,9 @@ export class Services {
       },
     });
     this.onClose(() => this.jobs.close());
-    this.jobs.start();
+    // Following jobs writes their state every second; on a file whose writes are paused that would
+    // only fail, so jobs are picked up once writes resume.
+    this.startJobsIfWritable();
     this.addStatusProvider(() => this.runtime.components());
     this.addStatusProvider(() => {
       const n = this.memory.busy();
@@ -191,14 +193,23 @@ export class Services {
   checkDatabase(full: boolean): IntegrityReport {
     this.integrityReport = checkIntegrity(this.db, full ? 'full' : 'quick');
     pauseWrites(this.db, this.writesPaused);
+    this.startJobsIfWritable();
     if (!this.integrityReport.ok) this.log('error', 'database', `${this.integrityReport.checked} check found ${this.integrityReport.problems.length} problem(s): ${this.integrityReport.problems[0] ?? ''}`);
     return this.integrityReport;
+  }
+
+  private jobsStarted = false;
+  private startJobsIfWritable(): void {
+    if (this.jobsStarted || this.writesPaused || this.closed) return;
+    this.jobsStarted = true;
+    this.jobs.start();
   }
 
   /** The user's choice after being told the file is damaged. */
   resumeWrites(): void {
     this.writesAllowedAnyway = true;
     pauseWrites(this.db, false);
+    this.startJobsIfWritable();
     this.log('warn', 'database', 'writes resumed on a database that failed its integrity check, at the user\'s request');
   }
 

@@ -7,7 +7,7 @@ import { Services } from '../../core/services/services';
  * data pages overwritten mid-page, the way a disk or a copy goes wrong: the file still opens and
  * answers, with rows missing, which is what the integrity check at open must catch.
  */
-export async function makeDamagedLibrary(dataDir: string): Promise<void> {
+export async function makeDamagedLibrary(dataDir: string, opts: { runningJob?: boolean } = {}): Promise<void> {
   const services = new Services({ dataDir, shell: 'in-process' });
   const db = services.db;
   const now = new Date().toISOString();
@@ -19,6 +19,14 @@ export async function makeDamagedLibrary(dataDir: string): Promise<void> {
       ver.run(`h${i}`, id, `class Filler${i}Env: pass  # ${'x'.repeat(150)}`, 170, now);
     }
   })();
+  if (opts.runningJob) {
+    // A job the app will try to follow (and so write about) as soon as it starts.
+    db.prepare("INSERT INTO jobs (id, name, backend, spec, state, created_at, updated_at) VALUES ('j-damaged', 'left running', 'local', ?, 'running', ?, ?)").run(
+      JSON.stringify({ name: 'left running', backend: 'local', command: ['sleep', '1000'], workdir: '/tmp', env: {}, secretEnv: [] }),
+      now,
+      now,
+    );
+  }
   // Mark the seed pack as done so a web host on this directory does not try to import it.
   db.prepare("INSERT OR REPLACE INTO settings (key, value) VALUES ('memory.seedPackImported', '\"test\"')").run();
   db.pragma('wal_checkpoint(TRUNCATE)');

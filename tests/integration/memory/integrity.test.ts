@@ -32,10 +32,10 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   return 'ok';
 }
 
-async function damagedLibrary(): Promise<string> {
+async function damagedLibrary(opts: { runningJob?: boolean } = {}): Promise<string> {
   const tmp = tempDir('spade-integrity-');
   cleanups.push(tmp.cleanup);
-  await makeDamagedLibrary(tmp.dir);
+  await makeDamagedLibrary(tmp.dir, opts);
   return tmp.dir;
 }
 
@@ -76,5 +76,23 @@ describe('database integrity', () => {
     const raw = new Database(join(tmp.dir, 'workbench.sqlite'), { readonly: true });
     expect(raw.pragma('quick_check', { simple: true })).toBe('ok');
     raw.close();
+  });
+
+  it('does not follow jobs (which writes every second) while writes are paused, and picks them up after', async () => {
+    const dir = await damagedLibrary({ runningJob: true });
+    const { services, api } = open(dir);
+    const errors: string[] = [];
+    services.events.subscribe((name, p) => {
+      if (name === 'log.line' && (p as { level: string }).level === 'error') errors.push((p as { message: string }).message);
+    });
+    // Two poll periods: a follower would have tried (and failed) to write the job's state by now.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(errors.filter((m) => m.includes('j-damaged'))).toEqual([]);
+    const job = () => services.jobs.manager.get('j-damaged');
+    expect(job()).toMatchObject({ state: 'running', detail: '' });
+    await api.call('app.resumeWrites', { confirm: true });
+    // Once writes resume the job is followed again: its state or detail gets written.
+    for (let i = 0; i < 100 && job().state === 'running' && job().detail === ''; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(job().state !== 'running' || job().detail !== '').toBe(true);
   });
 });
