@@ -5,7 +5,70 @@ import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+// "One way" rules of our own, small enough to live here. tests/unit/layers.test.ts proves each fires.
+const SQL = /\b(SELECT\s[\s\S]*\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX|VIRTUAL\s+TABLE)|DROP\s+(TABLE|INDEX))\b/;
+const spade = {
+  rules: {
+    // Domain code throws DomainError (core/errors.ts); the dispatcher alone turns it into the wire's ApiError.
+    'api-error-at-boundary': {
+      meta: { type: 'problem', messages: { boundary: 'Throw a DomainError (core/errors.ts): only core/api, the dispatcher and transports build an ApiError.' } },
+      create: (context) => ({
+        NewExpression(node) {
+          if (node.callee.type === 'Identifier' && node.callee.name === 'ApiError') context.report({ node, messageId: 'boundary' });
+        },
+      }),
+    },
+    // One helper says what an unknown thrown value was: errorMessage() in core/api/errors.ts.
+    'error-message-helper': {
+      meta: { type: 'suggestion', messages: { helper: "Use errorMessage(e) from core/api instead of `e instanceof Error ? e.message : String(e)`." } },
+      create: (context) => ({
+        ConditionalExpression(node) {
+          const t = node.test;
+          const c = node.consequent;
+          if (
+            t.type === 'BinaryExpression' && t.operator === 'instanceof' && t.right.type === 'Identifier' && t.right.name === 'Error' &&
+            c.type === 'MemberExpression' && c.property.type === 'Identifier' && c.property.name === 'message'
+          ) {
+            context.report({ node, messageId: 'helper' });
+          }
+        },
+      }),
+    },
+    // SQL text belongs to a repository or store module (or the migrations), never to a handler or service.
+    'sql-in-repositories': {
+      meta: { type: 'problem', messages: { sql: 'Raw SQL outside a repository: put this query in a repository.ts / *Store.ts / store.ts function.' } },
+      create: (context) => {
+        const check = (node, text) => {
+          if (SQL.test(text)) context.report({ node, messageId: 'sql' });
+        };
+        return {
+          Literal(node) {
+            if (typeof node.value === 'string') check(node, node.value);
+          },
+          TemplateLiteral(node) {
+            check(node, node.quasis.map((q) => q.value.cooked ?? '').join(' '));
+          },
+        };
+      },
+    },
+  },
+};
 const engineInternals = ['memory', 'server', 'host', 'services', 'handlers', 'runtime', 'jobs', 'audit', 'cli', 'episodes', 'editor'];
+
+// What core/ must never import (ARCHITECTURE.md layers).
+const coreLayer = {
+  paths: [
+    { name: 'electron', message: 'core/ runs without Electron: put desktop code in electron/.' },
+    { name: 'react', message: 'core/ has no UI: React belongs in renderer/.' },
+    { name: 'react-dom', message: 'core/ has no UI: React belongs in renderer/.' },
+    { name: 'zustand', message: 'core/ has no UI state.' },
+  ],
+  patterns: [
+    { group: ['**/renderer', '**/renderer/**'], message: 'core/ must not import the renderer.' },
+    { group: ['**/electron/**', 'react/*', 'react-dom/*', 'monaco-editor', 'monaco-editor/*'], message: 'core/ must not import UI or desktop code.' },
+  ],
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'build/**', 'release/**', 'scratch/**', 'tests/e2e/artifacts/**', 'resources/**', 'native/**'] },
@@ -22,23 +85,46 @@ export default tseslint.config(
   },
   {
     files: ['core/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', coreLayer] },
+  },
+  {
+    // Handlers translate the contract to a service call; queries and stores stay behind services.
+    // audit.ts is listed until the audit service answers its three list calls itself.
+    files: ['core/handlers/**/*.ts'],
+    ignores: ['core/handlers/audit.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: [
-            { name: 'electron', message: 'core/ runs without Electron: put desktop code in electron/.' },
-            { name: 'react', message: 'core/ has no UI: React belongs in renderer/.' },
-            { name: 'react-dom', message: 'core/ has no UI: React belongs in renderer/.' },
-            { name: 'zustand', message: 'core/ has no UI state.' },
-          ],
+          paths: coreLayer.paths,
           patterns: [
-            { group: ['**/renderer', '**/renderer/**'], message: 'core/ must not import the renderer.' },
-            { group: ['**/electron/**', 'react/*', 'react-dom/*', 'monaco-editor', 'monaco-editor/*'], message: 'core/ must not import UI or desktop code.' },
+            ...coreLayer.patterns,
+            { group: ['../*/repository', '../*/store', '../*/statements', '../memory/db'], message: 'Handlers delegate to a service (Services): no repository, store or database access here.' },
           ],
         },
       ],
     },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts'],
+    // The wire's edge: the contract itself, the dispatcher, the in-process transport and the
+    // Electron IPC adapter. core/episodes is listed until its service split (issue 12) moves to DomainError.
+    ignores: ['core/api/**', 'core/server/**', 'electron/desktop.ts', 'core/episodes/**'],
+    plugins: { spade },
+    rules: { 'spade/api-error-at-boundary': 'error' },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.tsx'],
+    // Areas other engineers are rewriting right now adopt it when they land (see issue 17's note).
+    ignores: ['core/audit/**', 'core/cli/**', 'core/episodes/**', 'core/jobs/**', 'core/runtime/**', 'renderer/**'],
+    plugins: { spade },
+    rules: { 'spade/error-message-helper': 'error' },
+  },
+  {
+    files: ['core/**/*.ts', 'electron/**/*.ts'],
+    ignores: ['core/**/repository.ts', 'core/**/store.ts', 'core/**/*Store.ts', 'core/memory/db.ts', 'core/memory/migrations.ts'],
+    plugins: { spade },
+    rules: { 'spade/sql-in-repositories': 'error' },
   },
   {
     // core/api is shared with the renderer, so it must stay free of Node and of engine internals.

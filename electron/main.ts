@@ -1,22 +1,19 @@
-// The desktop shell: one window on the same engine the web host uses, bound over IPC. Kept thin
-// on purpose; everything testable lives in core/ and renderer/.
+// The desktop shell: one window on the same engine the web host uses, bound over IPC. Wiring only:
+// every decision (who may call, what the app:// scheme serves, where the page may go, which links
+// leave, where the window opens, how secrets are sealed) is a function in desktop.ts, tested in Node.
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, safeStorage, screen, shell, type MenuItemConstructorOptions } from 'electron';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ApiError } from '../core/api';
-import { contentSecurityPolicy } from '../core/host/csp';
-import { readStatic } from '../core/host/staticFiles';
 import { createHandlers } from '../core/handlers';
 import { createDispatcher } from '../core/server/dispatcher';
 import { Services } from '../core/services/services';
-import { validateExternalUrl } from '../core/handlers/app';
+import { APP_ORIGIN, APP_SCHEME, appProtocolHandler, confineWebContents, ipcCallHandler, keychainSealer, openExternalLink, rememberWindowState, windowPlacement } from './desktop';
 import { loadWindowState, saveWindowState } from './windowState';
 
-const APP_ORIGIN = 'app://workbench';
 process.env.SPADE_APP_ROOT ??= app.getAppPath();
 
 protocol.registerSchemesAsPrivileged([
-  { scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
 ]);
 
 if (!app.requestSingleInstanceLock()) {
@@ -30,56 +27,34 @@ async function start(): Promise<void> {
   const root = app.getAppPath();
   const userData = app.getPath('userData');
   const electronBinding = join(root, 'build', 'electron-native', 'better_sqlite3.node');
+  const sealer = keychainSealer(safeStorage);
   const services = new Services({
     dataDir: userData,
     shell: 'electron',
     ...(existsSync(electronBinding) ? { nativeBinding: electronBinding } : {}),
     platform: {
-      openExternal: (url) => shell.openExternal(validateExternalUrl(url).toString()),
+      openExternal: (url) => openExternalLink(shell, url),
       pickPaths: async ({ title, folders }) => {
         const r = await dialog.showOpenDialog({ title, properties: [folders ? 'openDirectory' : 'openFile', 'multiSelections'] });
         return r.canceled ? [] : r.filePaths;
       },
     },
-    // Job secrets are sealed by the OS keychain; where none is usable they stay in memory only.
-    ...(safeStorage.isEncryptionAvailable()
-      ? { secretSealer: { encrypt: (p: string) => safeStorage.encryptString(p), decrypt: (b: Buffer) => safeStorage.decryptString(b) } }
-      : {}),
+    ...(sealer ? { secretSealer: sealer } : {}),
   });
   const dispatch = createDispatcher(createHandlers(services), (m) => services.log('error', 'api', m));
   services.memory.importSeedPackIfEmpty();
 
-  ipcMain.handle('spade:call', async (event, name: unknown, input: unknown) => {
-    if (!event.senderFrame || new URL(event.senderFrame.url).origin !== APP_ORIGIN) {
-      return { ok: false, error: new ApiError('unauthorized', 'Calls are only accepted from the workbench page').toJSON() };
-    }
-    try {
-      return { ok: true, value: await dispatch(name, input, { transport: 'electron' }) };
-    } catch (e) {
-      return { ok: false, error: (e instanceof ApiError ? e : new ApiError('internal', String(e))).toJSON() };
-    }
-  });
-
+  ipcMain.handle('spade:call', ipcCallHandler(dispatch));
   const rendererRoot = join(root, 'dist', 'renderer');
-  protocol.handle('app', async (request) => {
-    const url = new URL(request.url);
-    if (url.host !== 'workbench') return new Response('Not found', { status: 404 });
-    const file = await readStatic(rendererRoot, url.pathname);
-    if (!file) return new Response('Not found', { status: 404 });
-    return new Response(new Uint8Array(file.body), {
-      headers: { 'Content-Type': file.contentType, 'Content-Security-Policy': contentSecurityPolicy },
-    });
-  });
+  protocol.handle(APP_SCHEME, appProtocolHandler(rendererRoot));
+
+  // Registered before the window exists, so its own contents are confined as well as any later ones.
+  const refused = (url: string, why: string) => services.log('warn', 'shell', `refused ${why}${url ? `: ${url.slice(0, 200)}` : ''}`);
+  app.on('web-contents-created', (_e, contents) => confineWebContents(contents, shell, APP_ORIGIN, refused));
 
   const state = loadWindowState(userData);
-  const visible = screen.getAllDisplays().some((d) => {
-    const b = d.workArea;
-    return state.x !== undefined && state.y !== undefined && state.x >= b.x - 50 && state.y >= b.y - 50 && state.x < b.x + b.width && state.y < b.y + b.height;
-  });
   const win = new BrowserWindow({
-    width: state.width,
-    height: state.height,
-    ...(visible ? { x: state.x, y: state.y } : {}),
+    ...windowPlacement(state, screen.getAllDisplays()),
     title: 'SPADE Workbench',
     show: false,
     webPreferences: {
@@ -97,26 +72,7 @@ async function start(): Promise<void> {
   const forward = services.events.subscribe((name, payload) => {
     if (!win.isDestroyed()) win.webContents.send('spade:event', name, payload);
   });
-  win.webContents.on('will-navigate', (e, url) => {
-    if (!url.startsWith(`${APP_ORIGIN}/`)) e.preventDefault();
-  });
-  win.webContents.setWindowOpenHandler(({ url }) => {
-    try {
-      void shell.openExternal(validateExternalUrl(url).toString());
-    } catch {
-      // not a web link: refuse silently, as a browser would for a blocked popup
-    }
-    return { action: 'deny' };
-  });
-  app.on('web-contents-created', (_e, contents) => {
-    contents.on('will-attach-webview', (ev) => ev.preventDefault());
-  });
-  const remember = () => {
-    if (win.isDestroyed()) return;
-    const b = win.getNormalBounds();
-    saveWindowState(userData, { x: b.x, y: b.y, width: b.width, height: b.height, maximized: win.isMaximized() });
-  };
-  win.on('close', remember);
+  rememberWindowState(win, (s) => saveWindowState(userData, s));
   win.on('closed', () => forward());
 
   app.on('second-instance', () => {
@@ -167,6 +123,6 @@ function menuTemplate(win: BrowserWindow): MenuItemConstructorOptions[] {
       ],
     },
     { role: 'windowMenu' },
-    { role: 'help', submenu: [{ label: 'SPADE paper (arXiv 2608.19197)', click: () => void shell.openExternal('https://arxiv.org/abs/2608.19197') }] },
+    { role: 'help', submenu: [{ label: 'SPADE paper (arXiv 2608.19197)', click: () => void openExternalLink(shell, 'https://arxiv.org/abs/2608.19197') }] },
   ];
 }

@@ -47,7 +47,23 @@ export function isEventName(name: unknown): name is EventName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(events, name);
 }
 
+/**
+ * Events are checked like calls, on both sides: the engine refuses to emit a payload outside its
+ * schema, and every client parses what arrives before a listener sees it (a stale server, a bug,
+ * or anything else on the wire gets dropped, not rendered). Returns the parsed payload or an error.
+ */
+export function parseEvent<E extends EventName>(name: E, payload: unknown): { ok: true; payload: EventPayload<E> } | { ok: false; error: string };
+export function parseEvent(name: unknown, payload: unknown): { ok: true; payload: unknown } | { ok: false; error: string };
+export function parseEvent(name: unknown, payload: unknown): { ok: true; payload: unknown } | { ok: false; error: string } {
+  if (!isEventName(name)) return { ok: false, error: `unknown event ${String(name).slice(0, 100)}` };
+  const r = events[name].payload.safeParse(payload);
+  if (r.success) return { ok: true, payload: r.data };
+  const first = r.error.issues[0];
+  return { ok: false, error: `${name}: ${first ? `${first.path.map(String).join('.') || '(root)'}: ${first.message}` : 'rejected'}` };
+}
+
 export * from './errors';
+export * from './schemas';
 export * from './backend';
 export type { Settings } from './calls/app';
 export type { Diagnostic, Draft, LoadCheck } from './calls/editor';

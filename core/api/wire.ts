@@ -10,7 +10,9 @@ export const clientFrameSchema = z.object({
 });
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
 
-export const serverFrameSchema = z.discriminatedUnion('t', [
+// A plain union: the two result shapes share t: 'result', which a discriminated union refuses
+// (zod throws "Duplicate discriminator value" at the first parse).
+export const serverFrameSchema = z.union([
   z.object({ t: z.literal('result'), id: z.number(), ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal('result'), id: z.number(), ok: z.literal(false), error: apiErrorSchema }),
   z.object({ t: z.literal('event'), name: z.string(), payload: z.unknown() }),

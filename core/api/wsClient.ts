@@ -1,7 +1,7 @@
 import type { Backend } from './backend';
 import { ApiError } from './errors';
-import type { CallName, EventName } from './index';
-import type { ServerFrame } from './wire';
+import { parseEvent, type CallName, type EventName } from './index';
+import { serverFrameSchema, type ServerFrame } from './wire';
 
 /** The subset of the WebSocket API we use, so Node tests can pass the `ws` package's class. */
 interface SocketLike {
@@ -20,6 +20,8 @@ export interface WsBackendOptions {
   WebSocketImpl?: SocketCtor;
   /** Give up a call that got no answer after this long (the server enforces its own limits too). */
   callTimeoutMs?: number;
+  /** An event whose payload is outside its schema was dropped. */
+  onInvalidEvent?: (problem: string) => void;
 }
 
 interface Pending {
@@ -60,12 +62,19 @@ export function createWsBackend(opts: WsBackendOptions): Backend & { ready: Prom
     ws.onmessage = (ev) => {
       let frame: ServerFrame;
       try {
-        frame = JSON.parse(String(ev.data)) as ServerFrame;
+        frame = serverFrameSchema.parse(JSON.parse(String(ev.data)));
       } catch {
         return;
       }
       if (frame.t === 'event') {
-        listeners.get(frame.name)?.forEach((l) => l(frame.payload));
+        const set = listeners.get(frame.name);
+        if (!set?.size) return;
+        const parsed = parseEvent(frame.name, frame.payload);
+        if (!parsed.ok) {
+          opts.onInvalidEvent?.(parsed.error);
+          return;
+        }
+        set.forEach((l) => l(parsed.payload));
         return;
       }
       const p = pending.get(frame.id);

@@ -1,6 +1,6 @@
 import type { Diagnostic, LoadCheck } from '../api/calls/editor';
 import type { HarnessError, HarnessReply } from '../runtime/types';
-import type { Services } from '../services/services';
+import type { RuntimeService } from '../runtime/service';
 
 /**
  * SPADE's quick loading checks (SPADE-FORMATS section 5, steps 1-5) run in the sandboxed runtime,
@@ -32,8 +32,7 @@ const RESET_RE = /^\s+def\s+reset\s*\(/;
 const STEP_RE = /^\s+def\s+step\s*\(/;
 const CLASS_RE = /^class\s+\w+/;
 
-export async function quickLoadCheck(s: Services, source: string): Promise<LoadCheck> {
-  const runtime = s.runtime;
+export async function quickLoadCheck(runtime: RuntimeService, source: string): Promise<LoadCheck> {
   const out: Diagnostic[] = [];
   const opened = await runtime.open({ source, runtime: 'auto', label: 'editor load check' });
   if (!opened.ok) {

@@ -1,7 +1,8 @@
-import { ApiError } from '../api';
+import { errorMessage, type CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appVersion } from '../services/appInfo';
+import { DomainError } from '../errors';
 
 /** Only plain web links leave the app; file:, javascript:, custom schemes and credentials never do. */
 export function validateExternalUrl(raw: string): URL {
@@ -9,16 +10,27 @@ export function validateExternalUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ApiError('invalid_input', `Not a valid URL: ${raw.slice(0, 200)}`);
+    throw new DomainError('invalid_input', `Not a valid URL: ${raw.slice(0, 200)}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ApiError('invalid_input', `Only http and https links can be opened (got ${url.protocol})`);
+    throw new DomainError('invalid_input', `Only http and https links can be opened (got ${url.protocol})`);
   }
-  if (url.username || url.password) throw new ApiError('invalid_input', 'Links with embedded credentials are refused');
+  if (url.username || url.password) throw new DomainError('invalid_input', 'Links with embedded credentials are refused');
   return url;
 }
 
-export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.health' | 'settings.get' | 'settings.update' | 'app.openExternal' | 'app.pickPaths'> {
+function databaseHealth(s: Services) {
+  const integrity = s.integrity;
+  try {
+    return { ok: integrity.ok, schemaVersion: s.schemaVersion(), integrity, writesPaused: s.writesPaused, ...(integrity.ok ? {} : { message: `${integrity.truncated ? 'at least ' : ''}${integrity.problems.length} problem(s) found by the ${integrity.checked} check` }) };
+  } catch (e) {
+    return { ok: false, schemaVersion: 0, message: errorMessage(e), integrity, writesPaused: s.writesPaused };
+  }
+}
+
+type AppCalls = Extract<CallName, `app.${string}` | `settings.${string}`>;
+
+export function appHandlers(s: Services): Pick<Handlers, AppCalls> {
   return {
     'app.info': () => ({
       name: 'SPADE Workbench',
@@ -30,18 +42,21 @@ export function appHandlers(s: Services): Pick<Handlers, 'app.info' | 'app.healt
       nodeVersion: process.versions.node,
     }),
     'app.health': () => {
-      let database: { ok: boolean; schemaVersion: number; message?: string };
-      try {
-        database = { ok: true, schemaVersion: s.schemaVersion() };
-      } catch (e) {
-        database = { ok: false, schemaVersion: 0, message: e instanceof Error ? e.message : String(e) };
-      }
+      const database = databaseHealth(s);
       return {
         ok: database.ok,
         uptimeSec: (Date.now() - s.startedAt) / 1000,
         database,
         components: s.components(),
       };
+    },
+    'app.checkDatabase': ({ full }) => {
+      s.checkDatabase(full);
+      return databaseHealth(s);
+    },
+    'app.resumeWrites': () => {
+      s.resumeWrites();
+      return databaseHealth(s);
     },
     'settings.get': () => s.settings.get(),
     'settings.update': (patch) => {

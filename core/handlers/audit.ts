@@ -1,33 +1,34 @@
-import { ApiError } from '../api';
+import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { envIdsWith, listBatches, poolSummary } from '../audit/store';
 import { validateCheckIds } from '../audit/types';
+import { DomainError } from '../errors';
 
 function checkIds(ids: string[] | undefined): void {
   const bad = ids ? validateCheckIds(ids) : [];
-  if (bad.length) throw new ApiError('invalid_input', `Unknown check id(s): ${bad.join(', ')}`);
+  if (bad.length) throw new DomainError('invalid_input', `Unknown check id(s): ${bad.join(', ')}`);
 }
 
-type AuditCall = 'audit.run' | 'audit.batch' | 'audit.cancel' | 'audit.resume' | 'audit.batches' | 'audit.results' | 'audit.summary' | 'audit.environments';
+type AuditCall = Extract<CallName, `audit.${string}`>;
 
 export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
   return {
     'audit.run': async ({ hash, checks, callTimeoutSec }) => {
       checkIds(checks);
       const r = await s.audit.runOne(hash, { checks, callTimeoutSec });
-      if (!r) throw new ApiError('not_found', `No environment version ${hash.slice(0, 12)}`);
+      if (!r) throw new DomainError('not_found', `No environment version ${hash.slice(0, 12)}`);
       return r;
     },
     'audit.batch': ({ envIds, all, checks, callTimeoutSec }) => {
       checkIds(checks);
-      if (!all && !envIds) throw new ApiError('invalid_input', 'Give envIds or all: true');
+      if (!all && !envIds) throw new DomainError('invalid_input', 'Give envIds or all: true');
       return s.audit.startBatch({ envIds, all }, { checks, callTimeoutSec });
     },
     'audit.cancel': ({ batchId }) => ({ cancelled: s.audit.cancel(batchId) }),
     'audit.resume': ({ batchId }) => {
       const r = s.audit.resume(batchId);
-      if (!r) throw new ApiError('not_found', `No audit batch ${batchId}`);
+      if (!r) throw new DomainError('not_found', `No audit batch ${batchId}`);
       return r;
     },
     'audit.batches': ({ limit }) => listBatches(s.db, limit ?? 20),

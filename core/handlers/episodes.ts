@@ -1,23 +1,8 @@
+import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 
-type EpisodeCalls =
-  | 'episodes.list'
-  | 'episodes.get'
-  | 'episodes.inspect'
-  | 'episodes.open'
-  | 'episodes.act'
-  | 'episodes.resetAgain'
-  | 'episodes.run'
-  | 'episodes.scrub'
-  | 'episodes.close'
-  | 'episodes.delete'
-  | 'episodes.replay'
-  | 'episodes.importTrajectory'
-  | 'episodes.exportJsonl'
-  | 'episodes.importJsonl'
-  | 'episodes.regret'
-  | 'episodes.regretCancel';
+type EpisodeCalls = Extract<CallName, `episodes.${string}`>;
 
 export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
   const svc = () => s.episodes;

@@ -1,4 +1,4 @@
-import type { Handlers } from '../server/dispatcher';
+import type { CallContext, Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { appHandlers } from './app';
 import { memoryHandlers } from './memory';
@@ -8,9 +8,12 @@ import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 
-/** Every call in the contract must have a handler: the type below fails to compile otherwise. */
+/**
+ * Every call in the contract must have a handler: the type below fails to compile otherwise. Each is
+ * wrapped once so a write refused while the database is paused reads as such on every transport.
+ */
 export function createHandlers(s: Services): Handlers {
-  return {
+  const all: Handlers = {
     ...appHandlers(s),
     ...memoryHandlers(s),
     ...editorHandlers(s),
@@ -19,4 +22,15 @@ export function createHandlers(s: Services): Handlers {
     ...episodesHandlers(s),
     ...auditHandlers(s),
   };
+  const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};
+  for (const [name, h] of Object.entries(all) as [string, (i: unknown, c: CallContext) => unknown][]) {
+    wrapped[name] = async (i, c) => {
+      try {
+        return await h(i, c);
+      } catch (e) {
+        throw s.translateError(e);
+      }
+    };
+  }
+  return wrapped as unknown as Handlers;
 }

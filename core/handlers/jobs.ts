@@ -1,4 +1,5 @@
-import { ApiError, type CallName } from '../api';
+import { errorMessage, type CallName } from '../api';
+import { DomainError, isUnreachable } from '../errors';
 import { HostKeyError } from '../jobs/ssh/connection';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
@@ -6,21 +7,19 @@ import { loadRecipes } from '../jobs/recipes';
 
 type JobCalls = Extract<CallName, `jobs.${string}`>;
 
-/** Errors the user can act on keep their meaning across the wire; the rest stay internal. */
+/**
+ * Gives the two structural failures of remote backends their contract code (a host key to confirm,
+ * an unreachable host); everything else is already a DomainError or a bug for the dispatcher to log.
+ */
 async function guard<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof ApiError) throw e;
     if (e instanceof HostKeyError) {
-      throw new ApiError('unauthorized', e.message, { hostKey: { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint } });
+      throw new DomainError('unauthorized', e.message, { hostKey: { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint } });
     }
-    const msg = e instanceof Error ? e.message : String(e);
-    if (/^No job /.test(msg)) throw new ApiError('not_found', msg);
-    if (/ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Timed out while waiting for handshake|All configured authentication methods failed/.test(msg)) {
-      throw new ApiError('unavailable', msg);
-    }
-    throw new ApiError('invalid_input', msg);
+    if (isUnreachable(e)) throw new DomainError('unavailable', errorMessage(e));
+    throw e;
   }
 }
 

@@ -1,28 +1,17 @@
-import { ApiError } from '../api';
-import { getVersion } from '../memory/repository';
+import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import type { RuntimeService } from '../runtime/service';
 import type { HarnessReply } from '../runtime/types';
+import { DomainError } from '../errors';
 
-type RuntimeCall =
-  | 'runtime.open'
-  | 'runtime.reset'
-  | 'runtime.step'
-  | 'runtime.play'
-  | 'runtime.state'
-  | 'runtime.solution'
-  | 'runtime.snapshot'
-  | 'runtime.restore'
-  | 'runtime.close'
-  | 'runtime.checkSyntax'
-  | 'runtime.status';
+type RuntimeCall = Extract<CallName, `runtime.${string}`>;
 
 function shape(reply: HarnessReply, started: number): { ok: boolean; result?: never; error?: never; output?: string; elapsedMs: number } {
   const elapsedMs = performance.now() - started;
   if (reply.ok) return { ok: true, result: reply.result as never, ...(reply.output ? { output: reply.output } : {}), elapsedMs };
-  if (reply.error.kind === 'unknown_session') throw new ApiError('not_found', reply.error.message);
-  if (reply.error.kind === 'protocol') throw new ApiError('invalid_input', reply.error.message);
+  if (reply.error.kind === 'unknown_session') throw new DomainError('not_found', reply.error.message);
+  if (reply.error.kind === 'protocol') throw new DomainError('invalid_input', reply.error.message);
   return { ok: false, error: reply.error as never, ...(reply.output ? { output: reply.output } : {}), elapsedMs };
 }
 
@@ -36,11 +25,7 @@ export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
     'runtime.open': async (input) => {
       const t = performance.now();
       let source = input.source;
-      if (source === undefined) {
-        const v = getVersion(s.db, input.versionHash!);
-        if (!v) throw new ApiError('not_found', `No version ${input.versionHash}`);
-        source = v.source;
-      }
+      if (source === undefined) source = s.library.version(input.versionHash!).source;
       const r = await rt().open({
         source,
         ...(input.runtime ? { runtime: input.runtime } : {}),
@@ -72,7 +57,7 @@ export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
     'runtime.close': async ({ sessionId }) => ({ closed: await rt().close(sessionId) }),
     'runtime.checkSyntax': async ({ source, runtime }) => {
       const reply = await rt().checkSyntax(source, runtime ?? 'pyodide');
-      if (!reply.ok) throw new ApiError(reply.error.kind === 'timeout' ? 'timeout' : 'unavailable', reply.error.message);
+      if (!reply.ok) throw new DomainError(reply.error.kind === 'timeout' ? 'timeout' : 'unavailable', reply.error.message);
       return reply.result as { ok: boolean; errors: { line: number; col: number; message: string }[]; python: string };
     },
     'runtime.status': async ({ warm }) => {

@@ -3,7 +3,7 @@ import { createHandlers } from '../handlers';
 import { createDispatcher } from '../server/dispatcher';
 import { Services } from '../services/services';
 import { packageRoot } from '../services/appInfo';
-import { startWebHost, type WebHost } from './webHost';
+import { startWebHost, type WebHost, type WebHostLimits } from './webHost';
 
 export interface StartAppOptions {
   dataDir: string;
@@ -13,6 +13,7 @@ export interface StartAppOptions {
   token?: string;
   staticRoot?: string;
   log?: (msg: string) => void;
+  limits?: Partial<WebHostLimits>;
 }
 
 export interface RunningApp {
@@ -36,6 +37,7 @@ export async function startApp(opts: StartAppOptions): Promise<RunningApp> {
       ...(opts.hostExplicit !== undefined ? { hostExplicit: opts.hostExplicit } : {}),
       ...(opts.token !== undefined ? { token: opts.token } : {}),
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.limits ? { limits: opts.limits } : {}),
     });
   } catch (e) {
     await services.close();

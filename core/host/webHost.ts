@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError } from '../api';
+import { errorMessage } from '../api';
 import { clientFrameSchema } from '../api/wire';
-import type { Dispatch } from '../server/dispatcher';
+import { httpStatusOf, toApiError, type Dispatch } from '../server/dispatcher';
 import type { EventBus } from '../server/events';
 import { contentSecurityPolicy } from './csp';
 import { readStatic } from './staticFiles';
@@ -20,7 +20,27 @@ export interface WebHostOptions {
   hostExplicit?: boolean;
   token?: string;
   log?: (msg: string) => void;
+  /** Connection hygiene; the defaults suit a workbench, tests shorten them. */
+  limits?: Partial<WebHostLimits>;
 }
+
+export interface WebHostLimits {
+  /** A client that has not sent its whole request head by then is dropped (slowloris). */
+  headersTimeoutMs: number;
+  /** A request body still arriving after this long is dropped. */
+  requestTimeoutMs: number;
+  /** An HTTP connection with no traffic at all for this long is closed (sockets are exempt). */
+  idleTimeoutMs: number;
+  /** Connections beyond this are refused at accept time, so nobody can exhaust descriptors. */
+  maxConnections: number;
+}
+
+export const defaultWebHostLimits: WebHostLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  idleTimeoutMs: 10 * 60_000,
+  maxConnections: 1024,
+};
 
 export interface WebHost {
   url: string;
@@ -30,11 +50,29 @@ export interface WebHost {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/** The binds that need no token: the default loopback addresses everyone on the machine expects. */
+const DEFAULT_LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const MAX_BODY = 64 * 1024 * 1024;
 
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return DEFAULT_LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Any bind other than the default loopback was asked for on purpose (another 127.x address is
+ * often a forwarded or shared one), so it is gated by a token like an exposed address.
+ */
+export function needsTokenFor(host: string): boolean {
+  return !DEFAULT_LOOPBACK.has(host);
+}
+
+/** A call name from the URL path; a malformed %-escape is the client's mistake, not ours. */
+export function callNameFromPath(pathname: string): string | null {
+  try {
+    return decodeURIComponent(pathname.slice('/api/call/'.length));
+  } catch {
+    return null;
+  }
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -62,14 +100,16 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   if (!isLoopback(host) && !opts.hostExplicit) {
     throw new Error(`Refusing to bind ${host}: only loopback is allowed unless --host is given explicitly`);
   }
-  const needsToken = !isLoopback(host);
+  const needsToken = needsTokenFor(host);
   const token = needsToken ? (opts.token ?? randomBytes(24).toString('hex')) : undefined;
+  const limits = { ...defaultWebHostLimits, ...opts.limits };
   let port = opts.port ?? 0;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
 
   const hostAllowed = (req: IncomingMessage): boolean => {
-    if (needsToken) return true; // the token is the gate when exposed on purpose
+    if (needsToken && !isLoopback(host)) return true; // the token is the gate when exposed on purpose
     const h = (req.headers.host ?? '').toLowerCase();
-    return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(h);
+    return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost.toLowerCase()}:${port}`].includes(h);
   };
   const originAllowed = (req: IncomingMessage): boolean => {
     const origin = req.headers.origin;
@@ -87,13 +127,19 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
     return false;
   };
 
-  const server = createServer((req, res) => {
-    void handleHttp(req, res).catch((e) => {
-      opts.log?.(`HTTP error: ${e instanceof Error ? e.message : String(e)}`);
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
-  });
+  // Node checks the header and request timeouts on this interval (30 s by default), so without it
+  // a half-open request outlives headersTimeout by up to half a minute.
+  // (They must be given here: set on the server afterwards, Node's checker never sees them.)
+  const server = createServer(
+    { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) },
+    (req, res) => {
+      void handleHttp(req, res).catch((e) => {
+        opts.log?.(`HTTP error: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    },
+  );
 
   async function handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://local');
@@ -112,7 +158,13 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       res.setHeader('Set-Cookie', `spade_token=${token}; HttpOnly; SameSite=Strict; Path=/`);
     }
     if (url.pathname.startsWith('/api/call/')) {
-      await handleApiPost(req, res, decodeURIComponent(url.pathname.slice('/api/call/'.length)));
+      const name = callNameFromPath(url.pathname);
+      if (name === null) {
+        res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify({ ok: false, error: { code: 'invalid_input', message: 'Malformed %-escape in the call name' } }));
+        return;
+      }
+      await handleApiPost(req, res, name);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -160,8 +212,8 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       const value = await opts.dispatch(name, input, { transport: 'http' });
       send(200, { ok: true, value });
     } catch (e) {
-      const err = e instanceof ApiError ? e : new ApiError('internal', String(e));
-      send(err.code === 'invalid_input' || err.code === 'unknown_call' ? 400 : 500, { ok: false, error: err.toJSON() });
+      const err = toApiError(e, name, opts.log ?? (() => {}));
+      send(httpStatusOf(err.code), { ok: false, error: err.toJSON() });
     }
   }
 
@@ -177,14 +229,10 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   });
 
   function serveSocket(ws: WebSocket): void {
-    const abort = new AbortController();
     const unsubscribe = opts.events.subscribe((name, payload) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ t: 'event', name, payload }));
     });
-    ws.on('close', () => {
-      unsubscribe();
-      abort.abort();
-    });
+    ws.on('close', () => unsubscribe());
     ws.on('message', (data) => {
       let frame;
       try {
@@ -194,26 +242,23 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       }
       const { id, name, input } = frame;
       opts
-        .dispatch(name, input, { transport: 'websocket', signal: abort.signal })
+        .dispatch(name, input, { transport: 'websocket' })
         .then((value) => ({ t: 'result', id, ok: true, value }))
-        .catch((e: unknown) => ({
-          t: 'result',
-          id,
-          ok: false,
-          error: (e instanceof ApiError ? e : new ApiError('internal', String(e))).toJSON(),
-        }))
+        .catch((e: unknown) => ({ t: 'result', id, ok: false, error: toApiError(e, name, opts.log ?? (() => {})).toJSON() }))
         .then((reply) => {
           if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(reply));
         });
     });
   }
 
+  server.timeout = limits.idleTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
   port = (server.address() as AddressInfo).port;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
   const url = `http://${shownHost}:${port}/${token ? `?token=${token}` : ''}`;
   return {
     url,

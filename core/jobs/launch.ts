@@ -1,6 +1,7 @@
 import { defaultPoolDir, loadRecipes, resolveShip, type Recipe } from './recipes';
 import { assertEnvName } from './shell';
 import type { BackendKind, JobSpec, RayOptions, SlurmOptions, SshTarget } from './types';
+import { DomainError } from '../errors';
 
 export interface LaunchRequest {
   name: string;
@@ -23,21 +24,21 @@ export interface LaunchRequest {
 /** Turns what the launch dialog (or the CLI) asked for into a job spec, recipe defaults first. */
 export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes()): JobSpec {
   const recipe = req.recipe ? recipes.find((r) => r.id === req.recipe) : undefined;
-  if (req.recipe && !recipe) throw new Error(`Unknown recipe ${req.recipe}`);
-  if (!recipe && (!req.command || req.command.length === 0)) throw new Error('A job needs a recipe or a command');
-  if (recipe && !recipe.backends.includes(req.backend)) throw new Error(`Recipe ${recipe.id} does not run on the ${req.backend} backend`);
+  if (req.recipe && !recipe) throw new DomainError('invalid_input', `Unknown recipe ${req.recipe}`);
+  if (!recipe && (!req.command || req.command.length === 0)) throw new DomainError('invalid_input', 'A job needs a recipe or a command');
+  if (recipe && !recipe.backends.includes(req.backend)) throw new DomainError('invalid_input', `Recipe ${recipe.id} does not run on the ${req.backend} backend`);
   if (req.backend !== 'local' && !req.ssh && !(req.backend === 'ray' && req.ray?.address && !req.ray.tunnel)) {
-    throw new Error(`The ${req.backend} backend needs an SSH host`);
+    throw new DomainError('invalid_input', `The ${req.backend} backend needs an SSH host`);
   }
   const env = { ...(recipe?.env ?? {}), ...(req.env ?? {}) };
   for (const k of Object.keys(env)) assertEnvName(k);
   const secretEnv = [...new Set(req.secretEnv ?? [])];
   for (const k of secretEnv) {
     assertEnvName(k);
-    if (k in env) throw new Error(`${k} is given both as a plain variable and as a secret`);
+    if (k in env) throw new DomainError('invalid_input', `${k} is given both as a plain variable and as a secret`);
   }
   const missing = (recipe?.requiredEnv ?? []).filter((k) => !(k in env) && !secretEnv.includes(k));
-  if (missing.length) throw new Error(`Recipe ${recipe!.id} needs ${missing.join(', ')}`);
+  if (missing.length) throw new DomainError('invalid_input', `Recipe ${recipe!.id} needs ${missing.join(', ')}`);
   const pool = req.poolDir === null ? null : (req.poolDir ?? defaultPoolDir());
   const slurm: SlurmOptions | undefined =
     req.backend === 'slurm' ? { ...(recipe?.slurm ?? {}), ...(req.slurm ?? {}) } : undefined;

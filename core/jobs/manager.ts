@@ -15,6 +15,7 @@ import { HostKeyError, SshConnection } from './ssh/connection';
 import { assertEnvName } from './shell';
 import { JobStore } from './store';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
+import { DomainError } from '../errors';
 
 export interface JobManagerOptions {
   db: Db;
@@ -69,7 +70,7 @@ export class JobManager {
   }
 
   private sshTarget(job: JobRecord): SshTarget {
-    if (!job.spec.ssh) throw new Error(`Job ${job.name} has no SSH host`);
+    if (!job.spec.ssh) throw new DomainError('invalid_input', `Job ${job.name} has no SSH host`);
     return job.spec.ssh;
   }
 
@@ -100,7 +101,7 @@ export class JobManager {
   /** The user accepted an unknown key: only the exact key they saw (by fingerprint) is added. */
   trustHostKey(host: string, port: number, fingerprint: string): void {
     const key = this.pendingHostKeys.get(`${host}:${port}:${fingerprint}`);
-    if (!key) throw new Error(`No pending host key ${fingerprint} for ${host}:${port}; connect first to see it`);
+    if (!key) throw new DomainError('not_found', `No pending host key ${fingerprint} for ${host}:${port}; connect first to see it`);
     appendKnownHost(this.appKnownHosts, host, port, key);
     this.pendingHostKeys.delete(`${host}:${port}:${fingerprint}`);
   }
@@ -123,7 +124,7 @@ export class JobManager {
 
   get(id: string): JobRecord {
     const j = this.store.get(id);
-    if (!j) throw new Error(`No job ${id}`);
+    if (!j) throw new DomainError('not_found', `No job ${id}`);
     return j;
   }
 
@@ -137,7 +138,7 @@ export class JobManager {
     const secrets: Record<string, string> = {};
     for (const n of spec.secretEnv) {
       const v = this.o.secrets.get(n);
-      if (v === undefined) throw new Error(`Secret ${n} is not set for this session`);
+      if (v === undefined) throw new DomainError('invalid_input', `Secret ${n} is not set for this session`);
       secrets[n] = v;
     }
     const now = new Date().toISOString();
@@ -201,7 +202,7 @@ export class JobManager {
   /** Forgets a finished job here and, for Ray, also deletes its record on the cluster. */
   async remove(id: string): Promise<void> {
     const job = this.get(id);
-    if (!isTerminal(job.state)) throw new Error('Stop the job before removing it');
+    if (!isTerminal(job.state)) throw new DomainError('conflict', 'Stop the job before removing it');
     const backend = this.backends[job.backend];
     if (backend instanceof RayBackend && job.externalId) await backend.remove(job);
     this.unfollow(id);

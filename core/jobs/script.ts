@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
 import { exportLines, safeSlug, shJoin, shQuote } from './shell';
 import type { JobRecord, SlurmOptions, Transport } from './types';
+import { DomainError } from '../errors';
 
 export interface JobPaths {
   workdir: string;
@@ -73,7 +74,7 @@ export function renderJobScript(job: JobRecord, paths: JobPaths): string {
 function directive(flag: string, value: string | number | undefined, valid: RegExp): string | null {
   if (value === undefined || value === '') return null;
   const s = String(value);
-  if (!valid.test(s)) throw new Error(`Invalid Slurm ${flag}: ${JSON.stringify(s.slice(0, 60))}`);
+  if (!valid.test(s)) throw new DomainError('invalid_input', `Invalid Slurm ${flag}: ${JSON.stringify(s.slice(0, 60))}`);
   return `#SBATCH --${flag}=${s}`;
 }
 
@@ -142,7 +143,7 @@ export async function ship(t: Transport, items: { from: string; to: string }[], 
   for (const it of items) {
     const rel = expand(it.to, paths);
     const dest = rel.startsWith('/') ? rel : posix.join(paths.jobDir, rel);
-    if (rel.includes('..')) throw new Error(`Refusing to ship outside the job directory: ${it.to}`);
+    if (rel.includes('..')) throw new DomainError('invalid_input', `Refusing to ship outside the job directory: ${it.to}`);
     await t.mkdirp(posix.dirname(dest));
     await put(it.from, dest);
   }

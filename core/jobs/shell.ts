@@ -1,10 +1,12 @@
+import { DomainError } from '../errors';
+
 /**
  * The only way job input reaches a shell. Every value a user typed (names, paths, variables,
  * arguments) is single-quoted here; names that must stay bare (variable names) are validated
  * instead. Nothing else in core/jobs may build a shell line by concatenating user input.
  */
 export function shQuote(value: string): string {
-  if (value.includes('\0')) throw new Error('A value with a NUL byte cannot be passed to a shell');
+  if (value.includes('\0')) throw new DomainError('invalid_input', 'A value with a NUL byte cannot be passed to a shell');
   if (value !== '' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
@@ -15,7 +17,7 @@ export function shJoin(argv: string[]): string {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 export function assertEnvName(name: string): void {
-  if (!ENV_NAME.test(name)) throw new Error(`Not a valid environment variable name: ${JSON.stringify(name.slice(0, 80))}`);
+  if (!ENV_NAME.test(name)) throw new DomainError('invalid_input', `Not a valid environment variable name: ${JSON.stringify(name.slice(0, 80))}`);
 }
 
 /** `export NAME='value'` lines, for scripts written to the job's machine (never secrets). */
@@ -45,8 +47,8 @@ export function secretStdin(names: string[], values: Record<string, string>): st
   return names
     .map((n) => {
       const v = values[n];
-      if (v === undefined) throw new Error(`Secret ${n} is not set; add it in the launch dialog first`);
-      if (/[\r\n\0]/.test(v)) throw new Error(`Secret ${n} contains a line break, which is not supported`);
+      if (v === undefined) throw new DomainError('invalid_input', `Secret ${n} is not set; add it in the launch dialog first`);
+      if (/[\r\n\0]/.test(v)) throw new DomainError('invalid_input', `Secret ${n} contains a line break, which is not supported`);
       return `${v}\n`;
     })
     .join('');

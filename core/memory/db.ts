@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { migrations as allMigrations, type Migration } from './migrations';
+import { migrations as allMigrations, migrationSteps, type Migration } from './migrations';
 
 export type Db = Database.Database;
 
@@ -11,7 +11,7 @@ export class SchemaError extends Error {
 }
 
 export function migrationChecksum(m: Migration): string {
-  return createHash('sha256').update(m.sql).digest('hex');
+  return createHash('sha256').update(m.step ? `${m.sql}\n-- step: ${m.step}` : m.sql).digest('hex');
 }
 
 export interface OpenOptions {
@@ -89,6 +89,7 @@ export function migrate(db: Db, list: Migration[], label = 'database'): void {
   db.transaction(() => {
     for (const m of pending) {
       db.exec(m.sql);
+      if (m.step) migrationSteps[m.step](db);
       record.run(m.version, m.name, migrationChecksum(m), new Date().toISOString());
     }
   }).immediate();

@@ -14,10 +14,10 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ApiError } from '../api';
 import type { Db } from './db';
 import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
+import { DomainError } from '../errors';
 
 export interface ExportOptions {
   format: 'spade' | 'jsonl';
@@ -101,7 +101,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
     const lines: string[] = [];
     for (const id of ids) {
       const d = getEnvironment(db, id);
-      if (!d) throw new ApiError('not_found', `No environment ${id}`);
+      if (!d) throw new DomainError('not_found', `No environment ${id}`);
       lines.push(JSON.stringify({ code: d.source, hint: d.hint ?? undefined, ...record(d) }));
     }
     write('environments.jsonl', lines.length ? `${lines.join('\n')}\n` : '');
@@ -143,7 +143,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
   const toolEntries: Record<string, unknown>[] = [];
   for (const id of ids) {
     const d = getEnvironment(db, id);
-    if (!d) throw new ApiError('not_found', `No environment ${id}`);
+    if (!d) throw new DomainError('not_found', `No environment ${id}`);
     const stem = uniqueStem(d);
     if (d.rejected) {
       // Where SPADE's save_rejected_game puts them: beside games/, never in it (its loader

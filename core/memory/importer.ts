@@ -14,13 +14,13 @@
  * (content hashes), and every file that is not imported is listed in the summary with its reason.
  * A kill between batches loses only the batch in flight; re-running finishes the job.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync, lstatSync, type Dirent } from 'node:fs';
-import { basename, dirname, extname, join, resolve } from 'node:path';
-import type { ImportProgress, ImportSummary } from '../api';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, statSync, lstatSync, writeSync, type Dirent } from 'node:fs';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
+import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
+import { SKIPPED_EXAMPLES } from '../api/calls/memory';
 import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
-import { attachStats, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
-import { stmt } from './statements';
+import { attachStats, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
 
 export interface ImportOptions {
   onProgress?: (p: Omit<ImportProgress, 'jobId'>) => void;
@@ -33,7 +33,22 @@ export interface ImportOptions {
   batchSize?: number;
   /** Largest single environment source accepted (a generated game is ~10 KB). */
   maxSourceBytes?: number;
+  /**
+   * Read files that manifests, checksums or symlinks place outside the chosen paths. Off by default:
+   * a downloaded pool must not make the import read ~/.ssh or /etc; what was not followed is listed.
+   */
+  followLinks?: boolean;
+  /**
+   * Every skipped file or line, one JSON object per line, streamed here as it happens (the summary
+   * keeps only the first examples and counts). Written only when something is skipped.
+   */
+  skippedLog?: string;
 }
+
+/** What crosses to the import worker (plain data; callbacks and signals stay on each side). */
+export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep' | 'followLinks' | 'skippedLog'>;
+
+export const NOT_FOLLOWED = 'outside the chosen folders, not followed';
 
 export const DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024;
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
@@ -63,7 +78,12 @@ function errReason(e: unknown): string {
   if (code === 'ELOOP') return 'symlink loop';
   if (code === 'ENOENT') return 'missing (broken link or removed during import)';
   if (code === 'EISDIR') return 'is a directory';
-  return e instanceof Error ? e.message : String(e);
+  return errorMessage(e);
+}
+
+/** The reason's kind, for counting: the words before any detail ("broken JSON: Unexpected token" -> "broken JSON"). */
+export function reasonKind(reason: string): string {
+  return reason.split(/[:(]/, 1)[0]!.trim() || reason.slice(0, 60);
 }
 
 /** The fields every structured source (manifest line, JSONL line, spec file) may carry. */
@@ -178,6 +198,35 @@ class ImportRun {
   private envMemory: EnvMemoryFile[] = [];
   private visited = new Set<string>();
   private lastPath = '';
+  private logBuf = '';
+  private logFd: number | null = null;
+
+  /** Appends what is buffered to the skipped log; a log that cannot be written is given up, not the import. */
+  flushSkippedLog(): void {
+    const file = this.opts.skippedLog;
+    if (!file || !this.logBuf) return;
+    try {
+      if (this.logFd === null) {
+        mkdirSync(dirname(file), { recursive: true });
+        this.logFd = openSync(file, 'w');
+        this.summary.skippedLog = file;
+      }
+      writeSync(this.logFd, this.logBuf);
+    } catch {
+      this.opts.skippedLog = undefined;
+      delete this.summary.skippedLog;
+    }
+    this.logBuf = '';
+  }
+
+  closeSkippedLog(): void {
+    this.flushSkippedLog();
+    if (this.logFd !== null) closeSync(this.logFd);
+    this.logFd = null;
+  }
+
+  /** Real paths of the folders the user chose (a chosen file contributes its folder). */
+  private roots: string[] = [];
   private readonly batchSize: number;
   private readonly maxBytes: number;
   private readonly started = Date.now();
@@ -186,17 +235,73 @@ class ImportRun {
     private db: Db,
     paths: string[],
     private opts: ImportOptions,
-    importId: number,
   ) {
     this.batchSize = opts.batchSize ?? 250;
     this.maxBytes = opts.maxSourceBytes ?? DEFAULT_MAX_SOURCE_BYTES;
-    this.summary = { importId, paths, files: 0, imported: 0, unchanged: 0, updated: 0, statsAttached: 0, skipped: [], flagged: [], cancelled: false, durationMs: 0 };
+    this.summary = {
+      paths,
+      files: 0,
+      imported: 0,
+      unchanged: 0,
+      updated: 0,
+      statsAttached: 0,
+      skipped: [],
+      skippedTotal: 0,
+      skippedByReason: {},
+      flagged: [],
+      cancelled: false,
+      durationMs: 0,
+    };
   }
 
+  /** Files are reported once even when two layouts name them; see skipLine for records inside a file. */
   skip(path: string, reason: string): void {
     if (this.skippedPaths.has(path)) return;
     this.skippedPaths.add(path);
-    this.summary.skipped.push({ path, reason });
+    this.count(path, reason);
+  }
+
+  /** A line of a JSONL file: unique by construction, so it is counted without remembering its path. */
+  private skipLine(where: string, reason: string): void {
+    this.count(where, reason);
+  }
+
+  private count(path: string, reason: string): void {
+    const s = this.summary;
+    s.skippedTotal++;
+    if (this.opts.skippedLog) {
+      this.logBuf += `${JSON.stringify({ path, reason })}\n`;
+      if (this.logBuf.length > 1 << 16) this.flushSkippedLog();
+    }
+    const kind = reasonKind(reason);
+    s.skippedByReason[kind] = (s.skippedByReason[kind] ?? 0) + 1;
+    if (s.skipped.length < SKIPPED_EXAMPLES) s.skipped.push({ path, reason });
+  }
+
+  /** Whether a path (after links) lies inside one of the chosen folders; always true when following links. */
+  private inside(path: string): boolean {
+    if (this.opts.followLinks) return true;
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      return true; // missing: the caller reports that, and nothing outside can be read through it
+    }
+    return this.roots.some((r) => real === r || real.startsWith(r.endsWith(sep) ? r : r + sep));
+  }
+
+  /** Refuses a path outside the roots, saying where it leads; true when refused. */
+  private refuseOutside(path: string): boolean {
+    if (this.inside(path)) return false;
+    let target = path;
+    try {
+      target = realpathSync(path);
+    } catch {
+      // keep the path as given
+    }
+    this.consumed.add(path);
+    this.skip(path, `${NOT_FOLLOWED} (leads to ${target})`);
+    return true;
   }
 
   progress(phase: ImportProgress['phase']): void {
@@ -207,7 +312,7 @@ class ImportRun {
       imported: s.imported,
       unchanged: s.unchanged,
       updated: s.updated,
-      skipped: s.skipped.length,
+      skipped: s.skippedTotal,
       ...(this.lastPath ? { currentPath: this.lastPath } : {}),
     });
   }
@@ -243,6 +348,14 @@ class ImportRun {
 
   async run(paths: string[]): Promise<void> {
     this.progress('scanning');
+    for (const p of paths) {
+      try {
+        const real = realpathSync(resolve(p));
+        this.roots.push(statSync(real).isDirectory() ? real : dirname(real));
+      } catch {
+        // reported below when the path is visited
+      }
+    }
     for (const p of paths) {
       const abs = resolve(p);
       let st;
@@ -293,6 +406,7 @@ class ImportRun {
       let isDir = ent.isDirectory();
       let isFile = ent.isFile();
       if (ent.isSymbolicLink()) {
+        if (this.refuseOutside(path)) continue;
         try {
           const st = statSync(path);
           isDir = st.isDirectory();
@@ -336,6 +450,7 @@ class ImportRun {
    */
   private readCompanion(path: string, limit = 1024 * 1024): string | null {
     if (!existsSync(path)) return null;
+    if (this.refuseOutside(path)) return null;
     this.consumed.add(path);
     try {
       const buf = readFileSync(path);
@@ -353,6 +468,7 @@ class ImportRun {
   }
 
   private async importPy(path: string, extra: Partial<EnvCandidate>): Promise<void> {
+    if (this.refuseOutside(path)) return;
     this.consumed.add(path);
     this.summary.files++;
     let buf: Buffer;
@@ -379,7 +495,7 @@ class ImportRun {
     if (stepFromPath !== null) c.rolloutStep = stepFromPath;
 
     const specPath = join(dir, `${stem}.json`);
-    if (existsSync(specPath)) {
+    if (existsSync(specPath) && !this.refuseOutside(specPath)) {
       this.consumed.add(specPath);
       try {
         const spec = JSON.parse(readFileSync(specPath, 'utf8')) as unknown;
@@ -443,6 +559,7 @@ class ImportRun {
         continue;
       }
       const file = resolve(dir, m[2]!);
+      if (!this.inside(dirname(file))) continue; // never even probe for files outside the chosen folders
       this.checksums.set(file, m[1]!.toLowerCase());
       if (!existsSync(file)) this.skip(file, 'listed in checksums.sha256 but missing');
     }
@@ -453,14 +570,14 @@ class ImportRun {
     for await (const { n, bytes } of readLines(path, this.maxBytes * 2)) {
       const where = `${path}:${n}`;
       if (bytes === null) {
-        this.skip(where, `line too long (over ${this.maxBytes * 2} bytes)`);
+        this.skipLine(where, `line too long (over ${this.maxBytes * 2} bytes)`);
         continue;
       }
       let line: string;
       try {
         line = utf8.decode(bytes);
       } catch {
-        this.skip(where, 'not valid UTF-8');
+        this.skipLine(where, 'not valid UTF-8');
         continue;
       }
       if (!line.trim()) continue;
@@ -468,11 +585,11 @@ class ImportRun {
       try {
         rec = JSON.parse(line);
       } catch (e) {
-        this.skip(where, `broken JSON: ${errReason(e)}`);
+        this.skipLine(where, `broken JSON: ${errReason(e)}`);
         continue;
       }
       if (!rec || typeof rec !== 'object' || Array.isArray(rec)) {
-        this.skip(where, 'not a JSON object');
+        this.skipLine(where, 'not a JSON object');
         continue;
       }
       yield { where, n, rec: rec as Record<string, unknown> };
@@ -509,14 +626,14 @@ class ImportRun {
             this.skip(path, 'not an environment JSONL (the first record has no "code" string)');
             return;
           }
-          this.skip(where, 'no "code" string');
+          this.skipLine(where, 'no "code" string');
           continue;
         }
         first = false;
         sawCode = true;
         const check = decodeSource(Buffer.from(code), this.maxBytes);
         if (!check.ok) {
-          this.skip(where, check.reason);
+          this.skipLine(where, check.reason);
           continue;
         }
         await this.add(merge({ source: code, path: where }, fieldsFromRecord(rec)));
@@ -536,10 +653,14 @@ class ImportRun {
       for await (const { where, rec } of this.jsonRecords(path)) {
         const file = entryFile(rec);
         if (!file) {
-          this.skip(where, 'manifest entry names no file');
+          this.skipLine(where, 'manifest entry names no file');
           continue;
         }
         let abs = resolve(dir, file);
+        if (!this.inside(dirname(abs)) || (existsSync(abs) && this.refuseOutside(abs))) {
+          if (!this.inside(dirname(abs))) this.skipLine(where, `${NOT_FOLLOWED} (names ${file})`);
+          continue;
+        }
         if (!existsSync(abs) && existsSync(resolve(dir, 'games', basename(file)))) abs = resolve(dir, 'games', basename(file));
         if (!existsSync(abs)) {
           this.consumed.add(abs);
@@ -585,6 +706,10 @@ class ImportRun {
     for (const [i, e] of entries.entries()) {
       const file = entryFile(e) ?? `${e.name as string}.py`;
       const abs = resolve(dir, file);
+      if (!this.inside(dirname(abs))) {
+        this.skipLine(`${path}#${i + 1}`, `${NOT_FOLLOWED} (names ${file})`);
+        continue;
+      }
       if (!existsSync(abs)) {
         this.consumed.add(abs);
         this.skip(abs, `named in manifest.json (entry ${i + 1}) but missing`);
@@ -623,15 +748,14 @@ class ImportRun {
       this.db.transaction(() => {
         records.forEach((rec: unknown, i) => {
           const where = `${path}#${i + 1}`;
-          if (!rec || typeof rec !== 'object') return this.skip(where, 'not a JSON object');
+          if (!rec || typeof rec !== 'object') return this.skipLine(where, 'not a JSON object');
           const r = rec as Record<string, unknown>;
           const file = typeof r.game_file === 'string' ? r.game_file : entryFile(r);
           let envId: number | null = file ? findEnvByStem(this.db, basename(file).replace(/\.py$/, '')) : null;
           if (envId === null && typeof r.code_snippet === 'string' && r.code_snippet.length < 2000) {
-            const v = stmt(this.db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(r.code_snippet)) as { env_id: number } | undefined;
-            envId = v?.env_id ?? null;
+            envId = envIdOfHash(this.db, sha256(r.code_snippet));
           }
-          if (envId === null) return this.skip(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
+          if (envId === null) return this.skipLine(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};
           // Our exporter writes SPADE's defaults where a value was unknown and lists them here.
           const unknown = new Set(Array.isArray(meta.workbench_unknown) ? meta.workbench_unknown : []);
@@ -655,31 +779,17 @@ class ImportRun {
   }
 }
 
-const activeImports = new Set<number>();
-
 export async function importPaths(db: Db, paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-  const now = new Date().toISOString();
-  // An import that was killed leaves its row 'running'; any such row not running in this process is stale.
-  const stale = stmt(db, "SELECT id FROM imports WHERE state = 'running'").all() as { id: number }[];
-  for (const r of stale) if (!activeImports.has(r.id)) stmt(db, "UPDATE imports SET state = 'interrupted' WHERE id = ?").run(r.id);
-  const importId = Number(stmt(db, 'INSERT INTO imports (job_id, paths, started_at) VALUES (?, ?, ?)').run(opts.jobId ?? null, JSON.stringify(paths), now).lastInsertRowid);
-  const run = new ImportRun(db, paths, opts, importId);
-  let state = 'done';
-  activeImports.add(importId);
+  const run = new ImportRun(db, paths, opts);
   try {
     await run.run(paths);
   } catch (e) {
-    if (!(e instanceof Cancelled)) {
-      stmt(db, "UPDATE imports SET state = 'failed', finished_at = ? WHERE id = ?").run(new Date().toISOString(), importId);
-      throw e;
-    }
+    if (!(e instanceof Cancelled)) throw e;
     run.summary.cancelled = true;
-    state = 'cancelled';
   } finally {
-    activeImports.delete(importId);
+    run.closeSkippedLog();
   }
   const summary = run.finish();
-  stmt(db, 'UPDATE imports SET state = ?, finished_at = ?, summary = ? WHERE id = ?').run(state, new Date().toISOString(), JSON.stringify(summary), importId);
   run.progress('done');
   return summary;
 }

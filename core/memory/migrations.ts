@@ -3,11 +3,45 @@
  * when applied and checked at every open, so an edited one is caught instead of silently skipped.
  * Later features append their own entries (environments, audits, episodes, jobs...).
  */
+import type { Db } from './db';
+import { searchableName } from './parse';
+
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * A step SQL cannot express, run after `sql` in the same transaction. It is named, not inlined:
+   * the name joins the checksum, so a rebuilt (minified) bundle does not look like an edited migration.
+   */
+  step?: MigrationStep;
 }
+
+/**
+ * The search index holds a name's CamelCase words too (`GridWalkEnv` is found by "walk"), the way
+ * repository.refreshFts writes it; plain SQL cannot split them, so this rewrites every row whose
+ * searchable name differs from the stored one.
+ */
+function splitSearchNames(db: Db): void {
+  const names = db.prepare('SELECT id, name FROM environments').all() as { id: number; name: string }[];
+  const row = db.prepare(
+    `SELECT e.notes, v.source, COALESCE((SELECT h.text FROM hints h WHERE h.env_id = e.id ORDER BY h.id DESC LIMIT 1), '') AS hint
+     FROM environments e JOIN versions v ON v.hash = e.head_hash WHERE e.id = ?`,
+  );
+  const del = db.prepare('DELETE FROM env_fts WHERE rowid = ?');
+  const ins = db.prepare('INSERT INTO env_fts (rowid, name, code, hint, notes) VALUES (?, ?, ?, ?, ?)');
+  for (const { id, name } of names) {
+    const searchable = searchableName(name);
+    if (searchable === name) continue;
+    const r = row.get(id) as { notes: string; source: string; hint: string } | undefined;
+    if (!r) continue;
+    del.run(id);
+    ins.run(id, searchable, r.source, r.hint, r.notes);
+  }
+}
+
+export const migrationSteps = { splitSearchNames } as const;
+export type MigrationStep = keyof typeof migrationSteps;
 
 export const migrations: Migration[] = [
   {
@@ -302,5 +336,21 @@ export const migrations: Migration[] = [
                COALESCE((SELECT h.text FROM hints h WHERE h.env_id = e.id ORDER BY h.id DESC LIMIT 1), ''), e.notes
         FROM environments e JOIN versions v ON v.hash = e.head_hash;
     `,
+  },
+  {
+    version: 8,
+    name: 'memory search names split again',
+    // Migration 7 rebuilt the index from plain names, so an upgraded library stopped finding
+    // `GridWalkEnv` by "walk" until each row was edited. 7 has shipped and cannot change; this redoes
+    // its rows the way the app writes them.
+    sql: `SELECT 1;`,
+    step: 'splitSearchNames',
+  },
+  {
+    version: 9,
+    name: 'drop imports table',
+    // Written by every import and read by nothing but its own stale-row check, which (per thread)
+    // marked a concurrent worker's import "interrupted". Progress and summaries live in the service.
+    sql: `DROP TABLE imports;`,
   },
 ];

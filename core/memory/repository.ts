@@ -14,10 +14,11 @@
  * A version is the SHA-256 of its source text (UTF-8). The same source seen twice is the same
  * version of the same environment, which is what makes every import idempotent.
  */
-import { ApiError, type EnvDetail, type EnvSummary, type MemoryFilters, type MemorySort, type VersionInfo } from '../api';
+import { type EnvDetail, type EnvSummary, type MemoryFilters, type MemorySort, type VersionInfo } from '../api';
 import type { Db } from './db';
 import { detectKind, findClassName, searchableName, sha256 } from './parse';
 import { stmt } from './statements';
+import { DomainError } from '../errors';
 
 export interface EnvStats {
   winRate?: number | null;
@@ -297,6 +298,12 @@ export function attachStats(db: Db, envId: number, stats: EnvStats, extra: { rol
   return true;
 }
 
+/** The environment holding the version with this content hash, if any. */
+export function envIdOfHash(db: Db, hash: string): number | null {
+  const r = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
+  return r?.env_id ?? null;
+}
+
 export function findEnvByStem(db: Db, stem: string): number | null {
   const r = stmt(db, 'SELECT id FROM environments WHERE file_stem = ? ORDER BY id DESC LIMIT 1').get(stem) as { id: number } | undefined;
   return r?.id ?? null;
@@ -369,14 +376,14 @@ export function listVersions(db: Db, envId: number): VersionInfo[] {
 export function addVersion(db: Db, envId: number, source: string, parentHash: string, message = ''): { hash: string; created: boolean } {
   return db.transaction(() => {
     const env = stmt(db, 'SELECT id FROM environments WHERE id = ?').get(envId);
-    if (!env) throw new ApiError('not_found', `No environment ${envId}`);
+    if (!env) throw new DomainError('not_found', `No environment ${envId}`);
     const parent = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(parentHash) as { env_id: number } | undefined;
-    if (!parent || parent.env_id !== envId) throw new ApiError('invalid_input', `Parent ${parentHash.slice(0, 12)} is not a version of environment ${envId}`);
+    if (!parent || parent.env_id !== envId) throw new DomainError('invalid_input', `Parent ${parentHash.slice(0, 12)} is not a version of environment ${envId}`);
     const hash = sha256(source);
     const now = new Date().toISOString();
     const known = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
     if (known && known.env_id !== envId) {
-      throw new ApiError('conflict', `This exact source is already stored as environment ${known.env_id}; open that one instead`, { envId: known.env_id, hash });
+      throw new DomainError('conflict', `This exact source is already stored as environment ${known.env_id}; open that one instead`, { envId: known.env_id, hash });
     }
     if (!known) {
       stmt(db, 'INSERT INTO versions (hash, env_id, parent_hash, source, class_name, bytes, message, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
@@ -430,7 +437,7 @@ export interface EnvPatch {
 export function updateEnvironment(db: Db, id: number, patch: EnvPatch): EnvDetail {
   db.transaction(() => {
     const row = stmt(db, 'SELECT head_hash FROM environments WHERE id = ?').get(id) as { head_hash: string } | undefined;
-    if (!row) throw new ApiError('not_found', `No environment ${id}`);
+    if (!row) throw new DomainError('not_found', `No environment ${id}`);
     const now = new Date().toISOString();
     const sets: string[] = [];
     const vals: unknown[] = [];
@@ -548,74 +555,61 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   const limit = input.limit ?? 100;
   const offset = input.offset ?? 0;
   const fts = ftsQuery(query);
-  try {
-    if (!fts) {
-      const where = buildWhere('', filters);
-      const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
-      const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
-      const rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[field]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
-        ...where.params,
-        limit,
-        offset,
-      ) as EnvRow[];
-      const total = (stmt(db, `SELECT count(*) AS n FROM environments e ${where.sql}`).get(...where.params) as { n: number }).n;
-      return { total, capped: false, rows: rows.map(toSummary) };
-    }
-    // The FTS table drives: its doclist is already in rowid order, and the filters are checked per match.
-    const rest = buildWhere('', filters, undefined, false);
-    const and = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
-    const n = (
-      stmt(db, `SELECT count(*) AS n FROM (SELECT 1 FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} LIMIT ${COUNT_CAP + 1})`).get(fts, ...rest.params) as {
-        n: number;
-      }
-    ).n;
-    const capped = n > COUNT_CAP;
-    const total = Math.min(n, COUNT_CAP);
-    const sort = input.sort ?? { field: 'relevance' as const, dir: 'asc' as const };
-    let rows: EnvRow[];
-    if (sort.field === 'relevance' && n <= RANK_LIMIT) {
-      rows = stmt(
-        db,
-        `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
-      ).all(fts, ...rest.params, limit, offset) as EnvRow[];
-    } else if (sort.field === 'relevance' || sort.field === 'created') {
-      const dir = sort.field === 'created' && sort.dir === 'asc' ? 'ASC' : 'DESC';
-      rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
-        fts,
-        ...rest.params,
-        limit,
-        offset,
-      ) as EnvRow[];
-    } else {
-      const where = buildWhere(query, filters);
-      const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
-      rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[sort.field as keyof typeof sortColumns]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
-        ...where.params,
-        limit,
-        offset,
-      ) as EnvRow[];
-    }
-    return { total, capped, rows: rows.map(toSummary) };
-  } catch (e) {
-    throw searchError(query, e);
+  if (!fts) {
+    const where = buildWhere('', filters);
+    const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
+    const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
+    const rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[field]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+      ...where.params,
+      limit,
+      offset,
+    ) as EnvRow[];
+    const total = (stmt(db, `SELECT count(*) AS n FROM environments e ${where.sql}`).get(...where.params) as { n: number }).n;
+    return { total, capped: false, rows: rows.map(toSummary) };
   }
-}
-
-/** A query FTS5 cannot parse is the caller's input error, not ours. */
-function searchError(query: string, e: unknown): unknown {
-  return e instanceof Error && /fts5|MATCH/i.test(e.message) ? new ApiError('invalid_input', `Cannot search for "${query}": ${e.message}`) : e;
+  // The FTS table drives: its doclist is already in rowid order, and the filters are checked per match.
+  const rest = buildWhere('', filters, undefined, false);
+  const and = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
+  const n = (
+    stmt(db, `SELECT count(*) AS n FROM (SELECT 1 FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} LIMIT ${COUNT_CAP + 1})`).get(fts, ...rest.params) as {
+      n: number;
+    }
+  ).n;
+  const capped = n > COUNT_CAP;
+  const total = Math.min(n, COUNT_CAP);
+  const sort = input.sort ?? { field: 'relevance' as const, dir: 'asc' as const };
+  let rows: EnvRow[];
+  if (sort.field === 'relevance' && n <= RANK_LIMIT) {
+    rows = stmt(
+      db,
+      `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
+    ).all(fts, ...rest.params, limit, offset) as EnvRow[];
+  } else if (sort.field === 'relevance' || sort.field === 'created') {
+    const dir = sort.field === 'created' && sort.dir === 'asc' ? 'ASC' : 'DESC';
+    rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
+      fts,
+      ...rest.params,
+      limit,
+      offset,
+    ) as EnvRow[];
+  } else {
+    const where = buildWhere(query, filters);
+    const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
+    rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[sort.field as keyof typeof sortColumns]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+      ...where.params,
+      limit,
+      offset,
+    ) as EnvRow[];
+  }
+  return { total, capped, rows: rows.map(toSummary) };
 }
 
 /** Every id a search matches (newest first), for bulk actions on "all matching"; at most `max`. */
 export function matchingIds(db: Db, input: { query?: string; filters?: MemoryFilters }, max = 100_000): { ids: number[]; truncated: boolean } {
   const query = input.query ?? '';
   const where = buildWhere(query, input.filters ?? {});
-  try {
-    const ids = (stmt(db, `SELECT e.id FROM environments e ${where.sql} ORDER BY e.id DESC LIMIT ?`).all(...where.params, max + 1) as { id: number }[]).map((r) => r.id);
-    return { ids: ids.slice(0, max), truncated: ids.length > max };
-  } catch (e) {
-    throw searchError(query, e);
-  }
+  const ids = (stmt(db, `SELECT e.id FROM environments e ${where.sql} ORDER BY e.id DESC LIMIT ?`).all(...where.params, max + 1) as { id: number }[]).map((r) => r.id);
+  return { ids: ids.slice(0, max), truncated: ids.length > max };
 }
 
 export interface Selection {

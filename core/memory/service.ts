@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ApiError, type ImportProgress, type ImportSummary } from '../api';
+import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
-import { importPaths, type ImportOptions } from './importer';
+import { importPaths, type WorkerImportOptions } from './importer';
 import { packageRoot } from '../services/appInfo';
 import { environmentCount } from './repository';
-import { stmt } from './statements';
+import { readFlag, writeFlag } from '../services/settingsStore';
+import { DomainError } from '../errors';
 
 interface ImportJob {
   jobId: string;
@@ -29,6 +30,10 @@ export interface MemoryServiceDeps {
   events: EventBus;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   nativeBinding?: string;
+  /** Why writes are refused right now (a damaged database file), or null. */
+  writesPaused?: () => string | null;
+  /** The bundled import worker; found next to the bundle by default (null: import on this thread). */
+  workerFile?: string | null;
 }
 
 const SEED_FLAG = 'memory.seedPackImported';
@@ -52,12 +57,15 @@ export class MemoryService {
     return [...this.jobs.values()].filter((j) => j.progress.phase !== 'done' && j.progress.phase !== 'failed').length;
   }
 
-  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number } = {}): ImportJob {
-    if (this.closed) throw new ApiError('unavailable', 'The workbench is shutting down');
+  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number; followLinks?: boolean } = {}): ImportJob {
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    // The worker writes through its own connection, which the pause on ours does not cover.
+    const paused = this.deps.writesPaused?.();
+    if (paused) throw new DomainError('unavailable', paused, { database: 'writes-paused' });
     const jobId = opts.jobId ?? `import-${randomUUID().slice(0, 8)}`;
     const existing = this.jobs.get(jobId);
     if (existing && existing.progress.phase !== 'done' && existing.progress.phase !== 'failed') {
-      throw new ApiError('conflict', `Import ${jobId} is still running`);
+      throw new DomainError('conflict', `Import ${jobId} is still running`);
     }
     const progress: ImportProgress = { jobId, phase: 'scanning', files: 0, imported: 0, unchanged: 0, updated: 0, skipped: 0 };
     const job: ImportJob = { jobId, progress, cancel: () => {}, done: Promise.resolve(null) };
@@ -75,7 +83,9 @@ export class MemoryService {
         this.deps.events.emit('memory.changed', { reason: 'import' });
       }
     };
-    const importOpts: Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep'> = {
+    const importOpts: WorkerImportOptions = {
+      ...(this.deps.dbPath === ':memory:' ? {} : { skippedLog: join(dirname(this.deps.dbPath), 'imports', `${jobId}-skipped.jsonl`) }),
+      ...(opts.followLinks ? { followLinks: true } : {}),
       ...(opts.runId ? { runId: opts.runId } : {}),
       ...(opts.rolloutStep !== undefined ? { rolloutStep: opts.rolloutStep } : {}),
       ...(opts.jobId ? { jobId: opts.jobId } : {}),
@@ -86,11 +96,11 @@ export class MemoryService {
         job.progress = { ...job.progress, phase: 'done', summary };
         this.deps.events.emit('memory.importProgress', job.progress);
         this.deps.events.emit('memory.changed', { reason: 'import' });
-        this.deps.log('info', `import ${jobId}: ${summary.imported} new, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skipped.length} skipped${summary.cancelled ? ' (cancelled)' : ''}`);
+        this.deps.log('info', `import ${jobId}: ${summary.imported} new, ${summary.updated} updated, ${summary.unchanged} unchanged, ${summary.skippedTotal} skipped${summary.cancelled ? ' (cancelled)' : ''}`);
         return summary;
       },
       (e: unknown) => {
-        const error = e instanceof Error ? e.message : String(e);
+        const error = errorMessage(e);
         job.progress = { ...job.progress, phase: 'failed', error };
         this.deps.events.emit('memory.importProgress', job.progress);
         this.deps.log('error', `import ${jobId} failed: ${error}`);
@@ -103,11 +113,11 @@ export class MemoryService {
 
   private runImport(
     paths: string[],
-    opts: Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep'>,
+    opts: WorkerImportOptions,
     onProgress: (p: Omit<ImportProgress, 'jobId'>) => void,
     job: ImportJob,
   ): Promise<ImportSummary> {
-    const file = workerFile();
+    const file = this.deps.workerFile === undefined ? workerFile() : this.deps.workerFile;
     if (!file || this.deps.dbPath === ':memory:') {
       const controller = new AbortController();
       job.cancel = () => controller.abort();
@@ -135,7 +145,7 @@ export class MemoryService {
 
   status(jobId: string): ImportProgress {
     const job = this.jobs.get(jobId);
-    if (!job) throw new ApiError('not_found', `No import ${jobId} in this session`);
+    if (!job) throw new DomainError('not_found', `No import ${jobId} in this session`);
     return job.progress;
   }
 
@@ -153,13 +163,13 @@ export class MemoryService {
    */
   importSeedPackIfEmpty(seedDir = join(packageRoot(), 'resources', 'seed-pack')): ImportJob | null {
     const db = this.deps.db;
-    if (!existsSync(seedDir)) return null;
-    if (stmt(db, 'SELECT 1 FROM settings WHERE key = ?').get(SEED_FLAG)) return null;
+    if (!existsSync(seedDir) || this.deps.writesPaused?.()) return null;
+    if (readFlag(db, SEED_FLAG)) return null;
     if (environmentCount(db) > 0) return null;
     const job = this.startImport([seedDir], { jobId: 'seed-pack' });
     void job.done.then((summary) => {
       if (summary && !summary.cancelled && !this.closed) {
-        stmt(db, 'INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(SEED_FLAG, JSON.stringify(new Date().toISOString()));
+        writeFlag(db, SEED_FLAG, new Date().toISOString());
       }
     });
     return job;

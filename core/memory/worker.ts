@@ -3,13 +3,14 @@
 // reads while batches commit here. Messages: progress / done / error out, cancel in.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from './db';
-import { importPaths, type ImportOptions } from './importer';
+import { errorMessage } from '../api';
+import { importPaths, type WorkerImportOptions } from './importer';
 
 interface Job {
   dbPath: string;
   paths: string[];
   nativeBinding?: string;
-  opts: Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep'>;
+  opts: WorkerImportOptions;
 }
 
 const job = workerData as Job;
@@ -21,7 +22,7 @@ parentPort!.on('message', (m: { type: string }) => {
 const db = openDatabase(job.dbPath, job.nativeBinding ? { nativeBinding: job.nativeBinding } : {});
 importPaths(db, job.paths, { ...job.opts, signal: controller.signal, onProgress: (p) => parentPort!.postMessage({ type: 'progress', p }) })
   .then((summary) => parentPort!.postMessage({ type: 'done', summary }))
-  .catch((e: unknown) => parentPort!.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) }))
+  .catch((e: unknown) => parentPort!.postMessage({ type: 'error', message: errorMessage(e) }))
   .finally(() => {
     db.close();
     parentPort!.close();

@@ -1,5 +1,5 @@
 import type { Backend } from '../api';
-import { ApiError } from '../api';
+import { ApiError, parseEvent } from '../api';
 import type { Dispatch } from './dispatcher';
 import type { EventBus } from './events';
 
@@ -12,8 +12,8 @@ export function createInProcessBackend(dispatch: Dispatch, events: EventBus): Ba
   const unsubscribe = events.subscribe((name, payload) => {
     const set = listeners.get(name);
     if (!set) return;
-    const copy = JSON.parse(JSON.stringify(payload)) as unknown;
-    set.forEach((l) => l(copy));
+    const parsed = parseEvent(name, JSON.parse(JSON.stringify(payload)) as unknown);
+    if (parsed.ok) set.forEach((l) => l(parsed.payload));
   });
   return {
     transport: 'in-process',

@@ -1,17 +1,21 @@
 import { join } from 'node:path';
 import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
+import { checkIntegrity, isWriteRefused, pauseWrites, type IntegrityReport } from '../memory/integrity';
+import { DomainError } from '../errors';
 import { MemoryService } from '../memory/service';
+import { LibraryService } from '../memory/library';
 import { PyodidePool } from '../runtime/pyodidePool';
 import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
 import { EpisodeStore } from '../episodes/store';
+import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
-import { SettingsStore } from './settings';
+import { SettingsStore } from './settingsStore';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -43,9 +47,11 @@ export class Services {
   readonly dataDir: string;
   readonly dbPath: string;
   readonly db: Db;
-  readonly events = new EventBus();
+  // An invalid payload is reported on the console, not as a log.line event (which could be the invalid one).
+  readonly events = new EventBus((problem) => console.error(`[spade] event not sent: ${problem}`));
   readonly settings: SettingsStore;
   readonly memory: MemoryService;
+  readonly library: LibraryService;
   readonly runtime: RuntimeService;
   readonly jobs: JobService;
   readonly shell: Shell;
@@ -54,8 +60,10 @@ export class Services {
   private readonly statusProviders: (() => ComponentStatus[])[] = [];
   private readonly closers: (() => Promise<void> | void)[] = [];
   private closed = false;
-  private auditSvc: AuditService | null = null;
-  private episodesSvc: EpisodeService | null = null;
+  private integrityReport: IntegrityReport;
+  /** The user chose to keep writing to a file that failed its check. */
+  private writesAllowedAnyway = false;
+  private readonly made = new Map<string, unknown>();
 
   constructor(opts: ServiceOptions) {
     this.dataDir = opts.dataDir;
@@ -63,15 +71,22 @@ export class Services {
     this.shell = opts.shell;
     this.platform = opts.platform ?? {};
     this.db = openDatabase(this.dbPath, opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {});
+    this.integrityReport = checkIntegrity(this.db, 'quick');
+    if (!this.integrityReport.ok) pauseWrites(this.db, true);
     this.settings = new SettingsStore(this.db);
     this.memory = new MemoryService({
       db: this.db,
       dbPath: this.dbPath,
       events: this.events,
       log: (level, message) => this.log(level, 'memory', message),
+      writesPaused: () => (this.writesPaused ? this.pausedMessage() : null),
       ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
     });
     this.onClose(() => this.memory.close());
+    this.library = new LibraryService({
+      db: this.db,
+      changed: (reason, ids) => this.events.emit('memory.changed', ids ? { reason, ids: ids.slice(0, 1000) } : { reason }),
+    });
     this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
     this.onClose(() => this.runtime.shutdown());
     this.jobs = new JobService({
@@ -87,7 +102,9 @@ export class Services {
       },
     });
     this.onClose(() => this.jobs.close());
-    this.jobs.start();
+    // Following jobs writes their state every second; on a file whose writes are paused that would
+    // only fail, so jobs are picked up once writes resume.
+    this.startJobsIfWritable();
     this.addStatusProvider(() => this.runtime.components());
     this.addStatusProvider(() => {
       const n = this.memory.busy();
@@ -97,45 +114,114 @@ export class Services {
 
   /** Audits, made on first use so an app that never audits starts no Python. */
   get audit(): AuditService {
-    if (!this.auditSvc) {
-      const svc = new AuditService({
-        db: this.db,
-        events: this.events,
-        maxTurns: () => this.settings.get().maxTurns,
-        runtime: () => this.settings.get().auditRuntime,
-        allowUnsandboxed: () => this.settings.get().allowUnsandboxedNative,
-        makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
-        log: (level, m) => this.log(level, 'audit', m),
-      });
-      this.auditSvc = svc;
-      this.onClose(() => svc.close());
-      this.addStatusProvider(() => {
-        const n = svc.busy();
-        return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
-      });
-    }
-    return this.auditSvc;
+    return this.lazily(
+      'audit',
+      () => {
+        const svc = new AuditService({
+          db: this.db,
+          events: this.events,
+          maxTurns: () => this.settings.get().maxTurns,
+          runtime: () => this.settings.get().auditRuntime,
+          allowUnsandboxed: () => this.settings.get().allowUnsandboxedNative,
+          makePyodide: () => new PyodidePool({ log: (level, m) => this.log(level, 'audit', m) }),
+          log: (level, m) => this.log(level, 'audit', m),
+        });
+        this.addStatusProvider(() => {
+          const n = svc.busy();
+          return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
+        });
+        return svc;
+      },
+      (svc) => svc.close(),
+    );
   }
 
   /** Episodes, made on first use; it closes its runtime sessions before the runtime shuts down. */
   get episodes(): EpisodeService {
-    if (!this.episodesSvc) {
-      const svc = new EpisodeService({
-        store: new EpisodeStore(this.db),
-        catalog: memoryCatalog(this.db),
-        runtime: this.runtime,
-        defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
-        changed: (ids) => this.events.emit('episodes.changed', { ids }),
-        regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
-      });
-      this.episodesSvc = svc;
-      this.onClose(() => svc.closeAll());
-    }
-    return this.episodesSvc;
+    return this.lazily(
+      'episodes',
+      () =>
+        new EpisodeService({
+          store: new EpisodeStore(this.db),
+          catalog: memoryCatalog(this.db),
+          runtime: this.runtime,
+          defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
+          changed: (ids) => this.events.emit('episodes.changed', { ids }),
+          regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
+        }),
+      (svc) => svc.closeAll(),
+    );
+  }
+
+  /** The editor, made on first use; its syntax-checker process lives and dies with it. */
+  get editor(): EditorService {
+    return this.lazily(
+      'editor',
+      () => new EditorService({ db: this.db, runtime: () => this.runtime, changed: (ids, reason) => this.events.emit('memory.changed', { ids, reason }) }),
+      (svc) => svc.close(),
+    );
+  }
+
+  /**
+   * The one way a service gets its lifetime: Services makes it (here at first use, for parts
+   * that cost a process or a pool to start; the others in the constructor) and closes it, in
+   * reverse order of making, when the app closes. No feature keeps a service of its own.
+   */
+  private lazily<T>(name: string, make: () => T, close: (svc: T) => Promise<void> | void): T {
+    const known = this.made.get(name);
+    if (known !== undefined) return known as T;
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    const svc = make();
+    this.made.set(name, svc);
+    this.onClose(() => close(svc));
+    return svc;
   }
 
   schemaVersion(): number {
     return schemaVersion(this.db);
+  }
+
+  /** The last structural check of the database file (quick at open, full on demand). */
+  get integrity(): IntegrityReport {
+    return this.integrityReport;
+  }
+
+  get writesPaused(): boolean {
+    return !this.integrityReport.ok && !this.writesAllowedAnyway;
+  }
+
+  /** Re-checks the file; a damaged one pauses writes unless the user already chose to write anyway. */
+  checkDatabase(full: boolean): IntegrityReport {
+    this.integrityReport = checkIntegrity(this.db, full ? 'full' : 'quick');
+    pauseWrites(this.db, this.writesPaused);
+    this.startJobsIfWritable();
+    if (!this.integrityReport.ok) this.log('error', 'database', `${this.integrityReport.checked} check found ${this.integrityReport.problems.length} problem(s): ${this.integrityReport.problems[0] ?? ''}`);
+    return this.integrityReport;
+  }
+
+  private jobsStarted = false;
+  private startJobsIfWritable(): void {
+    if (this.jobsStarted || this.writesPaused || this.closed) return;
+    this.jobsStarted = true;
+    this.jobs.start();
+  }
+
+  /** The user's choice after being told the file is damaged. */
+  resumeWrites(): void {
+    this.writesAllowedAnyway = true;
+    pauseWrites(this.db, false);
+    this.startJobsIfWritable();
+    this.log('warn', 'database', 'writes resumed on a database that failed its integrity check, at the user\'s request');
+  }
+
+  private pausedMessage(): string {
+    return `The library database failed its ${this.integrityReport.checked} integrity check (${this.integrityReport.truncated ? 'at least ' : ''}${this.integrityReport.problems.length} problem(s)), so changes are paused. Run a full check, export what you need, or choose to keep writing.`;
+  }
+
+  /** A write refused because of the pause becomes a clear 'unavailable' instead of a bug report. */
+  translateError(e: unknown): unknown {
+    if (this.writesPaused && isWriteRefused(e)) return new DomainError('unavailable', this.pausedMessage(), { database: 'writes-paused' });
+    return e;
   }
 
   addStatusProvider(p: () => ComponentStatus[]): void {
@@ -164,6 +250,7 @@ export class Services {
         // Closing must finish even if one part fails; the database is closed last regardless.
       }
     }
+    this.made.clear(); // a closed service is never handed out again (it would restart its process)
     this.db.close();
   }
 }

@@ -25,7 +25,9 @@ export interface Sample {
 
 export const samples: Sample[] = [
   { call: 'app.info', input: {}, volatile: ['dataDir', 'databasePath'] },
-  { call: 'app.health', input: {}, volatile: ['uptimeSec'] },
+  { call: 'app.health', input: {}, volatile: ['uptimeSec', 'checkedAt'] },
+  { call: 'app.checkDatabase', input: { full: true }, volatile: ['checkedAt'] },
+  { call: 'app.resumeWrites', input: { confirm: true }, volatile: ['checkedAt'] },
   { call: 'settings.get', input: {} },
   { call: 'settings.update', input: { theme: 'dark', maxTurns: 30 } },
   { call: 'settings.get', input: {} },
@@ -47,7 +49,7 @@ export const samples: Sample[] = [
   { call: 'memory.tag', input: { ids: [1, 3], add: ['contract'], remove: [] } },
   { call: 'memory.update', input: { id: 2, notes: 'checked by the contract test', rating: 4 }, volatile: ['updatedAt', 'createdAt', 'seenAt', 'sourcePath', 'path'] },
   { call: 'memory.search', input: { query: '', filters: { seed: true } }, volatile: ['updatedAt', 'tookMs'] },
-  { call: 'memory.importStatus', input: { jobId: 'seed-pack' }, volatile: ['durationMs', 'paths', 'path', 'currentPath', 'importId'] },
+  { call: 'memory.importStatus', input: { jobId: 'seed-pack' }, volatile: ['durationMs', 'paths', 'path', 'currentPath'] },
   { call: 'memory.importCancel', input: { jobId: 'no-such-import' } },
   { call: 'memory.import', input: { paths: ['/nonexistent/spade-contract-path'], jobId: 'contract-missing' } },
   { call: 'memory.export', input: (c: SampleContext) => ({ selection: { seeds: true }, format: 'jsonl', outDir: c.outDir }), volatile: ['files', 'outDir'] },

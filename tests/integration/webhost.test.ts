@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../core/host/startApp';
 import { tempDir } from '../helpers/tmp';
@@ -19,9 +20,9 @@ async function start(opts: Partial<Parameters<typeof startApp>[0]> = {}): Promis
   return app;
 }
 
-function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET', body?: string, host = '127.0.0.1'): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+    const req = request({ host, port, path, method, headers }, (res) => {
       let data = '';
       res.on('data', (c) => (data += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
@@ -40,6 +41,38 @@ function wsOpens(url: string, headers: Record<string, string> = {}): Promise<boo
     });
     ws.on('error', () => resolve(false));
   });
+}
+
+/** n plain TCP connections; `closedWithin` waits until `want` of them were closed by the server (or the time is up), then drops them all. */
+async function rawSockets(port: number, n: number, onConnect: (s: Socket) => void = () => {}) {
+  const sockets: Socket[] = [];
+  let closed = 0;
+  await Promise.all(
+    Array.from({ length: n }, () =>
+      new Promise<void>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => {
+          onConnect(s);
+          resolve();
+        });
+        s.on('error', () => {});
+        s.resume(); // read the server's reply and FIN, or 'close' never comes
+        s.on('close', () => {
+          closed++;
+          resolve();
+        });
+        sockets.push(s);
+      }),
+    ),
+  );
+  return {
+    async closedWithin(want: number, ms: number): Promise<number> {
+      const until = Date.now() + ms;
+      while (closed < want && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      const seen = closed;
+      for (const s of sockets) s.destroy();
+      return seen;
+    },
+  };
 }
 
 describe('web host', () => {
@@ -94,5 +127,45 @@ describe('web host', () => {
     expect((await get(port, '/', { cookie: `spade_token=${token}` })).status).toBe(200);
     expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws`)).toBe(false);
     expect(await wsOpens(`ws://127.0.0.1:${port}/api/ws?token=${token}`)).toBe(true);
+  });
+
+  it('answers not_found with 404 and a malformed %-escape in the call name with 400', async () => {
+    const app = await start();
+    const missing = await get(app.host.port, '/api/call/memory.get', {}, 'POST', '{"id": 987654}');
+    expect(missing.status).toBe(404);
+    expect(JSON.parse(missing.body).error.code).toBe('not_found');
+    const malformed = await get(app.host.port, '/api/call/memory.%E0%A4%A', {}, 'POST', '{}');
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body).error.code).toBe('invalid_input');
+    expect((await get(app.host.port, '/api/call/no.such', {}, 'POST', '{}')).status).toBe(400);
+  });
+
+  it('gates another loopback address (--host 127.0.0.2) by a token and accepts its own Host header', async () => {
+    const app = await start({ host: '127.0.0.2', hostExplicit: true });
+    const token = app.host.token;
+    expect(token).toMatch(/^[0-9a-f]{48}$/);
+    const port = app.host.port;
+    expect((await get(port, '/', {}, 'GET', undefined, '127.0.0.2')).status).toBe(401);
+    const viaQuery = await get(port, `/api/call/app.info?token=${token}`, {}, 'POST', '{}', '127.0.0.2');
+    expect(viaQuery.status).toBe(200);
+    const call = await get(port, '/api/call/app.info', { authorization: `Bearer ${token}` }, 'POST', '{}', '127.0.0.2');
+    expect(call.status).toBe(200);
+    // Still no DNS rebinding: a foreign name is refused even with the token.
+    expect((await get(port, `/?token=${token}`, { host: `evil.example:${port}` }, 'GET', undefined, '127.0.0.2')).status).toBe(421);
+  });
+
+  it('drops 1,000 half-open requests once the header timeout passes instead of holding them for a minute', async () => {
+    const app = await start();
+    const port = app.host.port;
+    const raw = await rawSockets(port, 1000, (s) => s.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Slow: `)); // never finished
+    // Default header timeout is 10 s; give it 25 s (the old server kept them past 60 s).
+    expect(await raw.closedWithin(1000, 25_000)).toBe(1000);
+    expect((await get(port, '/api/call/app.info', {}, 'POST', '{}')).status).toBe(200);
+  }, 60_000);
+
+  it('caps concurrent connections so nobody can exhaust the descriptors', async () => {
+    const app = await start({ limits: { maxConnections: 20 } });
+    const raw = await rawSockets(app.host.port, 60);
+    expect(await raw.closedWithin(40, 5_000)).toBe(40);
   });
 });

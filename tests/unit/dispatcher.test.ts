@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../core/api';
+import { ApiError, errorMessage } from '../../core/api';
+import { DomainError, isUnreachable } from '../../core/errors';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createHandlers } from '../../core/handlers';
 import { Services } from '../../core/services/services';
@@ -81,7 +82,67 @@ describe('dispatcher', () => {
   it('only lets plain web links out', () => {
     expect(validateExternalUrl('https://arxiv.org/abs/2608.19197').hostname).toBe('arxiv.org');
     for (const bad of ['file:///etc/passwd', 'javascript:alert(1)', 'spade://x', 'https://user:pw@example.com/', 'not a url']) {
-      expect(() => validateExternalUrl(bad)).toThrow(ApiError);
+      expect(() => validateExternalUrl(bad)).toThrow(DomainError);
     }
+  });
+
+  it('maps a domain error to its own code once, details included', async () => {
+    const { services } = setup();
+    const handlers = createHandlers(services);
+    const logged: string[] = [];
+    const conflicted = { ...handlers, 'app.info': () => { throw new DomainError('conflict', 'already there', { envId: 7 }); } } as typeof handlers;
+    const err = await errorOf(createDispatcher(conflicted, (m) => logged.push(m))('app.info', {}, { transport: 'in-process' }));
+    expect(err.toJSON()).toEqual({ code: 'conflict', message: 'already there', details: { envId: 7 } });
+    expect(logged).toEqual([]); // a domain error is an answer, not a bug
+  });
+
+  it('logs an unexpected error with its stack and shows it as internal', async () => {
+    const { services } = setup();
+    const handlers = createHandlers(services);
+    const logged: string[] = [];
+    const broken = { ...handlers, 'app.info': () => { throw new TypeError('cannot read x of undefined'); } } as typeof handlers;
+    const err = await errorOf(createDispatcher(broken, (m) => logged.push(m))('app.info', {}, { transport: 'in-process' }));
+    expect(err.code).toBe('internal');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain('TypeError: cannot read x of undefined');
+    expect(logged[0]).toMatch(/\n\s+at /); // the stack, not just the message
+  });
+
+  it('shows a bug inside the job manager as internal, not as the user\'s invalid input', async () => {
+    const { services } = setup();
+    const logged: string[] = [];
+    const dispatch = createDispatcher(createHandlers(services), (m) => logged.push(m));
+    expect((await errorOf(dispatch('jobs.get', { id: 'no-such-job' }, { transport: 'in-process' }))).code).toBe('not_found');
+    services.jobs.manager.get = () => {
+      throw new TypeError('spec is undefined');
+    };
+    const err = await errorOf(dispatch('jobs.get', { id: 'any' }, { transport: 'in-process' }));
+    expect(err.code).toBe('internal');
+    expect(logged.join('\n')).toContain('TypeError: spec is undefined');
+  });
+
+  it('keeps job launch mistakes as invalid_input without reading their wording', async () => {
+    const { services } = setup();
+    const dispatch = createDispatcher(createHandlers(services), () => {});
+    const err = await errorOf(dispatch('jobs.submit', { name: 'x', backend: 'local', recipe: 'no-such-recipe' }, { transport: 'in-process' }));
+    expect(err.code).toBe('invalid_input');
+    expect(err.message).toContain('no-such-recipe');
+  });
+
+  it('recognises an unreachable host by its error code, not its message', () => {
+    expect(isUnreachable(Object.assign(new Error('whatever words'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isUnreachable(new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ENOTFOUND' }) }))).toBe(true);
+    expect(isUnreachable(Object.assign(new Error('x'), { level: 'client-timeout' }))).toBe(true);
+    expect(isUnreachable(new Error('connect ECONNREFUSED 127.0.0.1:22'))).toBe(false);
+  });
+
+  it('has one way to say what an unknown thrown value was', () => {
+    expect(errorMessage(new Error('boom'))).toBe('boom');
+    expect(errorMessage('plain')).toBe('plain');
+    expect(errorMessage({ code: 1 })).toBe('{"code":1}');
+    expect(errorMessage(undefined)).toBe('undefined');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(errorMessage(cyclic)).toBe('[object Object]');
   });
 });

@@ -33,8 +33,55 @@ describe('layer lint rule', () => {
     expect(await messages('core/api/calls/x.ts', "import { defineCall } from '../contract';\n")).toHaveLength(0);
   });
 
+  it('keeps handlers off repositories, stores and the database (they delegate to services)', async () => {
+    expect(await messages('core/handlers/x.ts', "import { search } from '../memory/repository';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { JobStore } from '../jobs/store';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { openDatabase } from '../memory/db';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { app } from 'electron';\n")).toHaveLength(1); // the layer rule still applies
+    expect(await messages('core/handlers/x.ts', "import type { Services } from '../services/services';\n")).toHaveLength(0);
+    expect(await messages('core/memory/library.ts', "import { search } from './repository';\n")).toHaveLength(0);
+  });
+
   it('refuses the Electron shell importing UI code', async () => {
     expect(await messages('electron/x.ts', "import { Workbench } from '../renderer/src/components/Workbench';\n")).toHaveLength(1);
     expect(await messages('electron/x.ts', "import { Services } from '../core/services/services';\n")).toHaveLength(0);
+  });
+});
+
+async function ruleMessages(filePath: string, code: string, rule: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).filter((m) => m.ruleId === rule).map((m) => m.message);
+}
+
+describe('one-way lint rules', () => {
+  const apiError = "import { ApiError } from '../api';\nexport function f(): never { throw new ApiError('not_found', 'x'); }\n";
+  it('refuses an ApiError built outside core/api, the dispatcher and the transports', async () => {
+    expect(await ruleMessages('core/memory/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
+    expect(await ruleMessages('core/handlers/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
+    expect(await ruleMessages('electron/main.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
+    expect(await ruleMessages('core/api/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
+    expect(await ruleMessages('core/server/dispatcher.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
+    const domain = "import { DomainError } from '../errors';\nexport function f(): never { throw new DomainError('not_found', 'x'); }\n";
+    expect(await ruleMessages('core/memory/x.ts', domain, 'spade/api-error-at-boundary')).toHaveLength(0);
+  });
+
+  it('refuses raw SQL outside repositories, stores and migrations', async () => {
+    const sql = "export const q = (db: { prepare(s: string): unknown }) => db.prepare('SELECT id FROM environments WHERE name = ?');\n";
+    const tpl = 'export const q = (t: string) => `DELETE FROM ${t} WHERE id = ?`;\n';
+    expect(await ruleMessages('core/handlers/x.ts', sql, 'spade/sql-in-repositories')).toHaveLength(1);
+    expect(await ruleMessages('core/memory/service.ts', tpl, 'spade/sql-in-repositories')).toHaveLength(1);
+    expect(await ruleMessages('core/editor/service.ts', "const s = 'INSERT OR REPLACE INTO settings (key) VALUES (?)';\n", 'spade/sql-in-repositories')).toHaveLength(1);
+    expect(await ruleMessages('core/memory/repository.ts', sql, 'spade/sql-in-repositories')).toHaveLength(0);
+    expect(await ruleMessages('core/jobs/store.ts', tpl, 'spade/sql-in-repositories')).toHaveLength(0);
+    expect(await ruleMessages('core/services/settingsStore.ts', sql, 'spade/sql-in-repositories')).toHaveLength(0);
+    // Prose that happens to use the words is not SQL.
+    expect(await ruleMessages('core/handlers/x.ts', "const m = 'select all, then update the list';\n", 'spade/sql-in-repositories')).toHaveLength(0);
+  });
+
+  it('refuses a hand-written message-of-an-unknown-error next to the helper', async () => {
+    const hand = 'export const m = (e: unknown) => (e instanceof Error ? e.message : String(e));\n';
+    expect(await ruleMessages('core/memory/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('electron/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
   });
 });

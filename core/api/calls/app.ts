@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 export const themeSchema = z.enum(['system', 'light', 'dark']);
@@ -10,9 +11,9 @@ export const settingsSchema = z.object({
   /** Turn budget handed to environments that accept max_turns (SPADE's paper scripts use 25). */
   maxTurns: z.number().int().min(1).max(10_000),
   /** Preferred runtime for environments that do not force one. */
-  defaultRuntime: z.enum(['pyodide', 'cpython']),
+  defaultRuntime: runtimeKindSchema,
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
-  auditRuntime: z.enum(['pyodide', 'cpython']),
+  auditRuntime: runtimeKindSchema,
   /**
    * Run native CPython even where no OS sandbox (bubblewrap) is available: off by default, and the
    * status bar says so while it is on.
@@ -20,6 +21,25 @@ export const settingsSchema = z.object({
   allowUnsandboxedNative: z.boolean().default(false),
 });
 export type Settings = z.infer<typeof settingsSchema>;
+
+export const integritySchema = z.object({
+  checked: z.enum(['quick', 'full']),
+  ok: z.boolean(),
+  problems: z.array(z.string()),
+  /** The check stopped listing at its limit: there are at least problems.length. */
+  truncated: z.boolean(),
+  checkedAt: z.string(),
+});
+
+const databaseHealthSchema = z.object({
+  ok: z.boolean(),
+  schemaVersion: z.number().int(),
+  message: z.string().optional(),
+  /** SQLite's structural check: quick at every open, full on demand (app.checkDatabase). */
+  integrity: integritySchema,
+  /** Writes are refused until the user chooses (app.resumeWrites), because the file failed its check. */
+  writesPaused: z.boolean(),
+});
 
 export const appCalls = {
   'app.info': defineCall({
@@ -43,9 +63,21 @@ export const appCalls = {
     output: z.object({
       ok: z.boolean(),
       uptimeSec: z.number(),
-      database: z.object({ ok: z.boolean(), schemaVersion: z.number().int(), message: z.string().optional() }),
+      database: databaseHealthSchema,
       components: z.array(z.object({ name: z.string(), state: z.enum(['ready', 'busy', 'starting', 'down', 'off']), detail: z.string() })),
     }),
+  }),
+  'app.checkDatabase': defineCall({
+    name: 'app.checkDatabase',
+    summary: "Check the database file's structure now (full: SQLite's integrity_check, slower; else quick_check).",
+    input: z.object({ full: z.boolean().default(true) }).strict(),
+    output: databaseHealthSchema,
+  }),
+  'app.resumeWrites': defineCall({
+    name: 'app.resumeWrites',
+    summary: 'Keep writing to a database that failed its integrity check (the user chose to, knowing the risk).',
+    input: z.object({ confirm: z.literal(true) }).strict(),
+    output: databaseHealthSchema,
   }),
   'settings.get': defineCall({
     name: 'settings.get',

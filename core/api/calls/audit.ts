@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 /**
  * Audit: SPADE's own load checks plus the ones it lacks, over one environment version or a batch
  * (a selection or the whole memory). Results are stored per environment version.
  */
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const hash = hashSchema;
 const checkId = z.string().min(1).max(64).regex(/^[a-z0-9_.*-]+$/, 'a check id like spade.step, reset-leak or tool.*');
 const status = z.enum(['pass', 'warn', 'fail', 'skip']);
 const verdict = z.enum(['pass', 'warn', 'fail']);
@@ -29,7 +30,7 @@ export const storedAuditSchema = z.object({
   batchId: z.string().nullable(),
   createdAt: z.string(),
   /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
-  runtime: z.enum(['pyodide', 'cpython']).nullable(),
+  runtime: runtimeKindSchema.nullable(),
 });
 
 const batchSchema = z.object({

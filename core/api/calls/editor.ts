@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hashSchema, idSchema } from '../schemas';
 import { defineCall } from '../contract';
 import { envDetailSchema, envKindSchema, versionInfoSchema } from './memory';
 
@@ -7,8 +8,8 @@ import { envDetailSchema, envKindSchema, versionInfoSchema } from './memory';
  * two versions (or the draft), new environments and forks, and the checks shown as markers.
  */
 
-const id = z.number().int().positive();
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const id = idSchema;
+const hash = hashSchema;
 const source = z.string().max(4_000_000);
 const hintText = z.string().max(20_000);
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hashSchema, idSchema, runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 /**
@@ -7,10 +8,10 @@ import { defineCall, defineEvent } from '../contract';
  * where they diverge from a re-execution.
  */
 
-const id = z.number().int().positive();
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const id = idSchema;
+const hash = hashSchema;
 const seed = z.number().int().min(0).max(2 ** 31 - 1);
-const runtime = z.enum(['pyodide', 'cpython']);
+const runtime = runtimeKindSchema;
 const action = z.string().max(100_000);
 
 export const harnessErrorViewSchema = z.object({

@@ -1,12 +1,13 @@
 import { z } from 'zod';
+import { hashSchema, idSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
 /** Environment memory: the library of environments, their versions, hints, tags and SPADE stats. */
 
 export const envKindSchema = z.enum(['game', 'tool-use']);
 const range = z.object({ min: z.number().optional(), max: z.number().optional() }).strict();
-const id = z.number().int().positive();
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const id = idSchema;
+const hash = hashSchema;
 const tag = z.string().trim().min(1).max(64).regex(/^[^\s,]+$/, 'a tag has no spaces or commas');
 
 export const memoryFiltersSchema = z
@@ -94,15 +95,23 @@ export const envDetailSchema = envSummarySchema.extend({
 });
 export type EnvDetail = z.infer<typeof envDetailSchema>;
 
+/** How many skipped files or lines a summary lists by name; the rest are counted per reason. */
+export const SKIPPED_EXAMPLES = 200;
+
 export const importSummarySchema = z.object({
-  importId: z.number().int(),
   paths: z.array(z.string()),
   files: z.number().int(),
   imported: z.number().int(),
   unchanged: z.number().int(),
   updated: z.number().int(),
   statsAttached: z.number().int(),
+  /** The first SKIPPED_EXAMPLES things skipped, in order; a million broken lines must not become a million entries. */
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  skippedTotal: z.number().int(),
+  /** Every skip counted by the kind of reason ("broken JSON", "outside the chosen folders", ...). */
+  skippedByReason: z.record(z.string(), z.number().int()),
+  /** Where every skipped file or line was written, one JSON object per line (absent when none was, or no log was asked for). */
+  skippedLog: z.string().optional(),
   flagged: z.array(z.object({ path: z.string(), flag: z.string(), detail: z.string() })),
   cancelled: z.boolean(),
   durationMs: z.number(),
@@ -215,6 +224,8 @@ export const memoryCalls = {
         paths: z.array(z.string().min(1).max(4096)).min(1).max(100),
         jobId: z.string().regex(/^[\w.:-]{1,100}$/).optional(),
         runId: z.string().max(500).optional(),
+        /** Follow manifest entries and symlinks that lead outside the chosen paths (off: they are listed as not followed). */
+        followLinks: z.boolean().optional(),
       })
       .strict(),
     output: z.object({ jobId: z.string() }),

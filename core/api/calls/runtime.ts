@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
 
 /**
@@ -8,11 +9,10 @@ import { defineCall } from '../contract';
  */
 
 const sessionId = z.string().min(1).max(100);
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const hash = hashSchema;
 const action = z.string().max(1_000_000);
 
-export const runtimeKindSchema = z.enum(['pyodide', 'cpython']);
-export type RuntimeKindName = z.infer<typeof runtimeKindSchema>;
+export { runtimeKindSchema, type RuntimeKindName } from '../schemas';
 
 export const harnessErrorSchema = z
   .object({
@@ -121,7 +121,7 @@ export const runtimeCalls = {
         source: z.string().max(4_000_000).optional(),
         versionHash: hash.optional(),
         /** auto: Pyodide unless the game needs numpy & co., then native CPython. */
-        runtime: z.enum(['auto', 'pyodide', 'cpython']).optional(),
+        runtime: z.enum(['auto', ...runtimeKindSchema.options]).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         /** respect: Cls() then Cls(max_turns=budget) (SPADE's training); legacy: the reverse. */
         mode: z.enum(['respect', 'legacy']).optional(),

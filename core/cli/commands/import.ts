@@ -34,10 +34,11 @@ export const importCommand: Command = {
       if (values.json) io.out(JSON.stringify(s, null, 2));
       else {
         io.out(
-          `Imported ${s.imported} new environment(s); ${s.updated} updated, ${s.unchanged} already present, ${s.statsAttached} stats attached, ${s.skipped.length} skipped (${(s.durationMs / 1000).toFixed(1)} s).${s.cancelled ? ' Cancelled: run it again to finish.' : ''}`,
+          `Imported ${s.imported} new environment(s); ${s.updated} updated, ${s.unchanged} already present, ${s.statsAttached} stats attached, ${s.skippedTotal} skipped (${(s.durationMs / 1000).toFixed(1)} s).${s.cancelled ? ' Cancelled: run it again to finish.' : ''}`,
         );
         for (const f of s.flagged) io.out(`  flagged  ${f.path}: ${f.flag} (${f.detail})`);
         for (const k of s.skipped) io.out(`  skipped  ${k.path}: ${k.reason}`);
+        if (s.skippedTotal > s.skipped.length) io.out(`  … ${s.skippedTotal - s.skipped.length} more skipped: ${Object.entries(s.skippedByReason).map(([k, n]) => `${n} ${k}`).join(', ')}`);
       }
       return s.cancelled ? 130 : 0;
     } finally {

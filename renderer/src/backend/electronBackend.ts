@@ -1,4 +1,4 @@
-import { ApiError, type Backend } from '../../../core/api';
+import { ApiError, parseEvent, type Backend } from '../../../core/api';
 
 interface Bridge {
   call(name: string, input: unknown): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
@@ -19,7 +19,11 @@ export function createElectronBackend(bridge: Bridge): Backend {
       throw ApiError.from(reply.error);
     },
     on(event, listener) {
-      return bridge.on(event, listener as (p: unknown) => void);
+      const l = listener as (p: unknown) => void;
+      return bridge.on(event, (payload) => {
+        const parsed = parseEvent(event, payload);
+        if (parsed.ok) l(parsed.payload);
+      });
     },
     onConnection() {
       return () => {};

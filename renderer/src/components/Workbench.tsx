@@ -5,6 +5,7 @@ import { MainArea } from './MainArea';
 import { BottomPanel } from './BottomPanel';
 import { StatusBar } from './StatusBar';
 import { CommandPalette } from './CommandPalette';
+import { DatabaseBanner } from './DatabaseBanner';
 import { useWorkbench } from '../store/workbench';
 import { useResolvedTheme } from '../theme';
 import { installKeyboard } from '../keyboard';
@@ -16,6 +17,7 @@ export function Workbench() {
   useEffect(() => installKeyboard(), []);
   return (
     <div className={`workbench theme-${theme}`} data-testid="workbench" data-theme={theme}>
+      <DatabaseBanner />
       <div className="workbench-body">
         <ActivityBar />
         {sideVisible ? <SidePanel /> : null}

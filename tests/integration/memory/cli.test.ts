@@ -3,6 +3,7 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDamagedLibrary } from '../../helpers/damage';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource, write } from './fixtures';
 
@@ -24,6 +25,19 @@ function cli(args: string[], opts: { uid?: number; gid?: number } = {}) {
 }
 
 describe('spade-workbench import/export/search/stats', () => {
+  it('reads a damaged library with a warning and refuses to write to it', async () => {
+    const data = join(tmp.dir, 'damaged');
+    await makeDamagedLibrary(data);
+    const stats = cli(['stats', '--data-dir', data]);
+    expect(stats.code).toBe(0);
+    expect(stats.err).toMatch(/failed its quick integrity check .*reading only/);
+    const src = join(tmp.dir, 'src-damaged');
+    write(src, 'game_00001_000_optimization.py', gameSource(77, 'LateArrivalEnv'));
+    const imp = cli(['import', src, '--data-dir', data]);
+    expect(imp.code).not.toBe(0);
+    expect(imp.err).toMatch(/readonly|read-only/i);
+  });
+
   it('imports, searches, reports stats and exports, human-readable and --json', () => {
     const src = join(tmp.dir, 'src');
     const data = join(tmp.dir, 'data1');

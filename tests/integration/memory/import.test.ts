@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, symlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
-import { importPaths } from '../../../core/memory/importer';
+import { importPaths, NOT_FOLLOWED } from '../../../core/memory/importer';
+import { SKIPPED_EXAMPLES } from '../../../core/api/calls/memory';
 import { getEnvironment, search } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { tempDir } from '../../helpers/tmp';
@@ -249,5 +250,61 @@ describe('importers', () => {
     chmodSync(f, 0);
     const s = await importPaths(db, [join(tmp.dir, 'locked')]);
     expect(reasonFor(s, 'game_00001_000_optimization.py')).toMatch(/permission denied/);
+  });
+
+  it('stays inside the chosen folder: manifest entries and symlinks leading out are listed as not followed', async () => {
+    const outside = join(tmp.dir, 'outside');
+    write(outside, 'SecretEnv.py', gameSource(40, 'SecretEnv'));
+    write(outside, 'secret.txt', 'a private note');
+    write(outside, 'dir/LinkedEnv.py', gameSource(41, 'LinkedEnv'));
+    const root = join(tmp.dir, 'pool');
+    write(root, 'games/game_00001_000_optimization.py', gameSource(42, 'InsideEnv'));
+    // Relative climbs as deep as a hostile pool would write them, to a file that exists.
+    const climb = `${'../'.repeat(join(tmp.dir, 'pool').split('/').length)}${outside.slice(1)}/SecretEnv.py`;
+    write(root, 'manifest.jsonl', `${JSON.stringify({ file: 'games/game_00001_000_optimization.py' })}\n${JSON.stringify({ file: climb })}\n${JSON.stringify({ file: '../../../../etc/passwd' })}\n`);
+    symlinkSync(join(outside, 'dir'), join(root, 'linked'));
+    write(root, 'other/game_00001_001_optimization.py', gameSource(43, 'HintLinkEnv'));
+    symlinkSync(join(outside, 'secret.txt'), join(root, 'other', 'game_00001_001_optimization_hint.txt'));
+    symlinkSync(join(outside, 'SecretEnv.py'), join(root, 'other', 'alias.py'));
+
+    const s = await importPaths(db, [root]);
+    const names = search(db, { query: '', limit: 100 }).rows.map((r) => r.name).sort();
+    expect(names).toEqual(['HintLinkEnv', 'InsideEnv']);
+    expect(byName('HintLinkEnv').hint).toBeNull();
+    const notFollowed = s.skipped.filter((k) => k.reason.startsWith(NOT_FOLLOWED));
+    expect(notFollowed.map((k) => k.path).sort()).toEqual(
+      [`${join(root, 'manifest.jsonl')}:2`, `${join(root, 'manifest.jsonl')}:3`, join(root, 'linked'), join(root, 'other', 'alias.py'), join(root, 'other', 'game_00001_001_optimization_hint.txt')].sort(),
+    );
+    expect(notFollowed.find((k) => k.path.endsWith('linked'))?.reason).toContain(join(outside, 'dir'));
+    expect(s.skippedByReason[NOT_FOLLOWED]).toBe(5);
+
+    // Asked for explicitly, the links are followed.
+    const followed = await importPaths(db, [root], { followLinks: true });
+    expect(followed.skipped.filter((k) => k.reason.startsWith(NOT_FOLLOWED))).toEqual([]);
+    expect(search(db, { query: '', limit: 100 }).rows.map((r) => r.name).sort()).toEqual(['HintLinkEnv', 'InsideEnv', 'LinkedEnv', 'SecretEnv']);
+  });
+
+  it('counts a flood of broken JSONL lines per reason and keeps only the first examples', async () => {
+    const path = join(tmp.dir, 'flood.jsonl');
+    const fd = openSync(path, 'w');
+    const lines = 200_000;
+    const chunk = '{"code": \n'.repeat(10_000);
+    for (let i = 0; i < lines / 10_000; i++) writeSync(fd, chunk);
+    closeSync(fd);
+    write(tmp.dir, 'tail.jsonl', `${JSON.stringify({ code: gameSource(44, 'TailEnv') })}\n[1]\n{"nocode": 1}\n`);
+    const log = join(tmp.dir, 'logs', 'skipped.jsonl');
+    const s = await importPaths(db, [path, join(tmp.dir, 'tail.jsonl')], { skippedLog: log });
+    expect(s.imported).toBe(1);
+    // Every skip is in the streamed log, one JSON object per line, in order.
+    const logged = readFileSync(log, 'utf8').trimEnd().split('\n');
+    expect(logged).toHaveLength(lines + 2);
+    expect(JSON.parse(logged[0]!)).toMatchObject({ path: `${path}:1` });
+    expect(JSON.parse(logged.at(-1)!)).toEqual({ path: `${join(tmp.dir, 'tail.jsonl')}:3`, reason: 'no "code" string' });
+    expect(s.skippedLog).toBe(log);
+    expect(s.skippedTotal).toBe(lines + 2);
+    expect(s.skippedByReason).toEqual({ 'broken JSON': lines, 'not a JSON object': 1, 'no "code" string': 1 });
+    expect(s.skipped).toHaveLength(SKIPPED_EXAMPLES);
+    expect(s.skipped[0]).toMatchObject({ path: `${path}:1` });
+    expect(JSON.stringify(s).length).toBeLessThan(100_000);
   });
 });

@@ -12,6 +12,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
     const r = await backend().call('app.pickPaths', { title: 'Import into the library', folders });
     if (r.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
   };
+  const [followLinks, setFollowLinks] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
   const [progress, setProgress] = useState<ImportProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -42,7 +43,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
       .map((p) => p.trim())
       .filter(Boolean);
     try {
-      const r = await backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}` });
+      const r = await backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}`, ...(followLinks ? { followLinks } : {}) });
       setJobId(r.jobId);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
@@ -68,6 +69,10 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
           data-testid="import-paths"
           disabled={running}
         />
+        <label className="muted">
+          <input type="checkbox" checked={followLinks} onChange={(e) => setFollowLinks(e.target.checked)} disabled={running} data-testid="import-follow-links" /> Follow links
+          and manifest entries that lead outside these folders (off: they are listed as not followed)
+        </label>
         {desktop ? (
           <div className="row">
             <button onClick={() => void browse(true)} disabled={running}>
@@ -109,16 +114,18 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
                 </ul>
               </details>
             ) : null}
-            {summary.skipped.length ? (
+            {summary.skippedTotal ? (
               <details open>
-                <summary>{summary.skipped.length} skipped</summary>
+                <summary>
+                  {summary.skippedTotal} skipped ({Object.entries(summary.skippedByReason).map(([k, n]) => `${n} ${k}`).join(', ')})
+                </summary>
                 <ul className="lib-skipped" data-testid="import-skipped">
                   {summary.skipped.slice(0, 500).map((k) => (
                     <li key={k.path}>
                       <span className="mono">{k.path}</span> — {k.reason}
                     </li>
                   ))}
-                  {summary.skipped.length > 500 ? <li className="muted">… and {summary.skipped.length - 500} more (the CLI lists all)</li> : null}
+                  {summary.skippedTotal > summary.skipped.length ? <li className="muted">… and {summary.skippedTotal - summary.skipped.length} more, counted by reason above{summary.skippedLog ? `; all are listed in ${summary.skippedLog}` : ''}</li> : null}
                 </ul>
               </details>
             ) : (

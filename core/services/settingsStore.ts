@@ -39,3 +39,12 @@ export class SettingsStore {
     return next;
   }
 }
+
+/** App bookkeeping kept beside the settings but never shown as one (e.g. "seed pack imported"). */
+export function readFlag(db: Db, key: string): boolean {
+  return db.prepare('SELECT 1 FROM settings WHERE key = ?').get(key) !== undefined;
+}
+
+export function writeFlag(db: Db, key: string, value: unknown): void {
+  db.prepare('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)').run(key, JSON.stringify(value));
+}

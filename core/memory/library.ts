@@ -1,0 +1,104 @@
+/**
+ * The library's reads and edits as one service: what the memory.* calls do besides importing.
+ * Lookups that find nothing are `not_found` here, and every edit says which environments changed.
+ */
+import { DomainError } from '../errors';
+import type { Db } from './db';
+import { exportEnvironments, type ExportOptions } from './exporter';
+import {
+  addVersion,
+  facets,
+  getEnvironment,
+  getEnvironmentByHash,
+  getVersion,
+  libraryStats,
+  listVersions,
+  matchingIds,
+  search,
+  selectIds,
+  setSeed,
+  tagEnvironments,
+  updateEnvironment,
+  type EnvPatch,
+  type SearchInput,
+  type Selection,
+} from './repository';
+import type { MemoryFilters } from '../api';
+
+export interface LibraryServiceDeps {
+  db: Db;
+  /** Environments changed (at most the first 1,000 ids are named; lists refresh either way). */
+  changed: (reason: string, ids?: number[]) => void;
+}
+
+export class LibraryService {
+  constructor(private readonly deps: LibraryServiceDeps) {}
+
+  private get db(): Db {
+    return this.deps.db;
+  }
+
+  search(i: SearchInput) {
+    return search(this.db, i);
+  }
+
+  matchingIds(i: { query?: string; filters?: MemoryFilters }) {
+    return matchingIds(this.db, i);
+  }
+
+  get(ref: { id: number } | { hash: string }) {
+    const d = 'id' in ref ? getEnvironment(this.db, ref.id) : getEnvironmentByHash(this.db, ref.hash);
+    if (!d) throw new DomainError('not_found', 'id' in ref ? `No environment ${ref.id}` : `No version ${ref.hash.slice(0, 12)}`);
+    return d;
+  }
+
+  version(hash: string) {
+    const v = getVersion(this.db, hash);
+    if (!v) throw new DomainError('not_found', `No version ${hash.slice(0, 12)}`);
+    return v;
+  }
+
+  versions(envId: number) {
+    if (!getEnvironment(this.db, envId)) throw new DomainError('not_found', `No environment ${envId}`);
+    return listVersions(this.db, envId);
+  }
+
+  addVersion(envId: number, source: string, parentHash: string, message?: string) {
+    const r = addVersion(this.db, envId, source, parentHash, message);
+    this.deps.changed('version', [envId]);
+    return r;
+  }
+
+  setSeed(ids: number[], seed: boolean): number {
+    const n = setSeed(this.db, ids, seed);
+    this.deps.changed('seed', ids);
+    return n;
+  }
+
+  tag(ids: number[], add: string[], remove: string[]): number {
+    if (!add.length && !remove.length) throw new DomainError('invalid_input', 'Give tags to add or remove');
+    const n = tagEnvironments(this.db, ids, add, remove);
+    this.deps.changed('tag', ids);
+    return n;
+  }
+
+  update(id: number, patch: EnvPatch) {
+    const d = updateEnvironment(this.db, id, patch);
+    this.deps.changed('update', [id]);
+    return d;
+  }
+
+  export(selection: Selection, opts: ExportOptions) {
+    const ids = selectIds(this.db, selection);
+    if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
+    return exportEnvironments(this.db, ids, opts);
+  }
+
+  stats() {
+    return libraryStats(this.db);
+  }
+
+  facets(query: string, filters: MemoryFilters) {
+    return facets(this.db, query, filters);
+  }
+}
