@@ -2,9 +2,9 @@
 
 Crossing from the host into the interpreter per step is far slower than stepping inside it, so
 the whole audit (SPADE's load checks, then the checks SPADE lacks) runs here and returns a list
-of results. Loaded next to native/harness.py, in Pyodide and in CPython alike:
-  - as an extension: `audit_checks.install(harness_instance, harness_module)` adds the "audit" command;
-  - as a process: `python3 native/audit_checks.py` answers JSON lines on stdin/stdout (the audit pool).
+of results. Loaded next to native/harness.py, in Pyodide and in CPython alike, as an extension:
+`audit_checks.install(harness_instance, harness_module)` adds the "audit" command. It never runs on
+its own: audits run only inside the runtimes' sandboxes, one environment per fresh interpreter.
 
 Check ids are stable (scripts depend on them). Each result: {id, status: pass|warn|fail|skip,
 message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ...}}.
@@ -1072,39 +1072,3 @@ def install(h, hm=None):
     hm = hm or _harness_module()
     h.register("audit", lambda hh, req: cmd_audit(hh, req, hm))
     return h
-
-
-# ---------------------------------------------------------------- the audit worker process
-
-
-def _limit_memory():
-    """Unbounded allocation must end in a MemoryError for that environment, not the machine."""
-    mb = int(os.environ.get("SPADE_AUDIT_MEM_MB", "2048"))
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (mb * 1024 * 1024, mb * 1024 * 1024))
-    except Exception:
-        pass
-
-
-def main():
-    hm = _harness_module()
-    h = hm.Harness()
-    install(h, hm)
-    _limit_memory()
-    # The game may close or replace stdout; keep our own handle to the real pipe.
-    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
-    inp = sys.stdin
-    sys.stdout = sys.stderr = h.out
-    out.write(json.dumps({"ready": True, "python": sys.version.split()[0]}) + "\n")
-    for line in inp:
-        if not line.strip():
-            continue
-        reply = h.dispatch(line)
-        out.write(reply + "\n")
-        out.flush()
-
-
-if __name__ == "__main__":
-    main()
