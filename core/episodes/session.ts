@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../api/errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
+import { spadeOf, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
@@ -52,6 +53,7 @@ interface RawStep {
   action?: string;
   state?: unknown;
   error?: HarnessError;
+  spade?: SpadeStep;
 }
 
 function errView(e: HarnessError): NonNullable<StepRecord['error']> {
@@ -79,7 +81,7 @@ export function resetRecord(idx: number, seed: number | null, r: RawReset): Omit
 }
 
 export function stepRecord(idx: number, action: string, rawAction: string | null, r: RawStep): Omit<StepRecord, 'state'> {
-  const base = { idx, kind: 'step' as const, action, rawAction, seed: null, types: r.types ?? null };
+  const base = { idx, kind: 'step' as const, action, rawAction, seed: null, types: r.types ?? null, spade: spadeOf(r) };
   if (r.error) return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: errView(r.error) };
   if (r.shape !== 'tuple5') {
     return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: { kind: 'shape', type: 'InvalidStep', message: `step() returned ${(r.types ?? ['?']).join(', ')}; expected a 5-tuple` } };
@@ -142,6 +144,22 @@ export class EnvSession {
   async step(idx: number, action: string, rawAction: string | null = null): Promise<Omit<StepRecord, 'state'>> {
     const r = this.unwrap(await this.call({ cmd: 'step', action }));
     return stepRecord(idx, action, rawAction, r.ok ? (r.value as RawStep) : { error: r.error });
+  }
+
+  /** SPADE's `execute_tool` on the instance (harness `tool` command): never a step. */
+  async tool(name: string, args: Record<string, unknown>): Promise<{ output: string; returncode: number }> {
+    const r = this.unwrap(await this.call({ cmd: 'tool', name, arguments: args }));
+    if (!r.ok) return { output: `Error calling ${name}: ${r.error.message}`, returncode: 1 };
+    const v = r.value as { output?: unknown; returncode?: unknown };
+    return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };
+  }
+
+  /** The game's tools (`get_tools()`); an empty list for games without tools or a harness without the command. */
+  async tools(): Promise<unknown[]> {
+    const reply = await this.call({ cmd: 'get_tools' });
+    if (!reply.ok) return [];
+    const v = reply.result as { tools?: unknown } | unknown[];
+    return Array.isArray(v) ? v : Array.isArray((v as { tools?: unknown }).tools) ? ((v as { tools: unknown[] }).tools) : [];
   }
 
   /** Several steps in one call (no reset), each with its state; stops after an error or when done (if asked). */

@@ -303,4 +303,13 @@ export const migrations: Migration[] = [
         FROM environments e JOIN versions v ON v.hash = e.head_hash;
     `,
   },
+  {
+    version: 8,
+    name: 'episode steps carry SPADE\'s converted step',
+    // The wrapper's conversion (str/float/bool, errors as -1 terminal steps) decides SPADE's episode
+    // end and return; it is kept beside the raw described values, JSON, null for resets and old rows.
+    sql: `
+      ALTER TABLE episode_steps ADD COLUMN spade TEXT;
+    `,
+  },
 ];
