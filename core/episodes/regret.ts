@@ -149,10 +149,12 @@ function arm(hint: boolean, rs: JobResult[]): ArmSummary {
 
 /** One environment's arms and SPADE's regret, over the seeds both arms finished (a cancelled run stays paired). */
 export function summarize(results: JobResult[], hash: string, hintFailed: boolean): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number } {
-  const mine = results.filter((r) => r.hash === hash);
+  // SPADE drops an unhinted trajectory whose generation failed; a failed hinted play counts its return (0).
+  const mine = results.filter((r) => r.hash === hash && !(r.hint === false && r.endedBy === 'error'));
   const hinted = new Set(mine.filter((r) => r.hint).map((r) => r.seed));
   const plain = new Set(mine.filter((r) => !r.hint).map((r) => r.seed));
-  const both = (r: JobResult) => hinted.has(r.seed) && plain.has(r.seed);
+  // Paired seeds only when both arms played at all (a one-arm run keeps all its episodes).
+  const both = (r: JobResult) => !hinted.size || !plain.size || (hinted.has(r.seed) && plain.has(r.seed));
   const w = mine.filter((r) => r.hint && both(r));
   const wo = mine.filter((r) => !r.hint && both(r));
   const s = spadeRegret({ hintReturns: w.map((r) => r.ret), noHintReturns: wo.map((r) => r.ret), hintFailed });

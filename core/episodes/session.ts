@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../api/errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
-import { spadeOf, type SpadeStep } from './spade';
+import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
@@ -41,6 +41,7 @@ interface RawReset {
   types?: string[];
   shape?: string;
   error?: HarnessError;
+  spade?: { observation: string };
 }
 interface RawStep {
   observation?: unknown;
@@ -72,7 +73,9 @@ function asNumber(v: unknown): number | null {
 
 /** A reset reply as a timeline step (SPADE: a bare str is accepted, other shapes are an error). */
 export function resetRecord(idx: number, seed: number | null, r: RawReset): Omit<StepRecord, 'state'> {
-  const base = { idx, kind: 'reset' as const, action: null, rawAction: null, seed, reward: null, terminated: false, truncated: false, types: r.types ?? null };
+  // SPADE's reset observation (what the agent is shown) rides in `spade`, reward and flags neutral.
+  const spade = { observation: spadeResetObservation(r), reward: 0, terminated: false, truncated: false, info: {} };
+  const base = { idx, kind: 'reset' as const, action: null, rawAction: null, seed, reward: null, terminated: false, truncated: false, types: r.types ?? null, spade };
   if (r.error) return { ...base, observation: null, info: {}, error: errView(r.error) };
   if (r.shape === 'other' || typeof r.observation !== 'string') {
     return { ...base, observation: typeof r.observation === 'string' ? r.observation : null, info: {}, error: { kind: 'shape', type: 'InvalidReset', message: `reset() returned ${(r.types ?? ['?']).join(', ')}; expected (str, dict) or str` } };
