@@ -415,7 +415,7 @@ export class EpisodeService {
   }
 
   /** Regret over several environments (a library selection): per environment, SPADE's arithmetic. */
-  async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[] }) {
+  async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[]; progress?(done: number, total: number): void }) {
     const player = input.player ?? (input.policy ? scriptedPlayer(input.policy, input.hintPolicy) : null);
     if (!player) throw new ApiError('invalid_input', 'A regret run needs a policy');
     const budget = input.maxTurns ?? this.d.defaults().maxTurns;
@@ -444,6 +444,7 @@ export class EpisodeService {
             firstDone = done;
             return;
           }
+          input.progress?.(done, total);
           const fresh = done - (firstDone ?? 0);
           const per = fresh > 0 ? (performance.now() - started) / 1000 / fresh : null;
           if (input.runId !== undefined) this.d.regretProgress?.({ runId, done, total, etaSec: per === null ? null : (total - done) * per });
