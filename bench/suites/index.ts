@@ -6,6 +6,7 @@ import { auditSuite } from './audit';
 import { jobsSuite } from './jobs';
 import { episodesSuite } from './episodes';
 import { editorSuite } from './editor';
+import { policySuite } from './policy';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite];

@@ -4,6 +4,7 @@
  * with SPADE's return and SPADE's regret arithmetic. Episodes run K at a time; every finished one
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
+import { setMaxListeners } from 'node:events';
 import { ApiError } from '../api/errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import type { EnvSession } from './session';
@@ -73,6 +74,8 @@ export interface RunOptions {
 
 /** Runs the jobs not yet recorded under runId, K at a time; returns every job's result (resumed ones included). */
 export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ results: JobResult[]; cancelled: boolean }> {
+  // Every in-flight model turn listens on the run's abort signal.
+  setMaxListeners(0, o.control.abort.signal);
   const have = new Map<string, JobResult>();
   for (const m of ctx.d.store.byRun(o.runId)) {
     const key = typeof m.meta.job === 'string' ? m.meta.job : null;

@@ -41,7 +41,7 @@ export function feedOf(pull: () => PlanItem | null): Feed {
 /** What the loop needs from a session (EnvSession fits it; unit tests pass a fake). */
 export interface PlaySession {
   reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>>;
-  play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[] }): Promise<StepRecord[]>;
+  play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]>;
   state(): Promise<unknown>;
   tool?(name: string, args: Record<string, unknown>): Promise<{ output: string; returncode: number }>;
 }
@@ -55,6 +55,8 @@ export interface PlayOptions {
   stopWhenDone: boolean;
   /** At most this many env steps (resets not counted): SPADE's budget of agent turns for rollouts. */
   maxSteps: number;
+  /** Record the state tree after every step (default); off for throughput runs that never scrub. */
+  states?: boolean;
   /** Read after each step in order; a reason stops the loop after that step. */
   stopAt?(s: StepRecord, n: number): string | null;
   /** Before each batch of steps, with the index of the last step applied. */
@@ -85,7 +87,7 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
   let pending: PlanItem | null = await feed.next(null);
   while (pending) {
     if (pending.kind === 'reset') {
-      const r = { ...(await session.reset(idx, pending.seed)), state: await session.state() };
+      const r = { ...(await session.reset(idx, pending.seed)), state: o.states === false ? null : await session.state() };
       out.push(r);
       idx++;
       await o.afterBatch?.([r], idx - 1);
@@ -112,7 +114,7 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
       pending = feed.batchable ? await feed.next(null) : null;
     }
     await o.beforeBatch?.(idx - 1);
-    const got = await session.play(idx, actions, { stopWhenDone: o.stopWhenDone, rawActions: raws });
+    const got = await session.play(idx, actions, { stopWhenDone: o.stopWhenDone, rawActions: raws, state: o.states !== false });
     let keep = got.length;
     let reason: string | null = null;
     for (let j = 0; j < got.length && !reason; j++) {

@@ -166,9 +166,9 @@ export class EnvSession {
   }
 
   /** Several steps in one call (no reset), each with its state; stops after an error or when done (if asked). */
-  async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[] }): Promise<StepRecord[]> {
+  async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]> {
     if (actions.length === 0) return [];
-    const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: true }));
+    const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: opts.state !== false }));
     if (!r.ok) throw new ApiError('unavailable', `Runtime: ${r.error.message}`, { harness: r.error });
     const steps = ((r.value as { steps?: RawStep[] }).steps ?? []) as RawStep[];
     return steps.map((s, i) => ({ ...stepRecord(firstIdx + i, s.action ?? actions[i] ?? '', opts.rawActions?.[i] ?? null, s), state: s.state ?? null }));

@@ -151,11 +151,12 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript } {
 }
 
 /** A served model as a regret player (and the engine of a single model episode). */
-export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown> }): Player {
+export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
   return async (session: EnvSession, arm, signal) => {
+    // SPADE takes the tool path whenever get_tools() exists and is non-empty (subclass or not).
     const tools = await session.tools();
     const feed = modelFeed({ client, seed: arm.seed, hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: opts.thinking, tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
-    const r = await playPlan(session, feed, { firstIdx: 0, batch: 1, stopWhenDone: true, maxSteps: arm.budget });
+    const r = await playPlan(session, feed, { firstIdx: 0, batch: 1, stopWhenDone: true, maxSteps: arm.budget, states: opts.states ?? false });
     const tr = feed.transcript;
     const endedBy: PlayedEpisode['endedBy'] = tr.endedBy ?? (r.reason === 'budget' ? 'budget' : 'env');
     return {
