@@ -7,6 +7,8 @@ import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
+import { ModelService } from '../models/service';
+import { getEnvironmentByHash } from '../memory/repository';
 import { EpisodeStore } from '../episodes/store';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
@@ -131,6 +133,20 @@ export class Services {
       this.onClose(() => svc.closeAll());
     }
     return this.episodesSvc;
+  }
+
+  private modelsSvc: ModelService | null = null;
+  /** Model policies; API keys are named secrets of the jobs' secret store (sealed on the desktop). */
+  get models(): ModelService {
+    this.modelsSvc ??= new ModelService({
+      episodes: this.episodes,
+      secret: (name) => this.jobs.secrets.get(name),
+      envInfo: (hash) => {
+        const e = getEnvironmentByHash(this.db, hash);
+        return { skill: e?.skill ?? null, recordedRegret: e?.regret ?? null };
+      },
+    });
+    return this.modelsSvc;
   }
 
   schemaVersion(): number {

@@ -28,6 +28,8 @@ export interface StandIn {
   requests: Record<string, unknown>[];
   /** Time each request arrived (ms, performance.now()). */
   arrivals: number[];
+  /** The Authorization header of each request (null when absent). */
+  auth: (string | null)[];
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 export async function startStandIn(respond: Responder): Promise<StandIn> {
   const requests: Record<string, unknown>[] = [];
   const arrivals: number[] = [];
+  const auth: (string | null)[] = [];
   let n = 0;
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
@@ -65,6 +68,7 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
         return;
       }
       requests.push(body);
+      auth.push(req.headers.authorization ?? null);
       const reply = respond(body, n++);
       if (reply.delayMs) await sleep(reply.delayMs);
       if ('drop' in reply) {
@@ -119,6 +123,7 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     arrivals,
+    auth,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

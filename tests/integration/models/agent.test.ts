@@ -7,6 +7,8 @@ import { firstPrompt } from '../../../core/episodes/hint';
 import { ChatClient, type EndpointConfig } from '../../../core/models/client';
 import { modelPlayer } from '../../../core/models/agent';
 import { parseToolCalls } from '../../../core/models/toolCalls';
+import { ModelService } from '../../../core/models/service';
+import { endpointSchema } from '../../../core/api/calls/models';
 import { FakeRuntime, type FakeGame } from '../../helpers/fakeRuntime';
 import { startStandIn, type Responder, type StandIn } from '../../helpers/standInOpenAi';
 
@@ -173,5 +175,22 @@ describe("SPADE's agent protocol over the stand-in", () => {
     expect(r.withoutHint.returns).toEqual([]);
     expect(r.withHint.returns).toEqual([0, 0]); // a failed hinted play counts its return so far
     expect(r.regret).toBe(0);
+  });
+});
+
+describe('model service', () => {
+  it('sends the named secret as the bearer key, refuses a missing one, and reports regret per skill beside the recorded one', async () => {
+    server = await startStandIn((b) => ({ content: String((b.messages as { content: string }[])[0]!.content).includes('HINT: ') ? '\\boxed{7}' : '\\boxed{1}' }));
+    const { svc, hash } = setup(guess);
+    const secrets = new Map([['OPENAI_KEY', 'sk-sealed-value']]);
+    const models = new ModelService({ episodes: svc, secret: (n) => secrets.get(n), envInfo: () => ({ skill: 'logical_deduction', recordedRegret: 0.25 }) });
+    const endpoint = endpointSchema.parse({ baseUrl: server.url, model: 'm', apiKeySecret: 'OPENAI_KEY' });
+    const r = await models.play({ hashes: [hash], endpoint, seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], hintText: 'seven' });
+    expect(server.auth.every((a) => a === 'Bearer sk-sealed-value')).toBe(true);
+    expect(r.envs).toEqual([expect.objectContaining({ rHint: 1, rNoHint: 0, regret: 1, recordedRegret: 0.25, skill: 'logical_deduction' })]);
+    expect(r.bySkill).toEqual([{ skill: 'logical_deduction', envs: 1, meanRegret: 1, meanRHint: 1, meanRNoHint: 0 }]);
+    expect(r.episodes).toHaveLength(4);
+    expect(r.episodes[0]!.turns[0]!.latencyMs).toBeGreaterThan(0);
+    await expect(models.play({ hashes: [hash], endpoint: { ...endpoint, apiKeySecret: 'MISSING' }, seeds: 1, seedStart: 0, arms: ['hint'] })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
