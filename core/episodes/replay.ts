@@ -4,12 +4,23 @@
  */
 import type { Divergence, ReplayReport } from '../api/calls/episodes';
 import type { EpisodeContext, RuntimeChoice } from './context';
-import { planOf, playPlan } from './rollout';
+import { planOf, playPlan, type RecordedToolTurn } from './rollout';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
 import { toViews, type EpisodeMeta, type StepRecord } from './store';
 
 /** Replays read this many recorded steps per interpreter round trip. */
 const REPLAY_BATCH = 256;
+
+/** The tool turns a model episode recorded (meta.agent.toolTurns), in order. */
+export function recordedToolTurns(meta: Record<string, unknown>): RecordedToolTurn[] {
+  const agent = meta.agent as { toolTurns?: { afterIdx?: unknown; calls?: unknown }[] } | undefined;
+  const out: RecordedToolTurn[] = [];
+  for (const t of agent?.toolTurns ?? []) {
+    if (typeof t.afterIdx !== 'number' || !Array.isArray(t.calls)) continue;
+    out.push({ afterIdx: t.afterIdx, calls: t.calls as RecordedToolTurn['calls'] });
+  }
+  return out.sort((a, b) => a.afterIdx - b.afterIdx);
+}
 
 export function firstDivergence(m: Pick<EpisodeMeta, 'hintEnabled' | 'hintText' | 'meta'>, recorded: StepRecord[], replayed: StepRecord[]): Divergence | null {
   const flagsRecorded = m.meta.flagsRecorded !== false;
@@ -52,7 +63,8 @@ export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { run
   try {
     // A recording is replayed as it was made: every recorded step, no budget and no early stop
     // beyond the interpreter's own stop at an error (the rest cannot be compared).
-    replayed = (await playPlan(session, planOf(recorded), { firstIdx: 0, batch: REPLAY_BATCH, stopWhenDone: false, maxSteps: recorded.length })).steps;
+    const toolTurns = recordedToolTurns(m.meta);
+    replayed = (await playPlan(session, planOf(recorded, 0, recorded.length - 1, toolTurns), { firstIdx: 0, batch: REPLAY_BATCH, stopWhenDone: false, maxSteps: recorded.length + toolTurns.length, states: recorded.some((s) => s.state !== null) })).steps;
   } finally {
     await session.close();
   }

@@ -141,10 +141,27 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
   return done('policy ended');
 }
 
-/** A recording as a plan (replay, re-execution): its resets and its actions, in order. */
-export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1): Feed {
+/** A recorded tool turn: its calls ran after the step with index `afterIdx`. */
+export interface RecordedToolTurn {
+  afterIdx: number;
+  calls: ToolCallItem[];
+}
+
+/**
+ * A recording as a plan (replay, re-execution): its resets and its actions in order, with the tool
+ * turns of a tool-use model episode put back where they happened (they change the game's state
+ * without being steps).
+ */
+export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1, toolTurns: RecordedToolTurn[] = []): Feed {
   let i = from;
+  const tools = toolTurns.filter((t) => t.afterIdx >= from - 1 && t.afterIdx < to);
+  let k = 0;
   return feedOf(() => {
+    const tt = tools[k];
+    if (tt && tt.afterIdx === i - 1) {
+      k++;
+      return { kind: 'tool', calls: tt.calls, raw: null };
+    }
     if (i > to) return null;
     const s = steps[i++];
     if (!s) throw new ApiError('internal', `recording has no step ${i - 1}`);

@@ -194,3 +194,27 @@ describe('model service', () => {
     await expect(models.play({ hashes: [hash], endpoint: { ...endpoint, apiKeySecret: 'MISSING' }, seeds: 1, seedStart: 0, arms: ['hint'] })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
+
+describe('model episodes replay', () => {
+  it('a tool-use model episode replays with its tool turns put back, without divergence', async () => {
+    const game = (): FakeGame => {
+      let unlocked = false;
+      return {
+        reset: () => ((unlocked = false), 'Open the box.'),
+        step: (a) => (/<answer>/.test(a) ? (unlocked ? ['Correct!', 1, true, false, {}] : ['Locked.', 0, false, false, {}]) : ['Format error', -0.1, false, false, {}]),
+        tools: [{ type: 'function', function: { name: 'unlock', description: 'unlock', parameters: {} } }],
+        tool: () => ((unlocked = true), 'unlocked'),
+      };
+    };
+    server = await startStandIn((b) => ((b.messages as unknown[]).length === 1 ? { content: '<tool_call><function=unlock></function></tool_call>' } : { content: '<answer>open</answer>' }));
+    const db = openDatabase(':memory:');
+    const catalog = memoryCatalog(db);
+    const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: new FakeRuntime(game, { toolUse: true }), defaults: () => ({ maxTurns: 30 }) });
+    const hash = catalog.add('class Box:\n    pass\n', 'box', 'box.py');
+    const r = await svc.regret({ hash, seeds: 1, seedStart: 0, hintText: 'h', arms: ['nohint'], player: modelPlayer(new ChatClient(cfg(server.url)), { thinking: false, policy: { kind: 'llm' } }) } as never);
+    expect(r.withoutHint.returns).toEqual([1]);
+    const rep = await svc.replay(r.withoutHint.episodeIds[0]!);
+    expect(rep.divergence).toBeNull();
+    expect(rep.compared).toBe(2);
+  });
+});
