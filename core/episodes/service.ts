@@ -299,11 +299,16 @@ export class EpisodeService {
       const cond = until.kind === 'expr' ? parseCondition(until.expr) : null;
       const src = await actionSourceFor(f.live.session, policy, m.seed, m.meta.toolUse === true);
       const start = f.live.cursor;
+      // SPADE's rollout stops after the budget of agent turns: steps since the latest reset count.
+      const recorded = this.d.store.steps(f.id);
+      const lastReset = recorded.reduce((k, s) => (s.kind === 'reset' && s.idx <= start ? s.idx : k), 0);
+      const used = recorded.filter((s) => s.kind === 'step' && s.idx > lastReset && s.idx <= start).length;
+      const budgetLeft = Math.max(0, m.maxTurns - used);
       const r = await playPlan(f.live.session, feedFromSource(src), {
         firstIdx: start + 1,
         batch: CHUNK,
         stopWhenDone: true,
-        maxSteps,
+        maxSteps: Math.min(maxSteps, budgetLeft),
         stopAt: (s, n) => {
           if (until.kind === 'reward' && (s.reward ?? 0) > 0) return 'reward > 0';
           if (cond && evaluate(cond, s.state as StateTree)) return `state: ${cond.text}`;
@@ -323,7 +328,7 @@ export class EpisodeService {
       f.live.cursor = start + r.steps.length + r.overshoot;
       // The interpreter went past the stop inside its batch: bring it back to the last recorded step.
       if (r.overshoot > 0) await this.moveTo(f.id, f.live, start + r.steps.length);
-      const stopped = r.reason === 'budget' ? 'max steps' : r.reason;
+      const stopped = r.reason === 'budget' ? (budgetLeft <= maxSteps ? `budget of ${m.maxTurns} turns` : 'max steps') : r.reason;
       this.d.store.setDivergence(f.id, null, { policy: describePolicy(policy) });
       this.d.changed?.([f.id]);
       return { ...this.get(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };

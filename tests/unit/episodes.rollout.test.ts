@@ -83,6 +83,13 @@ describe('the one rollout loop, against a stand-in runtime', () => {
     expect(ran.stoppedBecause).toBe('terminated');
     expect(ran.steps).toHaveLength(3);
   });
+  it('an interactive run stops at the budget of turns since the last reset, not at maxSteps', async () => {
+    const { svc, hash } = setup(endless);
+    const ep = await svc.open({ hash, seed: 0, hint: false, maxTurns: 5, label: '' });
+    const ran = await svc.run(ep.episode.id, { kind: 'random', lo: 1, hi: 9 }, { kind: 'done' }, 100);
+    expect(ran.steps.filter((s) => s.kind === 'step')).toHaveLength(5);
+    expect(ran.stoppedBecause).toBe('budget of 5 turns');
+  });
   it('a regret run cancelled mid-way resumes with the same runId: no episode lost or played twice', async () => {
     let svcRef: EpisodeService | null = null;
     let steps = 0;
