@@ -86,4 +86,31 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     await screenshot(page, 'episodes-llm');
     expect(ctx.errors).toEqual([]);
   });
+
+  it('plays a library search with a budget and shows regret per environment and per skill', async () => {
+    server = await startStandIn(() => ({ content: 'I answer \\boxed{42}', delayMs: 5 }));
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    await waitForEnv(ctx.app.services, 'GridWalkEnv');
+    await page.getByRole('button', { name: 'Episodes', exact: true }).click();
+    await page.getByTestId('ep-env-search').fill('GridWalkEnv');
+    await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
+    await page.getByTestId('ep-env').selectOption({ index: 0 });
+    await page.getByTestId('ep-llm').click();
+    await page.getByTestId('llm-url').fill(server.url);
+    await page.getByTestId('llm-model').fill('stand-in-model');
+    await page.getByTestId('llm-scope-search').check();
+    await page.getByTestId('llm-query').fill('arithmetic');
+    await page.locator('[data-testid=llm-view] input[placeholder="30"]').fill('3');
+    await page.getByTestId('llm-play').click();
+    await page.waitForSelector('[data-testid=llm-skills], [data-testid=llm-view] .ep-error', { timeout: 150_000 });
+    const errs = page.locator('[data-testid=llm-view] .ep-error');
+    expect(await errs.count(), (await errs.count()) ? await errs.first().textContent() : '').toBe(0);
+    const rows = await page.locator('[data-testid=llm-envs] tbody tr').count();
+    expect(rows).toBeGreaterThanOrEqual(2);
+    // every episode ran at most the budget of 3 turns
+    expect(server.requests.every((b) => (b.messages as { role: string }[]).filter((m) => m.role === 'assistant').length < 3)).toBe(true);
+    await screenshot(page, 'episodes-llm-selection');
+    expect(ctx.errors).toEqual([]);
+  });
 });

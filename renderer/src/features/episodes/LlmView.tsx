@@ -124,6 +124,9 @@ function TurnList({ ep, testId }: { ep: Episode | undefined; testId: string }) {
 export function LlmView({ tab }: ViewProps) {
   const [ep, setEp] = useState<EndpointInput>(savedEndpoint);
   const [key, setKey] = useState('');
+  const [scope, setScope] = useState<'env' | 'search'>('env');
+  const [query, setQuery] = useState('');
+  const [shownEnv, setShownEnv] = useState<string | null>(null);
   const [seeds, setSeeds] = useState(1);
   const [start, setStart] = useState(0);
   const [budget, setBudget] = useState<number | ''>('');
@@ -144,12 +147,15 @@ export function LlmView({ tab }: ViewProps) {
     lastRun.current = id;
     setBusy(true);
     setError(null);
-    setProgress({ runId: id, done: 0, total: seeds * 2, etaSec: null });
     localStorage.setItem(ENDPOINT_KEY, JSON.stringify(ep));
     try {
       if (key && ep.apiKeySecret) await backend().call('jobs.setSecret', { name: ep.apiKeySecret, value: key });
-      const r = await backend().call('models.play', { runId: id, hashes: [tab.params.hash!], endpoint: ep, seeds, seedStart: start, ...(budget !== '' ? { maxTurns: budget } : {}) });
+      const hashes = scope === 'env' ? [tab.params.hash!] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);
+      if (hashes.length === 0) throw new Error(`No environment in the library matches "${query}"`);
+      setProgress({ runId: id, done: 0, total: seeds * 2 * hashes.length, etaSec: null });
+      const r = await backend().call('models.play', { runId: id, hashes, endpoint: ep, seeds, seedStart: start, ...(budget !== '' ? { maxTurns: budget } : {}) });
       setRun(r);
+      setShownEnv(r.envs[0]?.hash ?? null);
       setShownSeed(r.episodes[0]?.seed ?? null);
     } catch (e) {
       setError(errorText(e));
@@ -160,8 +166,10 @@ export function LlmView({ tab }: ViewProps) {
     }
   };
 
-  const env = run?.envs[0];
-  const shown = useMemo(() => (run ? run.episodes.filter((e) => e.seed === shownSeed) : []), [run, shownSeed]);
+  const env = run?.envs.find((e) => e.hash === shownEnv) ?? run?.envs[0];
+  const shown = useMemo(() => (run && env ? run.episodes.filter((e) => e.seed === shownSeed && e.hash === env.hash) : []), [run, env, shownSeed]);
+  const allHint = run ? run.envs.flatMap((e) => e.hintReturns) : [];
+  const allPlain = run ? run.envs.flatMap((e) => e.noHintReturns) : [];
   const num = (v: string) => (v === '' ? undefined : Number(v));
   return (
     <div className="ep-view" data-testid="llm-view">
@@ -217,6 +225,13 @@ export function LlmView({ tab }: ViewProps) {
         </label>
       </div>
       <div className="ep-runbar">
+        <label>
+          <input type="radio" checked={scope === 'env'} onChange={() => setScope('env')} /> this environment
+        </label>
+        <label>
+          <input type="radio" checked={scope === 'search'} onChange={() => setScope('search')} data-testid="llm-scope-search" /> library search
+        </label>
+        {scope === 'search' ? <input value={query} placeholder="query (empty: whole library)" onChange={(e) => setQuery(e.target.value)} style={{ width: 200 }} data-testid="llm-query" /> : null}
         <label>
           seeds <input type="number" min={1} value={seeds} onChange={(e) => setSeeds(Number(e.target.value))} style={{ width: 60 }} data-testid="llm-seeds" />
         </label>
@@ -274,13 +289,67 @@ export function LlmView({ tab }: ViewProps) {
               </tr>
             </tbody>
           </table>
-          <Histogram hint={env.hintReturns} plain={env.noHintReturns} />
-          <FrontierBar winRate={env.noHintReturns.length ? env.noHintReturns.filter((x) => x > 0).length / env.noHintReturns.length : 0} />
+          {run.envs.length > 1 ? (
+            <>
+              <table className="ep-regret-table" data-testid="llm-envs">
+                <thead>
+                  <tr>
+                    <th>environment</th>
+                    <th>skill</th>
+                    <th>R(hint)</th>
+                    <th>R(no hint)</th>
+                    <th>regret</th>
+                    <th>recorded</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {run.envs.map((e) => (
+                    <tr key={e.hash} className={e.hash === env.hash ? 'sel' : ''} onClick={() => setShownEnv(e.hash)} style={{ cursor: 'pointer' }}>
+                      <td>{e.name ?? e.hash.slice(0, 12)}</td>
+                      <td>{e.skill ?? '—'}</td>
+                      <td>{fmt(e.rHint)}</td>
+                      <td>{fmt(e.rNoHint)}</td>
+                      <td>
+                        <b>{fmt(e.regret)}</b>
+                      </td>
+                      <td>{e.recordedRegret === null ? '—' : fmt(e.recordedRegret)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <table className="ep-regret-table" data-testid="llm-skills">
+                <thead>
+                  <tr>
+                    <th>skill</th>
+                    <th>environments</th>
+                    <th>mean R(hint)</th>
+                    <th>mean R(no hint)</th>
+                    <th>mean regret</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {run.bySkill.map((k) => (
+                    <tr key={k.skill}>
+                      <td>{k.skill}</td>
+                      <td>{k.envs}</td>
+                      <td>{fmt(k.meanRHint)}</td>
+                      <td>{fmt(k.meanRNoHint)}</td>
+                      <td>
+                        <b>{fmt(k.meanRegret)}</b>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          ) : null}
+          <Histogram hint={allHint} plain={allPlain} />
+          <FrontierBar winRate={allPlain.length ? allPlain.filter((x) => x > 0).length / allPlain.length : 0} />
           <div className="ep-runbar">
             <label>
               seed{' '}
               <select value={shownSeed ?? ''} onChange={(e) => setShownSeed(Number(e.target.value))} data-testid="llm-seed-pick">
-                {[...new Set(run.episodes.map((e) => e.seed))].map((s) => (
+                {[...new Set(run.episodes.filter((e) => e.hash === env.hash).map((e) => e.seed))].map((s) => (
                   <option key={s} value={s}>
                     {s}
                   </option>
