@@ -275,6 +275,25 @@ export class EpisodeService {
     });
   }
 
+  /**
+   * A policy turn that decides its own action on the live session (a served model): `turn` plays at
+   * most one agent turn and returns the steps it recorded and what to keep in the episode's meta.
+   */
+  async policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
+    return this.exclusive(id, async () => {
+      const f = await this.forkIfBehind(id);
+      const m = this.meta(f.id);
+      const r = await turn(f.live.session, this.d.store.steps(f.id), m);
+      if (r.steps.length) {
+        this.d.store.appendSteps(f.id, r.steps);
+        f.live.cursor = r.steps.at(-1)!.idx;
+      }
+      this.d.store.setMeta(f.id, r.meta);
+      this.d.changed?.([f.id]);
+      return { ...this.get(f.id), forkedFrom: f.forkedFrom, ended: r.ended };
+    });
+  }
+
   private stepResult(id: number, idx: number, forkedFrom: number | null) {
     const m = this.meta(id);
     return { episode: this.summary(m), steps: this.d.store.viewsRange(m, idx, idx), detail: this.inspect(id, idx), forkedFrom };

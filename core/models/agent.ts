@@ -16,7 +16,8 @@
 import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../episodes/extract';
 import { firstPrompt, injectHint } from '../episodes/hint';
 import type { Player, PlayedEpisode } from '../episodes/regret';
-import { playPlan, type Feed, type Outcome, type PlanItem } from '../episodes/rollout';
+import { playPlan, type Feed, type Outcome, type PlanItem, type PlayResult } from '../episodes/rollout';
+import type { StepRecord } from '../episodes/store';
 import type { EnvSession } from '../episodes/session';
 import { ModelError, type ChatClient, type ChatMessage, type Usage } from './client';
 import { hasAnswer, parseToolCalls } from './toolCalls';
@@ -57,14 +58,16 @@ export interface AgentOptions {
   signal?: AbortSignal;
   /** After every model turn (live views). */
   onTurn?(t: AgentTurn, transcript: Transcript): void;
+  /** Continue a recorded transcript (one turn at a time in a live episode). */
+  resume?: { transcript: Transcript; nextStepIdx: number };
 }
 
 /** The model as a feed: reset first, then one model turn per item, each after the previous outcome. */
-export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript } {
+export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; absorbTools(prev: Extract<Outcome, { kind: 'tool' }>): void } {
   const toolUse = o.tools.length > 0;
   const hinted = o.hintText !== null;
-  const t: Transcript = { messages: [], turns: [], endedBy: null, toolUse, tools: o.tools };
-  let nextStepIdx = 1;
+  const t: Transcript = o.resume?.transcript ?? { messages: [], turns: [], endedBy: null, toolUse, tools: o.tools };
+  let nextStepIdx = o.resume?.nextStepIdx ?? 1;
   let pendingCalls: OpenAiToolCall[] = [];
 
   const ask = async (): Promise<PlanItem | null> => {
@@ -125,16 +128,21 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript } {
     async next(prev: Outcome | null): Promise<PlanItem | null> {
       if (prev === null) return { kind: 'reset', seed: o.seed };
       if (prev.kind !== 'tool') return afterRecord(prev);
-      const turn = t.turns.at(-1)!;
-      prev.outputs.forEach((out, i) => {
-        const call = pendingCalls[i];
-        t.messages.push(call?.id ? { role: 'tool', content: out.output, tool_call_id: call.id } : { role: 'tool', content: out.output });
-        if (turn.calls[i]) Object.assign(turn.calls[i]!, out);
-      });
-      o.onTurn?.(turn, t);
+      absorbTools(prev);
       return ask();
     },
+    absorbTools,
   };
+
+  function absorbTools(prev: Extract<Outcome, { kind: 'tool' }>): void {
+    const turn = t.turns.at(-1)!;
+    prev.outputs.forEach((out, i) => {
+      const call = pendingCalls[i];
+      t.messages.push(call?.id ? { role: 'tool', content: out.output, tool_call_id: call.id } : { role: 'tool', content: out.output });
+      if (turn.calls[i]) Object.assign(turn.calls[i]!, out);
+    });
+    o.onTurn?.(turn, t);
+  }
 
   function afterRecord(prev: Extract<Outcome, { record: unknown }>): Promise<PlanItem | null> | null {
     if (prev.kind === 'reset') {
@@ -167,4 +175,45 @@ export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTur
       meta: { agent: { messages: tr.messages, turns: tr.turns, tools: tr.tools, toolUse: tr.toolUse, endedBy, toolTurns: r.toolTurns } },
     };
   };
+}
+
+/**
+ * One model turn in a live episode: the recorded transcript (meta.agent) continues from the last
+ * recorded step, the model answers once, and its action (or tool calls) is played in the session.
+ */
+export async function modelTurn(
+  session: EnvSession,
+  recorded: StepRecord[],
+  agentMeta: { messages?: ChatMessage[]; turns?: AgentTurn[]; tools?: unknown[]; toolTurns?: PlayResult['toolTurns'] } | undefined,
+  o: { client: ChatClient; hintText: string | null; budget: number; thinking: boolean; signal?: AbortSignal },
+): Promise<{ steps: StepRecord[]; agent: Record<string, unknown>; ended: string | null }> {
+  const last = recorded.at(-1)!;
+  const tools = agentMeta?.tools ?? (await session.tools());
+  const transcript: Transcript = { messages: [...(agentMeta?.messages ?? [])], turns: [...(agentMeta?.turns ?? [])], endedBy: null, toolUse: tools.length > 0, tools };
+  const lastReset = recorded.reduce((k, s) => (s.kind === 'reset' ? s.idx : k), 0);
+  const used = transcript.turns.length;
+  const feed = modelFeed({ client: o.client, seed: null, hintText: o.hintText, budget: o.budget, thinking: o.thinking, tools, ...(o.signal ? { signal: o.signal } : {}), resume: { transcript, nextStepIdx: last.idx + 1 } });
+  if (last.kind === 'step' && last.spade && (last.spade.terminated || last.spade.truncated)) return { steps: [], agent: { ...transcript }, ended: 'the episode is over' };
+  if (used >= o.budget) return { steps: [], agent: { ...transcript }, ended: `the budget of ${o.budget} turns is used` };
+  // What the model sees next: the first (hinted) prompt after the reset, or the last step's observation.
+  const lastTurn = transcript.turns.at(-1);
+  const prev: Outcome | null =
+    transcript.messages.length === 0 ? { kind: 'reset', record: recorded[lastReset]! } : lastTurn?.kind === 'tool' ? null : { kind: 'step', record: last };
+  let item: PlanItem | null = null;
+  if (prev) item = await feed.next(prev);
+  else item = await (feed as unknown as { next(p: Outcome): Promise<PlanItem | null> }).next({ kind: 'tool', calls: [], outputs: [] });
+  if (!item) return { steps: [], agent: { ...transcript, endedBy: transcript.endedBy }, ended: transcript.endedBy };
+  let served = false;
+  const one: Feed = {
+    batchable: false,
+    next: (p) => {
+      if (p?.kind === 'tool') feed.absorbTools(p);
+      if (served) return null;
+      served = true;
+      return item;
+    },
+  };
+  const r = await playPlan(session, one, { firstIdx: last.idx + 1, batch: 1, stopWhenDone: true, maxSteps: 1 });
+  const toolTurns = [...(agentMeta?.toolTurns ?? []), ...r.toolTurns];
+  return { steps: r.steps, agent: { messages: transcript.messages, turns: transcript.turns, tools, toolUse: transcript.toolUse, endedBy: transcript.endedBy, toolTurns }, ended: null };
 }

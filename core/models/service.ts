@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors';
 import type { Endpoint, ModelRun, ModelTurn } from '../api/calls/models';
 import type { EpisodeService } from '../episodes/service';
 import { ChatClient, type EndpointConfig } from './client';
-import { modelPlayer } from './agent';
+import { modelPlayer, modelTurn } from './agent';
 
 export interface ModelDeps {
   episodes: EpisodeService;
@@ -37,6 +37,17 @@ export class ModelService {
     } catch (err) {
       return { ok: false, latencyMs: performance.now() - t0, text: '', error: err instanceof Error ? err.message : String(err) };
     }
+  }
+
+  /** One model turn in a live episode (opened with episodes.open); the transcript lives in the episode's meta. */
+  async turn(id: number, e: Endpoint) {
+    const cfg = this.config(e);
+    const client = new ChatClient(cfg);
+    return this.d.episodes.policyTurn(id, async (session, steps, m) => {
+      const agent = (m.meta.agent ?? undefined) as Parameters<typeof modelTurn>[2];
+      const r = await modelTurn(session, steps, agent, { client, hintText: m.hintEnabled ? m.hintText : null, budget: m.maxTurns, thinking: cfg.thinking === true });
+      return { steps: r.steps, meta: { agent: r.agent, policyKind: 'llm', model: cfg.model, endpoint: cfg.baseUrl }, ended: r.ended };
+    });
   }
 
   async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined }): Promise<ModelRun> {

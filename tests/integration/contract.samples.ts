@@ -84,6 +84,7 @@ export const samples: Sample[] = [
   { call: 'episodes.regretCancel', input: { runId: 'no-such-run' } },
   // models: a port nothing listens on answers at once; no environment in the library to play.
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', retries: 0 } }, volatile: ['latencyMs'] },
+  { call: 'models.turn', input: { id: 1, endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
   { call: 'models.play', input: { hashes: ['0000000000000000000000000000000000000000000000000000000000000000'], endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
   { call: 'audit.run', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },

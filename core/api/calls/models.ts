@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineCall } from '../contract';
+import { episodeSummarySchema, stepViewSchema } from './episodes';
 
 /**
  * Model policies: play environments with a served model (any OpenAI-compatible chat-completions
@@ -89,6 +90,18 @@ export const modelsCalls = {
     summary: 'One short chat completion against an endpoint: whether it answers, how fast, and what it says.',
     input: z.object({ endpoint: endpointSchema }).strict(),
     output: z.object({ ok: z.boolean(), latencyMs: z.number(), text: z.string(), error: z.string().nullable() }),
+  }),
+  'models.turn': defineCall({
+    name: 'models.turn',
+    summary: "One model turn in a live episode (episodes.open): SPADE's messages continue from the recorded transcript; the action or tool calls play in the session.",
+    input: z.object({ id: z.number().int().positive(), endpoint: endpointSchema }).strict(),
+    output: z.object({
+      episode: episodeSummarySchema,
+      steps: z.array(stepViewSchema),
+      forkedFrom: z.number().int().nullable(),
+      /** Why no turn was played (the episode is over, the budget is used, the model failed), else null. */
+      ended: z.string().nullable(),
+    }),
   }),
   'models.play': defineCall({
     name: 'models.play',

@@ -218,3 +218,32 @@ describe('model episodes replay', () => {
     expect(rep.compared).toBe(2);
   });
 });
+
+describe('one model turn at a time in a live episode', () => {
+  it("continues SPADE's transcript turn by turn, records each step, and stops when the episode is over", async () => {
+    const answers = ['\\boxed{2}', '\\boxed{5}', 'so \\boxed{7}'];
+    server = await startStandIn((b) => ({ content: answers[(b.messages as { role: string }[]).filter((m) => m.role === 'assistant').length] ?? '\\boxed{1}' }));
+    const { svc, hash } = setup(guess);
+    const models = new ModelService({ episodes: svc, secret: () => undefined, envInfo: () => ({ skill: null, recordedRegret: null }) });
+    const endpoint = endpointSchema.parse({ baseUrl: server.url, model: 'm' });
+    const opened = await svc.open({ hash, seed: 3, hint: true, hintText: 'lucky', label: '' });
+    const id = opened.episode.id;
+    for (let k = 0; k < 3; k++) expect((await models.turn(id, endpoint)).ended).toBeNull();
+    const last = await models.turn(id, endpoint);
+    expect(last.ended).toBe('the episode is over');
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[2]!.messages).toEqual([
+      { role: 'user', content: firstPrompt('Guess a number 1-10.\n\nHINT: lucky') },
+      { role: 'assistant', content: '\\boxed{2}' },
+      { role: 'user', content: 'No, not \\boxed{2}.' },
+      { role: 'assistant', content: '\\boxed{5}' },
+      { role: 'user', content: 'No, not \\boxed{5}.' },
+    ]);
+    const ep = svc.get(id);
+    expect(ep.steps.map((s) => s.action)).toEqual([null, '\\boxed{2}', '\\boxed{5}', '\\boxed{7}']);
+    expect(ep.episode.totalReturn).toBe(1);
+    const agent = ep.episode.meta.agent as { turns: { stepIdx: number; raw: string }[]; messages: unknown[] };
+    expect(agent.turns.map((t) => t.stepIdx)).toEqual([1, 2, 3]);
+    expect(agent.messages).toHaveLength(6);
+  });
+});
