@@ -105,12 +105,42 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     await page.getByTestId('llm-play').click();
     await page.waitForSelector('[data-testid=llm-skills], [data-testid=llm-view] .ep-error', { timeout: 150_000 });
     const errs = page.locator('[data-testid=llm-view] .ep-error');
-    expect(await errs.count(), (await errs.count()) ? await errs.first().textContent() : '').toBe(0);
+    expect(await errs.count(), (await errs.count()) ? ((await errs.first().textContent()) ?? '') : '').toBe(0);
     const rows = await page.locator('[data-testid=llm-envs] tbody tr').count();
     expect(rows).toBeGreaterThanOrEqual(2);
     // every episode ran at most the budget of 3 turns
     expect(server.requests.every((b) => (b.messages as { role: string }[]).filter((m) => m.role === 'assistant').length < 3)).toBe(true);
     await screenshot(page, 'episodes-llm-selection');
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it('steps one model turn at a time in the episode view, then runs the model until the episode ends', async () => {
+    server = await startStandIn((b) => {
+      const msgs = b.messages as { role: string; content: string }[];
+      const k = msgs.filter((m) => m.role === 'assistant').length;
+      return { content: `Turn ${k + 1}: \\boxed{${shortestPath(msgs[0]!.content)[k] ?? 'up'}}`, delayMs: 5 };
+    });
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    await waitForEnv(ctx.app.services, 'GridWalkEnv');
+    await page.evaluate((url) => localStorage.setItem('spade.llm.endpoint', JSON.stringify({ baseUrl: url, model: 'stand-in-model', topK: null })), server.url);
+    await page.getByRole('button', { name: 'Episodes', exact: true }).click();
+    await page.getByTestId('ep-env-search').fill('GridWalkEnv');
+    await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
+    await page.getByTestId('ep-env').selectOption({ index: 0 });
+    await page.getByTestId('ep-hint').check();
+    await page.getByTestId('ep-open').click();
+    await page.waitForSelector('[data-testid=episode-view][data-steps="1"]', { timeout: 60_000 });
+    await page.getByTestId('model-turn').click();
+    await page.waitForSelector('[data-testid=episode-view][data-steps="2"]');
+    expect(await page.getByTestId('model-turns').textContent()).toContain('model turn 1');
+    await page.getByTestId('model-run').click();
+    await page.waitForSelector('[data-testid=run-result]:has-text("the episode is over")', { timeout: 60_000 });
+    expect(await page.getByTestId('episode-return').textContent()).toBe('1');
+    expect(server.requests[0]!.messages).toHaveLength(1);
+    expect((server.requests[0]!.messages as { content: string }[])[0]!.content).toContain('\n\nHINT: ');
+    expect(server.requests[0]).not.toHaveProperty('top_k');
+    await screenshot(page, 'episodes-model-turns');
     expect(ctx.errors).toEqual([]);
   });
 });
