@@ -96,7 +96,8 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     try {
       played = await o.player(session, { hint: job.hint, hintText, seed: job.seed, budget: o.budget, toolUse: session.info.toolUse }, o.control.abort.signal);
     } finally {
-      await session.close();
+      // Closing needs no answer before the next episode starts (the interpreter frees it in order).
+      void session.close();
     }
     // A cancel that aborted this episode mid-way keeps nothing: the resume plays it whole.
     if (o.control.cancel && played.endedBy === 'error') return;
