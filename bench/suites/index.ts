@@ -7,6 +7,7 @@ import { jobsSuite } from './jobs';
 import { episodesSuite } from './episodes';
 import { editorSuite } from './editor';
 import { loadSuite } from './load';
+import { policySuite } from './policy';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, loadSuite];

@@ -6,6 +6,7 @@ import { runtimeCalls } from './calls/runtime';
 import { jobsCalls, jobsEvents } from './calls/jobs';
 import { episodesCalls, episodesEvents } from './calls/episodes';
 import { auditCalls, auditEvents } from './calls/audit';
+import { modelsCalls } from './calls/models';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -19,6 +20,7 @@ export const calls = {
   ...jobsCalls,
   ...episodesCalls,
   ...auditCalls,
+  ...modelsCalls,
 } as const;
 
 export const events = {

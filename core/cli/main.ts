@@ -7,10 +7,11 @@ import { searchCommand } from './commands/search';
 import { statsCommand } from './commands/stats';
 import { auditCommand } from './commands/audit';
 import { replayCommand } from './commands/replay';
+import { playCommand } from './commands/play';
 import { appVersion } from '../services/appInfo';
 
 /** Every subcommand, in the order `--help` lists them. Later features append theirs. */
-export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand, replayCommand];
+export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand, replayCommand, playCommand];
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),

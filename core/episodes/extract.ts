@@ -1,66 +1,70 @@
 /**
- * Turning an agent's raw text into the action the environment received, following SPADE's rules
- * (SPADE-FORMATS.md sections 2 and 4), written here from that description:
- *  - with thinking on, only the text after the last `</think>` counts;
- *  - cognitive games: the first flat `\boxed{...}`; failing that, the first `\boxed{` whose braces
- *    balance (nested forms such as `\boxed{\frac{1}{2}}`); failing that, the last `\boxed{` with
- *    whatever follows it; the answer is re-wrapped as `\boxed{<answer>}`. No box: the stripped text.
- *  - tool use: the environment parses `<tool_call>` / `<answer>` itself, so the action is the text
- *    (OpenAI-style `tool_calls` are rewritten as `<tool_call>` blocks first).
+ * Turning an agent's raw text into the action the environment received, as SPADE does
+ * (SPADE-FORMATS.md section 2; checked against SPADE's parsing module), written from that description:
+ *  - thinking mode on: only the text after the last `</think>` counts (off: the whole text);
+ *  - the first match of a flat box, then of a doubled-brace box, then of a tripled-brace box;
+ *  - else the LAST `\boxed`, the first `{` after it and its balanced span, with up to two outer
+ *    brace pairs stripped;
+ *  - the answer is stripped and re-wrapped as `\boxed{<answer>}`; nothing found, an empty answer or
+ *    an unbalanced box -> the stripped raw text.
+ *  - tool use: the text goes to the game as it is (stripped); see toolCalls.ts for the tool loop.
  */
 
-const FLAT_BOX = /\\boxed\{([^{}]*)\}/;
-const BOX_OPEN = '\\boxed{';
+const PATTERNS = [/\\boxed\{([^{}]+)\}/, /\\boxed\{\{([^{}]+)\}\}/, /\\boxed\{\{\{([^{}]+)\}\}\}/];
 
+/** Python's str.strip() with no argument: Unicode whitespace at both ends. */
+export function pyStrip(s: string): string {
+  return s.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/gu, '');
+}
+
+/** The text after the last `</think>` (SPADE's `split('</think>')[-1]`). */
 export function afterThink(text: string): string {
   const i = text.lastIndexOf('</think>');
   return i >= 0 ? text.slice(i + '</think>'.length) : text;
 }
 
-/** The content of the first `\boxed{` whose braces balance, or null. */
-function balancedBox(text: string): string | null {
-  let from = 0;
-  for (;;) {
-    const start = text.indexOf(BOX_OPEN, from);
-    if (start < 0) return null;
-    let depth = 1;
-    let i = start + BOX_OPEN.length;
-    for (; i < text.length && depth > 0; i++) {
-      const c = text[i];
-      if (c === '{') depth++;
-      else if (c === '}') depth--;
-    }
-    if (depth === 0) return text.slice(start + BOX_OPEN.length, i - 1);
-    from = start + BOX_OPEN.length;
-  }
-}
-
-/** The boxed answer in a text (without the wrapper), or null when there is no box at all. */
+/** SPADE's boxed answer (stripped, without the wrapper), or null when there is none. An empty box gives ''. */
 export function boxedAnswer(text: string): string | null {
-  const flat = FLAT_BOX.exec(text);
-  if (flat) return flat[1] ?? '';
-  const nested = balancedBox(text);
-  if (nested !== null) return nested;
-  const last = text.lastIndexOf(BOX_OPEN);
-  if (last >= 0) return text.slice(last + BOX_OPEN.length).replace(/\}\s*$/, '');
+  if (!text) return null;
+  for (const re of PATTERNS) {
+    const m = re.exec(text);
+    if (m) return pyStrip(m[1]!);
+  }
+  const at = text.lastIndexOf('\\boxed');
+  const start = at >= 0 ? text.indexOf('{', at) : -1;
+  if (start < 0) return null;
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{') depth++;
+    else if (c === '}') {
+      depth--;
+      if (depth === 0) {
+        let content = pyStrip(text.slice(start + 1, i));
+        for (let k = 0; k < 2; k++) if (content.startsWith('{') && content.endsWith('}')) content = pyStrip(content.slice(1, -1));
+        return content;
+      }
+    }
+  }
   return null;
 }
 
 export interface ExtractOptions {
-  /** Only text after `</think>` counts (SPADE's thinking mode). Default: on when the text has one. */
+  /** SPADE's thinking mode: only text after the last `</think>` counts. Off unless asked. */
   thinking?: boolean;
   toolUse?: boolean;
 }
 
 export function extractAction(raw: string, opts: ExtractOptions = {}): string {
-  const thinking = opts.thinking ?? raw.includes('</think>');
-  const text = thinking ? afterThink(raw) : raw;
-  if (opts.toolUse) return text.trim();
+  const text = opts.thinking ? afterThink(raw) : raw;
+  if (opts.toolUse) return pyStrip(text);
   const answer = boxedAnswer(text);
-  return answer === null ? text.trim() : `\\boxed{${answer}}`;
+  return answer ? `\\boxed{${answer}}` : pyStrip(text);
 }
 
 export interface OpenAiToolCall {
+  id?: string;
+  type?: string;
   function?: { name?: string; arguments?: unknown };
 }
 

@@ -2,8 +2,12 @@
  * Where actions come from when the workbench plays by itself: a script, the environment's own
  * solution(), or SPADE's random-guess baseline (`\boxed{randint(1,100)}`, the "too easy" test).
  */
+import { ApiError } from '../api/errors';
 import type { Policy } from '../api/calls/episodes';
 import { extractAction } from './extract';
+import type { Player } from './regret';
+import { feedOf, playPlan, type Feed } from './rollout';
+import type { EnvSession } from './session';
 
 export interface ActionSource {
   /** The next action and the text it came from, or null when the policy has nothing more to say. */
@@ -53,4 +57,33 @@ export function solutionActions(value: unknown): string[] {
 export function describePolicy(p: Policy): Record<string, unknown> {
   if (p.kind === 'script') return { kind: 'script', count: p.actions.length, extract: p.extract };
   return { ...p };
+}
+
+/** An action source as the rollout loop's feed (scripts do not look at what the game answers). */
+export function feedFromSource(src: ActionSource): Feed {
+  return feedOf(() => {
+    const n = src.next();
+    return n ? { kind: 'step', action: n.action, raw: n.raw } : null;
+  });
+}
+
+/** The actions a scripted policy plays in an opened session (solution() is asked of that session). */
+export async function actionSourceFor(session: EnvSession, policy: Policy, seed: number | null, toolUse: boolean): Promise<ActionSource> {
+  if (policy.kind === 'script') return scriptSource(policy.actions, policy.extract, toolUse);
+  if (policy.kind === 'random') return randomSource(policy.seed ?? seed ?? 0, policy.lo, policy.hi);
+  const sol = await session.solution();
+  if (!sol.ok) throw new ApiError('invalid_input', `solution() failed: ${sol.message}`);
+  return scriptSource(solutionActions(sol.value), false, toolUse);
+}
+
+/** A scripted policy as a regret player: reset with the seed, then SPADE's loop within the budget. */
+export function scriptedPlayer(policy: Policy, hintPolicy?: Policy): Player {
+  return async (session, arm) => {
+    const p = arm.hint && hintPolicy ? hintPolicy : policy;
+    const reset = { ...(await session.reset(0, arm.seed)), state: await session.state() };
+    // A reset that raised is SPADE's "Error during reset. Starting new game." observation: play goes on.
+    const src = await actionSourceFor(session, p, arm.seed, arm.toolUse).catch(() => scriptSource([], false));
+    const r = await playPlan(session, feedFromSource(src), { firstIdx: 1, batch: 16, stopWhenDone: true, maxSteps: arm.budget });
+    return { steps: [reset, ...r.steps], turns: r.turns, endedBy: r.reason === 'budget' || r.reason === 'policy ended' ? 'budget' : 'env', policy: describePolicy(p) };
+  };
 }

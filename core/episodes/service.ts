@@ -7,35 +7,26 @@
  * action or scrub re-executes the recording in a fresh session (that is what "self-sufficient" buys).
  */
 import { ApiError } from '../api/errors';
-import type { Divergence, EpisodeSummary, Policy, ReplayReport, StepDetail, StepView } from '../api/calls/episodes';
-import type { EnvCatalog, EnvSourceInfo } from './catalog';
+import type { EpisodeSummary, Policy, ReplayReport, StepDetail, StepView } from '../api/calls/episodes';
+import { EpisodeContext, type EpisodeDeps, type RuntimeChoice, type RuntimeKind } from './context';
 import { extractAction } from './extract';
 import { injectHint } from './hint';
-import { describePolicy, randomSource, scriptSource, solutionActions, type ActionSource } from './policy';
-import { EnvSession, type RuntimePort } from './session';
+import { importTrajectories } from './importer';
+import { episodeLine, readEpisodeLines } from './jsonl';
+import { actionSourceFor, describePolicy, feedFromSource, scriptedPlayer } from './policy';
+import { replayEpisode } from './replay';
+import { regretJobs, runJobs, summarize, type Player, type RunControl } from './regret';
+import { planOf, playPlan } from './rollout';
+import { EnvSession } from './session';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
-import { EpisodeStore, toViews, type EpisodeMeta, type StepRecord } from './store';
-import { candidateStems, parseTrajectories, type Trajectory } from './trajectory';
+import { toViews, type EpisodeMeta, type StepRecord } from './store';
 import { evaluate, parseCondition } from './until';
 
-export type RuntimeKind = 'pyodide' | 'cpython';
-type RuntimeChoice = RuntimeKind | 'auto';
-
-export interface EpisodeDeps {
-  store: EpisodeStore;
-  catalog: EnvCatalog;
-  runtime: RuntimePort;
-  defaults(): { maxTurns: number };
-  changed?(ids: number[]): void;
-  /** A regret run that has a runId finished one more episode. */
-  regretProgress?(p: { runId: string; done: number; total: number; etaSec: number | null }): void;
-}
+export type { EpisodeDeps, RuntimeKind } from './context';
 
 /** A snapshot every this many steps bounds a scrub to that many re-executed steps. */
 export const SNAPSHOT_EVERY = 16;
 const CHUNK = SNAPSHOT_EVERY;
-const FRESH_SEED_TRIES = 64;
-const MAX_CONFIRMATIONS = 20;
 
 interface Live {
   session: EnvSession;
@@ -48,10 +39,15 @@ type Until = { kind: 'done' } | { kind: 'reward' } | { kind: 'expr'; expr: strin
 
 export class EpisodeService {
   private readonly live = new Map<number, Live>();
+  readonly ctx: EpisodeContext;
+  private readonly d: EpisodeDeps;
   /** One operation per episode at a time: steps must reach the interpreter in order. */
   private readonly locks = new Map<number, Promise<unknown>>();
 
-  constructor(private readonly d: EpisodeDeps) {}
+  constructor(d: EpisodeDeps) {
+    this.d = d;
+    this.ctx = new EpisodeContext(d);
+  }
 
   private async exclusive<T>(id: number, fn: () => Promise<T>): Promise<T> {
     const prev = this.locks.get(id) ?? Promise.resolve();
@@ -84,9 +80,7 @@ export class EpisodeService {
   }
 
   meta(id: number): EpisodeMeta {
-    const m = this.d.store.meta(id);
-    if (!m) throw new ApiError('not_found', `No episode ${id}`);
-    return m;
+    return this.ctx.meta(id);
   }
 
   list(opts: { envHash?: string | undefined; origin?: EpisodeMeta['origin'] | undefined; limit: number; offset: number }) {
@@ -121,14 +115,12 @@ export class EpisodeService {
 
   // ------------------------------------------------------------------ sessions
 
-  private env(hash: string): EnvSourceInfo {
-    const env = this.d.catalog.byHash(hash);
-    if (!env) throw new ApiError('not_found', `No environment version ${hash.slice(0, 12)} in the library`);
-    return env;
+  private env(hash: string) {
+    return this.ctx.env(hash);
   }
 
-  private async openSession(source: string, maxTurns: number, runtime: RuntimeKind | 'auto'): Promise<EnvSession> {
-    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime });
+  private async openSession(source: string, maxTurns: number, runtime: RuntimeChoice): Promise<EnvSession> {
+    return this.ctx.openSession(source, maxTurns, runtime);
   }
 
   async open(input: { hash: string; seed: number | null; hint: boolean; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; label: string }) {
@@ -191,30 +183,25 @@ export class EpisodeService {
 
   /** Brings the session from step `from` (already applied) to step `to` by re-executing recorded steps, snapshotting on the way. */
   private async reexecute(live: Live, steps: StepRecord[], from: number, to: number): Promise<number> {
-    let i = from + 1;
-    let count = 0;
-    while (i <= to) {
-      const s = steps[i];
-      if (!s) throw new ApiError('internal', `recording has no step ${i}`);
-      if (s.kind === 'reset') {
-        await live.session.reset(i, s.seed);
-        i++;
-        count++;
-      } else {
-        const batch: string[] = [];
-        while (i + batch.length <= to && steps[i + batch.length]?.kind === 'step' && batch.length < CHUNK) batch.push(steps[i + batch.length]!.action ?? '');
-        await live.session.play(i, batch, { stopWhenDone: false });
-        i += batch.length;
-        count += batch.length;
-      }
-      live.cursor = i - 1;
-      if (live.cursor % SNAPSHOT_EVERY === 0 && !live.snapshots.has(live.cursor)) {
-        const t = await live.session.snapshot();
-        if (t) live.snapshots.set(live.cursor, t);
-      }
+    if (to <= from) {
+      live.cursor = to;
+      return 0;
     }
+    const r = await playPlan(live.session, planOf(steps, from + 1, to), {
+      firstIdx: from + 1,
+      batch: CHUNK,
+      stopWhenDone: false,
+      maxSteps: Number.MAX_SAFE_INTEGER,
+      afterBatch: async (_kept, cursor) => {
+        live.cursor = cursor;
+        if (cursor % SNAPSHOT_EVERY === 0 && !live.snapshots.has(cursor)) {
+          const t = await live.session.snapshot();
+          if (t) live.snapshots.set(cursor, t);
+        }
+      },
+    });
     live.cursor = to;
-    return count;
+    return r.steps.length;
   }
 
   /** Moves the live session to step idx: restore the nearest snapshot at or before it, re-execute the rest. */
@@ -288,6 +275,25 @@ export class EpisodeService {
     });
   }
 
+  /**
+   * A policy turn that decides its own action on the live session (a served model): `turn` plays at
+   * most one agent turn and returns the steps it recorded and what to keep in the episode's meta.
+   */
+  async policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
+    return this.exclusive(id, async () => {
+      const f = await this.forkIfBehind(id);
+      const m = this.meta(f.id);
+      const r = await turn(f.live.session, this.d.store.steps(f.id), m);
+      if (r.steps.length) {
+        this.d.store.appendSteps(f.id, r.steps);
+        f.live.cursor = r.steps.at(-1)!.idx;
+      }
+      this.d.store.setMeta(f.id, r.meta);
+      this.d.changed?.([f.id]);
+      return { ...this.get(f.id), forkedFrom: f.forkedFrom, ended: r.ended };
+    });
+  }
+
   private stepResult(id: number, idx: number, forkedFrom: number | null) {
     const m = this.meta(id);
     return { episode: this.summary(m), steps: this.d.store.viewsRange(m, idx, idx), detail: this.inspect(id, idx), forkedFrom };
@@ -305,68 +311,43 @@ export class EpisodeService {
     });
   }
 
-  private async actionSource(live: Live, policy: Policy, seed: number | null, toolUse: boolean): Promise<ActionSource> {
-    if (policy.kind === 'script') return scriptSource(policy.actions, policy.extract, toolUse);
-    if (policy.kind === 'random') return randomSource(policy.seed ?? seed ?? 0, policy.lo, policy.hi);
-    const sol = await live.session.solution();
-    if (!sol.ok) throw new ApiError('invalid_input', `solution() failed: ${sol.message}`);
-    return scriptSource(solutionActions(sol.value), false, toolUse);
-  }
-
   async run(id: number, policy: Policy, until: Until, maxSteps: number) {
     return this.exclusive(id, async () => {
       const f = await this.forkIfBehind(id);
       const m = this.meta(f.id);
       const cond = until.kind === 'expr' ? parseCondition(until.expr) : null;
-      const src = await this.actionSource(f.live, policy, m.seed, m.meta.toolUse === true);
-      let taken = 0;
-      let stopped = 'max steps';
-      outer: while (taken < maxSteps) {
-        const start = f.live.cursor;
-        if (!f.live.snapshots.has(start)) {
-          const t = await f.live.session.snapshot();
-          if (t) f.live.snapshots.set(start, t);
-        }
-        const actions: string[] = [];
-        const raws: (string | null)[] = [];
-        while (actions.length < CHUNK && taken + actions.length < maxSteps) {
-          const n = src.next();
-          if (!n) break;
-          actions.push(n.action);
-          raws.push(n.raw);
-        }
-        if (actions.length === 0) {
-          stopped = 'policy ended';
-          break;
-        }
-        const got = await f.live.session.play(start + 1, actions, { stopWhenDone: true, rawActions: raws });
-        let keep = got.length;
-        let reason: string | null = null;
-        for (let j = 0; j < got.length; j++) {
-          const s = got[j]!;
-          const n = taken + j + 1;
-          if (s.error) reason = 'error';
-          else if (until.kind === 'reward' && (s.reward ?? 0) > 0) reason = 'reward > 0';
-          else if (cond && evaluate(cond, s.state as StateTree)) reason = `state: ${cond.text}`;
-          else if (s.terminated || s.truncated) reason = s.terminated ? 'terminated' : 'truncated';
-          else if (until.kind === 'steps' && n >= until.count) reason = `${until.count} steps`;
-          if (reason) {
-            keep = j + 1;
-            break;
+      const src = await actionSourceFor(f.live.session, policy, m.seed, m.meta.toolUse === true);
+      const start = f.live.cursor;
+      // SPADE's rollout stops after the budget of agent turns: steps since the latest reset count.
+      const recorded = this.d.store.steps(f.id);
+      const lastReset = recorded.reduce((k, s) => (s.kind === 'reset' && s.idx <= start ? s.idx : k), 0);
+      const used = recorded.filter((s) => s.kind === 'step' && s.idx > lastReset && s.idx <= start).length;
+      const budgetLeft = Math.max(0, m.maxTurns - used);
+      const r = await playPlan(f.live.session, feedFromSource(src), {
+        firstIdx: start + 1,
+        batch: CHUNK,
+        stopWhenDone: true,
+        maxSteps: Math.min(maxSteps, budgetLeft),
+        stopAt: (s, n) => {
+          if (until.kind === 'reward' && (s.reward ?? 0) > 0) return 'reward > 0';
+          if (cond && evaluate(cond, s.state as StateTree)) return `state: ${cond.text}`;
+          if (until.kind === 'steps' && n >= until.count && !(s.spade?.terminated || s.spade?.truncated)) return `${until.count} steps`;
+          return null;
+        },
+        beforeBatch: async (cursor) => {
+          if (!f.live.snapshots.has(cursor)) {
+            const t = await f.live.session.snapshot();
+            if (t) f.live.snapshots.set(cursor, t);
           }
-        }
-        const kept = got.slice(0, keep);
-        this.d.store.appendSteps(f.id, kept);
-        taken += kept.length;
-        const last = start + got.length;
-        f.live.cursor = last;
-        if (keep < got.length) await this.moveTo(f.id, f.live, start + keep);
-        if (kept.length < actions.length && !reason) reason = 'done';
-        if (reason) {
-          stopped = reason;
-          break outer;
-        }
-      }
+        },
+        afterBatch: async (kept) => {
+          this.d.store.appendSteps(f.id, kept);
+        },
+      });
+      f.live.cursor = start + r.steps.length + r.overshoot;
+      // The interpreter went past the stop inside its batch: bring it back to the last recorded step.
+      if (r.overshoot > 0) await this.moveTo(f.id, f.live, start + r.steps.length);
+      const stopped = r.reason === 'budget' ? (budgetLeft <= maxSteps ? `budget of ${m.maxTurns} turns` : 'max steps') : r.reason;
       this.d.store.setDivergence(f.id, null, { policy: describePolicy(policy) });
       this.d.changed?.([f.id]);
       return { ...this.get(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
@@ -396,250 +377,20 @@ export class EpisodeService {
     await Promise.all(all.map((l) => l.session.close()));
   }
 
-  // ------------------------------------------------------------------ replay
+  // ------------------------------------------------------------------ replay, import, JSONL
 
-  /** Re-executes a recording in a fresh session, comparing step by step; the replay is kept as its own episode. */
-  async replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string } = {}): Promise<ReplayReport> {
-    const m = this.meta(id);
-    const source = opts.source ?? this.env(m.envHash).source;
-    const recorded = this.d.store.steps(id, true);
-    const runtime: RuntimeChoice = opts.runtime ?? (m.runtime === 'cpython' ? 'cpython' : 'pyodide');
-    const session = await this.openSession(source, m.maxTurns, runtime);
-    const replayed: StepRecord[] = [];
-    try {
-      let i = 0;
-      while (i < recorded.length) {
-        const s = recorded[i]!;
-        if (s.kind === 'reset') {
-          const r = await session.reset(i, s.seed);
-          replayed.push({ ...r, state: await session.state() });
-          i++;
-          continue;
-        }
-        const batch: StepRecord[] = [];
-        while (i + batch.length < recorded.length && recorded[i + batch.length]!.kind === 'step' && batch.length < 256) batch.push(recorded[i + batch.length]!);
-        const got = await session.play(i, batch.map((b) => b.action ?? ''), { stopWhenDone: false, rawActions: batch.map((b) => b.rawAction) });
-        replayed.push(...got);
-        i += batch.length;
-        if (got.length < batch.length) break; // the harness stopped at an error: the rest cannot be compared
-      }
-    } finally {
-      await session.close();
-    }
-    const flagsRecorded = m.meta.flagsRecorded !== false;
-    let divergence: Divergence | null = null;
-    for (let k = 0; k < recorded.length && !divergence; k++) {
-      const a = recorded[k]!;
-      const b = replayed[k];
-      const fields: Divergence['fields'] = [];
-      if (!b) fields.push('missing');
-      else {
-        if (a.observation !== null && a.observation !== b.observation) fields.push('observation');
-        if (a.reward !== null && b.reward !== a.reward) fields.push('reward');
-        if (flagsRecorded && a.kind === 'step' && a.terminated !== b.terminated) fields.push('terminated');
-        if (flagsRecorded && a.kind === 'step' && a.truncated !== b.truncated) fields.push('truncated');
-        if (flagsRecorded && !!a.error !== !!b.error) fields.push('error');
-      }
-      if (fields.length === 0) continue;
-      const rView = toViews(m, recorded.slice(0, k + 1)).at(-1)!;
-      const pView = b ? toViews(m, replayed.slice(0, k + 1)).at(-1)! : null;
-      const stateChanges = b ? (a.state ? diffStates(a.state as StateTree, b.state as StateTree) : diffStates((replayed[k - 1]?.state ?? null) as StateTree, b.state as StateTree)) : [];
-      divergence = {
-        idx: k,
-        fields,
-        recorded: rView,
-        replayed: pView,
-        stateChanges,
-        observationDiff: b && a.observation !== null && b.observation !== null ? diffLines(a.observation, b.observation) : [],
-      };
-    }
-    const replayId = this.d.store.create({
-      envHash: m.envHash,
-      envName: m.envName,
-      className: m.className,
-      seed: m.seed,
-      hintEnabled: m.hintEnabled,
-      hintText: m.hintText,
-      maxTurns: m.maxTurns,
-      runtime: session.info.runtime,
-      origin: 'replay',
-      label: `replay of #${id}`,
-      parentId: id,
-      policy: { kind: 'replay', of: id },
-      meta: { replayOf: id },
-    });
-    this.d.store.appendSteps(replayId, replayed);
-    this.d.store.setDivergence(replayId, divergence?.idx ?? null);
-    this.d.store.setDivergence(id, divergence?.idx ?? null, {
-      lastReplay: replayId,
-      divergenceFields: divergence?.fields ?? [],
-      divergenceStateChanges: divergence?.stateChanges.slice(0, 100) ?? [],
-    });
-    this.d.changed?.([id, replayId]);
-    return { episodeId: id, replayId, compared: Math.min(recorded.length, replayed.length), divergence };
+  replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string } = {}): Promise<ReplayReport> {
+    return replayEpisode(this.ctx, id, opts);
   }
 
-  // ------------------------------------------------------------------ trajectories
-
-  private bind(t: Trajectory, fileName: string | undefined, envHash: string | undefined): { env: EnvSourceInfo; by: 'hash' | 'file' | 'given' } {
-    if (envHash) return { env: this.env(envHash), by: 'given' };
-    if (t.envHash) {
-      const env = this.d.catalog.byHash(t.envHash);
-      if (env) return { env, by: 'hash' };
-    }
-    for (const stem of candidateStems(t.gameFile, fileName)) {
-      const env = this.d.catalog.byStem(stem);
-      if (env) return { env, by: 'file' };
-    }
-    throw new ApiError(
-      'not_found',
-      `Trajectory ${t.index + 1}: cannot tell which environment it was played in (no known env_hash, and no game file name matches the library${t.gameFile ? `: ${t.gameFile}` : ''}); pass envHash`,
-    );
+  importTrajectories(input: Parameters<typeof importTrajectories>[1]) {
+    return importTrajectories(this.ctx, input);
   }
-
-  /** Seeds 0..limit-1 until reset's first observation equals the recorded one (fresh session for each try is too slow; a leaky game is re-checked fresh). */
-  async findSeed(
-    source: string,
-    maxTurns: number,
-    runtime: RuntimeChoice,
-    observation: string,
-    limit: number,
-    confirm?: (seed: number) => Promise<boolean>,
-  ): Promise<{ seed: number | null; tried: number }> {
-    const session = await this.openSession(source, maxTurns, runtime);
-    // Several seeds can deal the same first observation (a game that shows only part of its state):
-    // with `confirm`, a candidate must also reproduce the rest of the recording; else the first one wins.
-    let fallback: { seed: number; tried: number } | null = null;
-    let confirmed = 0;
-    try {
-      for (let s = 0; s < limit; s++) {
-        const r = await session.reset(0, s);
-        if (r.observation !== observation) continue;
-        if (!confirm) return { seed: s, tried: s + 1 };
-        fallback ??= { seed: s, tried: s + 1 };
-        if (await confirm(s)) return { seed: s, tried: s + 1 };
-        if (++confirmed >= MAX_CONFIRMATIONS) return fallback;
-      }
-    } finally {
-      await session.close();
-    }
-    if (fallback) return { ...fallback, tried: limit };
-    // A game that leaks state across reset deals differently on a reused instance: try the
-    // first seeds again, each on a fresh instance (slower, so bounded more tightly).
-    const fresh = Math.min(limit, FRESH_SEED_TRIES);
-    for (let s = 0; s < fresh; s++) {
-      const one = await this.openSession(source, maxTurns, runtime);
-      try {
-        const r = await one.reset(0, s);
-        if (r.observation === observation) return { seed: s, tried: limit + s + 1 };
-      } finally {
-        await one.close();
-      }
-    }
-    return { seed: null, tried: limit + fresh };
-  }
-
-  /** Whether a seed reproduces every recorded observation and reward of a trajectory. */
-  private async agrees(source: string, maxTurns: number, runtime: RuntimeChoice, seed: number, t: Trajectory): Promise<boolean> {
-    const session = await this.openSession(source, maxTurns, runtime);
-    try {
-      const r = await session.reset(0, seed);
-      if (r.observation !== t.initialObservation) return false;
-      const got = await session.play(1, t.steps.map((x) => x.action), { stopWhenDone: false });
-      return t.steps.every((x, i) => {
-        const g = got[i];
-        if (!g) return false;
-        return (x.observation === null || x.observation === g.observation) && (x.reward === null || x.reward === g.reward);
-      });
-    } finally {
-      await session.close();
-    }
-  }
-
-  async importTrajectories(input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined }) {
-    const trajs = parseTrajectories(input.text, input.thinking);
-    const defaults = this.d.defaults();
-    const runtime: RuntimeChoice = input.runtime ?? 'auto';
-    const results = [];
-    for (const t of trajs) {
-      const { env, by } = this.bind(t, input.fileName, input.envHash);
-      const maxTurns = defaults.maxTurns;
-      let seed: number | null = input.seed ?? t.seed;
-      let seedFrom: 'recorded' | 'given' | 'search' | 'none' = input.seed !== undefined ? 'given' : t.seed !== null ? 'recorded' : 'none';
-      let tried = 0;
-      if (seed === null && t.initialObservation !== null) {
-        const found = await this.findSeed(env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit, (candidate) =>
-          this.agrees(env.source, maxTurns, runtime, candidate, t),
-        );
-        tried = found.tried;
-        if (found.seed !== null) {
-          seed = found.seed;
-          seedFrom = 'search';
-        }
-      }
-      const id = this.d.store.create({
-        envHash: env.hash,
-        envName: env.name,
-        className: env.className,
-        seed,
-        hintEnabled: t.hint !== null,
-        hintText: t.hint,
-        maxTurns,
-        runtime,
-        origin: 'imported',
-        label: `${input.fileName ?? 'trajectory'}${trajs.length > 1 ? ` #${t.index + 1}` : ''}`,
-        policy: { kind: 'trajectory' },
-        meta: { flagsRecorded: false, toolUse: t.toolUse, boundBy: by, seedFrom, seedsTried: tried, fileName: input.fileName ?? null },
-      });
-      const steps: StepRecord[] = [
-        { idx: 0, kind: 'reset', action: null, rawAction: null, seed, observation: t.initialObservation, reward: null, terminated: false, truncated: false, info: {}, error: null, state: null, types: null },
-        ...t.steps.map((s, i) => ({
-          idx: i + 1,
-          kind: 'step' as const,
-          action: s.action,
-          rawAction: s.raw === s.action ? null : s.raw,
-          seed: null,
-          observation: s.observation,
-          reward: s.reward,
-          terminated: false,
-          truncated: false,
-          info: {},
-          error: null,
-          state: null,
-          types: null,
-        })),
-      ];
-      this.d.store.appendSteps(id, steps);
-      const report = await this.replay(id, { runtime, source: env.source });
-      results.push({ episodeId: id, envHash: env.hash, envName: env.name, boundBy: by, seed, seedFrom, seedsTried: tried, report });
-    }
-    return { results };
-  }
-
-  // ------------------------------------------------------------------ JSONL
 
   exportJsonl(ids: number[]): { text: string; count: number } {
     const lines = ids.map((id) => {
       const m = this.meta(id);
-      const env = this.d.catalog.byHash(m.envHash);
-      return JSON.stringify({
-        format: 'spade-workbench.episode',
-        version: 1,
-        envHash: m.envHash,
-        envName: m.envName,
-        className: m.className,
-        source: env?.source ?? null,
-        seed: m.seed,
-        hint: { enabled: m.hintEnabled, text: m.hintText },
-        maxTurns: m.maxTurns,
-        runtime: m.runtime,
-        policy: m.policy,
-        origin: m.origin,
-        label: m.label,
-        meta: m.meta,
-        createdAt: m.createdAt,
-        steps: this.d.store.steps(id, true),
-      });
+      return episodeLine(m, this.d.catalog.byHash(m.envHash)?.source ?? null, this.d.store.steps(id, true));
     });
     return { text: lines.join('\n') + (lines.length ? '\n' : ''), count: lines.length };
   }
@@ -647,138 +398,95 @@ export class EpisodeService {
   importJsonl(text: string): { ids: number[]; skipped: { line: number; reason: string }[] } {
     const ids: number[] = [];
     const skipped: { line: number; reason: string }[] = [];
-    text.split(/\r?\n/).forEach((line, i) => {
-      if (!line.trim()) return;
-      let o: Record<string, unknown>;
-      try {
-        o = JSON.parse(line) as Record<string, unknown>;
-      } catch (e) {
-        skipped.push({ line: i + 1, reason: `not JSON: ${e instanceof Error ? e.message : String(e)}` });
-        return;
-      }
-      const r = parseEpisodeLine(o);
+    for (const { line, parsed: r } of readEpisodeLines(text)) {
       if (typeof r === 'string') {
-        skipped.push({ line: i + 1, reason: r });
-        return;
+        skipped.push({ line, reason: r });
+        continue;
       }
       let hash = r.envHash;
       if (r.source) {
-        const added = this.d.catalog.add(r.source, r.className, `episode import line ${i + 1}`);
+        const added = this.d.catalog.add(r.source, r.className, `episode import line ${line}`);
         if (hash && added !== hash) {
-          skipped.push({ line: i + 1, reason: `the source's SHA-256 (${added.slice(0, 12)}) does not match envHash (${hash.slice(0, 12)})` });
-          return;
+          skipped.push({ line, reason: `the source's SHA-256 (${added.slice(0, 12)}) does not match envHash (${hash.slice(0, 12)})` });
+          continue;
         }
         hash = added;
       }
       const id = this.d.store.create({ ...r, envHash: hash, origin: r.origin, meta: { ...r.meta, importedFrom: 'jsonl' } });
       this.d.store.appendSteps(id, r.steps);
       ids.push(id);
-    });
+    }
     this.d.changed?.(ids);
     return { ids, skipped };
   }
 
   // ------------------------------------------------------------------ regret
 
-  /** SPADE's episode return: the last reward clamped to [-1, 1] if terminated, else 0. */
-  static episodeReturn(steps: StepRecord[]): number {
-    const last = steps.at(-1);
-    if (!last || last.kind !== 'step' || !last.terminated) return 0;
-    return Math.max(-1, Math.min(1, last.reward ?? 0));
-  }
-
-  /** Regret runs that can be cancelled, by runId: true once a cancel was asked. */
-  private readonly regretRuns = new Map<string, { cancel: boolean }>();
+  /** Regret runs in progress, by runId: cancel flag and the abort for in-flight model turns. */
+  private readonly regretRuns = new Map<string, RunControl>();
 
   /**
-   * SPADE's hint-based regret over N seeds. Seeds alternate between the arms (seed s with the hint,
-   * then without), so a cancelled run still compares the two arms on the same seeds.
+   * SPADE's hint-based regret over N seeds of one environment with a scripted policy or a player
+   * (a served model). A runId makes it cancellable and resumable: a second call with the same
+   * runId plays only the episodes not yet recorded.
    */
-  async regret(input: { hash: string; seeds: number; seedStart: number; policy: Policy; hintPolicy?: Policy | undefined; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined }) {
+  async regret(input: { hash: string; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined }) {
     const env = this.env(input.hash);
-    const defaults = this.d.defaults();
-    const runtime: RuntimeChoice = input.runtime ?? 'auto';
-    const maxTurns = input.maxTurns ?? defaults.maxTurns;
     const hintText = input.hintText ?? env.hint;
-    const runId = input.runId;
-    if (runId !== undefined && this.regretRuns.has(runId)) throw new ApiError('conflict', `A regret run ${runId} is already running`);
-    const run = { cancel: false };
-    if (runId !== undefined) this.regretRuns.set(runId, run);
-
-    const episode = async (hint: boolean, seed: number): Promise<{ id: number; ret: number }> => {
-      const policy = hint && input.hintPolicy ? input.hintPolicy : input.policy;
-      const session = await this.openSession(env.source, maxTurns, runtime);
-      try {
-        const reset = await session.reset(0, seed);
-        const steps: StepRecord[] = [{ ...reset, state: await session.state() }];
-        if (!reset.error) {
-          const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime };
-          const src = await this.actionSource(live, policy, seed, env.toolUse).catch(() => scriptSource([], false));
-          const actions: string[] = [];
-          for (let n = src.next(); n && actions.length < Math.max(maxTurns, 1) * 4; n = src.next()) actions.push(n.action);
-          steps.push(...(await session.play(1, actions, { stopWhenDone: true })));
-        }
-        const id = this.d.store.create({
-          envHash: input.hash,
-          envName: env.name,
-          className: session.info.className,
-          seed,
-          hintEnabled: hint,
-          hintText: hint ? (hintText ?? null) : null,
-          maxTurns,
-          runtime: session.info.runtime,
-          origin: 'regret',
-          label: `regret ${hint ? 'with' : 'without'} hint, seed ${seed}`,
-          policy: describePolicy(policy),
-        });
-        this.d.store.appendSteps(id, steps);
-        return { id, ret: EpisodeService.episodeReturn(steps) };
-      } finally {
-        await session.close();
-      }
-    };
-
-    const arms = { with: { returns: [] as number[], ids: [] as number[] }, without: { returns: [] as number[], ids: [] as number[] } };
-    const total = input.seeds * 2;
-    const started = performance.now();
-    let done = 0;
-    try {
-      for (let k = 0; k < input.seeds && !run.cancel; k++) {
-        const seed = input.seedStart + k;
-        for (const hint of [true, false]) {
-          const r = await episode(hint, seed);
-          const arm = hint ? arms.with : arms.without;
-          arm.returns.push(r.ret);
-          arm.ids.push(r.id);
-          done++;
-          if (runId !== undefined) {
-            const perEpisode = (performance.now() - started) / 1000 / done;
-            this.d.regretProgress?.({ runId, done, total, etaSec: (total - done) * perEpisode });
-          }
-        }
-      }
-    } finally {
-      if (runId !== undefined) this.regretRuns.delete(runId);
-      const ids = [...arms.with.ids, ...arms.without.ids];
-      if (ids.length) this.d.changed?.(ids);
-    }
-    const summary = (hint: boolean, a: { returns: number[]; ids: number[] }) => ({
-      hint,
-      returns: a.returns,
-      mean: a.returns.reduce((x, y) => x + y, 0) / Math.max(1, a.returns.length),
-      solveRate: a.returns.filter((x) => x > 0).length / Math.max(1, a.returns.length),
-      episodeIds: a.ids,
-    });
-    const withHint = summary(true, arms.with);
-    const withoutHint = summary(false, arms.without);
-    return { withHint, withoutHint, regret: withHint.mean - withoutHint.mean, hintText: hintText ?? null, cancelled: run.cancel };
+    const r = await this.regretMany({ ...input, hashes: [input.hash], hintFor: () => hintText });
+    const one = r.envs[0]!;
+    return { withHint: one.withHint, withoutHint: one.withoutHint, regret: one.regret, hintText: hintText ?? null, cancelled: r.cancelled };
   }
 
-  /** Asks a running regret run to stop after its current seed. */
+  /** Regret over several environments (a library selection): per environment, SPADE's arithmetic. */
+  async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[]; progress?(done: number, total: number): void }) {
+    const player = input.player ?? (input.policy ? scriptedPlayer(input.policy, input.hintPolicy) : null);
+    if (!player) throw new ApiError('invalid_input', 'A regret run needs a policy');
+    const budget = input.maxTurns ?? this.d.defaults().maxTurns;
+    const hintFor = (h: string): string | null => (input.hintFor ? input.hintFor(h) : undefined) ?? this.env(h).hint;
+    for (const h of input.hashes) this.env(h);
+    const runId = input.runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    if (this.regretRuns.has(runId)) throw new ApiError('conflict', `A regret run ${runId} is already running`);
+    const control: RunControl = { cancel: false, abort: new AbortController() };
+    this.regretRuns.set(runId, control);
+    // Environments without a hint play only their unhinted arm; their regret is 0 (SPADE: hint generation failed).
+    const jobs = input.hashes.flatMap((h) => regretJobs([h], input.seeds, input.seedStart, hintFor(h) === null ? ['nohint'] : (input.arms ?? ['hint', 'nohint'])));
+    const started = performance.now();
+    let firstDone: number | null = null;
+    try {
+      const { results, cancelled } = await runJobs(this.ctx, {
+        runId,
+        jobs,
+        player,
+        concurrency: input.concurrency ?? 1,
+        budget,
+        runtime: input.runtime ?? 'auto',
+        hintFor,
+        control,
+        progress: (done, total, last) => {
+          if (!last) {
+            firstDone = done;
+            return;
+          }
+          input.progress?.(done, total);
+          const fresh = done - (firstDone ?? 0);
+          const per = fresh > 0 ? (performance.now() - started) / 1000 / fresh : null;
+          if (input.runId !== undefined) this.d.regretProgress?.({ runId, done, total, etaSec: per === null ? null : (total - done) * per });
+        },
+      });
+      const envs = input.hashes.map((h) => ({ hash: h, name: this.env(h).name, hintFailed: hintFor(h) === null, ...summarize(results, h, hintFor(h) === null) }));
+      return { runId, envs, cancelled, episodes: results };
+    } finally {
+      this.regretRuns.delete(runId);
+    }
+  }
+
+  /** Asks a running regret run to stop: no new episode starts, in-flight model turns are aborted. */
   regretCancel(runId: string): boolean {
     const run = this.regretRuns.get(runId);
     if (!run) return false;
     run.cancel = true;
+    run.abort.abort();
     return true;
   }
 
@@ -787,68 +495,3 @@ export class EpisodeService {
     return injectHint(observation, hint);
   }
 }
-
-interface ParsedLine {
-  envHash: string;
-  envName: string | null;
-  className: string | null;
-  source: string | null;
-  seed: number | null;
-  hintEnabled: boolean;
-  hintText: string | null;
-  maxTurns: number;
-  runtime: string;
-  policy: Record<string, unknown>;
-  origin: EpisodeMeta['origin'];
-  label: string;
-  meta: Record<string, unknown>;
-  steps: StepRecord[];
-}
-
-/** Validates one exported episode line; returns a reason string when it cannot be used. */
-export function parseEpisodeLine(o: Record<string, unknown>): ParsedLine | string {
-  if (o.format !== 'spade-workbench.episode') return 'not a spade-workbench episode (format field missing or different)';
-  const hash = typeof o.envHash === 'string' && /^[0-9a-f]{64}$/.test(o.envHash) ? o.envHash : null;
-  const source = typeof o.source === 'string' ? o.source : null;
-  if (!hash && !source) return 'neither envHash nor source';
-  if (!Array.isArray(o.steps)) return 'steps missing';
-  const steps: StepRecord[] = [];
-  for (const [i, s] of (o.steps as Record<string, unknown>[]).entries()) {
-    if (!s || typeof s !== 'object' || (s.kind !== 'reset' && s.kind !== 'step')) return `step ${i}: kind must be reset or step`;
-    const str = (v: unknown) => (typeof v === 'string' ? v : null);
-    steps.push({
-      idx: i,
-      kind: s.kind,
-      action: str(s.action),
-      rawAction: str(s.rawAction),
-      seed: typeof s.seed === 'number' ? s.seed : null,
-      observation: str(s.observation),
-      reward: typeof s.reward === 'number' ? s.reward : null,
-      terminated: s.terminated === true,
-      truncated: s.truncated === true,
-      info: s.info && typeof s.info === 'object' ? (s.info as Record<string, unknown>) : {},
-      error: (s.error as StepRecord['error']) ?? null,
-      state: s.state ?? null,
-      types: Array.isArray(s.types) ? (s.types as string[]) : null,
-    });
-  }
-  const hint = (o.hint ?? {}) as { enabled?: unknown; text?: unknown };
-  const origins = ['played', 'imported', 'replay', 'regret'];
-  return {
-    envHash: hash ?? '',
-    envName: typeof o.envName === 'string' ? o.envName : null,
-    className: typeof o.className === 'string' ? o.className : null,
-    source,
-    seed: typeof o.seed === 'number' ? o.seed : null,
-    hintEnabled: hint.enabled === true,
-    hintText: typeof hint.text === 'string' ? hint.text : null,
-    maxTurns: typeof o.maxTurns === 'number' && o.maxTurns > 0 ? Math.trunc(o.maxTurns) : 25,
-    runtime: o.runtime === 'cpython' ? 'cpython' : 'pyodide',
-    policy: o.policy && typeof o.policy === 'object' ? (o.policy as Record<string, unknown>) : {},
-    origin: origins.includes(o.origin as string) ? (o.origin as EpisodeMeta['origin']) : 'imported',
-    label: typeof o.label === 'string' ? o.label : '',
-    meta: o.meta && typeof o.meta === 'object' ? (o.meta as Record<string, unknown>) : {},
-    steps,
-  };
-}
-

@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../api/errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
+import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
@@ -40,6 +41,7 @@ interface RawReset {
   types?: string[];
   shape?: string;
   error?: HarnessError;
+  spade?: { observation: string };
 }
 interface RawStep {
   observation?: unknown;
@@ -52,6 +54,7 @@ interface RawStep {
   action?: string;
   state?: unknown;
   error?: HarnessError;
+  spade?: SpadeStep;
 }
 
 function errView(e: HarnessError): NonNullable<StepRecord['error']> {
@@ -70,7 +73,9 @@ function asNumber(v: unknown): number | null {
 
 /** A reset reply as a timeline step (SPADE: a bare str is accepted, other shapes are an error). */
 export function resetRecord(idx: number, seed: number | null, r: RawReset): Omit<StepRecord, 'state'> {
-  const base = { idx, kind: 'reset' as const, action: null, rawAction: null, seed, reward: null, terminated: false, truncated: false, types: r.types ?? null };
+  // SPADE's reset observation (what the agent is shown) rides in `spade`, reward and flags neutral.
+  const spade = { observation: spadeResetObservation(r), reward: 0, terminated: false, truncated: false, info: {} };
+  const base = { idx, kind: 'reset' as const, action: null, rawAction: null, seed, reward: null, terminated: false, truncated: false, types: r.types ?? null, spade };
   if (r.error) return { ...base, observation: null, info: {}, error: errView(r.error) };
   if (r.shape === 'other' || typeof r.observation !== 'string') {
     return { ...base, observation: typeof r.observation === 'string' ? r.observation : null, info: {}, error: { kind: 'shape', type: 'InvalidReset', message: `reset() returned ${(r.types ?? ['?']).join(', ')}; expected (str, dict) or str` } };
@@ -79,7 +84,7 @@ export function resetRecord(idx: number, seed: number | null, r: RawReset): Omit
 }
 
 export function stepRecord(idx: number, action: string, rawAction: string | null, r: RawStep): Omit<StepRecord, 'state'> {
-  const base = { idx, kind: 'step' as const, action, rawAction, seed: null, types: r.types ?? null };
+  const base = { idx, kind: 'step' as const, action, rawAction, seed: null, types: r.types ?? null, spade: spadeOf(r) };
   if (r.error) return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: errView(r.error) };
   if (r.shape !== 'tuple5') {
     return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: { kind: 'shape', type: 'InvalidStep', message: `step() returned ${(r.types ?? ['?']).join(', ')}; expected a 5-tuple` } };
@@ -144,10 +149,26 @@ export class EnvSession {
     return stepRecord(idx, action, rawAction, r.ok ? (r.value as RawStep) : { error: r.error });
   }
 
+  /** SPADE's `execute_tool` on the instance (harness `tool` command): never a step. */
+  async tool(name: string, args: Record<string, unknown>): Promise<{ output: string; returncode: number }> {
+    const r = this.unwrap(await this.call({ cmd: 'tool', name, arguments: args }));
+    if (!r.ok) return { output: `Error calling ${name}: ${r.error.message}`, returncode: 1 };
+    const v = r.value as { output?: unknown; returncode?: unknown };
+    return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };
+  }
+
+  /** The game's tools (`get_tools()`); an empty list for games without tools or a harness without the command. */
+  async tools(): Promise<unknown[]> {
+    const reply = await this.call({ cmd: 'get_tools' });
+    if (!reply.ok) return [];
+    const v = reply.result as { tools?: unknown } | unknown[];
+    return Array.isArray(v) ? v : Array.isArray((v as { tools?: unknown }).tools) ? ((v as { tools: unknown[] }).tools) : [];
+  }
+
   /** Several steps in one call (no reset), each with its state; stops after an error or when done (if asked). */
-  async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[] }): Promise<StepRecord[]> {
+  async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]> {
     if (actions.length === 0) return [];
-    const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: true }));
+    const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: opts.state !== false }));
     if (!r.ok) throw new ApiError('unavailable', `Runtime: ${r.error.message}`, { harness: r.error });
     const steps = ((r.value as { steps?: RawStep[] }).steps ?? []) as RawStep[];
     return steps.map((s, i) => ({ ...stepRecord(firstIdx + i, s.action ?? actions[i] ?? '', opts.rawActions?.[i] ?? null, s), state: s.state ?? null }));

@@ -5,6 +5,7 @@
 import type { Db } from '../memory/db';
 import type { EpisodeSummary, StepView } from '../api/calls/episodes';
 import { injectHint } from './hint';
+import { episodeReturn, type SpadeStep } from './spade';
 
 export type Origin = EpisodeSummary['origin'];
 
@@ -38,6 +39,8 @@ export interface StepRecord {
   error: StepView['error'];
   state: unknown;
   types: string[] | null;
+  /** SPADE's wrapper conversion of a step (null for resets and recordings made before it existed). */
+  spade?: SpadeStep | null;
 }
 
 interface EpisodeRow {
@@ -79,6 +82,7 @@ interface StepRow {
   error: string | null;
   state: string | null;
   types: string | null;
+  spade: string | null;
 }
 
 export type EpisodeMeta = Omit<EpisodeSummary, 'live' | 'cursor'>;
@@ -124,6 +128,7 @@ function rowToRecord(r: StepRow): StepRecord {
     error: r.error ? (JSON.parse(r.error) as StepView['error']) : null,
     state: r.state ? (JSON.parse(r.state) as unknown) : null,
     types: r.types ? (JSON.parse(r.types) as string[]) : null,
+    spade: r.spade ? (JSON.parse(r.spade) as SpadeStep) : null,
   };
 }
 
@@ -154,6 +159,7 @@ export function toViews(ep: Pick<EpisodeMeta, 'hintEnabled' | 'hintText'>, steps
       error: s.error,
       types: s.types,
       cumReturn: cum,
+      spade: s.spade ?? null,
     };
   });
 }
@@ -191,8 +197,8 @@ export class EpisodeStore {
   appendSteps(episodeId: number, steps: StepRecord[]): void {
     if (steps.length === 0) return;
     const ins = this.db.prepare(
-      `INSERT OR REPLACE INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types, spade)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.db.transaction(() => {
       for (const s of steps) {
@@ -211,6 +217,7 @@ export class EpisodeStore {
           s.error ? JSON.stringify(s.error) : null,
           s.state === null || s.state === undefined ? null : JSON.stringify(s.state),
           s.types ? JSON.stringify(s.types) : null,
+          s.spade ? JSON.stringify(s.spade) : null,
         );
       }
       this.refreshTotals(episodeId);
@@ -219,25 +226,25 @@ export class EpisodeStore {
 
   refreshTotals(episodeId: number): void {
     const steps = this.db
-      .prepare(`SELECT idx, kind, reward, terminated, truncated FROM episode_steps WHERE episode_id = ? ORDER BY idx`)
-      .all(episodeId) as { idx: number; kind: string; reward: number | null; terminated: number; truncated: number }[];
-    // The return of the last segment (after the latest reset): what the episode earned as played.
-    let ret = 0;
-    let term = 0;
-    let trunc = 0;
+      .prepare(`SELECT idx, kind, reward, terminated, truncated, spade FROM episode_steps WHERE episode_id = ? ORDER BY idx`)
+      .all(episodeId) as { idx: number; kind: string; reward: number | null; terminated: number; truncated: number; spade: string | null }[];
+    // The last segment (after the latest reset) as SPADE scores it: its end is the converted
+    // step's (a truthy 1 ends it), its return 0 unless it ended terminated, else the last reward
+    // clamped. Steps recorded before the conversion existed count with their raw values.
+    let last: SpadeStep | null = null;
     for (const s of steps) {
       if (s.kind === 'reset') {
-        ret = 0;
-        term = 0;
-        trunc = 0;
+        last = null;
+        continue;
       }
-      ret += s.reward ?? 0;
-      term = s.terminated;
-      trunc = s.truncated;
+      last = s.spade
+        ? (JSON.parse(s.spade) as SpadeStep)
+        : { observation: '', reward: s.reward ?? 0, terminated: s.terminated === 1, truncated: s.truncated === 1, info: {} };
     }
+    const ret = last ? episodeReturn([{ kind: 'step', spade: last }]) : 0;
     this.db
       .prepare(`UPDATE episodes SET step_count = ?, total_return = ?, terminated = ?, truncated = ?, updated_at = ? WHERE id = ?`)
-      .run(steps.length, ret, term, trunc, new Date().toISOString(), episodeId);
+      .run(steps.length, ret, last?.terminated ? 1 : 0, last?.truncated ? 1 : 0, new Date().toISOString(), episodeId);
   }
 
   setDivergence(episodeId: number, idx: number | null, meta?: Record<string, unknown>): void {
@@ -271,7 +278,7 @@ export class EpisodeStore {
 
   /** Steps without their state trees (the timeline), or with them. */
   steps(episodeId: number, withState = false): StepRecord[] {
-    const cols = withState ? '*' : 'episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types';
+    const cols = withState ? '*' : 'episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types, spade';
     const rows = this.db.prepare(`SELECT ${cols} FROM episode_steps WHERE episode_id = ? ORDER BY idx`).all(episodeId) as StepRow[];
     return rows.map(rowToRecord);
   }
@@ -286,7 +293,7 @@ export class EpisodeStore {
       .get(ep.id, from, ep.id, from) as { cum: number };
     const rows = this.db
       .prepare(
-        `SELECT episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types
+        `SELECT episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, NULL AS state, types, spade
          FROM episode_steps WHERE episode_id = ? AND idx BETWEEN ? AND ? ORDER BY idx`,
       )
       .all(ep.id, from, to) as StepRow[];
@@ -298,6 +305,17 @@ export class EpisodeStore {
       v.cumReturn = cum;
     }
     return views;
+  }
+
+  /** Episodes a regret run already recorded (by the runId kept in their meta): what a resume skips. */
+  byRun(runId: string): EpisodeMeta[] {
+    const rows = this.db.prepare(`SELECT * FROM episodes WHERE json_extract(meta, '$.run') = ? ORDER BY id`).all(runId) as EpisodeRow[];
+    return rows.map(toMeta);
+  }
+
+  setMeta(episodeId: number, meta: Record<string, unknown>): void {
+    const cur = this.meta(episodeId);
+    this.db.prepare(`UPDATE episodes SET meta = ? WHERE id = ?`).run(JSON.stringify({ ...(cur?.meta ?? {}), ...meta }), episodeId);
   }
 
   step(episodeId: number, idx: number): StepRecord | null {
@@ -313,8 +331,8 @@ export class EpisodeStore {
       const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { forkedAt: idx } });
       this.db
         .prepare(
-          `INSERT INTO episode_steps SELECT ?, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types
-           FROM episode_steps WHERE episode_id = ? AND idx <= ?`,
+          `INSERT INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types, spade)
+           SELECT ?, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types, spade FROM episode_steps WHERE episode_id = ? AND idx <= ?`,
         )
         .run(id, episodeId, idx);
       this.refreshTotals(id);

@@ -70,6 +70,9 @@ export function trajectoryFrom(messages: Message[], meta: Record<string, unknown
   const steps: TrajectoryStep[] = [];
   const rewards = Array.isArray(meta.rewards) ? (meta.rewards as unknown[]).map(num) : null;
   let cur: TrajectoryStep | null = null;
+  // SPADE cuts at </think> only in thinking mode; a dump does not say which mode it ran in, so a
+  // trajectory whose assistant turns carry </think> is read as a thinking-mode run (labelled guess).
+  const think = thinking ?? convo.some((m) => m.role === 'assistant' && text(m.content).includes('</think>'));
   let toolParts: string[] = [];
   const flushTools = () => {
     if (cur && toolParts.length) cur.observation = toolParts.join('\n');
@@ -93,7 +96,7 @@ export function trajectoryFrom(messages: Message[], meta: Record<string, unknown
     } else if (m.role === 'assistant') {
       flushTools();
       const raw = Array.isArray(m.tool_calls) && m.tool_calls.length ? `${body}${body ? '\n' : ''}${toolCallsAsText(m.tool_calls)}` : body;
-      cur = { raw, action: extractAction(raw, { ...(thinking !== undefined ? { thinking } : {}), toolUse }), observation: null, reward: num(m.reward) };
+      cur = { raw, action: extractAction(raw, { thinking: think, toolUse }), observation: null, reward: num(m.reward) };
       steps.push(cur);
     }
   }

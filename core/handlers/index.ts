@@ -7,6 +7,7 @@ import { runtimeHandlers } from './runtime';
 import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
+import { modelsHandlers } from './models';
 
 /**
  * Every call in the contract must have a handler: the type below fails to compile otherwise. Each is
@@ -21,6 +22,7 @@ export function createHandlers(s: Services): Handlers {
     ...jobsHandlers(s),
     ...episodesHandlers(s),
     ...auditHandlers(s),
+    ...modelsHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};
   for (const [name, h] of Object.entries(all) as [string, (i: unknown, c: CallContext) => unknown][]) {

@@ -353,4 +353,13 @@ export const migrations: Migration[] = [
     // marked a concurrent worker's import "interrupted". Progress and summaries live in the service.
     sql: `DROP TABLE imports;`,
   },
+  {
+    version: 10,
+    name: 'episode steps carry SPADE\'s converted step',
+    // The wrapper's conversion (str/float/bool, errors as -1 terminal steps) decides SPADE's episode
+    // end and return; it is kept beside the raw described values, JSON, null for resets and old rows.
+    sql: `
+      ALTER TABLE episode_steps ADD COLUMN spade TEXT;
+    `,
+  },
 ];

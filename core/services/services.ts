@@ -10,6 +10,8 @@ import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
+import { ModelService } from '../models/service';
+import { getEnvironmentByHash } from '../memory/repository';
 import { EpisodeStore } from '../episodes/store';
 import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
@@ -175,6 +177,20 @@ export class Services {
     this.made.set(name, svc);
     this.onClose(() => close(svc));
     return svc;
+  }
+
+  private modelsSvc: ModelService | null = null;
+  /** Model policies; API keys are named secrets of the jobs' secret store (sealed on the desktop). */
+  get models(): ModelService {
+    this.modelsSvc ??= new ModelService({
+      episodes: this.episodes,
+      secret: (name) => this.jobs.secrets.get(name),
+      envInfo: (hash) => {
+        const e = getEnvironmentByHash(this.db, hash);
+        return { skill: e?.skill ?? null, recordedRegret: e?.regret ?? null };
+      },
+    });
+    return this.modelsSvc;
   }
 
   schemaVersion(): number {

@@ -8,19 +8,20 @@ describe("SPADE's action extraction", () => {
   it('takes the first flat box and re-wraps it', () => {
     expect(extractAction('so \\boxed{12} or \\boxed{13}')).toBe('\\boxed{12}');
   });
-  it('falls back to the nested form, then the last unclosed box', () => {
+  it('falls back to the last balanced box; an unclosed box is no answer', () => {
     expect(boxedAnswer('x = \\boxed{\\frac{1}{2}} done')).toBe('\\frac{1}{2}');
     expect(extractAction('answer \\boxed{\\frac{1}{2}}')).toBe('\\boxed{\\frac{1}{2}}');
-    expect(boxedAnswer('cut off \\boxed{42')).toBe('42');
+    expect(boxedAnswer('cut off \\boxed{42')).toBeNull();
+    expect(extractAction(' cut off \\boxed{42 ')).toBe('cut off \\boxed{42');
   });
   it('without a box gives the stripped text; with thinking only text after </think> counts', () => {
     expect(extractAction('  up  ')).toBe('up');
-    expect(extractAction('<think>maybe \\boxed{1}</think> final \\boxed{2}')).toBe('\\boxed{2}');
-    expect(extractAction('<think>maybe \\boxed{1}</think> no box here')).toBe('no box here');
-    expect(extractAction('<think>maybe \\boxed{1}</think>x', { thinking: false })).toBe('\\boxed{1}');
+    expect(extractAction('<think>maybe \\boxed{1}</think> final \\boxed{2}', { thinking: true })).toBe('\\boxed{2}');
+    expect(extractAction('<think>maybe \\boxed{1}</think> no box here', { thinking: true })).toBe('no box here');
+    expect(extractAction('<think>maybe \\boxed{1}</think>x')).toBe('\\boxed{1}');
   });
   it('tool use keeps the text for the environment to parse, and turns tool_calls into <tool_call> blocks', () => {
-    expect(extractAction('<think>hm</think> <tool_call>{"name":"a","arguments":{}}</tool_call>', { toolUse: true })).toBe('<tool_call>{"name":"a","arguments":{}}</tool_call>');
+    expect(extractAction('<think>hm</think> <tool_call>{"name":"a","arguments":{}}</tool_call>', { toolUse: true, thinking: true })).toBe('<tool_call>{"name":"a","arguments":{}}</tool_call>');
     expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3}' } }])).toBe('<tool_call>{"name":"get","arguments":{"id":3}}</tool_call>');
   });
 });

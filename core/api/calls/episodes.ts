@@ -22,6 +22,15 @@ export const harnessErrorViewSchema = z.object({
   line: z.number().int().optional(),
 });
 
+export const spadeStepSchema = z.object({
+  observation: z.string(),
+  reward: z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]),
+  terminated: z.boolean(),
+  truncated: z.boolean(),
+  info: z.record(z.string(), z.number()),
+  error: z.enum(['exception', 'shape']).optional(),
+});
+
 export const stepViewSchema = z.object({
   idx: z.number().int().min(0),
   kind: z.enum(['reset', 'step']),
@@ -41,6 +50,8 @@ export const stepViewSchema = z.object({
   types: z.array(z.string()).nullable(),
   /** Sum of rewards up to and including this step. */
   cumReturn: z.number(),
+  /** SPADE's wrapper conversion of the step (what the agent and SPADE's return saw); null for resets. */
+  spade: spadeStepSchema.nullable().optional(),
 });
 export type StepView = z.infer<typeof stepViewSchema>;
 

@@ -109,3 +109,36 @@ export function RunBar({ onRun, busy, result }: { onRun(i: RunInput): void; busy
     </div>
   );
 }
+
+interface TurnLike {
+  turn: number;
+  raw: string;
+  action: string | null;
+  kind: string;
+  usage: { completion_tokens?: number } | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** The model's turns of an episode (meta.agent): raw text, extracted action, tokens, latency. */
+export function ModelTurns({ meta }: { meta: Record<string, unknown> }) {
+  const turns = ((meta.agent as { turns?: TurnLike[] } | undefined)?.turns ?? []).slice(-6);
+  if (!turns.length) return null;
+  return (
+    <div className="ep-col ep-model-turns" data-testid="model-turns">
+      {turns.map((t) => (
+        <div key={t.turn} className="ep-llm-turn">
+          <div className="ep-kv muted">
+            model turn {t.turn} · {t.kind} · {t.usage?.completion_tokens ?? '?'} tokens · {Math.round(t.latencyMs)} ms
+          </div>
+          {t.error ? <div className="ep-error">{t.error}</div> : <pre className="ep-msg">{t.raw}</pre>}
+          {t.action !== null ? (
+            <div>
+              action <code>{t.action}</code>
+            </div>
+          ) : null}
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -2,7 +2,7 @@ import { memo, useCallback, useMemo, useRef, useState } from 'react';
 import type { StepView } from '../../../../core/api/calls/episodes';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
-import { ActionBar, RunBar } from './Controls';
+import { ActionBar, ModelTurns, RunBar } from './Controls';
 import { LineChart } from './ReturnChart';
 import { StepPanel } from './StepPanel';
 import { errorText, openPair } from './store';
@@ -118,6 +118,16 @@ export function EpisodeView({ tab }: ViewProps) {
               setRunResult(await ctl.run(i));
             }}
           />
+          <div className="ep-runbar">
+            <span className="muted">model</span>
+            <button disabled={ctl.busy} data-testid="model-turn" onClick={async () => setRunResult(await ctl.modelTurn(false))}>
+              Model turn
+            </button>
+            <button disabled={ctl.busy} data-testid="model-run" onClick={async () => setRunResult(await ctl.modelTurn(true))}>
+              Model: until done
+            </button>
+          </div>
+          <ModelTurns meta={ep.meta} />
         </div>
       ) : null}
       <Timeline ctl={ctl} />

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
-import { episodeTitle, errorText, openEpisode, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+import { episodeTitle, errorText, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
 
 function download(name: string, text: string): void {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
@@ -110,6 +110,9 @@ export function EpisodesPanel() {
           </button>
           <button disabled={!hash} data-testid="ep-regret" onClick={() => env && openRegret(env.hash, env.name)}>
             Regret…
+          </button>
+          <button disabled={!hash} data-testid="ep-llm" onClick={() => env && openLlm(env.hash, env.name)}>
+            Model…
           </button>
         </div>
       </section>

@@ -119,7 +119,7 @@ export function RegretView({ tab }: ViewProps) {
               void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorText(e)));
             }}
           >
-            {cancelling ? 'Stopping after this seed…' : 'Cancel'}
+            {cancelling ? 'Stopping…' : 'Cancel'}
           </button>
         ) : null}
       </div>

@@ -4,18 +4,21 @@ import { useWorkbench } from '../../store/workbench';
 import { registerSidePanel } from '../../views/sidePanels';
 import { registerView } from '../../views/registry';
 import { registerEnvAction } from '../../views/envActions';
-import { openRegret } from './store';
+import { openLlm, openRegret } from './store';
 import { EpisodesPanel } from './EpisodesPanel';
 import { EpisodeView } from './EpisodeView';
 import { PairView } from './PairView';
 import { RegretView } from './RegretView';
+import { LlmView } from './LlmView';
 
 export function registerEpisodesFeature(): void {
   registerEnvAction({ id: 'regret', label: 'Hint regret', run: (e) => openRegret(e.hash, e.name) });
+  registerEnvAction({ id: 'llm', label: 'Play with a model', run: (e) => openLlm(e.hash, e.name) });
   registerSidePanel('episodes', EpisodesPanel);
   registerView('episode', EpisodeView);
   registerView('episode-pair', PairView);
   registerView('episode-regret', RegretView);
+  registerView('episode-llm', LlmView);
   useCommands.getState().register([
     {
       id: 'episodes.show',

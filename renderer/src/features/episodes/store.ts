@@ -68,6 +68,10 @@ export function openRegret(hash: string, name: string): void {
   useWorkbench.getState().openTab({ id: `episode-regret:${hash}`, kind: 'episode-regret', title: `Regret: ${name}`, params: { hash, name } });
 }
 
+export function openLlm(hash: string, name: string): void {
+  useWorkbench.getState().openTab({ id: `episode-llm:${hash}`, kind: 'episode-llm', title: `Model: ${name}`, params: { hash, name } });
+}
+
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }

@@ -21,6 +21,8 @@ export interface EpisodeController {
   act(action: string): Promise<void>;
   resetAgain(seed?: number | null): Promise<void>;
   run(input: RunInput): Promise<string | null>;
+  /** One turn of the served model set up in 'Play with a model' (or turns until the episode ends). */
+  modelTurn(untilDone: boolean): Promise<string | null>;
   reload(): Promise<void>;
 }
 
@@ -149,6 +151,21 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
         const r = await backend().call('episodes.run', { id, ...input });
         await apply(r, true);
         return r.stoppedBecause;
+      }),
+    modelTurn: async (untilDone) =>
+      guarded(async () => {
+        const saved = localStorage.getItem('spade.llm.endpoint');
+        if (!saved) throw new Error("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)");
+        const endpoint = JSON.parse(saved) as CallInput<'models.turn'>['endpoint'];
+        let cur = id;
+        for (let n = 0; n < 10_000; n++) {
+          const r = await backend().call('models.turn', { id: cur, endpoint });
+          await apply(r, true);
+          cur = r.episode.id;
+          if (r.ended) return r.ended;
+          if (!untilDone) return 'one model turn';
+        }
+        return 'stopped';
       }),
     reload,
   };

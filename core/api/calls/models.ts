@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { defineCall } from '../contract';
+import { episodeSummarySchema, stepViewSchema } from './episodes';
+
+/**
+ * Model policies: play environments with a served model (any OpenAI-compatible chat-completions
+ * server) by SPADE's agent protocol, with and without the hint, and measure its regret. Progress,
+ * cancel and resume go through the episodes regret run calls and events (runId).
+ */
+
+const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const seed = z.number().int().min(0).max(2 ** 31 - 1);
+const runId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
+
+export const endpointSchema = z
+  .object({
+    baseUrl: z.string().url().regex(/^https?:\/\//, 'an http(s) URL'),
+    model: z.string().min(1).max(300),
+    /** Name of a secret held by the session's secret store (jobs.setSecret): sealed on the desktop, in memory on the web. */
+    apiKeySecret: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).max(100).nullable().default(null),
+    temperature: z.number().min(0).max(5).default(1),
+    topP: z.number().gt(0).max(1).default(0.95),
+    /** Sent only when set (OpenAI refuses top_k; SGLang and vLLM take it). */
+    topK: z.number().int().min(-1).nullable().default(20),
+    maxTokens: z.number().int().min(1).max(1_000_000).default(8192),
+    /** SPADE's actor thinking mode (chat_template_kwargs.enable_thinking; `</think>` cut before extraction). */
+    thinking: z.boolean().nullable().default(null),
+    turnTimeoutSec: z.number().min(1).max(3600).default(300),
+    retries: z.number().int().min(0).max(20).default(4),
+    concurrency: z.number().int().min(1).max(1024).default(8),
+    stream: z.boolean().default(false),
+  })
+  .strict();
+export type EndpointInput = z.input<typeof endpointSchema>;
+export type Endpoint = z.output<typeof endpointSchema>;
+
+const turnSchema = z.object({
+  turn: z.number().int(),
+  raw: z.string(),
+  reasoning: z.string().nullable(),
+  kind: z.enum(['step', 'tool', 'none']),
+  action: z.string().nullable(),
+  calls: z.array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), output: z.string().optional(), returncode: z.number().optional() })),
+  stepIdx: z.number().int().nullable(),
+  finishReason: z.string().nullable(),
+  usage: z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() }).nullable(),
+  latencyMs: z.number(),
+  attempts: z.number().int(),
+  error: z.string().nullable(),
+});
+export type ModelTurn = z.infer<typeof turnSchema>;
+
+const episodeSchema = z.object({
+  episodeId: z.number().int(),
+  hash: z.string(),
+  seed: z.number().int(),
+  hint: z.boolean(),
+  return: z.number(),
+  endedBy: z.enum(['env', 'budget', 'length', 'error']),
+  turns: z.array(turnSchema),
+});
+
+const envResultSchema = z.object({
+  hash: z.string(),
+  name: z.string().nullable(),
+  skill: z.string().nullable(),
+  rHint: z.number(),
+  rNoHint: z.number(),
+  regret: z.number(),
+  hintFailed: z.boolean(),
+  /** The regret a training run recorded for this game (imported), for comparison. */
+  recordedRegret: z.number().nullable(),
+  hintReturns: z.array(z.number()),
+  noHintReturns: z.array(z.number()),
+});
+
+const runOutput = z.object({
+  runId: z.string(),
+  cancelled: z.boolean(),
+  envs: z.array(envResultSchema),
+  episodes: z.array(episodeSchema),
+  /** Mean regret per skill over the environments played. */
+  bySkill: z.array(z.object({ skill: z.string(), envs: z.number().int(), meanRegret: z.number(), meanRHint: z.number(), meanRNoHint: z.number() })),
+});
+export type ModelRun = z.infer<typeof runOutput>;
+
+export const modelsCalls = {
+  'models.ping': defineCall({
+    name: 'models.ping',
+    summary: 'One short chat completion against an endpoint: whether it answers, how fast, and what it says.',
+    input: z.object({ endpoint: endpointSchema }).strict(),
+    output: z.object({ ok: z.boolean(), latencyMs: z.number(), text: z.string(), error: z.string().nullable() }),
+  }),
+  'models.turn': defineCall({
+    name: 'models.turn',
+    summary: "One model turn in a live episode (episodes.open): SPADE's messages continue from the recorded transcript; the action or tool calls play in the session.",
+    input: z.object({ id: z.number().int().positive(), endpoint: endpointSchema }).strict(),
+    output: z.object({
+      episode: episodeSummarySchema,
+      steps: z.array(stepViewSchema),
+      forkedFrom: z.number().int().nullable(),
+      /** Why no turn was played (the episode is over, the budget is used, the model failed), else null. */
+      ended: z.string().nullable(),
+    }),
+  }),
+  'models.play': defineCall({
+    name: 'models.play',
+    summary: "Play environments with a served model by SPADE's agent protocol, N seeds with and/or without the hint; SPADE's return and regret per environment. Cancel with episodes.regretCancel; the same runId resumes.",
+    input: z
+      .object({
+        hashes: z.array(hash).min(1).max(10_000),
+        endpoint: endpointSchema,
+        seeds: z.number().int().min(1).max(10_000).default(1),
+        seedStart: seed.default(0),
+        arms: z.array(z.enum(['hint', 'nohint'])).min(1).max(2).default(['hint', 'nohint']),
+        /** Overrides the stored hint (one environment only). */
+        hintText: z.string().max(20_000).optional(),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        runtime: z.enum(['pyodide', 'cpython']).optional(),
+        runId: runId.optional(),
+      })
+      .strict(),
+    output: runOutput,
+  }),
+} as const;

@@ -1,0 +1,191 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CliIO, Command } from '../command';
+import { UsageError } from '../command';
+import { openDatabase } from '../../memory/db';
+import { openDataDir } from '../../memory/cliDb';
+import { search } from '../../memory/repository';
+import { memoryCatalog } from '../../episodes/catalog';
+import { EpisodeService } from '../../episodes/service';
+import { EpisodeStore } from '../../episodes/store';
+import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
+import { RuntimeService } from '../../runtime/service';
+import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
+import { modelPlayer, type Transcript } from '../../models/agent';
+
+const USAGE =
+  'spade-workbench play ENV.py|--selection QUERY --endpoint URL --model NAME [--api-key-env VAR] --seeds N [--seed-start S]\n' +
+  '       [--hint TEXT|--hint-file F] [--compare-hint] [--concurrency K] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M]\n' +
+  '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]';
+
+function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || !check(n)) throw new UsageError(`${name} has an invalid value: ${v}`);
+  return n;
+}
+
+const int = (n: number) => Number.isInteger(n);
+
+export const playCommand: Command = {
+  name: 'play',
+  summary: "Play environments with a served model (OpenAI-compatible), with and without the hint, by SPADE's agent protocol; prints returns and regret",
+  usage: USAGE,
+  async run(argv, io: CliIO) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        selection: { type: 'string' },
+        endpoint: { type: 'string' },
+        model: { type: 'string' },
+        'api-key-env': { type: 'string' },
+        seeds: { type: 'string' },
+        'seed-start': { type: 'string' },
+        hint: { type: 'string' },
+        'hint-file': { type: 'string' },
+        'compare-hint': { type: 'boolean' },
+        concurrency: { type: 'string' },
+        temperature: { type: 'string' },
+        'top-p': { type: 'string' },
+        'top-k': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        thinking: { type: 'boolean' },
+        stream: { type: 'boolean' },
+        'max-turns': { type: 'string' },
+        timeout: { type: 'string' },
+        retries: { type: 'string' },
+        runtime: { type: 'string' },
+        'data-dir': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    if (!values.endpoint) throw new UsageError('--endpoint URL is required (an OpenAI-compatible server, e.g. http://127.0.0.1:30000/v1)');
+    if (!values.model) throw new UsageError('--model NAME is required');
+    if (!/^https?:\/\//.test(values.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL, got ${values.endpoint}`);
+    if ((positionals.length === 1) === (values.selection !== undefined)) throw new UsageError('Give one ENV.py, or --selection QUERY');
+    if (values.hint !== undefined && values['hint-file'] !== undefined) throw new UsageError('Give --hint or --hint-file, not both');
+    if (values.selection !== undefined && (values.hint !== undefined || values['hint-file'] !== undefined)) throw new UsageError('--hint and --hint-file are for one ENV.py; a selection plays each environment with its own hint');
+    const seeds = num(values.seeds, '--seeds', NaN, (n) => int(n) && n >= 1 && n <= 100_000);
+    if (Number.isNaN(seeds)) throw new UsageError('--seeds N is required');
+    const seedStart = num(values['seed-start'], '--seed-start', 0, (n) => int(n) && n >= 0 && n < 2 ** 31);
+    const budget = num(values['max-turns'], '--max-turns', SPADE_DEFAULT_BUDGET, (n) => int(n) && n >= 1 && n <= 10_000);
+    const concurrency = num(values.concurrency, '--concurrency', 4, (n) => int(n) && n >= 1 && n <= 1024);
+    const runtime = values.runtime ?? 'auto';
+    if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    let apiKey: string | null = null;
+    if (values['api-key-env']) {
+      apiKey = process.env[values['api-key-env']] ?? null;
+      if (!apiKey) throw new UsageError(`The environment variable ${values['api-key-env']} (--api-key-env) is not set`);
+    }
+    const cfg: EndpointConfig = {
+      baseUrl: values.endpoint,
+      model: values.model,
+      apiKey,
+      temperature: num(values.temperature, '--temperature', SPADE_SAMPLING.temperature, (n) => n >= 0 && n <= 5),
+      topP: num(values['top-p'], '--top-p', SPADE_SAMPLING.topP, (n) => n > 0 && n <= 1),
+      topK: values['top-k'] === 'none' ? null : num(values['top-k'], '--top-k', SPADE_SAMPLING.topK, (n) => int(n) && n >= -1),
+      maxTokens: num(values['max-tokens'], '--max-tokens', SPADE_SAMPLING.maxTokens, (n) => int(n) && n >= 1),
+      thinking: values.thinking ? true : null,
+      turnTimeoutMs: num(values.timeout, '--timeout', SPADE_SAMPLING.turnTimeoutMs / 1000, (n) => n > 0) * 1000,
+      retries: num(values.retries, '--retries', 4, (n) => int(n) && n >= 0 && n <= 20),
+      concurrency,
+      stream: values.stream === true,
+    };
+
+    // One ENV.py plays in a private in-memory library unless --data-dir names one; a selection
+    // reads (and records into) the library at --data-dir (or the default one).
+    const useLibrary = values.selection !== undefined || values['data-dir'] !== undefined;
+    if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
+    const db = useLibrary ? openDataDir(values['data-dir']).db : openDatabase(':memory:');
+    const catalog = memoryCatalog(db);
+    const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns: budget, defaultRuntime: runtime === 'cpython' ? 'cpython' : 'pyodide' }), poolSize: Math.min(4, concurrency) });
+    const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: rt, defaults: () => ({ maxTurns: budget }) });
+    try {
+      let hashes: string[];
+      let hintFor: (h: string) => string | null | undefined = () => undefined;
+      const names = new Map<string, string>();
+      const recorded = new Map<string, { regret: number | null; skill: string | null }>();
+      let arms: ('hint' | 'nohint')[];
+      if (positionals.length === 1) {
+        const file = positionals[0]!;
+        if (!existsSync(file)) throw new UsageError(`No such file: ${file}`);
+        const hash = catalog.add(readFileSync(file, 'utf8'), null, file);
+        // The hint verbatim (SPADE injects it with its whitespace): no trimming.
+        let hint = values.hint ?? (values['hint-file'] !== undefined ? readFileSync(values['hint-file'], 'utf8') : null);
+        const sibling = join(dirname(file), `${basename(file, '.py')}_hint.txt`);
+        if (hint === null && values['compare-hint'] && existsSync(sibling)) hint = readFileSync(sibling, 'utf8');
+        if (values['compare-hint'] && hint === null) throw new UsageError(`--compare-hint needs a hint: --hint, --hint-file, or ${sibling}`);
+        hashes = [hash];
+        names.set(hash, basename(file));
+        hintFor = () => hint;
+        arms = values['compare-hint'] ? ['hint', 'nohint'] : hint !== null ? ['hint'] : ['nohint'];
+      } else {
+        const r = search(db, { query: values.selection!, limit: 1000, filters: {} });
+        if (r.rows.length === 0) throw new UsageError(`No environment in the library matches "${values.selection}"`);
+        hashes = r.rows.map((e) => e.hash);
+        for (const e of r.rows) {
+          names.set(e.hash, e.name);
+          recorded.set(e.hash, { regret: e.regret, skill: e.skill ?? null });
+        }
+        arms = ['hint', 'nohint'];
+      }
+      const total = hashes.length * seeds * arms.length;
+      const res = await svc.regretMany({
+        hashes,
+        seeds,
+        seedStart,
+        hintFor,
+        maxTurns: budget,
+        runtime: runtime === 'auto' ? undefined : runtime,
+        concurrency,
+        arms,
+        player: modelPlayer(new ChatClient(cfg), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
+        progress: (done) => {
+          if (!values.json) io.err(`${done}/${total} episodes`);
+        },
+      });
+      const episodes = res.episodes.map((r) => {
+        const got = svc.get(r.episodeId);
+        const agent = (got.episode.meta.agent ?? {}) as Partial<Transcript> & { endedBy?: string };
+        return {
+          env: names.get(r.hash) ?? r.hash.slice(0, 12),
+          hash: r.hash,
+          episodeId: r.episodeId,
+          seed: r.seed,
+          hint: r.hint,
+          return: r.ret,
+          terminated: got.episode.terminated,
+          truncated: got.episode.truncated,
+          endedBy: r.endedBy,
+          steps: got.steps.map((s) => ({ idx: s.idx, kind: s.kind, action: s.action, rawAction: s.rawAction, observation: s.spade?.observation ?? s.observation, reward: s.spade ? s.spade.reward : s.reward, terminated: s.spade?.terminated ?? s.terminated, truncated: s.spade?.truncated ?? s.truncated, error: s.error?.message ?? null })),
+          messages: agent.messages ?? [],
+          turns: (agent.turns ?? []).map((t) => ({ turn: t.turn, kind: t.kind, action: t.action, calls: t.calls, finishReason: t.finishReason, usage: t.usage, latencyMs: Math.round(t.latencyMs), attempts: t.attempts, error: t.error })),
+        };
+      });
+      const regret = res.envs.map((e) => ({
+        env: names.get(e.hash) ?? e.hash.slice(0, 12),
+        hash: e.hash,
+        skill: recorded.get(e.hash)?.skill ?? null,
+        r_hint: e.rHint,
+        r_no_hint: e.rNoHint,
+        regret: e.regret,
+        hint_failed: e.hintFailed,
+        recorded_regret: recorded.get(e.hash)?.regret ?? null,
+      }));
+      if (values.json) io.out(JSON.stringify({ endpoint: cfg.baseUrl, model: cfg.model, budget, episodes, regret }, null, 2));
+      else {
+        for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}`);
+        io.out('');
+        for (const r of regret) io.out(`${r.env.padEnd(28)} R(hint) ${r.r_hint.toFixed(3)}  R(no hint) ${r.r_no_hint.toFixed(3)}  regret ${r.regret.toFixed(3)}${r.recorded_regret !== null ? `  (recorded ${r.recorded_regret.toFixed(3)})` : ''}`);
+      }
+      return 0;
+    } finally {
+      await svc.closeAll();
+      await rt.shutdown();
+      db.close();
+    }
+  },
+};

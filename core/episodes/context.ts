@@ -1,0 +1,38 @@
+/** What every episode module shares: the store, the library, the runtime, settings, events. */
+import { ApiError } from '../api/errors';
+import type { EnvCatalog, EnvSourceInfo } from './catalog';
+import { EnvSession, type RuntimePort } from './session';
+import type { EpisodeMeta, EpisodeStore } from './store';
+
+export type RuntimeKind = 'pyodide' | 'cpython';
+export type RuntimeChoice = RuntimeKind | 'auto';
+
+export interface EpisodeDeps {
+  store: EpisodeStore;
+  catalog: EnvCatalog;
+  runtime: RuntimePort;
+  defaults(): { maxTurns: number };
+  changed?(ids: number[]): void;
+  /** A regret run that has a runId finished one more episode. */
+  regretProgress?(p: { runId: string; done: number; total: number; etaSec: number | null }): void;
+}
+
+export class EpisodeContext {
+  constructor(readonly d: EpisodeDeps) {}
+
+  env(hash: string): EnvSourceInfo {
+    const env = this.d.catalog.byHash(hash);
+    if (!env) throw new ApiError('not_found', `No environment version ${hash.slice(0, 12)} in the library`);
+    return env;
+  }
+
+  meta(id: number): EpisodeMeta {
+    const m = this.d.store.meta(id);
+    if (!m) throw new ApiError('not_found', `No episode ${id}`);
+    return m;
+  }
+
+  openSession(source: string, maxTurns: number, runtime: RuntimeChoice): Promise<EnvSession> {
+    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime });
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Trajectory import: bind OpenAI-style messages to a library environment, find the seed that deals
+ * their first observation when none is recorded, record them and replay them.
+ */
+import { ApiError } from '../api/errors';
+import type { EnvSourceInfo } from './catalog';
+import type { EpisodeContext, RuntimeChoice } from './context';
+import { replayEpisode } from './replay';
+import { feedOf, playPlan } from './rollout';
+import type { StepRecord } from './store';
+import { candidateStems, parseTrajectories, type Trajectory } from './trajectory';
+
+const FRESH_SEED_TRIES = 64;
+const MAX_CONFIRMATIONS = 20;
+
+export function bind(ctx: EpisodeContext, t: Trajectory, fileName: string | undefined, envHash: string | undefined): { env: EnvSourceInfo; by: 'hash' | 'file' | 'given' } {
+    if (envHash) return { env: ctx.env(envHash), by: 'given' };
+    if (t.envHash) {
+      const env = ctx.d.catalog.byHash(t.envHash);
+      if (env) return { env, by: 'hash' };
+    }
+    for (const stem of candidateStems(t.gameFile, fileName)) {
+      const env = ctx.d.catalog.byStem(stem);
+      if (env) return { env, by: 'file' };
+    }
+    throw new ApiError(
+      'not_found',
+      `Trajectory ${t.index + 1}: cannot tell which environment it was played in (no known env_hash, and no game file name matches the library${t.gameFile ? `: ${t.gameFile}` : ''}); pass envHash`,
+    );
+  }
+
+  /** Seeds 0..limit-1 until reset's first observation equals the recorded one (fresh session for each try is too slow; a leaky game is re-checked fresh). */
+export async function findSeed(
+    ctx: EpisodeContext,
+    source: string,
+    maxTurns: number,
+    runtime: RuntimeChoice,
+    observation: string,
+    limit: number,
+    confirm?: (seed: number) => Promise<boolean>,
+  ): Promise<{ seed: number | null; tried: number }> {
+    const session = await ctx.openSession(source, maxTurns, runtime);
+    // Several seeds can deal the same first observation (a game that shows only part of its state):
+    // with `confirm`, a candidate must also reproduce the rest of the recording; else the first one wins.
+    let fallback: { seed: number; tried: number } | null = null;
+    let confirmed = 0;
+    try {
+      for (let s = 0; s < limit; s++) {
+        const r = await session.reset(0, s);
+        if (r.observation !== observation) continue;
+        if (!confirm) return { seed: s, tried: s + 1 };
+        fallback ??= { seed: s, tried: s + 1 };
+        if (await confirm(s)) return { seed: s, tried: s + 1 };
+        if (++confirmed >= MAX_CONFIRMATIONS) return fallback;
+      }
+    } finally {
+      await session.close();
+    }
+    if (fallback) return { ...fallback, tried: limit };
+    // A game that leaks state across reset deals differently on a reused instance: try the
+    // first seeds again, each on a fresh instance (slower, so bounded more tightly).
+    const fresh = Math.min(limit, FRESH_SEED_TRIES);
+    for (let s = 0; s < fresh; s++) {
+      const one = await ctx.openSession(source, maxTurns, runtime);
+      try {
+        const r = await one.reset(0, s);
+        if (r.observation === observation) return { seed: s, tried: limit + s + 1 };
+      } finally {
+        await one.close();
+      }
+    }
+    return { seed: null, tried: limit + fresh };
+  }
+
+  /** Whether a seed reproduces every recorded observation and reward of a trajectory. */
+export async function agrees(ctx: EpisodeContext, source: string, maxTurns: number, runtime: RuntimeChoice, seed: number, t: Trajectory): Promise<boolean> {
+    const session = await ctx.openSession(source, maxTurns, runtime);
+    try {
+      const r = await session.reset(0, seed);
+      if (r.observation !== t.initialObservation) return false;
+      const actions = t.steps.map((x) => x.action);
+      let k = 0;
+      const got = (await playPlan(session, feedOf(() => (k < actions.length ? { kind: 'step', action: actions[k++]!, raw: null } : null)), { firstIdx: 1, batch: 256, stopWhenDone: false, maxSteps: actions.length })).steps;
+      return t.steps.every((x, i) => {
+        const g = got[i];
+        if (!g) return false;
+        return (x.observation === null || x.observation === g.observation) && (x.reward === null || x.reward === g.reward);
+      });
+    } finally {
+      await session.close();
+    }
+  }
+
+export async function importTrajectories(ctx: EpisodeContext, input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined }) {
+    const trajs = parseTrajectories(input.text, input.thinking);
+    const defaults = ctx.d.defaults();
+    const runtime: RuntimeChoice = input.runtime ?? 'auto';
+    const results = [];
+    for (const t of trajs) {
+      const { env, by } = bind(ctx, t, input.fileName, input.envHash);
+      const maxTurns = defaults.maxTurns;
+      let seed: number | null = input.seed ?? t.seed;
+      let seedFrom: 'recorded' | 'given' | 'search' | 'none' = input.seed !== undefined ? 'given' : t.seed !== null ? 'recorded' : 'none';
+      let tried = 0;
+      if (seed === null && t.initialObservation !== null) {
+        const found = await findSeed(ctx, env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit, (candidate) =>
+          agrees(ctx, env.source, maxTurns, runtime, candidate, t),
+        );
+        tried = found.tried;
+        if (found.seed !== null) {
+          seed = found.seed;
+          seedFrom = 'search';
+        }
+      }
+      const id = ctx.d.store.create({
+        envHash: env.hash,
+        envName: env.name,
+        className: env.className,
+        seed,
+        hintEnabled: t.hint !== null,
+        hintText: t.hint,
+        maxTurns,
+        runtime,
+        origin: 'imported',
+        label: `${input.fileName ?? 'trajectory'}${trajs.length > 1 ? ` #${t.index + 1}` : ''}`,
+        policy: { kind: 'trajectory' },
+        meta: { flagsRecorded: false, toolUse: t.toolUse, boundBy: by, seedFrom, seedsTried: tried, fileName: input.fileName ?? null },
+      });
+      const steps: StepRecord[] = [
+        { idx: 0, kind: 'reset', action: null, rawAction: null, seed, observation: t.initialObservation, reward: null, terminated: false, truncated: false, info: {}, error: null, state: null, types: null },
+        ...t.steps.map((s, i) => ({
+          idx: i + 1,
+          kind: 'step' as const,
+          action: s.action,
+          rawAction: s.raw === s.action ? null : s.raw,
+          seed: null,
+          observation: s.observation,
+          reward: s.reward,
+          terminated: false,
+          truncated: false,
+          info: {},
+          error: null,
+          state: null,
+          types: null,
+        })),
+      ];
+      ctx.d.store.appendSteps(id, steps);
+      const report = await replayEpisode(ctx, id, { runtime, source: env.source });
+      results.push({ episodeId: id, envHash: env.hash, envName: env.name, boundBy: by, seed, seedFrom, seedsTried: tried, report });
+    }
+    return { results };
+  }
+

@@ -1,0 +1,166 @@
+/**
+ * Regret runs: N seeds of one environment (or of a library selection), each played with and
+ * without the hint by a policy (a script, solution(), random guesses, or a served model), scored
+ * with SPADE's return and SPADE's regret arithmetic. Episodes run K at a time; every finished one
+ * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
+ */
+import { setMaxListeners } from 'node:events';
+import { ApiError } from '../api/errors';
+import type { EpisodeContext, RuntimeChoice } from './context';
+import type { EnvSession } from './session';
+import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
+import type { StepRecord } from './store';
+
+/** One episode as a player left it: the recording from the reset on, and how it ended. */
+export interface PlayedEpisode {
+  steps: StepRecord[];
+  turns: AgentTurn[];
+  /** 'env': the game ended it; 'budget': out of agent turns; 'length': a model turn hit max_tokens; 'error': the policy failed. */
+  endedBy: 'env' | 'budget' | 'length' | 'error';
+  policy: Record<string, unknown>;
+  /** Extra to keep with the episode (a model's messages and turns). */
+  meta?: Record<string, unknown>;
+}
+
+export interface ArmSpec {
+  hint: boolean;
+  hintText: string | null;
+  seed: number;
+  budget: number;
+  toolUse: boolean;
+}
+
+/** Plays one episode on an opened session (it resets it itself). */
+export type Player = (session: EnvSession, arm: ArmSpec, signal: AbortSignal) => Promise<PlayedEpisode>;
+
+export interface RegretJob {
+  hash: string;
+  hint: boolean;
+  seed: number;
+}
+
+export interface JobResult extends RegretJob {
+  episodeId: number;
+  ret: number;
+  endedBy: PlayedEpisode['endedBy'];
+}
+
+export interface RunControl {
+  cancel: boolean;
+  abort: AbortController;
+}
+
+/** Seeds alternate between the arms (seed s with the hint, then without), so a cancelled run compares the same seeds. */
+export function regretJobs(hashes: string[], seeds: number, seedStart: number, arms: ('hint' | 'nohint')[] = ['hint', 'nohint']): RegretJob[] {
+  const jobs: RegretJob[] = [];
+  for (const hash of hashes) for (let k = 0; k < seeds; k++) for (const a of arms) jobs.push({ hash, hint: a === 'hint', seed: seedStart + k });
+  return jobs;
+}
+
+const jobKey = (j: RegretJob): string => `${j.hash}:${j.hint ? 1 : 0}:${j.seed}`;
+
+export interface RunOptions {
+  runId: string;
+  jobs: RegretJob[];
+  player: Player;
+  concurrency: number;
+  budget: number;
+  runtime: RuntimeChoice;
+  hintFor(hash: string): string | null;
+  control: RunControl;
+  progress?(done: number, total: number, last: JobResult | null): void;
+  label?: string;
+}
+
+/** Runs the jobs not yet recorded under runId, K at a time; returns every job's result (resumed ones included). */
+export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ results: JobResult[]; cancelled: boolean }> {
+  // Every in-flight model turn listens on the run's abort signal.
+  setMaxListeners(0, o.control.abort.signal);
+  const have = new Map<string, JobResult>();
+  for (const m of ctx.d.store.byRun(o.runId)) {
+    const key = typeof m.meta.job === 'string' ? m.meta.job : null;
+    if (!key) continue;
+    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret: typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : m.totalReturn, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env' });
+  }
+  const todo = o.jobs.filter((j) => !have.has(jobKey(j)));
+  let done = o.jobs.length - todo.length;
+  o.progress?.(done, o.jobs.length, null);
+  let next = 0;
+  const changed: number[] = [];
+  const one = async (job: RegretJob): Promise<void> => {
+    const env = ctx.env(job.hash);
+    const hintText = job.hint ? o.hintFor(job.hash) : null;
+    if (job.hint && hintText === null) throw new ApiError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
+    const session = await ctx.openSession(env.source, o.budget, o.runtime);
+    let played: PlayedEpisode;
+    try {
+      played = await o.player(session, { hint: job.hint, hintText, seed: job.seed, budget: o.budget, toolUse: session.info.toolUse }, o.control.abort.signal);
+    } finally {
+      // Closing needs no answer before the next episode starts (the interpreter frees it in order).
+      void session.close();
+    }
+    // A cancel that aborted this episode mid-way keeps nothing: the resume plays it whole.
+    if (o.control.cancel && played.endedBy === 'error') return;
+    const ret = episodeReturn(played.turns, played.endedBy);
+    const id = ctx.d.store.create({
+      envHash: job.hash,
+      envName: env.name,
+      className: session.info.className,
+      seed: job.seed,
+      hintEnabled: job.hint,
+      hintText,
+      maxTurns: o.budget,
+      runtime: session.info.runtime,
+      origin: 'regret',
+      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}`,
+      policy: played.policy,
+      meta: { ...(played.meta ?? {}), run: o.runId, job: jobKey(job), spadeReturn: ret, endedBy: played.endedBy, toolUse: session.info.toolUse },
+    });
+    ctx.d.store.appendSteps(id, played.steps);
+    const r: JobResult = { ...job, episodeId: id, ret, endedBy: played.endedBy };
+    have.set(jobKey(job), r);
+    changed.push(id);
+    done++;
+    o.progress?.(done, o.jobs.length, r);
+  };
+  const worker = async (): Promise<void> => {
+    while (!o.control.cancel) {
+      const job = todo[next++];
+      if (!job) return;
+      await one(job);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, todo.length)) }, worker));
+  } finally {
+    if (changed.length) ctx.d.changed?.(changed);
+  }
+  return { results: o.jobs.map((j) => have.get(jobKey(j))).filter((r): r is JobResult => !!r), cancelled: o.control.cancel };
+}
+
+export interface ArmSummary {
+  hint: boolean;
+  returns: number[];
+  mean: number;
+  solveRate: number;
+  episodeIds: number[];
+}
+
+function arm(hint: boolean, rs: JobResult[]): ArmSummary {
+  const returns = rs.map((r) => r.ret);
+  return { hint, returns, mean: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length), solveRate: returns.filter((x) => x > 0).length / Math.max(1, returns.length), episodeIds: rs.map((r) => r.episodeId) };
+}
+
+/** One environment's arms and SPADE's regret, over the seeds both arms finished (a cancelled run stays paired). */
+export function summarize(results: JobResult[], hash: string, hintFailed: boolean): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number } {
+  // SPADE drops an unhinted trajectory whose generation failed; a failed hinted play counts its return (0).
+  const mine = results.filter((r) => r.hash === hash && !(r.hint === false && r.endedBy === 'error'));
+  const hinted = new Set(mine.filter((r) => r.hint).map((r) => r.seed));
+  const plain = new Set(mine.filter((r) => !r.hint).map((r) => r.seed));
+  // Paired seeds only when both arms played at all (a one-arm run keeps all its episodes).
+  const both = (r: JobResult) => !hinted.size || !plain.size || (hinted.has(r.seed) && plain.has(r.seed));
+  const w = mine.filter((r) => r.hint && both(r));
+  const wo = mine.filter((r) => !r.hint && both(r));
+  const s = spadeRegret({ hintReturns: w.map((r) => r.ret), noHintReturns: wo.map((r) => r.ret), hintFailed });
+  return { withHint: arm(true, w), withoutHint: arm(false, wo), regret: s.regret, rHint: s.rHint, rNoHint: s.rNoHint };
+}
