@@ -4,6 +4,7 @@
  */
 import { ApiError } from '../api/errors';
 import type { Policy } from '../api/calls/episodes';
+import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction } from './extract';
 import type { Player } from './regret';
 import { feedOf, playPlan, type Feed } from './rollout';
@@ -59,11 +60,22 @@ export function describePolicy(p: Policy): Record<string, unknown> {
   return { ...p };
 }
 
-/** An action source as the rollout loop's feed (scripts do not look at what the game answers). */
-export function feedFromSource(src: ActionSource): Feed {
+/**
+ * An action source as the rollout loop's feed (scripts do not look at what the game answers). In a
+ * tool-use game each scripted text is dispatched as SPADE's orchestrator does (SPADE-FORMATS 4):
+ * `<answer>` goes to step (it wins over tool calls), parsed tool calls go to execute_tool, anything
+ * else goes to step as raw text.
+ */
+export function feedFromSource(src: ActionSource, toolUse = false): Feed {
   return feedOf(() => {
     const n = src.next();
-    return n ? { kind: 'step', action: n.action, raw: n.raw } : null;
+    if (!n) return null;
+    const text = n.raw ?? n.action;
+    if (toolUse && !hasAnswer(text)) {
+      const calls = parseToolCalls(text);
+      if (calls.length) return { kind: 'tool', calls, raw: text };
+    }
+    return { kind: 'step', action: n.action, raw: n.raw };
   });
 }
 
@@ -83,7 +95,7 @@ export function scriptedPlayer(policy: Policy, hintPolicy?: Policy): Player {
     const reset = { ...(await session.reset(0, arm.seed)), state: await session.state() };
     // A reset that raised is SPADE's "Error during reset. Starting new game." observation: play goes on.
     const src = await actionSourceFor(session, p, arm.seed, arm.toolUse).catch(() => scriptSource([], false));
-    const r = await playPlan(session, feedFromSource(src), { firstIdx: 1, batch: 16, stopWhenDone: true, maxSteps: arm.budget });
+    const r = await playPlan(session, feedFromSource(src, arm.toolUse), { firstIdx: 1, batch: 16, stopWhenDone: true, maxSteps: arm.budget });
     return { steps: [reset, ...r.steps], turns: r.turns, endedBy: r.reason === 'budget' || r.reason === 'policy ended' ? 'budget' : 'env', policy: describePolicy(p) };
   };
 }

@@ -323,7 +323,7 @@ export class EpisodeService {
       const lastReset = recorded.reduce((k, s) => (s.kind === 'reset' && s.idx <= start ? s.idx : k), 0);
       const used = recorded.filter((s) => s.kind === 'step' && s.idx > lastReset && s.idx <= start).length;
       const budgetLeft = Math.max(0, m.maxTurns - used);
-      const r = await playPlan(f.live.session, feedFromSource(src), {
+      const r = await playPlan(f.live.session, feedFromSource(src, m.meta.toolUse === true), {
         firstIdx: start + 1,
         batch: CHUNK,
         stopWhenDone: true,
@@ -348,7 +348,11 @@ export class EpisodeService {
       // The interpreter went past the stop inside its batch: bring it back to the last recorded step.
       if (r.overshoot > 0) await this.moveTo(f.id, f.live, start + r.steps.length);
       const stopped = r.reason === 'budget' ? (budgetLeft <= maxSteps ? `budget of ${m.maxTurns} turns` : 'max steps') : r.reason;
-      this.d.store.setDivergence(f.id, null, { policy: describePolicy(policy) });
+      // Tool turns (a tool-use game's scripted tool calls, sent to execute_tool) are not steps: they
+      // are kept where they happened, as a model episode keeps them, so replay puts them back.
+      const agent = (m.meta.agent ?? {}) as { toolTurns?: unknown[] };
+      const toolMeta = r.toolTurns.length ? { agent: { ...agent, toolTurns: [...(agent.toolTurns ?? []), ...r.toolTurns] } } : {};
+      this.d.store.setDivergence(f.id, null, { policy: describePolicy(policy), ...toolMeta });
       this.d.changed?.([f.id]);
       return { ...this.get(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
     });

@@ -96,9 +96,9 @@ export const replayCommand: Command = {
         if (!Number.isInteger(seed) || seed < 0) throw new UsageError(`--seed must be a non-negative integer, got ${values.seed}`);
         const source = readFileSync(file, 'utf8');
         const hash = catalog.add(source, null, file);
-        let hint = values.hint ?? (values['hint-file'] !== undefined ? readFileSync(values['hint-file'], 'utf8').trim() : null);
+        let hint = values.hint ?? (values['hint-file'] !== undefined ? readFileSync(values['hint-file'], 'utf8') : null);
         const sibling = join(dirname(file), `${basename(file, '.py')}_hint.txt`);
-        if (hint === null && values['compare-hint'] && existsSync(sibling)) hint = readFileSync(sibling, 'utf8').trim();
+        if (hint === null && values['compare-hint'] && existsSync(sibling)) hint = readFileSync(sibling, 'utf8');
         if (values['compare-hint'] && !hint) throw new UsageError(`--compare-hint needs a hint: --hint, --hint-file, or ${sibling}`);
         const actions = values.actions !== undefined ? parseActionsFile(readFileSync(values.actions, 'utf8')) : null;
         const arms = values['compare-hint'] ? [false, true] : [hint !== null];
@@ -150,7 +150,7 @@ export const replayCommand: Command = {
         if (out.episodes.length === 0) throw new UsageError('Nothing to replay in the file');
       }
       const diverged = out.reports.some((r) => r.divergence);
-      if (values.json) io.out(JSON.stringify(out, null, 2));
+      if (values.json) io.out(JSON.stringify({ ...out, episodes: out.episodes.map(withToolTurns) }, null, 2));
       else {
         out.episodes.forEach((e, i) => {
           const ep = e.episode as { id: number; hintEnabled: boolean; seed: number | null; className: string | null; origin: string };
@@ -168,3 +168,24 @@ export const replayCommand: Command = {
     }
   },
 };
+
+/**
+ * An episode for --json with its tool turns in place: each call's execute_tool output follows the
+ * step it came after, as `{kind: 'tool', ...}` (reward 0, never ending the episode: SPADE-FORMATS 4).
+ */
+function withToolTurns(e: { episode: unknown; steps: StepView[] }): { episode: unknown; steps: unknown[] } {
+  const meta = (e.episode as { meta?: { agent?: { toolTurns?: { afterIdx: number; calls: { name: string; arguments: unknown }[]; outputs: { output: string; returncode: number }[] }[] } } }).meta;
+  const turns = meta?.agent?.toolTurns ?? [];
+  if (!turns.length) return e;
+  const steps: unknown[] = [];
+  const toolsAfter = (idx: number) => {
+    for (const t of turns.filter((x) => x.afterIdx === idx)) {
+      t.outputs.forEach((o, i) => steps.push({ kind: 'tool', via: 'tool', call: t.calls[i] ?? null, observation: o.output, returncode: o.returncode, reward: 0, terminated: false, truncated: false, info: {} }));
+    }
+  };
+  for (const s of e.steps) {
+    steps.push(s);
+    toolsAfter(s.idx);
+  }
+  return { ...e, steps };
+}

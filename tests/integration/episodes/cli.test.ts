@@ -32,6 +32,15 @@ describe('spade-workbench replay', () => {
     expect(r.out).toContain('no divergence');
   });
 
+  it('keeps a hint file verbatim, whitespace included (SPADE injects the hint as it is)', async () => {
+    const hintFile = join(tmp.dir, 'hint.txt');
+    writeFileSync(hintFile, '  Go up first.\n\n');
+    const r = await run([join(GAMES, `${GRID}.py`), '--seed', '3', '--hint-file', hintFile, '--json']);
+    expect(r.code).toBeLessThanOrEqual(1);
+    const j = JSON.parse(r.out) as { episodes: { steps: { agentObservation?: string | null }[] }[] };
+    expect(j.episodes[0]!.steps[0]!.agentObservation).toMatch(/\n\nHINT:   Go up first\.\n\n$/);
+  });
+
   it('prints JSON and uses solution() when no actions are given', async () => {
     const r = await run([join(GAMES, `${GRID}.py`), '--seed', '7', '--json']);
     expect(r.code).toBe(0);
