@@ -27,6 +27,8 @@ export interface JobManagerOptions {
   onError?: (message: string) => void;
   pollMs?: number;
   sshConfigText?: string;
+  /** Replaces backends (tests that inject faults); the real ones are built otherwise. */
+  backends?: Partial<Record<BackendKind, JobBackend>>;
 }
 
 const LOG_CHUNK = 1 << 20;
@@ -42,7 +44,8 @@ export class JobManager {
   private readonly backends: Record<BackendKind, JobBackend>;
   private readonly ssh = new Map<string, SshConnection>();
   private readonly followers = new Map<string, NodeJS.Timeout>();
-  private readonly busy = new Set<string>();
+  /** The poll in flight for each job: a second caller awaits it instead of starting another. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopping = new Set<string>();
   private readonly pendingHostKeys = new Map<string, Buffer>();
   private readonly pollCount = new Map<string, number>();
@@ -65,6 +68,7 @@ export class JobManager {
         files: transportFor,
         secret: (n) => o.secrets.get(n),
       }),
+      ...o.backends,
     };
   }
 
@@ -202,8 +206,7 @@ export class JobManager {
   async remove(id: string): Promise<void> {
     const job = this.get(id);
     if (!isTerminal(job.state)) throw new Error('Stop the job before removing it');
-    const backend = this.backends[job.backend];
-    if (backend instanceof RayBackend && job.externalId) await backend.remove(job);
+    if (job.externalId) await this.backends[job.backend].remove?.(job);
     this.unfollow(id);
     this.store.remove(id);
   }
@@ -241,12 +244,15 @@ export class JobManager {
   }
 
   /** One round for one job: state, log tail, metrics file, environments. Never throws. */
-  async poll(id: string): Promise<void> {
-    if (this.busy.has(id)) {
-      while (this.busy.has(id)) await new Promise((r) => setTimeout(r, 20));
-      return;
-    }
-    this.busy.add(id);
+  poll(id: string): Promise<void> {
+    const running = this.inFlight.get(id);
+    if (running) return running;
+    const p = this.pollOnce(id).finally(() => this.inFlight.delete(id));
+    this.inFlight.set(id, p);
+    return p;
+  }
+
+  private async pollOnce(id: string): Promise<void> {
     try {
       const job = this.store.get(id);
       if (!job || isTerminal(job.state)) return;
@@ -279,8 +285,6 @@ export class JobManager {
         this.store.update(id, { detail: `reconnecting: ${msg.slice(0, 300)}` });
         this.changed(id);
       }
-    } finally {
-      this.busy.delete(id);
     }
   }
 
@@ -345,9 +349,8 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
-    for (let i = 0; i < 500 && this.busy.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    const ray = this.backends.ray;
-    if (ray instanceof RayBackend) ray.close();
+    await Promise.allSettled([...this.inFlight.values()]);
+    for (const b of Object.values(this.backends)) b.close?.();
     for (const c of this.ssh.values()) c.close();
     this.ssh.clear();
   }

@@ -126,4 +126,8 @@ export interface JobBackend {
   stop(job: JobRecord): Promise<void>;
   /** The transport to read the job's files (outputs, metrics file), or null when none (ray). */
   files(job: JobRecord): Promise<Transport | null>;
+  /** Deletes what the cluster keeps of a finished job (Ray's job record); absent where nothing is kept. */
+  remove?(job: JobRecord): Promise<void>;
+  /** Lets go of long-lived links (log sockets); the jobs keep running where they run. */
+  close?(): void;
 }
