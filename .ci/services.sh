@@ -43,25 +43,37 @@ if what == "up":
         req("GET", "/api/version"); sys.exit(0)
     except Exception:
         sys.exit(1)
-# Ready means a job can run: a fresh head answers "No available agent" for a while.
-deadline = time.time() + 180
-sid = "spade_ci_ready_%d" % int(time.time() * 1000)
+# Ready means a job can run: a fresh head answers "No available agent" for a while, and its
+# first job supervisor may die while the head settles; a probe that fails is replaced by a new one.
+deadline = time.time() + 240
+n = 0
 while time.time() < deadline:
+    n += 1
+    sid = "spade_ci_ready_%d_%d" % (int(time.time()), n)
     try:
         req("POST", "/api/jobs/", {"entrypoint": "true", "submission_id": sid})
-        break
     except Exception:
         time.sleep(1)
-while time.time() < deadline:
+        try:
+            req("GET", "/api/jobs/" + sid)
+        except Exception:
+            continue
+    status = None
+    while time.time() < deadline:
+        try:
+            status = req("GET", "/api/jobs/" + sid)["status"]
+        except Exception:
+            status = None
+        if status in ("SUCCEEDED", "FAILED", "STOPPED"):
+            break
+        time.sleep(1)
     try:
-        st = req("GET", "/api/jobs/" + sid)["status"]
-        if st == "SUCCEEDED":
-            req("DELETE", "/api/jobs/" + sid); sys.exit(0)
-        if st in ("FAILED", "STOPPED"):
-            print("probe job " + st, file=sys.stderr); sys.exit(1)
+        req("DELETE", "/api/jobs/" + sid)
     except Exception:
         pass
-    time.sleep(1)
+    if status == "SUCCEEDED":
+        sys.exit(0)
+    print("probe job %s ended %s; trying again" % (sid, status), file=sys.stderr)
 print("the Ray head did not run a probe job in time", file=sys.stderr)
 sys.exit(1)
 PY

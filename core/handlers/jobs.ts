@@ -51,6 +51,7 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         return { trusted: true };
       }),
     'jobs.submit': (input) => guard(() => j.submit(input)),
+    'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input))),
     'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
     'jobs.remove': ({ id }) =>
       guard(async () => {

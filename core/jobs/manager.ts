@@ -135,18 +135,10 @@ export class JobManager {
     return new LogMirror(join(this.o.dataDir, 'jobs', job.id, 'log.txt'));
   }
 
-  async submit(spec: JobSpec): Promise<JobRecord> {
-    for (const k of Object.keys(spec.env)) assertEnvName(k);
-    for (const k of spec.secretEnv) assertEnvName(k);
-    const secrets: Record<string, string> = {};
-    for (const n of spec.secretEnv) {
-      const v = this.o.secrets.get(n);
-      if (v === undefined) throw new Error(`Secret ${n} is not set for this session`);
-      secrets[n] = v;
-    }
+  private newRecord(spec: JobSpec): JobRecord {
     const now = new Date().toISOString();
     const id = `j${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-    const job: JobRecord = {
+    return {
       id,
       name: spec.name,
       backend: spec.backend,
@@ -166,6 +158,19 @@ export class JobManager {
       finishedAt: null,
       updatedAt: now,
     };
+  }
+
+  async submit(spec: JobSpec): Promise<JobRecord> {
+    for (const k of Object.keys(spec.env)) assertEnvName(k);
+    for (const k of spec.secretEnv) assertEnvName(k);
+    const secrets: Record<string, string> = {};
+    for (const n of spec.secretEnv) {
+      const v = this.o.secrets.get(n);
+      if (v === undefined) throw new Error(`Secret ${n} is not set for this session`);
+      secrets[n] = v;
+    }
+    const job = this.newRecord(spec);
+    const id = job.id;
     this.store.insert(job);
     try {
       const r = await this.backends[spec.backend].submit(job, secrets);
@@ -186,6 +191,46 @@ export class JobManager {
     this.changed(id);
     this.follow(id);
     return this.get(id);
+  }
+
+  /**
+   * Follows a job the workbench did not launch (SPADE's own `spade_games_8b_<pid>` on a Ray head, a
+   * Slurm job id): logs, metrics and, when its output folders are given, environments.
+   */
+  async attach(req: {
+    name: string;
+    backend: BackendKind;
+    externalId: string;
+    ssh?: SshTarget | undefined;
+    ray?: JobSpec['ray'];
+    outputs?: JobSpec['outputs'] | undefined;
+    workdir?: string | undefined;
+    importEnvironments?: boolean | undefined;
+  }): Promise<JobRecord> {
+    const backend = this.backends[req.backend];
+    if (!backend.attach) throw new Error(`Attaching is for Ray and Slurm jobs, not ${req.backend}`);
+    if (req.backend !== 'ray' && !req.ssh) throw new Error(`Attaching to a ${req.backend} job needs its SSH host`);
+    const spec: JobSpec = {
+      name: req.name,
+      backend: req.backend,
+      command: [],
+      workdir: req.workdir ?? '~',
+      env: {},
+      secretEnv: [],
+      ssh: req.ssh,
+      ray: req.ray,
+      outputs: req.outputs ?? {},
+      ship: [],
+      importEnvironments: req.importEnvironments ?? Boolean(req.outputs && Object.values(req.outputs).some(Boolean)),
+      attached: true,
+    };
+    const job = this.newRecord(spec);
+    job.externalId = req.externalId;
+    const found = await backend.attach(job);
+    this.store.insert({ ...job, externalId: found.externalId, remoteLog: found.remoteLog, state: found.state ?? 'pending', detail: `attached; ${found.detail ?? ''}`, startedAt: job.createdAt });
+    this.changed(job.id);
+    this.follow(job.id);
+    return this.get(job.id);
   }
 
   async stop(id: string): Promise<JobRecord> {
@@ -257,7 +302,8 @@ export class JobManager {
       const job = this.store.get(id);
       if (!job || isTerminal(job.state)) return;
       const backend = this.backends[job.backend];
-      const report = await backend.status(job);
+      const raw = await backend.status(job);
+      const report = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
       let state = report.state;
       if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
       const terminal = isTerminal(state);

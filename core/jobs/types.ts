@@ -34,6 +34,12 @@ export interface RayOptions {
   submissionId?: string | undefined;
   /** Name of a secret that holds the bearer token (never the token itself). */
   tokenSecret?: string | undefined;
+  /** What the entrypoint itself reserves (Ray's entrypoint_num_cpus/num_gpus/memory/resources). */
+  numCpus?: number | undefined;
+  numGpus?: number | undefined;
+  /** Bytes. */
+  memory?: number | undefined;
+  resources?: Record<string, number> | undefined;
 }
 
 /** What the user launched; stored as JSON in jobs.spec. Holds no secret values. */
@@ -56,6 +62,8 @@ export interface JobSpec {
   ship: { from: string; to: string }[];
   /** Import environments the run writes into memory. */
   importEnvironments: boolean;
+  /** Set when the workbench attached to a job it did not launch (a Ray submission id, a Slurm job id). */
+  attached?: boolean | undefined;
 }
 
 export interface JobRecord {
@@ -126,6 +134,8 @@ export interface JobBackend {
   stop(job: JobRecord): Promise<void>;
   /** The transport to read the job's files (outputs, metrics file), or null when none (ray). */
   files(job: JobRecord): Promise<Transport | null>;
+  /** Finds a job this workbench did not submit, by the cluster's own id; throws if the cluster does not know it. */
+  attach?(job: JobRecord): Promise<SubmitResult>;
   /** Deletes what the cluster keeps of a finished job (Ray's job record); absent where nothing is kept. */
   remove?(job: JobRecord): Promise<void>;
   /** Lets go of long-lived links (log sockets); the jobs keep running where they run. */

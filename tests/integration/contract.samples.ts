@@ -65,6 +65,7 @@ export const samples: Sample[] = [
   { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },
   { call: 'jobs.probeHost', input: { ssh: { host: '127.0.0.1', port: 1 } } },
   { call: 'jobs.submit', input: { name: 'x', backend: 'local', recipe: 'no-such-recipe' } },
+  { call: 'jobs.attach', input: { name: 'x', backend: 'ray', externalId: 'spade_games_8b_1', ray: { address: 'http://127.0.0.1:1' } } },
   // Episodes: without an environment in the library these are deterministic on both apps.
   { call: 'episodes.list', input: {} },
   { call: 'episodes.get', input: { id: 1 } },
@@ -126,6 +127,7 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'jobs.submit', input: { name: 'x', backend: 'local', command: ['true'], env: { 'BAD NAME': 'v' } } },
   { call: 'jobs.setSecret', input: { name: 'K', value: 'two\nlines' } },
   { call: 'jobs.probeHost', input: { ssh: { host: 'h; rm -rf /' } } },
+  { call: 'jobs.attach', input: { name: 'x', backend: 'ray', externalId: 'a b; id' } },
   { call: 'episodes.open', input: { hash: 'not-a-hash' } },
   { call: 'episodes.run', input: { id: 1, policy: { kind: 'telepathy' } } },
   { call: 'episodes.run', input: { id: 1, policy: { kind: 'random' }, until: { kind: 'expr', expr: '' } } },

@@ -93,6 +93,18 @@ export class SlurmBackend implements JobBackend {
     return { externalId: id, remoteLog: paths.log, state: 'pending', detail: `slurm job ${id}` };
   }
 
+  /** A job submitted some other way: its output file, as scontrol tells it, is the log to follow. */
+  async attach(job: JobRecord): Promise<SubmitResult> {
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) throw new Error(`Not a Slurm job id: ${JSON.stringify(id.slice(0, 40))}`);
+    const t = await this.transportFor(job);
+    const r = await t.exec(`scontrol show job ${id} 2>&1`);
+    const info = parseScontrol(r.stdout);
+    if (r.code !== 0 || !info) throw new Error(`Slurm does not know a job ${id} on ${t.label}: ${r.stdout.trim().slice(0, 300)}`);
+    const out = /\bStdOut=(\S+)/.exec(r.stdout)?.[1] ?? null;
+    return { externalId: id, remoteLog: out, state: mapSlurmState(info.state), detail: `slurm job ${id}: ${info.state}` };
+  }
+
   async status(job: JobRecord): Promise<StatusReport> {
     const t = await this.transportFor(job);
     const id = job.externalId ?? '';

@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSpec } from '../../../core/jobs/launch';
+import { MemorySecretStore } from '../../../core/jobs/secrets';
+import { tempDir } from '../../helpers/tmp';
+import { ciRay, filesContaining, makeManager, rayRest, rolloutLines, waitFor, waitState } from './helpers';
+
+const ray = ciRay();
+
+/** Processes whose command line holds `needle` (the marker each test job carries). */
+function processesWith(needle: string): string[] {
+  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes(needle) && !l.includes('ps -eo'));
+}
+
+(ray ? describe : describe.skip)('ray backend against a real Ray head (.ci/services.sh start-ray)', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let ctx: ReturnType<typeof makeManager>;
+  const SECRET = `wandb-secret-${randomBytes(8).toString('hex')}`;
+  beforeAll(() => {
+    tmp = tempDir('spade-jobs-rayhead-');
+    const secrets = new MemorySecretStore();
+    secrets.set('WANDB_API_KEY', SECRET);
+    ctx = makeManager(tmp.dir, { secrets });
+  });
+  afterAll(async () => {
+    await ctx.manager.close();
+    ctx.db.close();
+    tmp.cleanup();
+  });
+
+  it('submits, follows the log and both metric forms, and reports success and failure from Ray', async () => {
+    const spec = buildSpec({
+      name: 'ray head ok',
+      backend: 'ray',
+      ray: { address: ray!.address, numCpus: 1 },
+      workdir: tmp.dir,
+      command: [
+        'sh',
+        '-c',
+        `for s in 1 2 3; do echo "rollout $s: {'rollout/mean_return': 0.$s, 'env/avg_regret': np.float64(0.0$s)}"; done; echo '{"rollout/step": 4, "env/avg_regret": 0.5}'; echo "done $WHO"`,
+      ],
+      env: { WHO: "it's me" },
+      poolDir: null,
+      importEnvironments: false,
+    });
+    const job = await ctx.manager.submit(spec);
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+    expect(done.state, done.detail).toBe('succeeded');
+    expect(ctx.manager.readLog(job.id, 0, 1 << 20).text).toContain("done it's me");
+    expect(ctx.manager.store.metrics(job.id, ['env/avg_regret']).map((p) => [p.step, p.value])).toEqual([[1, 0.01], [2, 0.02], [3, 0.03], [4, 0.5]]);
+    // What the entrypoint reserves reaches the head: a job holding both of its CPUs makes the next wait.
+    const whole = await ctx.manager.submit({ ...spec, name: 'ray head both cpus', ray: { address: ray!.address, numCpus: 2 }, command: ['sleep', '6'] });
+    await waitState(ctx.manager, whole.id, ['running']);
+    const next = await ctx.manager.submit({ ...spec, name: 'ray head one cpu', ray: { address: ray!.address, numCpus: 1 }, command: ['true'] });
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(ctx.manager.get(whole.id).state).toBe('running');
+    expect(ctx.manager.get(next.id).state).toBe('pending');
+    expect((await waitState(ctx.manager, next.id, ['succeeded', 'failed', 'lost', 'cancelled'])).state).toBe('succeeded');
+
+    const bad = await ctx.manager.submit({ ...spec, name: 'ray head fails', command: ['sh', '-c', 'echo about to fail; exit 3'] });
+    const failed = await waitState(ctx.manager, bad.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+    expect(failed.state, failed.detail).toBe('failed');
+    expect(failed.exitCode).toBe(3);
+    expect(failed.detail).toMatch(/FAILED .*exit code 3/);
+    expect(failed.detail.length).toBeLessThan(600);
+  });
+
+  it('keeps secrets out of runtime_env, GET /api/jobs/, ps and every log', async () => {
+    const marker = `secretjob${Date.now()}`;
+    const spec = buildSpec({
+      name: 'ray head secret',
+      backend: 'ray',
+      ray: { address: ray!.address },
+      workdir: tmp.dir,
+      // The job proves it got the value by its hash: the value itself is on no command line.
+      command: ['sh', '-c', `echo "got $(printf %s "$WANDB_API_KEY" | sha256sum | cut -c1-16)"; sleep 3; echo ${marker}`],
+      secretEnv: ['WANDB_API_KEY'],
+      poolDir: null,
+      importEnvironments: false,
+    });
+    const job = await ctx.manager.submit(spec);
+    await waitState(ctx.manager, job.id, ['running']);
+    // While it runs: no process shows the value, and the head's job list does not hold it.
+    expect(execFileSync('ps', ['-eo', 'args='], { encoding: 'utf8' })).not.toContain(SECRET);
+    const listing = await rayRest(ray!.address, 'GET', '/api/jobs/');
+    expect(listing.status).toBe(200);
+    expect(listing.text).toContain(job.externalId!);
+    expect(listing.text).not.toContain(SECRET);
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+    expect(done.state, done.detail).toBe('succeeded');
+    expect(ctx.manager.readLog(job.id, 0, 1 << 20).text).toContain(`got ${createHash('sha256').update(SECRET).digest('hex').slice(0, 16)}`);
+    expect((await rayRest(ray!.address, 'GET', `/api/jobs/${job.externalId}/logs`)).text).not.toContain(SECRET);
+    // The private file that carried it was removed when the job started.
+    expect(existsSync(join(tmp.dir, '.spade_workbench', job.id, 'secrets.env'))).toBe(false);
+    expect(filesContaining(tmp.dir, SECRET)).toEqual([]);
+    expect(ray!.tmp ? filesContaining(join(ray!.tmp, 'session_latest', 'logs'), SECRET) : []).toEqual([]);
+  });
+
+  it('follows a running job live, and stop waits for STOPPED and leaves no process behind', async () => {
+    const gate = join(tmp.dir, 'gate-live');
+    const marker = `stopjob${Date.now()}`;
+    const job = await ctx.manager.submit(
+      buildSpec({
+        name: 'ray head live',
+        backend: 'ray',
+        ray: { address: ray!.address },
+        workdir: tmp.dir,
+        command: ['sh', '-c', `i=1; while [ $i -le 30 ]; do echo "rollout $i: live"; i=$((i+1)); done; while [ ! -e ${gate} ]; do sleep 0.1; done; echo ${marker}; exec sleep 300`],
+        poolDir: null,
+        importEnvironments: false,
+      }),
+    );
+    await waitFor('the first lines while the job runs', () => rolloutLines(ctx.manager.readLog(job.id, 0, 1 << 20).text).length === 30);
+    expect(ctx.manager.get(job.id).state).toBe('running');
+    writeFileSync(gate, '');
+    await waitFor('the line after the gate', () => ctx.manager.readLog(job.id, 0, 1 << 20).text.includes(marker));
+    const stopped = await ctx.manager.stop(job.id);
+    expect(stopped.state, stopped.detail).toBe('cancelled');
+    expect(stopped.detail).toMatch(/STOPPED/);
+    await waitFor('the driver to be gone', () => processesWith(`echo ${marker}`).length === 0, 20_000);
+    // Removing it deletes it on the head too.
+    await ctx.manager.remove(job.id);
+    expect((await rayRest(ray!.address, 'GET', `/api/jobs/${stopped.externalId}`)).status).toBe(404);
+  });
+
+  it('attaches to a job it did not submit, by its submission id', async () => {
+    const id = `spade_games_8b_${process.pid}_${Date.now() % 100000}`;
+    const sub = await rayRest(ray!.address, 'POST', '/api/jobs/', {
+      entrypoint: `sleep 2; for s in 1 2; do echo "rollout $s: {'rollout/actor_win_rate': 0.$s}"; done; exit 1`,
+      submission_id: id,
+    });
+    expect(sub.status, sub.text).toBe(200);
+    const job = await ctx.manager.attach({ name: 'spade 8b (attached)', backend: 'ray', externalId: id, ray: { address: ray!.address } });
+    expect(job.externalId).toBe(id);
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+    expect(done.state, done.detail).toBe('failed');
+    expect(ctx.manager.store.metrics(job.id, ['rollout/actor_win_rate']).map((p) => [p.step, p.value])).toEqual([[1, 0.1], [2, 0.2]]);
+    await expect(ctx.manager.attach({ name: 'nothing', backend: 'ray', externalId: 'spade_games_8b_0', ray: { address: ray!.address } })).rejects.toThrow(/does not know/);
+  });
+});
