@@ -41,6 +41,8 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         optionalEnv: r.optionalEnv,
         secretEnv: r.secretEnv,
         ...(r.slurm ? { slurm: r.slurm } : {}),
+        ...(r.ray ? { ray: r.ray } : {}),
+        warnings: r.warnings,
       })),
     }),
     'jobs.sshHosts': () => ({ hosts: j.sshHosts() }),

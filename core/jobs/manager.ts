@@ -14,7 +14,23 @@ import { appendKnownHost } from './ssh/knownHosts';
 import { HostKeyError, SshConnection } from './ssh/connection';
 import { assertEnvName } from './shell';
 import { JobStore } from './store';
-import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
+import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
+
+/** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
+export function submitsToRay(job: JobRecord): boolean {
+  return job.backend !== 'ray' && Boolean(job.spec.ray?.address);
+}
+
+/** The Ray job a launch script submitted, as the Ray backend sees it: reached through the job's SSH host unless local. */
+function rayView(job: JobRecord, submissionId: string): JobRecord {
+  return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, tunnel: job.backend !== 'local' } } };
+}
+
+/** `ray job submit` says "Job 'X' submitted successfully"; SPADE's scripts under `set -x` also trace RAY_JOB_ID=X. */
+export function submissionIdIn(text: string): string | null {
+  const m = /Job '([A-Za-z0-9_.:-]{1,200})' submitted successfully/.exec(text) ?? /^\+ RAY_JOB_ID=([A-Za-z0-9_.:-]{1,200})$/m.exec(text);
+  return m ? m[1]! : null;
+}
 
 export interface JobManagerOptions {
   db: Db;
@@ -46,7 +62,8 @@ export class JobManager {
   private readonly followers = new Map<string, NodeJS.Timeout>();
   /** The poll in flight for each job: a second caller awaits it instead of starting another. */
   private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly stopping = new Set<string>();
+  /** Jobs being stopped, with what the stop ended (said in the job's detail). */
+  private readonly stopping = new Map<string, string>();
   private readonly pendingHostKeys = new Map<string, Buffer>();
   private readonly pollCount = new Map<string, number>();
   private closed = false;
@@ -236,15 +253,56 @@ export class JobManager {
   async stop(id: string): Promise<JobRecord> {
     const job = this.get(id);
     if (isTerminal(job.state)) return job;
-    this.stopping.add(id);
+    this.stopping.set(id, '');
+    const said: string[] = [];
+    const sub = job.spec.ray?.submissionId;
+    if (submitsToRay(job) && sub) {
+      // The Ray job first: its driver runs in a session of its own, which killing the script
+      // would leave running on the GPUs.
+      try {
+        await this.backends.ray.stop(rayView(job, sub));
+        said.push((await this.backends.ray.status(rayView(job, sub))).detail);
+      } catch (e) {
+        said.push(`ray job ${sub} could not be stopped: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+      }
+    }
     await this.backends[job.backend].stop(job);
+    said.push(
+      job.backend === 'slurm'
+        ? `scancel ${job.externalId ?? ''}`
+        : `the launch script's process group${submitsToRay(job) ? ' (with any Ray head it started)' : ''}`,
+    );
+    this.stopping.set(id, said.join('; '));
     await this.poll(id);
     const after = this.get(id);
     if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {
-      this.store.update(id, { state: 'cancelled', detail: 'stopped by the user', finishedAt: new Date().toISOString() });
+      this.store.update(id, { state: 'cancelled', detail: `stopped by the user: ${said.join('; ')}`, finishedAt: new Date().toISOString() });
+      this.stopping.delete(id);
     }
     this.changed(id);
     return this.get(id);
+  }
+
+  /** The outcome of a launch script that submitted a Ray job: the Ray job's status once the script ended. */
+  private async rayOutcome(job: JobRecord, script: StatusReport): Promise<StatusReport> {
+    const sub = job.spec.ray?.submissionId;
+    if (!isTerminal(script.state)) return sub ? { ...script, detail: `${script.detail}; submitted ray job ${sub}` } : script;
+    if (!sub) return { ...script, detail: `${script.detail} (the script never said which Ray job it submitted: this is the script's own outcome)` };
+    const unknown = (why: string): StatusReport => ({
+      state: script.state === 'succeeded' ? 'lost' : script.state,
+      detail: `the launch script ended (${script.detail}) but ${why}`,
+      exitCode: script.exitCode ?? null,
+    });
+    let r: StatusReport;
+    try {
+      r = await this.backends.ray.status(rayView(job, sub));
+    } catch (e) {
+      return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+    }
+    const detail = redact(r.detail, this.o.secrets.values());
+    if (r.state === 'lost') return unknown(`the Ray head does not know ray job ${sub}`);
+    if (isTerminal(r.state)) return { state: r.state, detail: `${detail}; launch script: ${script.detail}`, exitCode: r.exitCode ?? null };
+    return { state: r.state, detail: `the launch script ended (${script.detail}); ${detail}`, exitCode: null };
   }
 
   /** Forgets a finished job here and, for Ray, also deletes its record on the cluster. */
@@ -303,20 +361,24 @@ export class JobManager {
       if (!job || isTerminal(job.state)) return;
       const backend = this.backends[job.backend];
       const raw = await backend.status(job);
-      const report = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
+      let report: StatusReport = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
+      // Drain the log before declaring the end, so the last lines are never lost.
+      await this.tail(job, isTerminal(report.state));
+      await this.tailMetricsFile(job, backend, isTerminal(report.state));
+      // A script that submits to Ray ends with `ray job logs --follow`, whose exit code says nothing:
+      // the Ray job's own status is the outcome.
+      if (submitsToRay(job)) report = await this.rayOutcome(this.store.get(id) ?? job, report);
       let state = report.state;
       if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
       const terminal = isTerminal(state);
-      // Drain the log before declaring the end, so the last lines are never lost.
-      await this.tail(job, terminal);
-      await this.tailMetricsFile(job, backend, terminal);
       const n = (this.pollCount.get(id) ?? 0) + 1;
       this.pollCount.set(id, n);
       if (job.spec.importEnvironments && (terminal || n % 3 === 1)) await this.flowBack(job, backend, terminal);
+      const stopNote = this.stopping.get(id);
       if (state !== job.state || report.detail !== job.detail || (report.exitCode ?? null) !== job.exitCode) {
         this.store.update(id, {
           state,
-          detail: this.stopping.has(id) && state === 'cancelled' ? `stopped by the user; ${report.detail}` : report.detail,
+          detail: stopNote !== undefined && state === 'cancelled' ? `stopped by the user${stopNote ? `: ${stopNote}` : ''}; ${report.detail}` : report.detail,
           exitCode: report.exitCode ?? null,
           ...(terminal ? { finishedAt: new Date().toISOString() } : {}),
         });
@@ -334,7 +396,8 @@ export class JobManager {
     }
   }
 
-  private async tail(job: JobRecord, final: boolean): Promise<void> {
+  private async tail(first: JobRecord, final: boolean): Promise<void> {
+    let job = first;
     const backend = this.backends[job.backend];
     const mirror = this.mirror(job);
     let offset = job.logOffset;
@@ -345,6 +408,13 @@ export class JobManager {
       const { take, consumed, addNewline } = completeLines(chunk.data, final && offset + chunk.data.length >= chunk.size, chunk.data.length >= LOG_CHUNK);
       if (consumed === 0) break;
       const text = redact(take.toString('utf8'), this.o.secrets.values()) + (addNewline ? '\n' : '');
+      if (submitsToRay(job) && !job.spec.ray?.submissionId) {
+        const sub = submissionIdIn(text);
+        if (sub) {
+          job = { ...job, spec: { ...job.spec, ray: { ...job.spec.ray, submissionId: sub } } };
+          this.store.setSpec(job.id, job.spec);
+        }
+      }
       localSize = mirror.append(Buffer.from(text, 'utf8'));
       offset += consumed;
       this.store.commitLog(job.id, offset, localSize, parseMetricText(text));

@@ -20,6 +20,8 @@ export interface SshTarget {
 export interface SlurmOptions {
   partition?: string | undefined;
   gpus?: number | undefined;
+  /** `--gres` (e.g. gpu:a100:8) for clusters that count GPUs that way instead of `--gpus`. */
+  gres?: string | undefined;
   time?: string | undefined;
   cpusPerTask?: number | undefined;
   mem?: string | undefined;
@@ -55,6 +57,7 @@ export interface JobSpec {
   secretEnv: string[];
   ssh?: SshTarget | undefined;
   slurm?: SlurmOptions | undefined;
+  /** The Ray backend's head; on a shell backend, the head the script submits to (its job's status is the outcome). */
   ray?: RayOptions | undefined;
   /** Where the run writes, relative to workdir unless absolute: games, cache, metrics. */
   outputs: { gamesDir?: string | undefined; cacheDir?: string | undefined; metricsFile?: string | undefined; rejectedDir?: string | undefined };

@@ -33,6 +33,7 @@ export const launchSchema = z
       .object({
         partition: z.string().max(64).optional(),
         gpus: z.number().int().min(0).max(512).optional(),
+        gres: z.string().max(100).optional(),
         time: z.string().max(32).optional(),
         cpusPerTask: z.number().int().min(1).max(4096).optional(),
         mem: z.string().max(16).optional(),
@@ -113,7 +114,13 @@ export const recipeSchema = z.object({
   requiredEnv: z.array(z.string()),
   optionalEnv: z.array(z.string()),
   secretEnv: z.array(z.string()),
-  slurm: z.object({ gpus: z.number().optional(), time: z.string().optional(), partition: z.string().optional() }).optional(),
+  slurm: z
+    .object({ gpus: z.number().optional(), gres: z.string().optional(), time: z.string().optional(), partition: z.string().optional(), cpusPerTask: z.number().optional(), mem: z.string().optional() })
+    .optional(),
+  /** The Ray head the recipe's script submits to (the outcome is that Ray job's status). */
+  ray: z.object({ address: z.string() }).optional(),
+  /** What to say before launching (a script that kills processes by name on a shared host, a key on a command line). */
+  warnings: z.array(z.string()),
 });
 export type JobRecipe = z.infer<typeof recipeSchema>;
 
