@@ -266,6 +266,8 @@ export class JobManager {
         said.push(`ray job ${sub} could not be stopped: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
       }
     }
+    // Said as it happens: the follower may see the end while the script is still being stopped.
+    this.stopping.set(id, said.join('; '));
     await this.backends[job.backend].stop(job);
     said.push(
       job.backend === 'slurm'

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, readFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,11 +99,16 @@ function freePort(): Promise<number> {
       buildSpec(
         request('spade 8b own head', {
           ray: { address: `http://127.0.0.1:${dash}` },
-          env: { STANDIN_START_HEAD: '1', STANDIN_DASHBOARD_PORT: String(dash), STANDIN_GCS_PORT: String(await freePort()), STANDIN_RAY_TMP: rayTmp, STANDIN_HOLD: '1' },
+          env: { STANDIN_START_HEAD: '1', STANDIN_DASHBOARD_PORT: String(dash), STANDIN_GCS_PORT: String(await freePort()), STANDIN_AGENT_PORT: String(await freePort()), STANDIN_RAY_TMP: rayTmp, STANDIN_HOLD: '1' },
         }),
       ),
     );
-    await waitFor('the trainer to hold', () => ctx.manager.readLog(job.id, 0, 1 << 20).text.includes('holding until stopped'), 150_000);
+    try {
+      await waitFor('the trainer to hold', () => ctx.manager.readLog(job.id, 0, 1 << 20).text.includes('holding until stopped'), 150_000);
+    } catch (e) {
+      await ctx.manager.stop(job.id);
+      throw e;
+    }
     expect(processesWith(rayTmp).length).toBeGreaterThan(0);
     const sub = ctx.manager.get(job.id).spec.ray?.submissionId;
     expect(sub).toMatch(/^spade_games_8b_\d+$/);
@@ -112,6 +117,7 @@ function freePort(): Promise<number> {
     expect(stopped.detail).toMatch(new RegExp(`stopped by the user: ray job ${sub}: STOPPED`));
     await waitFor('every process of the Ray head it started to end', () => processesWith(rayTmp).length === 0, 30_000);
     expect(processesWith('train_spade_slime_standin.py').filter((l) => l.includes(job.id))).toEqual([]);
+    rmSync(rayTmp, { recursive: true, force: true });
   }, 240_000);
 });
 

@@ -29,7 +29,8 @@ mkdir -p "${OUTPUT_DIR}" "${GAMES_DIR}"
 PORT="${STANDIN_DASHBOARD_PORT:-8265}"
 if [ "${STANDIN_START_HEAD:-0}" = "1" ]; then
    ray start --head --port="${STANDIN_GCS_PORT:-6391}" --num-cpus 1 --num-gpus 0 --disable-usage-stats \
-      --dashboard-host=127.0.0.1 --dashboard-port="${PORT}" --object-store-memory=100000000 --temp-dir="${STANDIN_RAY_TMP:-/tmp/spade-standin-ray}"
+      --dashboard-host=127.0.0.1 --dashboard-port="${PORT}" --object-store-memory=100000000 --temp-dir="${STANDIN_RAY_TMP:-/tmp/spade-standin-ray}" \
+      --dashboard-agent-listen-port="${STANDIN_AGENT_PORT:-52365}"
 fi
 
 RUNTIME_ENV_JSON="{
