@@ -53,6 +53,11 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         return { trusted: true };
       }),
     'jobs.submit': (input) => guard(() => j.submit(input)),
+    'jobs.watch': ({ id }) =>
+      guard(() => {
+        j.manager.watch(id);
+        return { watching: true };
+      }),
     'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input))),
     'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
     'jobs.remove': ({ id }) =>

@@ -43,6 +43,11 @@ export interface JobManagerOptions {
   onError?: (message: string) => void;
   pollMs?: number;
   sshConfigText?: string;
+  /**
+   * Slurm jobs are polled with back-off between these bounds (default 15-60 s) while nothing
+   * changes, and every `pollMs` only while someone has the job open (`watch`).
+   */
+  slurmPollMs?: { min: number; max: number };
   /** Replaces backends (tests that inject faults); the real ones are built otherwise. */
   backends?: Partial<Record<BackendKind, JobBackend>>;
 }
@@ -66,6 +71,9 @@ export class JobManager {
   private readonly stopping = new Map<string, string>();
   private readonly pendingHostKeys = new Map<string, Buffer>();
   private readonly pollCount = new Map<string, number>();
+  private readonly ticks = new Map<string, () => Promise<void>>();
+  private readonly backoff = new Map<string, number>();
+  private readonly watched = new Map<string, number>();
   private closed = false;
   readonly appKnownHosts: string;
 
@@ -331,21 +339,48 @@ export class JobManager {
     if (job) this.mirror(job).reconcile(job.localLogSize);
     const tick = async (): Promise<void> => {
       if (this.closed) return;
+      const before = this.store.get(id)?.updatedAt;
       await this.poll(id);
       const j = this.store.get(id);
       if (!j || isTerminal(j.state)) {
         this.followers.delete(id);
+        this.backoff.delete(id);
         return;
       }
-      this.followers.set(id, setTimeout(() => void tick(), this.o.pollMs ?? 1000));
+      this.followers.set(id, setTimeout(() => void tick(), this.nextDelay(j, j.updatedAt !== before)));
     };
+    this.ticks.set(id, tick);
     this.followers.set(id, setTimeout(() => void tick(), 0));
+  }
+
+  /** How long until the next poll: a Slurm queue is asked rarely unless someone is looking. */
+  private nextDelay(job: JobRecord, changed: boolean): number {
+    const fast = this.o.pollMs ?? 1000;
+    if (job.backend !== 'slurm') return fast;
+    if ((this.watched.get(job.id) ?? 0) > Date.now()) return fast;
+    const { min, max } = this.o.slurmPollMs ?? { min: 15_000, max: 60_000 };
+    const next = changed ? min : Math.min(max, Math.max(min, (this.backoff.get(job.id) ?? min / 2) * 2));
+    this.backoff.set(job.id, next);
+    return next;
+  }
+
+  /** The job's page is open: poll it at the fast pace for the next minute, starting now. */
+  watch(id: string): void {
+    this.get(id);
+    const wasWatched = (this.watched.get(id) ?? 0) > Date.now();
+    this.watched.set(id, Date.now() + 60_000);
+    const tick = this.ticks.get(id);
+    if (!wasWatched && tick && this.followers.has(id) && !this.inFlight.has(id)) {
+      clearTimeout(this.followers.get(id));
+      this.followers.set(id, setTimeout(() => void tick(), 0));
+    }
   }
 
   private unfollow(id: string): void {
     const t = this.followers.get(id);
     if (t) clearTimeout(t);
     this.followers.delete(id);
+    this.ticks.delete(id);
   }
 
   /** One round for one job: state, log tail, metrics file, environments. Never throws. */

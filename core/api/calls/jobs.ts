@@ -172,6 +172,12 @@ export const jobsCalls = {
     input: attachSchema,
     output: jobSummarySchema,
   }),
+  'jobs.watch': defineCall({
+    name: 'jobs.watch',
+    summary: 'The job page is open: follow this job at the fast pace for the next minute (Slurm jobs are otherwise polled every 15-60 s).',
+    input: idInput,
+    output: z.object({ watching: z.boolean() }),
+  }),
   'jobs.stop': defineCall({ name: 'jobs.stop', summary: 'Stop (cancel) a job.', input: idInput, output: jobSummarySchema }),
   'jobs.remove': defineCall({ name: 'jobs.remove', summary: 'Forget a finished job (its metrics and log mirror).', input: idInput, output: z.object({ removed: z.boolean() }) }),
   'jobs.log': defineCall({

@@ -86,6 +86,7 @@ export function makeManager(dataDir: string, extra: Partial<JobManagerOptions> &
     secrets: extra.secrets ?? new MemorySecretStore(),
     importer: (paths, o) => importPaths(db, paths, o),
     pollMs: 300,
+    slurmPollMs: { min: 300, max: 1200 },
     onError: (m) => errors.push(m),
     sshConfigText: '',
     ...extra,

@@ -75,3 +75,38 @@ describe('job manager', () => {
     expect(g.removed).toEqual([job.id]);
   }, 20_000);
 });
+
+describe('job manager polling', () => {
+  it('backs off on a quiet Slurm job, and polls fast while its page is open', async () => {
+    const tmp = tempDir('spade-jobs-mgr2-');
+    const calls: number[] = [];
+    const slurm: JobBackend = {
+      kind: 'slurm',
+      submit: () => Promise.resolve({ externalId: '42', remoteLog: null, state: 'running' }),
+      status: () => {
+        calls.push(Date.now());
+        return Promise.resolve({ state: 'running', detail: 'slurm job 42: RUNNING' });
+      },
+      readLog: () => Promise.resolve(null),
+      stop: () => Promise.resolve(),
+      files: () => Promise.resolve(null),
+    };
+    const { db, manager } = makeManager(tmp.dir, { backends: { slurm }, pollMs: 50, slurmPollMs: { min: 200, max: 800 } });
+    cleanups.push(async () => {
+      await manager.close();
+      db.close();
+      tmp.cleanup();
+    });
+    const job = await manager.submit(buildSpec({ name: 'quiet', backend: 'slurm', ssh: { host: 'nowhere' }, command: ['true'], poolDir: null, importEnvironments: false }));
+    await new Promise((r) => setTimeout(r, 3000));
+    const quiet = calls.length;
+    // 0, then 200, 400, 800, 800... ms apart: a handful, not 3000/50 = 60.
+    expect(quiet).toBeGreaterThanOrEqual(3);
+    expect(quiet).toBeLessThanOrEqual(8);
+    const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+    expect(Math.max(...gaps)).toBeGreaterThanOrEqual(700);
+    manager.watch(job.id);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(calls.length - quiet).toBeGreaterThanOrEqual(8);
+  }, 20_000);
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mapSlurmState, parseScontrol, parseSqueueJson, SLURM_STATES } from '../../../core/jobs/backends/slurm';
+import { decodeWaitStatus, mapSlurmState, parseScontrol, parseSqueueJson, SLURM_STATES, SlurmBackend } from '../../../core/jobs/backends/slurm';
+import type { JobRecord, Transport } from '../../../core/jobs/types';
 import { completeLines } from '../../../core/jobs/logMirror';
 import { parseMetricLine, parseMetricText } from '../../../core/jobs/metrics';
 import { shJoin, shQuote } from '../../../core/jobs/shell';
@@ -18,10 +19,41 @@ describe('job parsing', () => {
   });
 
   it('reads squeue --json in both the string and the list form, and scontrol text', () => {
-    expect(parseSqueueJson('{"jobs":[{"job_id":7,"job_state":"RUNNING","state_reason":"None","exit_code":0}]}', '7')).toEqual({ state: 'RUNNING', reason: 'None', exitCode: 0 });
+    expect(parseSqueueJson('{"jobs":[{"job_id":7,"job_state":"RUNNING","state_reason":"None","exit_code":0}]}', '7')).toEqual({ state: 'RUNNING', reason: 'None', exitCode: null });
     expect(parseSqueueJson('{"jobs":[{"job_id":7,"job_state":["PENDING"],"state_reason":"Resources","exit_code":{"return_code":{"number":0}}}]}', '7')?.state).toBe('PENDING');
     expect(parseSqueueJson('{"jobs":[]}', '7')).toBeNull();
     expect(parseScontrol('JobId=7 JobName=x\n   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n   ExitCode=0:15')).toEqual({ state: 'TIMEOUT', reason: 'TimeLimit', exitCode: 0 });
+  });
+
+  it('decodes Slurm 22.05 wait statuses, and reads every job from one squeue --json', async () => {
+    expect(decodeWaitStatus(768)).toEqual({ exitCode: 3, signal: null });
+    expect(decodeWaitStatus(0)).toEqual({ exitCode: 0, signal: null });
+    expect(decodeWaitStatus(9)).toEqual({ exitCode: 137, signal: 9 });
+    const queue = JSON.stringify({
+      jobs: [
+        { job_id: 7, job_state: 'FAILED', state_reason: 'NonZeroExitCode', exit_code: 768 },
+        { job_id: 8, job_state: 'RUNNING', state_reason: 'None', exit_code: 0 },
+        { job_id: 9, job_state: ['COMPLETED'], exit_code: { return_code: { number: 0 } } },
+      ],
+    });
+    expect(parseSqueueJson(queue, '7')).toEqual({ state: 'FAILED', reason: 'NonZeroExitCode', exitCode: 3 });
+    // 0 means nothing while a job runs.
+    expect(parseSqueueJson(queue, '8')?.exitCode).toBeNull();
+    expect(parseSqueueJson(queue, '9')?.exitCode).toBe(0);
+    // Three jobs on one host: one squeue between them.
+    const ran: string[] = [];
+    const t = {
+      label: 'fake-host',
+      exec: (cmd: string) => {
+        ran.push(cmd);
+        return Promise.resolve({ code: 0, stdout: queue, stderr: '' });
+      },
+    } as unknown as Transport;
+    const slurm = new SlurmBackend(() => Promise.resolve(t));
+    const job = (id: string) => ({ externalId: id, spec: { workdir: '/w' } }) as unknown as JobRecord;
+    const states = await Promise.all(['7', '8', '9'].map((id) => slurm.status(job(id))));
+    expect(states.map((s) => [s.state, s.exitCode])).toEqual([['failed', 3], ['running', null], ['succeeded', 0]]);
+    expect(ran.filter((c) => c.startsWith('squeue'))).toEqual(['squeue --json 2>/dev/null']);
   });
 
   it('takes only whole lines, so the next read starts exactly after the last one', () => {
