@@ -166,3 +166,53 @@ function freePort(): Promise<number> {
     }
   }, 300_000);
 });
+
+(ray && ci?.slurm ? describe : describe.skip)('the SPADE games recipe on Slurm (real sbatch, real Ray head)', () => {
+  it('reports success and failure from Ray, and stop ends the Ray job before scancel', async () => {
+    const tmp = tempDir('spade-jobs-recipe-slurm-');
+    const checkout = join(tmp.dir, 'spade');
+    cpSync(CHECKOUT, checkout, { recursive: true });
+    const secrets = new MemorySecretStore();
+    secrets.set('WANDB_API_KEY', `wandb-${randomBytes(8).toString('hex')}`);
+    const ctx = makeManager(tmp.dir, { secrets });
+    const ssh = { host: ci!.host, port: ci!.port, user: ci!.user, identityFile: ci!.key, knownHostsFile: ci!.knownHosts };
+    const port = new URL(ray!.address).port || '8265';
+    const req = (name: string, env: Record<string, string> = {}): LaunchRequest => ({
+      name,
+      backend: 'slurm',
+      ssh,
+      recipe: 'spade-games-8b',
+      workdir: checkout,
+      // The one-node CI cluster has no GPUs and little memory: the recipe's 8 GPUs / 64 CPUs / 1900G are overridden.
+      slurm: { gpus: 0, cpusPerTask: 1, mem: '500M', time: '00:10:00' },
+      ray: { address: ray!.address },
+      secretEnv: ['WANDB_API_KEY'],
+      poolDir: null,
+      importEnvironments: false,
+      env: { WANDB_ENTITY: 'ci-team', CORPUS_FILE: '', PATH: `${ray!.bin}:/usr/local/bin:/usr/bin:/bin`, STANDIN_DASHBOARD_PORT: port, ...env },
+    });
+    try {
+      const ok = await ctx.manager.submit(buildSpec(req('slurm spade ok')));
+      const bad = await ctx.manager.submit(buildSpec(req('slurm spade fails', { STANDIN_FAIL: '1' })));
+      const done = await waitState(ctx.manager, ok.id, ENDED, 180_000);
+      expect(done.state, done.detail).toBe('succeeded');
+      expect(readFileSync(join(checkout, '.spade_workbench', ok.id, 'job.sh'), 'utf8')).toMatch(/#SBATCH --cpus-per-task=1\n#SBATCH --mem=500M/);
+      const failed = await waitState(ctx.manager, bad.id, ENDED, 180_000);
+      expect(failed.state, failed.detail).toBe('failed');
+      expect(failed.detail).toMatch(/ray job spade_games_8b_\d+: FAILED/);
+      expect(ctx.manager.store.metrics(ok.id, ['env/avg_regret']).map((p) => p.step)).toEqual([0, 1, 2]);
+      const held = await ctx.manager.submit(buildSpec(req('slurm spade held', { STANDIN_HOLD: '1' })));
+      await waitFor('the held trainer', () => ctx.manager.readLog(held.id, 0, 1 << 20).text.includes('holding until stopped'), 180_000);
+      const sub = ctx.manager.get(held.id).spec.ray!.submissionId!;
+      const stopped = await ctx.manager.stop(held.id);
+      expect(stopped.state, stopped.detail).toBe('cancelled');
+      expect(stopped.detail).toContain(`ray job ${sub}: STOPPED`);
+      expect(stopped.detail).toContain('scancel');
+      await waitFor('the driver to end', () => processesWith('train_spade_slime_standin.py').filter((l) => l.includes(held.id)).length === 0, 30_000);
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      tmp.cleanup();
+    }
+  }, 400_000);
+});
