@@ -227,7 +227,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
           ) : null}
           <label className="jobs-wide">
             Environment variables (NAME=value per line)
-            <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv, ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
+            <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv.filter((k) => !current.secretEnv.includes(k)), ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
           </label>
           <div className="jobs-wide jobs-secrets">
             <span>
