@@ -53,6 +53,7 @@ export interface JobManagerOptions {
 }
 
 const LOG_CHUNK = 1 << 20;
+const LOG_FAILURES_BEFORE_GIVING_UP = 5;
 
 /**
  * Owns every job: submits through the backend, follows each unfinished job (state, log tail,
@@ -73,6 +74,7 @@ export class JobManager {
   private readonly pollCount = new Map<string, number>();
   private readonly ticks = new Map<string, () => Promise<void>>();
   private readonly backoff = new Map<string, number>();
+  private readonly logFailures = new Map<string, number>();
   private readonly watched = new Map<string, number>();
   private closed = false;
   readonly appKnownHosts: string;
@@ -399,12 +401,31 @@ export class JobManager {
       const backend = this.backends[job.backend];
       const raw = await backend.status(job);
       let report: StatusReport = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
-      // Drain the log before declaring the end, so the last lines are never lost.
-      await this.tail(job, isTerminal(report.state));
-      await this.tailMetricsFile(job, backend, isTerminal(report.state));
+      // Drain the log before declaring the end, so the last lines are never lost. A log that cannot
+      // be read (a Ray head that fails to decode it) must not hold the state back: it is said instead.
+      let logError: string | null = null;
+      try {
+        await this.tail(job, isTerminal(report.state));
+        await this.tailMetricsFile(job, backend, isTerminal(report.state));
+      } catch (e) {
+        logError = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+        this.o.onError?.(`job ${id}: ${logError}`);
+      }
       // A script that submits to Ray ends with `ray job logs --follow`, whose exit code says nothing:
       // the Ray job's own status is the outcome.
       if (submitsToRay(job)) report = await this.rayOutcome(this.store.get(id) ?? job, report);
+      if (logError) {
+        // A dropped link is retried (the end waits until the log is drained); a log that still
+        // cannot be read after a few rounds past the end is given up on, and that is said.
+        const fails = (this.logFailures.get(id) ?? 0) + 1;
+        this.logFailures.set(id, fails);
+        const giveUp = isTerminal(report.state) && fails >= LOG_FAILURES_BEFORE_GIVING_UP;
+        report = giveUp
+          ? { ...report, detail: `${report.detail}; the log could not be read to its end: ${logError.slice(0, 300)}` }
+          : isTerminal(report.state)
+            ? { state: job.state, detail: `reconnecting: ${logError.slice(0, 300)}`, exitCode: job.exitCode }
+            : { ...report, detail: `reconnecting: ${logError.slice(0, 300)}` };
+      } else this.logFailures.delete(id);
       let state = report.state;
       if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
       const terminal = isTerminal(state);

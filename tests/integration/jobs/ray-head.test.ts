@@ -142,4 +142,23 @@ function processesWith(needle: string): string[] {
     expect(ctx.manager.store.metrics(job.id, ['rollout/actor_win_rate']).map((p) => [p.step, p.value])).toEqual([[1, 0.1], [2, 0.2]]);
     await expect(ctx.manager.attach({ name: 'nothing', backend: 'ray', externalId: 'spade_games_8b_0', ray: { address: ray!.address } })).rejects.toThrow(/does not know/);
   });
+
+  it('reports the outcome of a job whose log the head cannot decode (invalid UTF-8), and says why the log stops', async () => {
+    const job = await ctx.manager.submit(
+      buildSpec({
+        name: 'ray head bad bytes',
+        backend: 'ray',
+        ray: { address: ray!.address },
+        workdir: tmp.dir,
+        command: ['sh', '-c', `printf 'before\\n'; sleep 2; printf 'line \\377\\376 caf\\303\\251\\n'; echo bytes-done; exit 4`],
+        poolDir: null,
+        importEnvironments: false,
+      }),
+    );
+    // Ray 2.60's GET /logs answers HTTP 500 UnicodeDecodeError for such a log: the job still ends here.
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+    expect(done.state, done.detail).toBe('failed');
+    expect(done.exitCode).toBe(4);
+    expect(done.detail).toMatch(/FAILED.*the log could not be read to its end: .*UnicodeDecodeError/);
+  });
 });
