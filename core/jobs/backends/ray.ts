@@ -297,7 +297,8 @@ export class RayBackend implements JobBackend {
     this.tail.close();
   }
 
-  async files(job: JobRecord): Promise<Transport | null> {
-    return job.spec.ray?.tunnel && this.deps.files ? this.deps.files(job) : null;
+  /** The head node's files (outputs to bring back): over the SSH host, or here when the head is on this machine. */
+  files(job: JobRecord): Promise<Transport | null> {
+    return this.headFiles(job);
   }
 }

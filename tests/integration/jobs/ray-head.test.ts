@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
@@ -9,6 +11,17 @@ import { tempDir } from '../../helpers/tmp';
 import { ciRay, filesContaining, makeManager, rayRest, rolloutLines, waitFor, waitState } from './helpers';
 
 const ray = ciRay();
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 /** Processes whose command line holds `needle` (the marker each test job carries). */
 function processesWith(needle: string): string[] {
@@ -161,4 +174,57 @@ function processesWith(needle: string): string[] {
     expect(done.exitCode).toBe(4);
     expect(done.detail).toMatch(/FAILED.*the log could not be read to its end: .*UnicodeDecodeError/);
   });
+});
+
+(ray ? describe : describe.skip)('ray backend against a real Ray head in token mode (RAY_AUTH_MODE=token)', () => {
+  it('submits, tails and stops with the bearer token, and a missing token is an error', async () => {
+    const TOKEN = randomBytes(16).toString('hex');
+    const dash = await freePort();
+    const rayTmp = `/tmp/rt${randomBytes(3).toString('hex')}`;
+    // Its own process group, so the test can end every daemon of this head.
+    const head = spawn(
+      join(ray!.bin, 'ray'),
+      ['start', '--head', `--port=${await freePort()}`, '--dashboard-host=127.0.0.1', `--dashboard-port=${dash}`, `--dashboard-agent-listen-port=${await freePort()}`,
+        '--num-cpus=1', '--num-gpus=0', '--object-store-memory=100000000', '--disable-usage-stats', `--temp-dir=${rayTmp}`],
+      { detached: true, stdio: 'ignore', env: { ...process.env, RAY_ADDRESS: '', RAY_AUTH_MODE: 'token', RAY_AUTH_TOKEN: TOKEN } },
+    );
+    const address = `http://127.0.0.1:${dash}`;
+    const tmp = tempDir('spade-jobs-raytoken-');
+    const secrets = new MemorySecretStore();
+    secrets.set('RAY_TOKEN', TOKEN);
+    const ctx = makeManager(tmp.dir, { secrets });
+    try {
+      await waitFor('the token head to answer', async () => (await rayRest(address, 'GET', '/api/version').catch(() => ({ status: 0 }))).status > 0, 120_000);
+      const spec = buildSpec({
+        name: 'token job',
+        backend: 'ray',
+        ray: { address, tokenSecret: 'RAY_TOKEN' },
+        workdir: tmp.dir,
+        command: ['sh', '-c', `for s in 1 2; do echo "rollout $s: {'env/avg_regret': 0.$s}"; sleep 0.5; done`],
+        poolDir: null,
+        importEnvironments: false,
+      });
+      const job = await ctx.manager.submit(spec);
+      const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled'], 120_000);
+      expect(done.state, done.detail).toBe('succeeded');
+      expect(ctx.manager.store.metrics(job.id, ['env/avg_regret']).map((p) => p.value)).toEqual([0.1, 0.2]);
+      // Without the token the head refuses, and the refusal is an error, not a job state.
+      expect((await rayRest(address, 'GET', '/api/jobs/')).status).toBe(401);
+      await expect(ctx.manager.submit({ ...spec, name: 'no token', ray: { address } })).rejects.toThrow(/HTTP 40[13]/);
+      const long = await ctx.manager.submit({ ...spec, name: 'token long', command: ['sleep', '300'] });
+      await waitState(ctx.manager, long.id, ['running'], 60_000);
+      expect((await ctx.manager.stop(long.id)).state).toBe('cancelled');
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      tmp.cleanup();
+      try {
+        process.kill(-head.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await waitFor('the token head to end', () => processesWith(rayTmp).length === 0, 30_000).catch(() => undefined);
+      rmSync(rayTmp, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
