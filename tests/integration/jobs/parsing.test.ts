@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { decodeWaitStatus, mapSlurmState, parseScontrol, parseSqueueJson, SLURM_STATES, SlurmBackend } from '../../../core/jobs/backends/slurm';
+import { decodeWaitStatus, mapSlurmState, parseScontrol, parseSqueueJson, sbatchTemplate, SLURM_STATES, SlurmBackend } from '../../../core/jobs/backends/slurm';
+import { renderSbatch } from '../../../core/jobs/script';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JobRecord, Transport } from '../../../core/jobs/types';
 import { completeLines } from '../../../core/jobs/logMirror';
 import { parseMetricLine, parseMetricText } from '../../../core/jobs/metrics';
@@ -54,6 +58,46 @@ describe('job parsing', () => {
     const states = await Promise.all(['7', '8', '9'].map((id) => slurm.status(job(id))));
     expect(states.map((s) => [s.state, s.exitCode])).toEqual([['failed', 3], ['running', null], ['succeeded', 0]]);
     expect(ran.filter((c) => c.startsWith('squeue'))).toEqual(['squeue --json 2>/dev/null']);
+  });
+
+  it("renders the sbatch with SPADE's container launch: binds, caches, Ray's temp dir, an editable install, no secret on a command line", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spade-sbatch-'));
+    try {
+      const job = {
+        id: 'jtest1',
+        name: 'spade 8b',
+        spec: {
+          command: ['bash', 'cmd/games/train_spade_8b.sh', "it's"],
+          env: { OUTPUT_DIR: '{{JOB_DIR}}/run', MODEL_ROOT: join(dir, 'models'), CORPUS_FILE: join(dir, 'corpus', 'games.jsonl') },
+          slurm: { gpus: 8, cpusPerTask: 64, mem: '1900G', gres: 'gpu:h100:8', time: '48:00:00', container: join(dir, 'slime.sif') },
+        },
+      } as unknown as JobRecord;
+      const paths = { workdir: join(dir, 'spade'), jobDir: join(dir, 'spade', '.spade_workbench', 'jtest1'), script: '', log: '', exitFile: join(dir, 'exit_code') };
+      const text = renderSbatch(sbatchTemplate(), job, paths);
+      expect(text).toMatch(/#SBATCH --gpus=8\n#SBATCH --gres=gpu:h100:8\n#SBATCH --time=48:00:00\n#SBATCH --cpus-per-task=64\n#SBATCH --mem=1900G/);
+      // Run it with a stand-in `apptainer` that records its argv and environment, then runs the command.
+      mkdirSync(join(dir, 'bin'));
+      mkdirSync(join(dir, 'spade', 'cmd', 'games'), { recursive: true });
+      mkdirSync(paths.jobDir, { recursive: true });
+      writeFileSync(join(dir, 'spade', 'cmd', 'games', 'train_spade_8b.sh'), 'echo "trainer ran with $1 in $OUTPUT_DIR"\n');
+      writeFileSync(join(dir, 'bin', 'apptainer'), `#!/bin/sh\nprintf '%s\\n' "$@" > ${join(dir, 'argv')}\nenv > ${join(dir, 'env')}\nwhile [ "$1" != ${join(dir, 'slime.sif')} ]; do shift; done; shift\ncd ${join(dir, 'spade')} && exec "$@"\n`, { mode: 0o755 });
+      writeFileSync(join(dir, 'job.sbatch'), text);
+      mkdirSync(join(dir, 'spade'), { recursive: true });
+      const out = execFileSync('/bin/bash', [join(dir, 'job.sbatch')], { cwd: dir, env: { PATH: `${join(dir, 'bin')}:/usr/bin:/bin`, WANDB_API_KEY: 'k-secret-1' }, encoding: 'utf8' });
+      expect(out).toContain(`trainer ran with it's in ${paths.jobDir}/run`);
+      const argv = readFileSync(join(dir, 'argv'), 'utf8').split('\n');
+      expect(argv.slice(0, 2)).toEqual(['exec', '--nv']);
+      for (const b of [`${paths.workdir}:/workspace`, `${paths.jobDir}:${paths.jobDir}`, `${join(dir, 'models')}:${join(dir, 'models')}:ro`, `${join(dir, 'corpus')}:${join(dir, 'corpus')}:ro`]) expect(argv).toContain(b);
+      expect(argv.join(' ')).toContain('pip install --no-deps -e /workspace');
+      expect(argv.join(' ')).not.toContain('k-secret-1');
+      const env = readFileSync(join(dir, 'env'), 'utf8');
+      for (const v of ['PIP_BREAK_SYSTEM_PACKAGES=1', 'RAY_TMPDIR=/tmp', 'PYTHONPATH=/workspace', `HF_HOME=${paths.jobDir}/cache/hf`, `TRITON_CACHE_DIR=${paths.jobDir}/cache/triton`, 'WANDB_API_KEY=k-secret-1']) {
+        expect(env).toContain(v);
+      }
+      expect(readFileSync(join(dir, 'exit_code'), 'utf8').trim()).toBe('0');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes only whole lines, so the next read starts exactly after the last one', () => {
