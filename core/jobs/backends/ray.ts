@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { LocalTransport } from '../localTransport';
-import { absolute, expand, jobPaths, machineHome, type JobPaths } from '../script';
+import { absolute, expand, jobPaths, machineHome, ship, type JobPaths } from '../script';
 import { exportLines, shJoin, shQuote, assertEnvName } from '../shell';
 import { isTerminal, type JobBackend, type JobRecord, type JobState, type LogChunk, type StatusReport, type SubmitResult, type Transport } from '../types';
 import { RayLogTail } from './rayTail';
@@ -168,6 +168,12 @@ export class RayBackend implements JobBackend {
     for (const [k, v] of Object.entries(job.spec.env)) {
       assertEnvName(k);
       env[k] = fill(v);
+    }
+    if (job.spec.ship.length > 0) {
+      // A recipe's files (the example run, a pool) go into the job's folder on the head node.
+      if (!files || !paths) throw new Error('Shipping files to a Ray job needs an SSH host to the head node (or a head on this machine)');
+      await files.mkdirp(paths.jobDir);
+      await ship(files, job.spec.ship, paths);
     }
     // Ray's cd runs through a shell: every piece is quoted, the workdir too.
     const cd = workdir.startsWith('~') ? `cd "$HOME"${workdir.length > 1 ? `/${shQuote(workdir.slice(2))}` : ''}` : `cd ${shQuote(workdir)}`;

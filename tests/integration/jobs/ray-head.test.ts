@@ -83,6 +83,17 @@ function processesWith(needle: string): string[] {
     expect(failed.detail.length).toBeLessThan(600);
   });
 
+  it('runs the example-run recipe on the head: files shipped, {{JOB_DIR}} expanded, metrics.jsonl charted, environments back', async () => {
+    const job = await ctx.manager.submit(
+      buildSpec({ name: 'ray example run', backend: 'ray', recipe: 'example-run', ray: { address: ray!.address }, workdir: join(tmp.dir, 'ex'), extraArgs: ['--step-delay', '0', '--rollouts', '2'] }),
+    );
+    const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled'], 120_000);
+    expect(done.state, done.detail).toBe('succeeded');
+    expect(ctx.manager.readLog(job.id, 0, 1 << 20).text).toContain('spade-example-run: done (2 rollout steps)');
+    expect(ctx.manager.store.metrics(job.id, ['env/avg_regret']).map((p) => p.step)).toEqual([1, 2]);
+    await waitFor('environments linked to the Ray job', () => (ctx.db.prepare('SELECT COUNT(*) AS n FROM env_sources WHERE job_id = ?').get(job.id) as { n: number }).n > 0);
+  });
+
   it('keeps secrets out of runtime_env, GET /api/jobs/, ps and every log', async () => {
     const marker = `secretjob${Date.now()}`;
     const spec = buildSpec({
