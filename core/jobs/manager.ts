@@ -285,6 +285,8 @@ export class JobManager {
         : `the launch script's process group${submitsToRay(job) ? ' (with any Ray head it started)' : ''}`,
     );
     this.stopping.set(id, said.join('; '));
+    // A poll already in flight began before the stop: wait for it, then look again.
+    await this.inFlight.get(id);
     await this.poll(id);
     const after = this.get(id);
     if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {

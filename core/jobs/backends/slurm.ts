@@ -186,6 +186,16 @@ export class SlurmBackend implements JobBackend {
     const t = await this.transportFor(job);
     const r = await t.exec(`scancel ${id}`);
     if (r.code !== 0) throw new Error(`scancel ${id} failed: ${r.stderr.trim()}`);
+    // Slurm takes a few seconds (KillWait) to end the job: wait for it, and forget the cached
+    // queue, so the poll after a stop sees the end rather than the queue from before it.
+    for (let i = 0; i < 30; i++) {
+      const info = parseScontrol((await t.exec(`scontrol show job ${id} 2>/dev/null`)).stdout);
+      if (!info) break;
+      const st = mapSlurmState(info.state);
+      if (st !== 'running' && st !== 'pending' && st !== 'suspended') break;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    this.queues.delete(t);
   }
 
   async files(job: JobRecord): Promise<Transport | null> {
