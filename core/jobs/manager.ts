@@ -54,6 +54,7 @@ export interface JobManagerOptions {
 
 const LOG_CHUNK = 1 << 20;
 const LOG_FAILURES_BEFORE_GIVING_UP = 5;
+const CLOSE_WAIT_MS = 30_000;
 
 /**
  * Owns every job: submits through the backend, follows each unfinished job (state, log tail,
@@ -525,7 +526,17 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
-    await Promise.allSettled([...this.inFlight.values()]);
+    // Every operation on a lost SSH link fails at once, so a poll ends; a remote command that
+    // never answers on a live link must still not keep the app from quitting.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()]),
+      new Promise<void>((r) => (timer = setTimeout(() => {
+        if (this.inFlight.size > 0) this.o.onError?.(`closing with ${this.inFlight.size} job poll(s) still waiting for their host`);
+        r();
+      }, CLOSE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
     for (const b of Object.values(this.backends)) b.close?.();
     for (const c of this.ssh.values()) c.close();
     this.ssh.clear();
