@@ -22,8 +22,17 @@ export function submitsToRay(job: JobRecord): boolean {
 }
 
 /** The Ray job a launch script submitted, as the Ray backend sees it: reached through the job's SSH host unless local. */
-function rayView(job: JobRecord, submissionId: string): JobRecord {
-  return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, tunnel: job.backend !== 'local' } } };
+function rayView(job: JobRecord, submissionId: string, headHost: string | null = null): JobRecord {
+  let address = job.spec.ray?.address;
+  if (headHost && address) {
+    // The script's head listens on the node it runs on: the loopback address the recipe names is that node's.
+    const u = new URL(address);
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) {
+      u.hostname = headHost;
+      address = u.href.replace(/\/$/, '');
+    }
+  }
+  return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, address, tunnel: job.backend !== 'local' } } };
 }
 
 /** `ray job submit` says "Job 'X' submitted successfully"; SPADE's scripts under `set -x` also trace RAY_JOB_ID=X. */
@@ -76,6 +85,8 @@ export class JobManager {
   private readonly ticks = new Map<string, () => Promise<void>>();
   private readonly backoff = new Map<string, number>();
   private readonly logFailures = new Map<string, number>();
+  private readonly headHosts = new Map<string, string | null>();
+  private readonly rayFailures = new Map<string, number>();
   private readonly watched = new Map<string, number>();
   private closed = false;
   readonly appKnownHosts: string;
@@ -271,8 +282,9 @@ export class JobManager {
       // The Ray job first: its driver runs in a session of its own, which killing the script
       // would leave running on the GPUs.
       try {
-        await this.backends.ray.stop(rayView(job, sub));
-        said.push((await this.backends.ray.status(rayView(job, sub))).detail);
+        const view = await this.rayJobOf(job, sub);
+        await this.backends.ray.stop(view);
+        said.push((await this.backends.ray.status(view)).detail);
       } catch (e) {
         said.push(`ray job ${sub} could not be stopped: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
       }
@@ -298,6 +310,16 @@ export class JobManager {
     return this.get(id);
   }
 
+  /** The Ray job a launch script submitted, reached where its head listens (asked once per job). */
+  private async rayJobOf(job: JobRecord, sub: string): Promise<JobRecord> {
+    let host = this.headHosts.get(job.id);
+    if (host === undefined) {
+      host = (await this.backends[job.backend].rayHeadHost?.(job)) ?? null;
+      this.headHosts.set(job.id, host);
+    }
+    return rayView(job, sub, host);
+  }
+
   /** The outcome of a launch script that submitted a Ray job: the Ray job's status once the script ended. */
   private async rayOutcome(job: JobRecord, script: StatusReport): Promise<StatusReport> {
     const sub = job.spec.ray?.submissionId;
@@ -310,10 +332,15 @@ export class JobManager {
     });
     let r: StatusReport;
     try {
-      r = await this.backends.ray.status(rayView(job, sub));
+      r = await this.backends.ray.status(await this.rayJobOf(job, sub));
     } catch (e) {
+      // A link that drops at the end is asked again on the next rounds before the outcome is given up on.
+      const fails = (this.rayFailures.get(job.id) ?? 0) + 1;
+      this.rayFailures.set(job.id, fails);
+      if (fails < LOG_FAILURES_BEFORE_GIVING_UP) throw e;
       return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
     }
+    this.rayFailures.delete(job.id);
     const detail = redact(r.detail, this.o.secrets.values());
     if (r.state === 'lost') return unknown(`the Ray head does not know ray job ${sub}`);
     if (isTerminal(r.state)) return { state: r.state, detail: `${detail}; launch script: ${script.detail}`, exitCode: r.exitCode ?? null };

@@ -139,6 +139,11 @@ export interface JobBackend {
   files(job: JobRecord): Promise<Transport | null>;
   /** Finds a job this workbench did not submit, by the cluster's own id; throws if the cluster does not know it. */
   attach?(job: JobRecord): Promise<SubmitResult>;
+  /**
+   * Where a Ray head started by the job's script listens, when that is not the machine the workbench
+   * reaches (a Slurm job runs on a compute node): its host name, or null for the job's own machine.
+   */
+  rayHeadHost?(job: JobRecord): Promise<string | null>;
   /** Deletes what the cluster keeps of a finished job (Ray's job record); absent where nothing is kept. */
   remove?(job: JobRecord): Promise<void>;
   /** Lets go of long-lived links (log sockets); the jobs keep running where they run. */

@@ -153,6 +153,18 @@ export class SlurmBackend implements JobBackend {
     return { externalId: id, remoteLog: out, state: mapSlurmState(info.state), detail: `slurm job ${id}: ${info.state}` };
   }
 
+  /** The node the batch script runs on, unless it is the submit host itself (one-node clusters). */
+  async rayHeadHost(job: JobRecord): Promise<string | null> {
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) return null;
+    const t = await this.transportFor(job);
+    const r = await t.exec(`scontrol show job ${id} 2>/dev/null; echo "@@host $(hostname -s)"`);
+    const node = /\bBatchHost=(\S+)/.exec(r.stdout)?.[1] ?? null;
+    const self = /@@host (\S+)/.exec(r.stdout)?.[1] ?? null;
+    if (!node || node === '(null)' || !/^[A-Za-z0-9._-]+$/.test(node) || node === self) return null;
+    return node;
+  }
+
   async status(job: JobRecord): Promise<StatusReport> {
     const t = await this.transportFor(job);
     const id = job.externalId ?? '';

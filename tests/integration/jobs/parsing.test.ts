@@ -100,6 +100,15 @@ describe('job parsing', () => {
     }
   });
 
+  it("finds the compute node a Slurm job's Ray head runs on, unless it is the submit host", async () => {
+    const reply = (batchHost: string, self: string) =>
+      ({ label: 'fake', exec: () => Promise.resolve({ code: 0, stdout: `JobId=5 JobName=x\n   JobState=RUNNING Reason=None\n   BatchHost=${batchHost}\n@@host ${self}\n`, stderr: '' }) }) as unknown as Transport;
+    const job = { externalId: '5', spec: { workdir: '/w' } } as unknown as JobRecord;
+    expect(await new SlurmBackend(() => Promise.resolve(reply('gpu-node-7', 'login1'))).rayHeadHost(job)).toBe('gpu-node-7');
+    expect(await new SlurmBackend(() => Promise.resolve(reply('vm', 'vm'))).rayHeadHost(job)).toBeNull();
+    expect(await new SlurmBackend(() => Promise.resolve(reply('x;rm', 'login1'))).rayHeadHost(job)).toBeNull();
+  });
+
   it('takes only whole lines, so the next read starts exactly after the last one', () => {
     expect(completeLines(Buffer.from('a\nb\npartial'), false, false)).toMatchObject({ consumed: 4 });
     expect(completeLines(Buffer.from('partial'), false, false).consumed).toBe(0);
