@@ -27,8 +27,12 @@ RAY_GCS_PORT="${SPADE_CI_RAY_GCS_PORT:-6390}"
 RAY_DASHBOARD_PORT="${SPADE_CI_RAY_DASHBOARD_PORT:-8265}"
 RAY_URL="http://127.0.0.1:$RAY_DASHBOARD_PORT"
 
-# Our Ray processes, and only ours: each one's command line names our temp dir.
-ray_pids() { pgrep -f -- "$RAY_TMP/" 2>/dev/null | grep -vx "$$" || true; }
+# Our Ray processes, and only ours: the session `ray start` ran in (some agents rename themselves,
+# so their command lines no longer name anything), and any process whose command line names our temp dir.
+ray_pids() {
+  { if [ -s "$DIR/ray.sid" ]; then pgrep -s "$(cat "$DIR/ray.sid")" 2>/dev/null || true; fi
+    pgrep -f -- "$RAY_TMP/" 2>/dev/null || true; } | grep -vx "$$" | sort -u
+}
 
 ray_http() { "$RAY_VENV/bin/python" - "$@" <<'PY'
 import json, sys, time, urllib.request
@@ -89,9 +93,13 @@ start_ray() {
     echo "ray head already up at $RAY_URL"
   else
     mkdir -p "$RAY_TMP"
-    RAY_ADDRESS="" "$RAY_VENV/bin/ray" start --head --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
+    # In a session of its own, so that stop finds every process of this head by its session id.
+    RAY_ADDRESS="" setsid "$RAY_VENV/bin/ray" start --head --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
       --dashboard-port="$RAY_DASHBOARD_PORT" --num-cpus=2 --num-gpus=0 --object-store-memory=536870912 \
       --disable-usage-stats --temp-dir="$RAY_TMP" >"$DIR/ray-start.log" 2>&1 || { cat "$DIR/ray-start.log" >&2; return 1; }
+    local one
+    one="$(pgrep -f -- "$RAY_TMP/" | head -1)"
+    if [ -n "$one" ]; then ps -o sid= -p "$one" | tr -d ' ' > "$DIR/ray.sid"; fi
   fi
   ray_http "$RAY_URL" ready
   cat > "$DIR/ray.env" <<ENV
@@ -113,7 +121,7 @@ stop_ray() {
     # shellcheck disable=SC2086
     [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
   fi
-  rm -f "$DIR/ray.env"
+  rm -f "$DIR/ray.env" "$DIR/ray.sid"
 }
 
 start_sshd() {

@@ -116,6 +116,9 @@ function freePort(): Promise<number> {
     expect(stopped.state, stopped.detail).toBe('cancelled');
     expect(stopped.detail).toMatch(new RegExp(`stopped by the user: ray job ${sub}: STOPPED`));
     await waitFor('every process of the Ray head it started to end', () => processesWith(rayTmp).length === 0, 30_000);
+    // Its agents rename themselves (ray::DashboardAgent): the script's process group must be empty too.
+    const pgid = job.externalId!.split(':')[0]!;
+    expect(execFileSync('ps', ['-eo', 'pgid=,args='], { encoding: 'utf8' }).split('\n').filter((l) => l.trim().split(/\s+/)[0] === pgid)).toEqual([]);
     expect(processesWith('train_spade_slime_standin.py').filter((l) => l.includes(job.id))).toEqual([]);
     rmSync(rayTmp, { recursive: true, force: true });
   }, 240_000);
