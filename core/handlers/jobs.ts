@@ -40,6 +40,8 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         optionalEnv: r.optionalEnv,
         secretEnv: r.secretEnv,
         ...(r.slurm ? { slurm: r.slurm } : {}),
+        ...(r.ray ? { ray: r.ray } : {}),
+        warnings: r.warnings,
       })),
     }),
     'jobs.sshHosts': () => ({ hosts: j.sshHosts() }),
@@ -50,6 +52,12 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         return { trusted: true };
       }),
     'jobs.submit': (input) => guard(() => j.submit(input)),
+    'jobs.watch': ({ id }) =>
+      guard(() => {
+        j.manager.watch(id);
+        return { watching: true };
+      }),
+    'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input))),
     'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
     'jobs.remove': ({ id }) =>
       guard(async () => {

@@ -53,7 +53,8 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes())
     secretEnv,
     ssh: req.ssh,
     slurm,
-    ray: req.ray,
+    // On a shell backend, `ray` names the head the recipe's script submits to (its outcome is that job's).
+    ray: req.ray ?? (req.backend !== 'ray' && recipe?.ray ? { ...recipe.ray } : undefined),
     outputs: recipe?.outputs ?? {},
     ship: recipe ? resolveShip(recipe, pool) : [],
     importEnvironments: req.importEnvironments ?? true,

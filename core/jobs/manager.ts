@@ -14,8 +14,33 @@ import { appendKnownHost } from './ssh/knownHosts';
 import { HostKeyError, SshConnection } from './ssh/connection';
 import { assertEnvName } from './shell';
 import { JobStore } from './store';
-import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
+import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
 import { DomainError } from '../errors';
+
+/** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
+export function submitsToRay(job: JobRecord): boolean {
+  return job.backend !== 'ray' && Boolean(job.spec.ray?.address);
+}
+
+/** The Ray job a launch script submitted, as the Ray backend sees it: reached through the job's SSH host unless local. */
+function rayView(job: JobRecord, submissionId: string, headHost: string | null = null): JobRecord {
+  let address = job.spec.ray?.address;
+  if (headHost && address) {
+    // The script's head listens on the node it runs on: the loopback address the recipe names is that node's.
+    const u = new URL(address);
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) {
+      u.hostname = headHost;
+      address = u.href.replace(/\/$/, '');
+    }
+  }
+  return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, address, tunnel: job.backend !== 'local' } } };
+}
+
+/** `ray job submit` says "Job 'X' submitted successfully"; SPADE's scripts under `set -x` also trace RAY_JOB_ID=X. */
+export function submissionIdIn(text: string): string | null {
+  const m = /Job '([A-Za-z0-9_.:-]{1,200})' submitted successfully/.exec(text) ?? /^\+ RAY_JOB_ID=([A-Za-z0-9_.:-]{1,200})$/m.exec(text);
+  return m ? m[1]! : null;
+}
 
 export interface JobManagerOptions {
   db: Db;
@@ -28,9 +53,18 @@ export interface JobManagerOptions {
   onError?: (message: string) => void;
   pollMs?: number;
   sshConfigText?: string;
+  /**
+   * Slurm jobs are polled with back-off between these bounds (default 15-60 s) while nothing
+   * changes, and every `pollMs` only while someone has the job open (`watch`).
+   */
+  slurmPollMs?: { min: number; max: number };
+  /** Replaces backends (tests that inject faults); the real ones are built otherwise. */
+  backends?: Partial<Record<BackendKind, JobBackend>>;
 }
 
 const LOG_CHUNK = 1 << 20;
+const LOG_FAILURES_BEFORE_GIVING_UP = 5;
+const CLOSE_WAIT_MS = 30_000;
 
 /**
  * Owns every job: submits through the backend, follows each unfinished job (state, log tail,
@@ -43,10 +77,18 @@ export class JobManager {
   private readonly backends: Record<BackendKind, JobBackend>;
   private readonly ssh = new Map<string, SshConnection>();
   private readonly followers = new Map<string, NodeJS.Timeout>();
-  private readonly busy = new Set<string>();
-  private readonly stopping = new Set<string>();
+  /** The poll in flight for each job: a second caller awaits it instead of starting another. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Jobs being stopped, with what the stop ended (said in the job's detail). */
+  private readonly stopping = new Map<string, string>();
   private readonly pendingHostKeys = new Map<string, Buffer>();
   private readonly pollCount = new Map<string, number>();
+  private readonly ticks = new Map<string, () => Promise<void>>();
+  private readonly backoff = new Map<string, number>();
+  private readonly logFailures = new Map<string, number>();
+  private readonly headHosts = new Map<string, string | null>();
+  private readonly rayFailures = new Map<string, number>();
+  private readonly watched = new Map<string, number>();
   private closed = false;
   readonly appKnownHosts: string;
 
@@ -66,6 +108,7 @@ export class JobManager {
         files: transportFor,
         secret: (n) => o.secrets.get(n),
       }),
+      ...o.backends,
     };
   }
 
@@ -132,18 +175,10 @@ export class JobManager {
     return new LogMirror(join(this.o.dataDir, 'jobs', job.id, 'log.txt'));
   }
 
-  async submit(spec: JobSpec): Promise<JobRecord> {
-    for (const k of Object.keys(spec.env)) assertEnvName(k);
-    for (const k of spec.secretEnv) assertEnvName(k);
-    const secrets: Record<string, string> = {};
-    for (const n of spec.secretEnv) {
-      const v = this.o.secrets.get(n);
-      if (v === undefined) throw new DomainError('invalid_input', `Secret ${n} is not set for this session`);
-      secrets[n] = v;
-    }
+  private newRecord(spec: JobSpec): JobRecord {
     const now = new Date().toISOString();
     const id = `j${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-    const job: JobRecord = {
+    return {
       id,
       name: spec.name,
       backend: spec.backend,
@@ -163,6 +198,19 @@ export class JobManager {
       finishedAt: null,
       updatedAt: now,
     };
+  }
+
+  async submit(spec: JobSpec): Promise<JobRecord> {
+    for (const k of Object.keys(spec.env)) assertEnvName(k);
+    for (const k of spec.secretEnv) assertEnvName(k);
+    const secrets: Record<string, string> = {};
+    for (const n of spec.secretEnv) {
+      const v = this.o.secrets.get(n);
+      if (v === undefined) throw new DomainError('invalid_input', `Secret ${n} is not set for this session`);
+      secrets[n] = v;
+    }
+    const job = this.newRecord(spec);
+    const id = job.id;
     this.store.insert(job);
     try {
       const r = await this.backends[spec.backend].submit(job, secrets);
@@ -185,26 +233,126 @@ export class JobManager {
     return this.get(id);
   }
 
+  /**
+   * Follows a job the workbench did not launch (SPADE's own `spade_games_8b_<pid>` on a Ray head, a
+   * Slurm job id): logs, metrics and, when its output folders are given, environments.
+   */
+  async attach(req: {
+    name: string;
+    backend: BackendKind;
+    externalId: string;
+    ssh?: SshTarget | undefined;
+    ray?: JobSpec['ray'];
+    outputs?: JobSpec['outputs'] | undefined;
+    workdir?: string | undefined;
+    importEnvironments?: boolean | undefined;
+  }): Promise<JobRecord> {
+    const backend = this.backends[req.backend];
+    if (!backend.attach) throw new DomainError('invalid_input', `Attaching is for Ray and Slurm jobs, not ${req.backend}`);
+    if (req.backend !== 'ray' && !req.ssh) throw new DomainError('invalid_input', `Attaching to a ${req.backend} job needs its SSH host`);
+    const spec: JobSpec = {
+      name: req.name,
+      backend: req.backend,
+      command: [],
+      workdir: req.workdir ?? '~',
+      env: {},
+      secretEnv: [],
+      ssh: req.ssh,
+      ray: req.ray,
+      outputs: req.outputs ?? {},
+      ship: [],
+      importEnvironments: req.importEnvironments ?? Boolean(req.outputs && Object.values(req.outputs).some(Boolean)),
+      attached: true,
+    };
+    const job = this.newRecord(spec);
+    job.externalId = req.externalId;
+    const found = await backend.attach(job);
+    this.store.insert({ ...job, externalId: found.externalId, remoteLog: found.remoteLog, state: found.state ?? 'pending', detail: `attached; ${found.detail ?? ''}`, startedAt: job.createdAt });
+    this.changed(job.id);
+    this.follow(job.id);
+    return this.get(job.id);
+  }
+
   async stop(id: string): Promise<JobRecord> {
     const job = this.get(id);
     if (isTerminal(job.state)) return job;
-    this.stopping.add(id);
+    this.stopping.set(id, '');
+    const said: string[] = [];
+    const sub = job.spec.ray?.submissionId;
+    if (submitsToRay(job) && sub) {
+      // The Ray job first: its driver runs in a session of its own, which killing the script
+      // would leave running on the GPUs.
+      try {
+        const view = await this.rayJobOf(job, sub);
+        await this.backends.ray.stop(view);
+        said.push((await this.backends.ray.status(view)).detail);
+      } catch (e) {
+        said.push(`ray job ${sub} could not be stopped: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+      }
+    }
+    // Said as it happens: the follower may see the end while the script is still being stopped.
+    this.stopping.set(id, said.join('; '));
     await this.backends[job.backend].stop(job);
+    said.push(
+      job.backend === 'slurm'
+        ? `scancel ${job.externalId ?? ''}`
+        : `the launch script's process group${submitsToRay(job) ? ' (with any Ray head it started)' : ''}`,
+    );
+    this.stopping.set(id, said.join('; '));
+    // A poll already in flight began before the stop: wait for it, then look again.
+    await this.inFlight.get(id);
     await this.poll(id);
     const after = this.get(id);
     if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {
-      this.store.update(id, { state: 'cancelled', detail: 'stopped by the user', finishedAt: new Date().toISOString() });
+      this.store.update(id, { state: 'cancelled', detail: `stopped by the user: ${said.join('; ')}`, finishedAt: new Date().toISOString() });
+      this.stopping.delete(id);
     }
     this.changed(id);
     return this.get(id);
+  }
+
+  /** The Ray job a launch script submitted, reached where its head listens (asked once per job). */
+  private async rayJobOf(job: JobRecord, sub: string): Promise<JobRecord> {
+    let host = this.headHosts.get(job.id);
+    if (host === undefined) {
+      host = (await this.backends[job.backend].rayHeadHost?.(job)) ?? null;
+      this.headHosts.set(job.id, host);
+    }
+    return rayView(job, sub, host);
+  }
+
+  /** The outcome of a launch script that submitted a Ray job: the Ray job's status once the script ended. */
+  private async rayOutcome(job: JobRecord, script: StatusReport): Promise<StatusReport> {
+    const sub = job.spec.ray?.submissionId;
+    if (!isTerminal(script.state)) return sub ? { ...script, detail: `${script.detail}; submitted ray job ${sub}` } : script;
+    if (!sub) return { ...script, detail: `${script.detail} (the script never said which Ray job it submitted: this is the script's own outcome)` };
+    const unknown = (why: string): StatusReport => ({
+      state: script.state === 'succeeded' ? 'lost' : script.state,
+      detail: `the launch script ended (${script.detail}) but ${why}`,
+      exitCode: script.exitCode ?? null,
+    });
+    let r: StatusReport;
+    try {
+      r = await this.backends.ray.status(await this.rayJobOf(job, sub));
+    } catch (e) {
+      // A link that drops at the end is asked again on the next rounds before the outcome is given up on.
+      const fails = (this.rayFailures.get(job.id) ?? 0) + 1;
+      this.rayFailures.set(job.id, fails);
+      if (fails < LOG_FAILURES_BEFORE_GIVING_UP) throw e;
+      return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+    }
+    this.rayFailures.delete(job.id);
+    const detail = redact(r.detail, this.o.secrets.values());
+    if (r.state === 'lost') return unknown(`the Ray head does not know ray job ${sub}`);
+    if (isTerminal(r.state)) return { state: r.state, detail: `${detail}; launch script: ${script.detail}`, exitCode: r.exitCode ?? null };
+    return { state: r.state, detail: `the launch script ended (${script.detail}); ${detail}`, exitCode: null };
   }
 
   /** Forgets a finished job here and, for Ray, also deletes its record on the cluster. */
   async remove(id: string): Promise<void> {
     const job = this.get(id);
     if (!isTerminal(job.state)) throw new DomainError('conflict', 'Stop the job before removing it');
-    const backend = this.backends[job.backend];
-    if (backend instanceof RayBackend && job.externalId) await backend.remove(job);
+    if (job.externalId) await this.backends[job.backend].remove?.(job);
     this.unfollow(id);
     this.store.remove(id);
   }
@@ -224,48 +372,102 @@ export class JobManager {
     if (job) this.mirror(job).reconcile(job.localLogSize);
     const tick = async (): Promise<void> => {
       if (this.closed) return;
+      const before = this.store.get(id)?.updatedAt;
       await this.poll(id);
       const j = this.store.get(id);
       if (!j || isTerminal(j.state)) {
         this.followers.delete(id);
+        this.backoff.delete(id);
         return;
       }
-      this.followers.set(id, setTimeout(() => void tick(), this.o.pollMs ?? 1000));
+      this.followers.set(id, setTimeout(() => void tick(), this.nextDelay(j, j.updatedAt !== before)));
     };
+    this.ticks.set(id, tick);
     this.followers.set(id, setTimeout(() => void tick(), 0));
+  }
+
+  /** How long until the next poll: a Slurm queue is asked rarely unless someone is looking. */
+  private nextDelay(job: JobRecord, changed: boolean): number {
+    const fast = this.o.pollMs ?? 1000;
+    if (job.backend !== 'slurm') return fast;
+    if ((this.watched.get(job.id) ?? 0) > Date.now()) return fast;
+    const { min, max } = this.o.slurmPollMs ?? { min: 15_000, max: 60_000 };
+    const next = changed ? min : Math.min(max, Math.max(min, (this.backoff.get(job.id) ?? min / 2) * 2));
+    this.backoff.set(job.id, next);
+    return next;
+  }
+
+  /** The job's page is open: poll it at the fast pace for the next minute, starting now. */
+  watch(id: string): void {
+    this.get(id);
+    const wasWatched = (this.watched.get(id) ?? 0) > Date.now();
+    this.watched.set(id, Date.now() + 60_000);
+    const tick = this.ticks.get(id);
+    if (!wasWatched && tick && this.followers.has(id) && !this.inFlight.has(id)) {
+      clearTimeout(this.followers.get(id));
+      this.followers.set(id, setTimeout(() => void tick(), 0));
+    }
   }
 
   private unfollow(id: string): void {
     const t = this.followers.get(id);
     if (t) clearTimeout(t);
     this.followers.delete(id);
+    this.ticks.delete(id);
   }
 
   /** One round for one job: state, log tail, metrics file, environments. Never throws. */
-  async poll(id: string): Promise<void> {
-    if (this.busy.has(id)) {
-      while (this.busy.has(id)) await new Promise((r) => setTimeout(r, 20));
-      return;
-    }
-    this.busy.add(id);
+  poll(id: string): Promise<void> {
+    const running = this.inFlight.get(id);
+    if (running) return running;
+    const p = this.pollOnce(id).finally(() => this.inFlight.delete(id));
+    this.inFlight.set(id, p);
+    return p;
+  }
+
+  private async pollOnce(id: string): Promise<void> {
     try {
       const job = this.store.get(id);
       if (!job || isTerminal(job.state)) return;
       const backend = this.backends[job.backend];
-      const report = await backend.status(job);
+      const raw = await backend.status(job);
+      let report: StatusReport = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
+      // Drain the log before declaring the end, so the last lines are never lost. A log that cannot
+      // be read (a Ray head that fails to decode it) must not hold the state back: it is said instead.
+      let logError: string | null = null;
+      try {
+        await this.tail(job, isTerminal(report.state));
+        await this.tailMetricsFile(job, backend, isTerminal(report.state));
+      } catch (e) {
+        logError = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+        this.o.onError?.(`job ${id}: ${logError}`);
+      }
+      // A script that submits to Ray ends with `ray job logs --follow`, whose exit code says nothing:
+      // the Ray job's own status is the outcome.
+      if (submitsToRay(job)) report = await this.rayOutcome(this.store.get(id) ?? job, report);
+      if (logError) {
+        // A dropped link is retried (the end waits until the log is drained); a log that still
+        // cannot be read after a few rounds past the end is given up on, and that is said.
+        const fails = (this.logFailures.get(id) ?? 0) + 1;
+        this.logFailures.set(id, fails);
+        const giveUp = isTerminal(report.state) && fails >= LOG_FAILURES_BEFORE_GIVING_UP;
+        report = giveUp
+          ? { ...report, detail: `${report.detail}; the log could not be read to its end: ${logError.slice(0, 300)}` }
+          : isTerminal(report.state)
+            ? { state: job.state, detail: `reconnecting: ${logError.slice(0, 300)}`, exitCode: job.exitCode }
+            : { ...report, detail: `reconnecting: ${logError.slice(0, 300)}` };
+      } else this.logFailures.delete(id);
       let state = report.state;
       if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
       const terminal = isTerminal(state);
-      // Drain the log before declaring the end, so the last lines are never lost.
-      await this.tail(job, terminal);
-      await this.tailMetricsFile(job, backend, terminal);
       const n = (this.pollCount.get(id) ?? 0) + 1;
       this.pollCount.set(id, n);
       if (job.spec.importEnvironments && (terminal || n % 3 === 1)) await this.flowBack(job, backend, terminal);
+      const stopNote = this.stopping.get(id);
       if (state !== job.state || report.detail !== job.detail || (report.exitCode ?? null) !== job.exitCode) {
         this.store.update(id, {
           state,
-          detail: this.stopping.has(id) && state === 'cancelled' ? `stopped by the user; ${report.detail}` : report.detail,
+          detail: stopNote !== undefined && state === 'cancelled' ? `stopped by the user${stopNote ? `: ${stopNote}` : ''}; ${report.detail}` : report.detail,
           exitCode: report.exitCode ?? null,
           ...(terminal ? { finishedAt: new Date().toISOString() } : {}),
         });
@@ -280,12 +482,11 @@ export class JobManager {
         this.store.update(id, { detail: `reconnecting: ${msg.slice(0, 300)}` });
         this.changed(id);
       }
-    } finally {
-      this.busy.delete(id);
     }
   }
 
-  private async tail(job: JobRecord, final: boolean): Promise<void> {
+  private async tail(first: JobRecord, final: boolean): Promise<void> {
+    let job = first;
     const backend = this.backends[job.backend];
     const mirror = this.mirror(job);
     let offset = job.logOffset;
@@ -296,6 +497,13 @@ export class JobManager {
       const { take, consumed, addNewline } = completeLines(chunk.data, final && offset + chunk.data.length >= chunk.size, chunk.data.length >= LOG_CHUNK);
       if (consumed === 0) break;
       const text = redact(take.toString('utf8'), this.o.secrets.values()) + (addNewline ? '\n' : '');
+      if (submitsToRay(job) && !job.spec.ray?.submissionId) {
+        const sub = submissionIdIn(text);
+        if (sub) {
+          job = { ...job, spec: { ...job.spec, ray: { ...job.spec.ray, submissionId: sub } } };
+          this.store.setSpec(job.id, job.spec);
+        }
+      }
       localSize = mirror.append(Buffer.from(text, 'utf8'));
       offset += consumed;
       this.store.commitLog(job.id, offset, localSize, parseMetricText(text));
@@ -346,9 +554,18 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
-    for (let i = 0; i < 500 && this.busy.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    const ray = this.backends.ray;
-    if (ray instanceof RayBackend) ray.close();
+    // Every operation on a lost SSH link fails at once, so a poll ends; a remote command that
+    // never answers on a live link must still not keep the app from quitting.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()]),
+      new Promise<void>((r) => (timer = setTimeout(() => {
+        if (this.inFlight.size > 0) this.o.onError?.(`closing with ${this.inFlight.size} job poll(s) still waiting for their host`);
+        r();
+      }, CLOSE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    for (const b of Object.values(this.backends)) b.close?.();
     for (const c of this.ssh.values()) c.close();
     this.ssh.clear();
   }

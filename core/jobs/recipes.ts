@@ -20,9 +20,25 @@ const recipeSchema = z.object({
     rejectedDir: z.string().optional(),
     metricsFile: z.string().optional(),
   }),
-  slurm: z.object({ gpus: z.number().int().optional(), time: z.string().optional(), partition: z.string().optional() }).optional(),
+  slurm: z
+    .object({
+      gpus: z.number().int().optional(),
+      gres: z.string().optional(),
+      time: z.string().optional(),
+      partition: z.string().optional(),
+      cpusPerTask: z.number().int().optional(),
+      mem: z.string().optional(),
+    })
+    .optional(),
+  /** The Ray head the script submits to, as the job's machine reaches its dashboard: the outcome is that Ray job's status. */
+  ray: z.object({ address: z.string() }).optional(),
+  /** Said before launching: what the script does that can hurt a shared host, or leaks. */
+  warnings: z.array(z.string()).default([]),
 });
 export type Recipe = z.infer<typeof recipeSchema>;
+
+/** A recipe file that does not parse is an error here, not a recipe silently missing from the list. */
+export class RecipeError extends Error {}
 
 export function recipesDir(): string {
   return join(packageRoot(), 'resources', 'jobs', 'recipes');
@@ -33,7 +49,8 @@ export function loadRecipes(dir = recipesDir()): Recipe[] {
   const out: Recipe[] = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
     const parsed = recipeSchema.safeParse(JSON.parse(readFileSync(join(dir, f), 'utf8')));
-    if (parsed.success) out.push(parsed.data);
+    if (!parsed.success) throw new RecipeError(`Recipe ${f} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    out.push(parsed.data);
   }
   return out;
 }

@@ -83,6 +83,7 @@ export function slurmDirectives(job: JobRecord, o: SlurmOptions = {}): string {
     `#SBATCH --job-name=${safeSlug(job.name)}`,
     directive('partition', o.partition, /^[A-Za-z0-9_.,-]{1,64}$/),
     directive('gpus', o.gpus, /^[0-9]{1,3}$/),
+    directive('gres', o.gres, /^[A-Za-z0-9_:.,-]{1,100}$/),
     directive('time', o.time, /^[0-9]{1,5}([:-][0-9]{1,2}){0,3}$/),
     directive('cpus-per-task', o.cpusPerTask, /^[0-9]{1,4}$/),
     directive('mem', o.mem, /^[0-9]{1,7}[KMGT]?$/),
@@ -102,6 +103,7 @@ export function renderSbatch(template: string, job: JobRecord, paths: JobPaths):
     EXPORTS: exportLines(env),
     CONTAINER: shQuote(job.spec.slurm?.container ?? ''),
     WORKDIR: shQuote(paths.workdir),
+    JOB_DIR: shQuote(paths.jobDir),
     COMMAND: shJoin(job.spec.command.map((a) => expand(a, paths))),
     EXIT_FILE: shQuote(paths.exitFile),
   };

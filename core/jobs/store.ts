@@ -97,6 +97,11 @@ export class JobStore {
     this.db.prepare(`UPDATE jobs SET ${sets.join(', ')}, updated_at = @updatedAt WHERE id = @id`).run(vals);
   }
 
+  /** What the run told us about itself (the Ray job a launch script submitted) joins its spec. */
+  setSpec(id: string, spec: JobSpec): void {
+    this.db.prepare('UPDATE jobs SET spec = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(spec), new Date().toISOString(), id);
+  }
+
   /** Offsets move together with the mirror and the metric points parsed from the same bytes. */
   commitLog(id: string, logOffset: number, localLogSize: number, points: MetricPoint[]): void {
     const upd = this.db.prepare('UPDATE jobs SET log_offset = ?, local_log_size = ?, updated_at = ? WHERE id = ?');

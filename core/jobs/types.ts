@@ -20,6 +20,8 @@ export interface SshTarget {
 export interface SlurmOptions {
   partition?: string | undefined;
   gpus?: number | undefined;
+  /** `--gres` (e.g. gpu:a100:8) for clusters that count GPUs that way instead of `--gpus`. */
+  gres?: string | undefined;
   time?: string | undefined;
   cpusPerTask?: number | undefined;
   mem?: string | undefined;
@@ -34,6 +36,12 @@ export interface RayOptions {
   submissionId?: string | undefined;
   /** Name of a secret that holds the bearer token (never the token itself). */
   tokenSecret?: string | undefined;
+  /** What the entrypoint itself reserves (Ray's entrypoint_num_cpus/num_gpus/memory/resources). */
+  numCpus?: number | undefined;
+  numGpus?: number | undefined;
+  /** Bytes. */
+  memory?: number | undefined;
+  resources?: Record<string, number> | undefined;
 }
 
 /** What the user launched; stored as JSON in jobs.spec. Holds no secret values. */
@@ -49,6 +57,7 @@ export interface JobSpec {
   secretEnv: string[];
   ssh?: SshTarget | undefined;
   slurm?: SlurmOptions | undefined;
+  /** The Ray backend's head; on a shell backend, the head the script submits to (its job's status is the outcome). */
   ray?: RayOptions | undefined;
   /** Where the run writes, relative to workdir unless absolute: games, cache, metrics. */
   outputs: { gamesDir?: string | undefined; cacheDir?: string | undefined; metricsFile?: string | undefined; rejectedDir?: string | undefined };
@@ -56,6 +65,8 @@ export interface JobSpec {
   ship: { from: string; to: string }[];
   /** Import environments the run writes into memory. */
   importEnvironments: boolean;
+  /** Set when the workbench attached to a job it did not launch (a Ray submission id, a Slurm job id). */
+  attached?: boolean | undefined;
 }
 
 export interface JobRecord {
@@ -126,4 +137,15 @@ export interface JobBackend {
   stop(job: JobRecord): Promise<void>;
   /** The transport to read the job's files (outputs, metrics file), or null when none (ray). */
   files(job: JobRecord): Promise<Transport | null>;
+  /** Finds a job this workbench did not submit, by the cluster's own id; throws if the cluster does not know it. */
+  attach?(job: JobRecord): Promise<SubmitResult>;
+  /**
+   * Where a Ray head started by the job's script listens, when that is not the machine the workbench
+   * reaches (a Slurm job runs on a compute node): its host name, or null for the job's own machine.
+   */
+  rayHeadHost?(job: JobRecord): Promise<string | null>;
+  /** Deletes what the cluster keeps of a finished job (Ray's job record); absent where nothing is kept. */
+  remove?(job: JobRecord): Promise<void>;
+  /** Lets go of long-lived links (log sockets); the jobs keep running where they run. */
+  close?(): void;
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
-import { ciServices, filesContaining, SERVICES_MISSING } from '../integration/jobs/helpers';
+import { ciRay, ciServices, filesContaining, rayRest, SERVICES_MISSING } from '../integration/jobs/helpers';
 
 const SECRET = 'sk-e2e-SECRET-39f1c0aa77';
 
@@ -95,6 +95,37 @@ describe('jobs in the workbench (Chromium)', () => {
     } finally {
       delete process.env.SPADE_SSH_CONFIG;
     }
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it('shows what SPADE\'s launch scripts do before launching them', async () => {
+    const { page } = ctx;
+    await launch(async (p) => {
+      await p.selectOption('[data-testid=jobs-recipe]', 'spade-games-8b');
+    });
+    const warning = await page.waitForSelector('[data-testid=jobs-recipe-warning]');
+    expect(await warning.textContent()).toMatch(/kill.*sglang.*ray.*by name/);
+    expect(await warning.textContent()).toMatch(/--wandb-key/);
+    await screenshot(page, 'jobs-spade-recipe-warning');
+    await page.click('[data-testid=jobs-launch] button:has-text("Cancel")');
+  });
+
+  const ray = ciRay();
+  it.skipIf(!ray)('attaches to a Ray job it did not launch, by its submission id, and charts its printed metrics', async () => {
+    const { page } = ctx;
+    const id = `spade_games_8b_${process.pid}${Date.now() % 10000}`;
+    const lines = Array.from({ length: 6 }, (_, i) => `echo "rollout ${i}: {'rollout/mean_return': ${(i + 1) / 10}, 'env/avg_regret': np.float64(${(6 - i) / 10})}"; sleep 0.3`).join('; ');
+    const sub = await rayRest(ray!.address, 'POST', '/api/jobs/', { entrypoint: lines, submission_id: id });
+    expect(sub.status, sub.text).toBe(200);
+    await page.click('[data-testid=jobs-attach-open]');
+    await page.fill('[data-testid=jobs-attach-id]', id);
+    await page.fill('[data-testid=jobs-attach-address]', ray!.address);
+    await page.click('[data-testid=jobs-attach-submit]');
+    const view = `[data-testid=job-view]:has(h2:has-text("${id}"))`;
+    await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 120_000 });
+    await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="env/avg_regret"][data-points="6"]`);
+    expect(await page.textContent(`${view} .jobs-detail`)).toMatch(/SUCCEEDED/);
+    await screenshot(page, 'jobs-ray-attached');
     expect(ctx.errors).toEqual([]);
   });
 });

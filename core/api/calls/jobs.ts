@@ -33,6 +33,7 @@ export const launchSchema = z
       .object({
         partition: z.string().max(64).optional(),
         gpus: z.number().int().min(0).max(512).optional(),
+        gres: z.string().max(100).optional(),
         time: z.string().max(32).optional(),
         cpusPerTask: z.number().int().min(1).max(4096).optional(),
         mem: z.string().max(16).optional(),
@@ -46,6 +47,10 @@ export const launchSchema = z
         tunnel: z.boolean().optional(),
         submissionId: z.string().max(200).regex(/^[A-Za-z0-9_.-]*$/).optional(),
         tokenSecret: envName.optional(),
+        numCpus: z.number().min(0).max(100_000).optional(),
+        numGpus: z.number().min(0).max(10_000).optional(),
+        memory: z.number().int().min(0).optional(),
+        resources: z.record(z.string().max(100), z.number().min(0)).optional(),
       })
       .strict()
       .optional(),
@@ -58,6 +63,24 @@ export const launchSchema = z
   })
   .strict();
 export type LaunchInput = z.infer<typeof launchSchema>;
+
+export const attachSchema = z
+  .object({
+    name: text(200).min(1),
+    backend: z.enum(['ray', 'slurm']),
+    /** The Ray submission id (SPADE's `spade_games_8b_<pid>`) or the Slurm job id. */
+    externalId: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/),
+    ssh: sshTargetSchema.optional(),
+    ray: z.object({ address: z.string().url().max(2048).optional(), tunnel: z.boolean().optional(), tokenSecret: envName.optional() }).strict().optional(),
+    /** The run's folders on the job's machine, for charts from metrics.jsonl and environments flowing back. */
+    outputs: z
+      .object({ gamesDir: text(4096).optional(), cacheDir: text(4096).optional(), rejectedDir: text(4096).optional(), metricsFile: text(4096).optional() })
+      .strict()
+      .optional(),
+    importEnvironments: z.boolean().optional(),
+  })
+  .strict();
+export type AttachInput = z.infer<typeof attachSchema>;
 
 export const jobSummarySchema = z.object({
   id: z.string(),
@@ -91,7 +114,13 @@ export const recipeSchema = z.object({
   requiredEnv: z.array(z.string()),
   optionalEnv: z.array(z.string()),
   secretEnv: z.array(z.string()),
-  slurm: z.object({ gpus: z.number().optional(), time: z.string().optional(), partition: z.string().optional() }).optional(),
+  slurm: z
+    .object({ gpus: z.number().optional(), gres: z.string().optional(), time: z.string().optional(), partition: z.string().optional(), cpusPerTask: z.number().optional(), mem: z.string().optional() })
+    .optional(),
+  /** The Ray head the recipe's script submits to (the outcome is that Ray job's status). */
+  ray: z.object({ address: z.string() }).optional(),
+  /** What to say before launching (a script that kills processes by name on a shared host, a key on a command line). */
+  warnings: z.array(z.string()),
 });
 export type JobRecipe = z.infer<typeof recipeSchema>;
 
@@ -137,6 +166,18 @@ export const jobsCalls = {
     output: z.object({ trusted: z.boolean() }),
   }),
   'jobs.submit': defineCall({ name: 'jobs.submit', summary: 'Launch a job.', input: launchSchema, output: jobSummarySchema }),
+  'jobs.attach': defineCall({
+    name: 'jobs.attach',
+    summary: 'Follow a job the workbench did not launch: a Ray job by submission id, a Slurm job by id (logs, metrics, outputs when their folders are given).',
+    input: attachSchema,
+    output: jobSummarySchema,
+  }),
+  'jobs.watch': defineCall({
+    name: 'jobs.watch',
+    summary: 'The job page is open: follow this job at the fast pace for the next minute (Slurm jobs are otherwise polled every 15-60 s).',
+    input: idInput,
+    output: z.object({ watching: z.boolean() }),
+  }),
   'jobs.stop': defineCall({ name: 'jobs.stop', summary: 'Stop (cancel) a job.', input: idInput, output: jobSummarySchema }),
   'jobs.remove': defineCall({ name: 'jobs.remove', summary: 'Forget a finished job (its metrics and log mirror).', input: idInput, output: z.object({ removed: z.boolean() }) }),
   'jobs.log': defineCall({

@@ -93,19 +93,31 @@ export class LocalBackend implements JobBackend {
   async stop(job: JobRecord): Promise<void> {
     if (!job.externalId) return;
     const pid = Number(job.externalId.split(':')[0]);
-    if (!alive(job.externalId)) return;
+    if (!Number.isInteger(pid) || pid <= 1) return;
+    // The whole process group, not just its leader: daemons the script started (a Ray head) stay
+    // in it and outlive SIGTERM by seconds, so the group is waited for and then killed.
+    const groupAlive = (): boolean => {
+      try {
+        process.kill(-pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!groupAlive()) return;
     try {
       process.kill(-pid, 'SIGTERM');
     } catch {
       return;
     }
-    for (let i = 0; i < 50 && alive(job.externalId); i++) await new Promise((r) => setTimeout(r, 100));
-    if (alive(job.externalId)) {
+    for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
+    if (groupAlive()) {
       try {
         process.kill(-pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
+      for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
     }
   }
 

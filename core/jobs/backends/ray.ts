@@ -2,8 +2,9 @@ import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
-import { absolute } from '../script';
-import { shJoin, shQuote, assertEnvName } from '../shell';
+import { LocalTransport } from '../localTransport';
+import { absolute, expand, jobPaths, machineHome, ship, type JobPaths } from '../script';
+import { exportLines, shJoin, shQuote, assertEnvName } from '../shell';
 import { isTerminal, type JobBackend, type JobRecord, type JobState, type LogChunk, type StatusReport, type SubmitResult, type Transport } from '../types';
 import { RayLogTail } from './rayTail';
 
@@ -34,11 +35,35 @@ export interface RayDeps {
   secret: (name: string) => string | undefined;
   /** Follow running jobs over the `/logs/tail` WebSocket (default); false keeps plain polling. */
   liveTail?: boolean;
+  /** How long a submit waits for a fresh head's job agent (default 60 s). */
+  agentWaitMs?: number;
+  /** How long stop() waits for the head to report the job ended (default 60 s). */
+  stopWaitMs?: number;
 }
 
 interface Reply {
   status: number;
   body: string;
+}
+
+/**
+ * The part of a Ray error body a person needs: the dashboard answers with a Python traceback
+ * whose cause is on its last line, not in its first few hundred characters.
+ */
+export function rayErrorText(body: string): string {
+  const lines = body.split('\n').map((l) => l.trim()).filter((l) => l && l !== '.');
+  const last = lines[lines.length - 1] ?? '';
+  const text = lines.length > 1 && /^Traceback/.test(lines[0]!) ? last : body.trim();
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** A fresh head answers this until its job agent is up; the submit is retried meanwhile. */
+const AGENT_NOT_READY = /No available agent|agent.{0,40}not (?:yet )?(?:ready|available)/i;
+const AGENT_WAIT_MS = 60_000;
+
+function isLoopback(address: string | undefined): boolean {
+  const h = new URL(address ?? DEFAULT_RAY_ADDRESS).hostname.replace(/^\[(.*)\]$/, '$1');
+  return h === '127.0.0.1' || h === 'localhost' || h === '::1';
 }
 
 /** The Ray Jobs REST API (the dashboard on port 8265), reached directly or through an SSH tunnel. */
@@ -110,7 +135,7 @@ export class RayBackend implements JobBackend {
 
   private async json(job: JobRecord, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
     const r = await this.call(job, method, path, body);
-    if (r.status < 200 || r.status >= 300) throw new Error(`Ray API ${method} ${path}: HTTP ${r.status} ${r.body.slice(0, 300)}`);
+    if (r.status < 200 || r.status >= 300) throw new Error(`Ray API ${method} ${path}: HTTP ${r.status} ${rayErrorText(r.body)}`);
     try {
       return JSON.parse(r.body) as Record<string, unknown>;
     } catch {
@@ -118,25 +143,91 @@ export class RayBackend implements JobBackend {
     }
   }
 
+  /**
+   * Where secrets and `{{JOB_DIR}}` live for a Ray job: the head node's file system, over SFTP when
+   * the dashboard is reached through SSH, or this machine's when the head is on loopback here.
+   */
+  private async headFiles(job: JobRecord): Promise<Transport | null> {
+    if (job.spec.ray?.tunnel && this.deps.files) return this.deps.files(job);
+    if (!job.spec.ssh && isLoopback(job.spec.ray?.address)) return new LocalTransport();
+    return null;
+  }
+
   async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
+    const ray = job.spec.ray ?? {};
+    const files = await this.headFiles(job);
+    const home = files ? await machineHome(files) : null;
+    const workdir = absolute(job.spec.workdir || '~', home ?? '~');
+    const paths: JobPaths | null = home ? jobPaths(job, home) : workdir.startsWith('/') ? jobPaths(job, '/') : null;
+    const fill = (v: string): string => {
+      if (!/\{\{(JOB_DIR|WORKDIR)\}\}/.test(v)) return v;
+      if (!paths) throw new Error('{{JOB_DIR}} on Ray needs an absolute working directory or an SSH host to the head node');
+      return expand(v, paths);
+    };
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(job.spec.env)) {
       assertEnvName(k);
-      env[k] = v;
+      env[k] = fill(v);
     }
-    for (const [k, v] of Object.entries(secrets)) env[k] = v;
-    const workdir = absolute(job.spec.workdir || '~', '~');
-    // Ray runs the entrypoint through a shell: every piece is quoted, the workdir too.
+    if (job.spec.ship.length > 0) {
+      // A recipe's files (the example run, a pool) go into the job's folder on the head node.
+      if (!files || !paths) throw new Error('Shipping files to a Ray job needs an SSH host to the head node (or a head on this machine)');
+      await files.mkdirp(paths.jobDir);
+      await ship(files, job.spec.ship, paths);
+    }
+    // Ray's cd runs through a shell: every piece is quoted, the workdir too.
     const cd = workdir.startsWith('~') ? `cd "$HOME"${workdir.length > 1 ? `/${shQuote(workdir.slice(2))}` : ''}` : `cd ${shQuote(workdir)}`;
-    const submissionId = job.spec.ray?.submissionId || `spade_wb_${job.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
-    const out = await this.json(job, 'POST', '/api/jobs/', {
-      entrypoint: `${cd} && ${shJoin(job.spec.command)}`,
+    let prologue = '';
+    let secretFile: string | null = null;
+    if (Object.keys(secrets).length > 0) {
+      // Ray returns runtime_env to anyone who can read its dashboard (GET /api/jobs/) and logs the
+      // entrypoint, so secrets travel as a private file on the head node, read and removed at start.
+      if (!files || !paths) {
+        throw new Error('Secrets for a Ray job need an SSH host to the head node (or a head on this machine): Ray shows runtime_env to anyone who can read its dashboard');
+      }
+      await files.mkdirp(paths.jobDir);
+      secretFile = `${paths.jobDir}/secrets.env`;
+      await files.writeFile(secretFile, `${exportLines(secrets)}\n`, 0o600);
+      prologue = `set -a && . ${shQuote(secretFile)} && set +a && rm -f ${shQuote(secretFile)} && `;
+    }
+    const submissionId = ray.submissionId || `spade_wb_${job.id.replace(/[^A-Za-z0-9_]/g, '_')}`;
+    const body: Record<string, unknown> = {
+      entrypoint: `${prologue}${cd} && ${shJoin(job.spec.command.map(fill))}`,
       submission_id: submissionId,
       runtime_env: { env_vars: env },
       metadata: { spade_workbench_job: job.id, name: job.name.slice(0, 200) },
-    });
-    const id = String(out.submission_id ?? out.job_id ?? submissionId);
-    return { externalId: id, remoteLog: null, state: 'pending', detail: `ray job ${id}` };
+    };
+    if (ray.numCpus !== undefined) body.entrypoint_num_cpus = ray.numCpus;
+    if (ray.numGpus !== undefined) body.entrypoint_num_gpus = ray.numGpus;
+    if (ray.memory !== undefined) body.entrypoint_memory = ray.memory;
+    if (ray.resources && Object.keys(ray.resources).length) body.entrypoint_resources = ray.resources;
+    try {
+      const out = await this.submitWhenReady(job, body);
+      const id = String(out.submission_id ?? out.job_id ?? submissionId);
+      return { externalId: id, remoteLog: null, state: 'pending', detail: `ray job ${id}` };
+    } catch (e) {
+      if (secretFile && files) await files.exec(`rm -f ${shQuote(secretFile)}`).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async attach(job: JobRecord): Promise<SubmitResult> {
+    const s = await this.status(job);
+    if (s.state === 'lost') throw new Error(`The Ray head does not know a job ${job.externalId}`);
+    return { externalId: job.externalId!, remoteLog: null, state: s.state, detail: s.detail };
+  }
+
+  /** POST /api/jobs/, retried while a fresh head says its job agent is not up yet. */
+  private async submitWhenReady(job: JobRecord, body: unknown): Promise<Record<string, unknown>> {
+    const end = Date.now() + (this.deps.agentWaitMs ?? AGENT_WAIT_MS);
+    for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
+      const r = await this.call(job, 'POST', '/api/jobs/', body);
+      if (r.status >= 200 && r.status < 300) return JSON.parse(r.body) as Record<string, unknown>;
+      if (!(r.status >= 500 && AGENT_NOT_READY.test(r.body)) || Date.now() + wait > end) {
+        throw new Error(`Ray API POST /api/jobs/: HTTP ${r.status} ${rayErrorText(r.body)}`);
+      }
+      await new Promise((res) => setTimeout(res, wait));
+    }
   }
 
   async status(job: JobRecord): Promise<StatusReport> {
@@ -153,7 +244,8 @@ export class RayBackend implements JobBackend {
     if (isTerminal(state)) this.jobEnded(job);
     return {
       state,
-      detail: `ray job ${job.externalId}: ${raw}${info.message ? ` (${info.message})` : ''}`,
+      // Ray's message ends with the last 20,000 characters of the log: its first line is the news.
+      detail: `ray job ${job.externalId}: ${raw}${info.message ? ` (${info.message.split('\n')[0]!.replace(/, last available logs.*$/, '').slice(0, 300)})` : ''}`,
       exitCode: typeof info.driver_exit_code === 'number' ? info.driver_exit_code : null,
     };
   }
@@ -179,9 +271,23 @@ export class RayBackend implements JobBackend {
     return { data: all.subarray(offset, offset + max), size: all.length };
   }
 
+  /**
+   * Asks the head to stop the job and waits until it says the job ended: on a real head STOPPED
+   * comes seconds after the request (the supervisor signals the driver, then waits).
+   */
   async stop(job: JobRecord): Promise<void> {
+    await this.stopAndWait(job);
+  }
+
+  async stopAndWait(job: JobRecord): Promise<StatusReport> {
     const id = encodeURIComponent(job.externalId ?? '');
     await this.json(job, 'POST', `/api/jobs/${id}/stop`);
+    const end = Date.now() + (this.deps.stopWaitMs ?? 60_000);
+    for (;;) {
+      const s = await this.status(job);
+      if (isTerminal(s.state) || Date.now() > end) return s;
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 
   async remove(job: JobRecord): Promise<void> {
@@ -197,7 +303,8 @@ export class RayBackend implements JobBackend {
     this.tail.close();
   }
 
-  async files(job: JobRecord): Promise<Transport | null> {
-    return job.spec.ray?.tunnel && this.deps.files ? this.deps.files(job) : null;
+  /** The head node's files (outputs to bring back): over the SSH host, or here when the head is on this machine. */
+  files(job: JobRecord): Promise<Transport | null> {
+    return this.headFiles(job);
   }
 }

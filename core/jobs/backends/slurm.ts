@@ -40,24 +40,50 @@ export function mapSlurmState(raw: string): JobState {
   return SLURM_STATES[base] ?? 'running';
 }
 
-/** squeue --json: job_state is a string up to Slurm 23.02 and a list of flags after it. */
-export function parseSqueueJson(text: string, jobId: string): { state: string; reason: string; exitCode: number | null } | null {
+/**
+ * A wait status as Slurm 22.05's `squeue --json` gives `exit_code` (768 for `exit 3`, 9 for
+ * SIGKILL): the exit code, or 128 + the signal as a shell reports a killed command.
+ */
+export function decodeWaitStatus(status: number): { exitCode: number; signal: number | null } {
+  const signal = status & 0x7f;
+  if (signal !== 0) return { exitCode: 128 + signal, signal };
+  return { exitCode: (status >> 8) & 0xff, signal: null };
+}
+
+export interface SqueueInfo {
+  state: string;
+  reason: string;
+  exitCode: number | null;
+}
+
+/**
+ * Every job in `squeue --json` (22.05 ignores --jobs, so one call answers for all jobs of a
+ * host). job_state is a string up to 23.02 and a list of flags after it; exit_code is a raw wait
+ * status as a number (22.05) or an object with return_code (later); it means nothing while a job runs.
+ */
+export function parseSqueueAll(text: string): Map<string, SqueueInfo> {
   const data = JSON.parse(text) as { jobs?: Record<string, unknown>[] };
+  const out = new Map<string, SqueueInfo>();
   for (const j of data.jobs ?? []) {
-    if (String(j.job_id) !== jobId) continue;
     const st = j.job_state;
     const state = Array.isArray(st) ? String(st[0] ?? 'UNKNOWN') : String(st ?? 'UNKNOWN');
     const ec = j.exit_code;
     let exitCode: number | null = null;
-    if (typeof ec === 'number') exitCode = ec;
+    if (typeof ec === 'number') exitCode = decodeWaitStatus(ec).exitCode;
     else if (ec && typeof ec === 'object') {
       const rc = (ec as { return_code?: unknown }).return_code;
       if (typeof rc === 'number') exitCode = rc;
       else if (rc && typeof rc === 'object' && typeof (rc as { number?: unknown }).number === 'number') exitCode = (rc as { number: number }).number;
     }
-    return { state, reason: String(j.state_reason ?? ''), exitCode };
+    const mapped = mapSlurmState(state);
+    const ended = mapped !== 'pending' && mapped !== 'running' && mapped !== 'suspended';
+    out.set(String(j.job_id), { state, reason: String(j.state_reason ?? ''), exitCode: ended ? exitCode : null });
   }
-  return null;
+  return out;
+}
+
+export function parseSqueueJson(text: string, jobId: string): SqueueInfo | null {
+  return parseSqueueAll(text).get(jobId) ?? null;
 }
 
 export function parseScontrol(text: string): { state: string; reason: string; exitCode: number | null } | null {
@@ -68,6 +94,8 @@ export function parseScontrol(text: string): { state: string; reason: string; ex
   return { state: st[1]!, reason, exitCode: ec ? Number(ec[1]) : null };
 }
 
+const QUEUE_TTL_MS = 2000;
+
 let cachedTemplate: string | null = null;
 export function sbatchTemplate(): string {
   cachedTemplate ??= readFileSync(join(packageRoot(), 'resources', 'jobs', 'sbatch.template'), 'utf8');
@@ -77,7 +105,27 @@ export function sbatchTemplate(): string {
 /** Slurm over SSH: sbatch --parsable, squeue --json (scontrol once it left the queue), scancel. */
 export class SlurmBackend implements JobBackend {
   readonly kind = 'slurm' as const;
+  /** One `squeue --json` per host answers for every job there; calls within `QUEUE_TTL_MS` share it. */
+  private readonly queues = new Map<Transport, { at: number; jobs: Promise<Map<string, SqueueInfo>> }>();
+  /** How many times squeue ran (the tests count them). */
+  squeueCalls = 0;
   constructor(private readonly transportFor: TransportFor) {}
+
+  private queue(t: Transport): Promise<Map<string, SqueueInfo>> {
+    const hit = this.queues.get(t);
+    if (hit && Date.now() - hit.at < QUEUE_TTL_MS) return hit.jobs;
+    this.squeueCalls++;
+    const jobs = t.exec('squeue --json 2>/dev/null').then((q) => {
+      if (q.code !== 0 || !q.stdout.trim()) return new Map<string, SqueueInfo>();
+      try {
+        return parseSqueueAll(q.stdout);
+      } catch {
+        return new Map<string, SqueueInfo>();
+      }
+    });
+    this.queues.set(t, { at: Date.now(), jobs });
+    return jobs;
+  }
 
   async submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult> {
     const t = await this.transportFor(job);
@@ -93,19 +141,35 @@ export class SlurmBackend implements JobBackend {
     return { externalId: id, remoteLog: paths.log, state: 'pending', detail: `slurm job ${id}` };
   }
 
+  /** A job submitted some other way: its output file, as scontrol tells it, is the log to follow. */
+  async attach(job: JobRecord): Promise<SubmitResult> {
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) throw new Error(`Not a Slurm job id: ${JSON.stringify(id.slice(0, 40))}`);
+    const t = await this.transportFor(job);
+    const r = await t.exec(`scontrol show job ${id} 2>&1`);
+    const info = parseScontrol(r.stdout);
+    if (r.code !== 0 || !info) throw new Error(`Slurm does not know a job ${id} on ${t.label}: ${r.stdout.trim().slice(0, 300)}`);
+    const out = /\bStdOut=(\S+)/.exec(r.stdout)?.[1] ?? null;
+    return { externalId: id, remoteLog: out, state: mapSlurmState(info.state), detail: `slurm job ${id}: ${info.state}` };
+  }
+
+  /** The node the batch script runs on, unless it is the submit host itself (one-node clusters). */
+  async rayHeadHost(job: JobRecord): Promise<string | null> {
+    const id = job.externalId ?? '';
+    if (!/^\d+(_\d+)?$/.test(id)) return null;
+    const t = await this.transportFor(job);
+    const r = await t.exec(`scontrol show job ${id} 2>/dev/null; echo "@@host $(hostname -s)"`);
+    const node = /\bBatchHost=(\S+)/.exec(r.stdout)?.[1] ?? null;
+    const self = /@@host (\S+)/.exec(r.stdout)?.[1] ?? null;
+    if (!node || node === '(null)' || !/^[A-Za-z0-9._-]+$/.test(node) || node === self) return null;
+    return node;
+  }
+
   async status(job: JobRecord): Promise<StatusReport> {
     const t = await this.transportFor(job);
     const id = job.externalId ?? '';
     if (!/^\d+(_\d+)?$/.test(id)) return { state: 'lost', detail: 'no Slurm job id recorded' };
-    const q = await t.exec(`squeue --json --jobs=${id} 2>/dev/null`);
-    let info = null;
-    if (q.code === 0 && q.stdout.trim()) {
-      try {
-        info = parseSqueueJson(q.stdout, id);
-      } catch {
-        info = null;
-      }
-    }
+    let info = (await this.queue(t)).get(id) ?? null;
     if (!info) {
       const s = await t.exec(`scontrol show job ${id} 2>/dev/null`);
       info = parseScontrol(s.stdout);
@@ -134,6 +198,16 @@ export class SlurmBackend implements JobBackend {
     const t = await this.transportFor(job);
     const r = await t.exec(`scancel ${id}`);
     if (r.code !== 0) throw new Error(`scancel ${id} failed: ${r.stderr.trim()}`);
+    // Slurm takes a few seconds (KillWait) to end the job: wait for it, and forget the cached
+    // queue, so the poll after a stop sees the end rather than the queue from before it.
+    for (let i = 0; i < 30; i++) {
+      const info = parseScontrol((await t.exec(`scontrol show job ${id} 2>/dev/null`)).stdout);
+      if (!info) break;
+      const st = mapSlurmState(info.state);
+      if (st !== 'running' && st !== 'pending' && st !== 'suspended') break;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    this.queues.delete(t);
   }
 
   async files(job: JobRecord): Promise<Transport | null> {

@@ -48,7 +48,12 @@ export class SshBackend implements JobBackend {
     if (!Number.isInteger(pid) || pid <= 0) return;
     const t = await this.transportFor(job);
     // setsid made the pid a process-group leader: signal the whole group, then insist.
-    await t.exec(`kill -TERM -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.5; done; kill -KILL -- -${pid} 2>/dev/null; exit 0`);
+    // Wait for the whole group, not just its leader: a Ray head the script started is in it and
+    // outlives SIGTERM by seconds.
+    await t.exec(
+      `kill -TERM -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || exit 0; sleep 0.5; done; ` +
+        `kill -KILL -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || exit 0; sleep 0.5; done; exit 0`,
+    );
   }
 
   async files(job: JobRecord): Promise<Transport | null> {

@@ -87,8 +87,11 @@ export function resolveTarget(t: SshTarget, opts: SshOptions): ResolvedTarget {
 export class SshConnection implements Transport {
   readonly label: string;
   private client: Client | null = null;
+  /** Rejects when a client's link closes: every operation on it races this, so none waits forever on a dead link. */
+  private readonly lost = new WeakMap<Client, Promise<never>>();
   private connecting: Promise<Client> | null = null;
   private sftpSession: Promise<SFTPWrapper> | null = null;
+  private sftpOwner: Client | null = null;
   private failures = 0;
   private nextAttemptAt = 0;
   private closed = false;
@@ -117,6 +120,9 @@ export class SshConnection implements Transport {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       try {
         const c = await this.open();
+        const lost = new Promise<never>((_, reject) => c.once('close', () => reject(new Error(`SSH connection to ${this.label} closed`))));
+        lost.catch(() => undefined);
+        this.lost.set(c, lost);
         this.failures = 0;
         this.connects++;
         return c;
@@ -193,18 +199,25 @@ export class SshConnection implements Transport {
     c?.destroy();
   }
 
-  private async sftp(): Promise<SFTPWrapper> {
+  /** `op` unless the client's link closes first (ssh2 does not always call back on a destroyed link). */
+  private onLink<T>(c: Client, op: Promise<T>): Promise<T> {
+    const lost = this.lost.get(c);
+    return lost ? Promise.race([op, lost]) : op;
+  }
+
+  private async sftp(): Promise<{ s: SFTPWrapper; c: Client }> {
     const c = await this.connect();
-    if (!this.sftpSession) {
-      this.sftpSession = new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s))));
+    if (!this.sftpSession || this.sftpOwner !== c) {
+      this.sftpOwner = c;
+      this.sftpSession = this.onLink(c, new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s)))));
       this.sftpSession.catch(() => (this.sftpSession = null));
     }
-    return this.sftpSession;
+    return { s: await this.sftpSession, c };
   }
 
   async exec(command: string, opts: { stdin?: string; signal?: AbortSignal } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
     const c = await this.connect();
-    return new Promise((resolve, reject) => {
+    return this.onLink(c, new Promise((resolve, reject) => {
       c.exec(command, (err: Error | undefined, stream: ClientChannel) => {
         if (err) return reject(err);
         let stdout = '';
@@ -217,12 +230,12 @@ export class SshConnection implements Transport {
         stream.on('error', reject);
         stream.end(opts.stdin ?? '');
       });
-    });
+    }));
   }
 
   async readChunk(path: string, offset: number, max: number): Promise<LogChunk | null> {
-    const s = await this.sftp();
-    return new Promise((resolve, reject) => {
+    const { s, c } = await this.sftp();
+    return this.onLink(c, new Promise((resolve, reject) => {
       s.open(path, 'r', (err, handle) => {
         if (err) return (err as { code?: number }).code === 2 ? resolve(null) : reject(err);
         s.fstat(handle, (err2, st) => {
@@ -243,12 +256,12 @@ export class SshConnection implements Transport {
           more();
         });
       });
-    });
+    }));
   }
 
   async list(dir: string): Promise<FileEntry[] | null> {
-    const s = await this.sftp();
-    return new Promise((resolve, reject) => {
+    const { s, c } = await this.sftp();
+    return this.onLink(c, new Promise((resolve, reject) => {
       s.readdir(dir, (err, items) => {
         if (err) return (err as { code?: number }).code === 2 ? resolve(null) : reject(err);
         resolve(
@@ -261,17 +274,17 @@ export class SshConnection implements Transport {
           })),
         );
       });
-    });
+    }));
   }
 
   async readFile(path: string): Promise<Buffer> {
-    const s = await this.sftp();
-    return new Promise((resolve, reject) => s.readFile(path, (err, data) => (err ? reject(err) : resolve(data))));
+    const { s, c } = await this.sftp();
+    return this.onLink(c, new Promise((resolve, reject) => s.readFile(path, (err, data) => (err ? reject(err) : resolve(data)))));
   }
 
   async writeFile(path: string, data: Buffer | string, mode = 0o644): Promise<void> {
-    const s = await this.sftp();
-    await new Promise<void>((resolve, reject) => s.writeFile(path, data, { mode }, (err) => (err ? reject(err) : resolve())));
+    const { s, c } = await this.sftp();
+    await this.onLink(c, new Promise<void>((resolve, reject) => s.writeFile(path, data, { mode }, (err) => (err ? reject(err) : resolve()))));
   }
 
   async mkdirp(dir: string): Promise<void> {
@@ -282,7 +295,7 @@ export class SshConnection implements Transport {
   /** A TCP stream to host:port as seen from the remote machine (the Ray tunnel). */
   async forward(host: string, port: number): Promise<ClientChannel> {
     const c = await this.connect();
-    return new Promise((resolve, reject) =>
+    return this.onLink(c, new Promise((resolve, reject) =>
       c.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
         if (err) reject(new Error(`SSH tunnel to ${host}:${port} on ${this.label} refused: ${err.message}`));
         else {
@@ -290,7 +303,7 @@ export class SshConnection implements Transport {
           resolve(ch);
         }
       }),
-    );
+    ));
   }
 
   close(): void {

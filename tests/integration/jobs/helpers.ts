@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
@@ -39,6 +40,41 @@ export function ciServices(): CiServices | null {
   };
 }
 
+export interface CiRay {
+  /** The real Ray head's dashboard (Jobs REST API), on 127.0.0.1. */
+  address: string;
+  /** The venv's bin folder, with the `ray` command. */
+  bin: string;
+  tmp: string;
+}
+
+/** The Ray head .ci/services.sh started ($SPADE_CI_RAY_ENV, else $SPADE_CI_DIR/ray.env); null when none. */
+export function ciRay(): CiRay | null {
+  const file = process.env.SPADE_CI_RAY_ENV ?? join(process.env.SPADE_CI_DIR ?? '/tmp/spade-ci', 'ray.env');
+  if (!existsSync(file)) return null;
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) env[line.slice(0, i)] = line.slice(i + 1);
+  }
+  if (!env.SPADE_CI_RAY_ADDRESS) return null;
+  return { address: env.SPADE_CI_RAY_ADDRESS, bin: env.SPADE_CI_RAY_BIN ?? '', tmp: env.SPADE_CI_RAY_TMP ?? '' };
+}
+
+/** A plain HTTP request to the Ray head, as `ray job` and curl make them (Ray refuses fetch()'s browser headers). */
+export function rayRest(address: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(path, address), { method, headers: payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {} }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 export const SERVICES_MISSING = 'sshd/Slurm are not running here: start them with `.ci/services.sh start` (CI does)';
 
 export function makeManager(dataDir: string, extra: Partial<JobManagerOptions> & { secrets?: SecretStore } = {}): { db: Db; manager: JobManager; errors: string[] } {
@@ -50,6 +86,7 @@ export function makeManager(dataDir: string, extra: Partial<JobManagerOptions> &
     secrets: extra.secrets ?? new MemorySecretStore(),
     importer: (paths, o) => importPaths(db, paths, o),
     pollMs: 300,
+    slurmPollMs: { min: 300, max: 1200 },
     onError: (m) => errors.push(m),
     sshConfigText: '',
     ...extra,

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
-import { RAY_STATES } from '../../../core/jobs/backends/ray';
+import { RAY_STATES, RayBackend } from '../../../core/jobs/backends/ray';
 import type { JobManager } from '../../../core/jobs/manager';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import type { JobSpec } from '../../../core/jobs/types';
@@ -10,7 +10,7 @@ import { tempDir } from '../../helpers/tmp';
 import { ciServices, makeManager, rolloutLines, waitFor, waitState } from './helpers';
 import { startRayStandIn, type RayStandIn } from './rayStandIn';
 
-describe('ray backend against the Ray Jobs REST contract (local stand-in server)', () => {
+describe('ray backend under injected faults and bearer tokens (stand-in server; the real head is in ray-head.test.ts)', () => {
   let ray: RayStandIn;
   let tmp: ReturnType<typeof tempDir>;
   let ctx: ReturnType<typeof makeManager>;
@@ -142,6 +142,31 @@ describe('ray backend against the Ray Jobs REST contract (local stand-in server)
       await ctx3.manager.close();
       ctx3.db.close();
       await plain.close();
+      dir.cleanup();
+    }
+  });
+
+  it('waits for a fresh head\'s job agent, and shows the last line of a traceback', async () => {
+    const fresh = await startRayStandIn({ agentBusy: 2 });
+    const dir = tempDir('spade-jobs-ray4-');
+    const c = makeManager(dir.dir);
+    try {
+      const job = await c.manager.submit(buildSpec({ name: 'fresh head', backend: 'ray', ray: { address: fresh.url }, workdir: dir.dir, command: ['true'], poolDir: null, importEnvironments: false }));
+      expect((await waitState(c.manager, job.id, ['succeeded', 'failed', 'lost'])).state).toBe('succeeded');
+      expect(fresh.requests.filter((r) => r.method === 'POST' && r.path === '/api/jobs/').length).toBe(3);
+      // A head that never gets ready: the submit gives up with the traceback's cause, not its first lines.
+      const busy = await startRayStandIn({ agentBusy: 1000 });
+      try {
+        const quick = new RayBackend({ secret: () => undefined, agentWaitMs: 1500 });
+        const spec = buildSpec({ name: 'never ready', backend: 'ray', ray: { address: busy.url }, workdir: dir.dir, command: ['true'], poolDir: null });
+        await expect(quick.submit({ ...c.manager.get(job.id), spec }, {})).rejects.toThrow(/HTTP 503 RuntimeError: No available agent to submit job, please try again later\.$/);
+      } finally {
+        await busy.close();
+      }
+    } finally {
+      await c.manager.close();
+      c.db.close();
+      await fresh.close();
       dir.cleanup();
     }
   });

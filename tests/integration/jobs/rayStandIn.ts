@@ -1,6 +1,8 @@
 /**
- * STAND-IN, NOT RAY. Ray cannot be installed on these machines, so this small HTTP server
- * implements the documented Ray Jobs REST contract the workbench uses (POST /api/jobs/,
+ * STAND-IN, NOT RAY. The Ray tests run against a real head (ray-head.test.ts, started by
+ * .ci/services.sh); this server exists only for what a real head cannot be made to do on demand:
+ * cut tail sockets, refuse the tail endpoint, count requests, check bearer tokens, answer "No
+ * available agent" like a fresh head. It implements the documented Ray Jobs REST contract the workbench uses (POST /api/jobs/,
  * GET /api/jobs/{id}, GET /api/jobs/{id}/logs, the /api/jobs/{id}/logs/tail WebSocket,
  * POST /api/jobs/{id}/stop, DELETE /api/jobs/{id}, optional bearer token) by running each
  * entrypoint with /bin/sh, as Ray's job supervisor does. Like Ray's, the tail sends the log from
@@ -36,7 +38,8 @@ export interface RayStandIn {
 }
 
 /** `tail: false` answers the tail socket with 404, as a dashboard without the endpoint would. */
-export async function startRayStandIn(opts: { token?: string; tail?: boolean } = {}): Promise<RayStandIn> {
+export async function startRayStandIn(opts: { token?: string; tail?: boolean; agentBusy?: number } = {}): Promise<RayStandIn> {
+  let busy = opts.agentBusy ?? 0;
   const jobs = new Map<string, StandInJob>();
   const requests: RayStandIn['requests'] = [];
   const tailRequests: RayStandIn['tailRequests'] = [];
@@ -61,6 +64,12 @@ export async function startRayStandIn(opts: { token?: string; tail?: boolean } =
       requests.push({ method: req.method ?? '', path, auth: req.headers.authorization });
       if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`) return send(res, 401, { error: 'unauthorized' });
       if (req.method === 'POST' && path === '/api/jobs/') {
+        if (busy > 0) {
+          // What a fresh head answers while its job agent starts: a Python traceback, cause last.
+          busy--;
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          return res.end(`Traceback (most recent call last):\n  File "job_head.py", line 390, in submit_job\n    job_agent_client = await self.get_target_agent()\n${'  x\n'.repeat(40)}RuntimeError: No available agent to submit job, please try again later.\n`);
+        }
         const body = JSON.parse(await readBody(req)) as { entrypoint: string; submission_id?: string; runtime_env?: { env_vars?: Record<string, string> } };
         const id = body.submission_id ?? `raysubmit_${jobs.size + 1}`;
         if (jobs.has(id)) return send(res, 400, { error: `Job with submission_id ${id} already exists` });

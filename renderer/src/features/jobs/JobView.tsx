@@ -23,6 +23,15 @@ export function JobView({ tab }: ViewProps) {
       })
       .catch((e: unknown) => log('error', 'jobs', e instanceof Error ? e.message : String(e)));
   }, [id]);
+  const active = ACTIVE.has((job ?? loaded)?.state ?? '');
+  useEffect(() => {
+    // While this page is open the job is followed at the fast pace (Slurm queues are asked rarely otherwise).
+    if (!active) return;
+    const watch = (): void => void backend().call('jobs.watch', { id }).catch(() => undefined);
+    watch();
+    const t = setInterval(watch, 30_000);
+    return () => clearInterval(t);
+  }, [id, active]);
   const j = job ?? loaded;
   if (!j) return <div className="jobs-view muted">Loading job…</div>;
   const stop = async () => {

@@ -1,5 +1,6 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { useWorkbench } from '../../store/workbench';
+import { AttachDialog } from './AttachDialog';
 import { LaunchDialog } from './LaunchDialog';
 import { STATE_ICON, subscribeJobs, useJobs } from './store';
 
@@ -13,12 +14,16 @@ export function JobsPanel() {
   const loaded = useJobs((s) => s.loaded);
   const launchOpen = useJobs((s) => s.launchOpen);
   const setLaunchOpen = useJobs((s) => s.setLaunchOpen);
+  const [attachOpen, setAttachOpen] = useState(false);
   useEffect(() => subscribeJobs(), []);
   return (
     <div className="jobs-panel" data-testid="jobs-panel">
       <div className="jobs-toolbar">
         <button className="primary" data-testid="jobs-new" onClick={() => setLaunchOpen(true)}>
           New job…
+        </button>
+        <button data-testid="jobs-attach-open" onClick={() => setAttachOpen(true)} title="Follow a Ray or Slurm job started elsewhere (SPADE's own launch scripts)">
+          Attach…
         </button>
       </div>
       {loaded && jobs.length === 0 ? <p className="muted jobs-empty">No jobs yet. Launch the example run to try the whole loop without a GPU.</p> : null}
@@ -37,6 +42,7 @@ export function JobsPanel() {
         ))}
       </ul>
       {launchOpen ? <LaunchDialog onClose={() => setLaunchOpen(false)} /> : null}
+      {attachOpen ? <AttachDialog onClose={() => setAttachOpen(false)} /> : null}
     </div>
   );
 }

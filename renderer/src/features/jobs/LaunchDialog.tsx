@@ -51,6 +51,8 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   const [poolIds, setPoolIds] = useState('');
   const [partition, setPartition] = useState('');
   const [gpus, setGpus] = useState('');
+  const [cpus, setCpus] = useState('');
+  const [mem, setMem] = useState('');
   const [time, setTime] = useState('');
   const [container, setContainer] = useState('');
   const [rayAddress, setRayAddress] = useState('http://127.0.0.1:8265');
@@ -101,6 +103,8 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
       input.slurm = {
         ...(partition ? { partition } : {}),
         ...(gpus ? { gpus: Number(gpus) } : {}),
+        ...(cpus ? { cpusPerTask: Number(cpus) } : {}),
+        ...(mem ? { mem } : {}),
         ...(time ? { time } : {}),
         ...(container ? { container } : {}),
       };
@@ -204,6 +208,8 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
             <label className="jobs-inline jobs-wide">
               Partition <input value={partition} size={10} onChange={(e) => setPartition(e.target.value)} />
               GPUs <input value={gpus} size={3} placeholder={String(current?.slurm?.gpus ?? '')} onChange={(e) => setGpus(e.target.value.replace(/\D/g, ''))} />
+              CPUs <input value={cpus} size={4} placeholder={String(current?.slurm?.cpusPerTask ?? '')} onChange={(e) => setCpus(e.target.value.replace(/\D/g, ''))} />
+              Memory <input value={mem} size={6} placeholder={current?.slurm?.mem ?? ''} onChange={(e) => setMem(e.target.value.trim())} />
               Time <input value={time} size={9} placeholder={current?.slurm?.time ?? '48:00:00'} onChange={(e) => setTime(e.target.value)} />
               Container <input value={container} size={18} placeholder="(none)" onChange={(e) => setContainer(e.target.value)} />
             </label>
@@ -221,7 +227,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
           ) : null}
           <label className="jobs-wide">
             Environment variables (NAME=value per line)
-            <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv, ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
+            <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv.filter((k) => !current.secretEnv.includes(k)), ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
           </label>
           <div className="jobs-wide jobs-secrets">
             <span>
@@ -258,6 +264,13 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
           </label>
         </div>
         {current ? <p className="muted jobs-desc">{current.description}</p> : null}
+        {current && current.warnings.length > 0 ? (
+          <div className="jobs-warning" role="note" data-testid="jobs-recipe-warning">
+            {current.warnings.map((w) => (
+              <p key={w}>⚠ {w}</p>
+            ))}
+          </div>
+        ) : null}
         {hostKey ? (
           <div className={`jobs-hostkey ${hostKey.status}`} data-testid="jobs-hostkey">
             <p>{hostKey.message}</p>
