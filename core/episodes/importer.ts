@@ -8,7 +8,7 @@ import type { EpisodeContext, RuntimeChoice } from './context';
 import { replayEpisode } from './replay';
 import { feedOf, playPlan } from './rollout';
 import type { StepRecord } from './store';
-import { candidateStems, parseTrajectories, type Trajectory } from './trajectory';
+import { candidateStems, parseTrajectories, type Trajectory, type TrajectoryStep } from './trajectory';
 
 const FRESH_SEED_TRIES = 64;
 const MAX_CONFIRMATIONS = 20;
@@ -78,11 +78,23 @@ export async function agrees(ctx: EpisodeContext, source: string, maxTurns: numb
     try {
       const r = await session.reset(0, seed);
       if (r.observation !== t.initialObservation) return false;
-      const actions = t.steps.map((x) => x.action);
       let k = 0;
-      const got = (await playPlan(session, feedOf(() => (k < actions.length ? { kind: 'step', action: actions[k++]!, raw: null } : null)), { firstIdx: 1, batch: 256, stopWhenDone: false, maxSteps: actions.length })).steps;
-      return t.steps.every((x, i) => {
-        const g = got[i];
+      const played = await playPlan(
+        session,
+        feedOf(() => {
+          const x = t.steps[k++];
+          if (!x) return null;
+          return x.tool ? { kind: 'tool', calls: x.tool.calls, raw: x.raw } : { kind: 'step', action: x.action, raw: null };
+        }),
+        { firstIdx: 1, batch: 1, stopWhenDone: false, maxSteps: t.steps.length },
+      );
+      // Tool outputs count too: they tell apart seeds whose first observation is the same.
+      const toolOut = played.toolTurns.map((tt) => tt.outputs.map((o) => o.output));
+      const tools = t.steps.filter((x) => x.tool);
+      if (tools.some((x, i) => x.tool!.outputs.length > 0 && JSON.stringify(x.tool!.outputs) !== JSON.stringify(toolOut[i] ?? null))) return false;
+      const steps = t.steps.filter((x) => !x.tool);
+      return steps.every((x, i) => {
+        const g = played.steps[i];
         if (!g) return false;
         return (x.observation === null || x.observation === g.observation) && (x.reward === null || x.reward === g.reward);
       });
@@ -124,11 +136,11 @@ export async function importTrajectories(ctx: EpisodeContext, input: { text: str
         origin: 'imported',
         label: `${input.fileName ?? 'trajectory'}${trajs.length > 1 ? ` #${t.index + 1}` : ''}`,
         policy: { kind: 'trajectory' },
-        meta: { flagsRecorded: false, toolUse: t.toolUse, boundBy: by, seedFrom, seedsTried: tried, fileName: input.fileName ?? null },
+        meta: { flagsRecorded: false, toolUse: t.toolUse, boundBy: by, seedFrom, seedsTried: tried, fileName: input.fileName ?? null, ...toolTurnsMeta(t) },
       });
       const steps: StepRecord[] = [
         { idx: 0, kind: 'reset', action: null, rawAction: null, seed, observation: t.initialObservation, reward: null, terminated: false, truncated: false, info: {}, error: null, state: null, types: null },
-        ...t.steps.map((s, i) => ({
+        ...t.steps.filter((s) => !s.tool).map((s, i) => ({
           idx: i + 1,
           kind: 'step' as const,
           action: s.action,
@@ -151,3 +163,16 @@ export async function importTrajectories(ctx: EpisodeContext, input: { text: str
     return { results };
   }
 
+/** A trajectory's tool turns where they happened (after the step with index afterIdx; 0 is the reset), as episodes keep them. */
+function toolTurnsMeta(t: Trajectory): { agent?: { toolTurns: { afterIdx: number; calls: NonNullable<TrajectoryStep['tool']>['calls']; outputs: { output: string; returncode: number }[]; raw: string }[] } } {
+  const toolTurns = [];
+  let idx = 0;
+  for (const s of t.steps) {
+    if (!s.tool) {
+      idx++;
+      continue;
+    }
+    toolTurns.push({ afterIdx: idx, calls: s.tool.calls, outputs: s.tool.outputs.map((output) => ({ output, returncode: 0 })), raw: s.raw });
+  }
+  return toolTurns.length ? { agent: { toolTurns } } : {};
+}

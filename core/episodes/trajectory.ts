@@ -9,6 +9,7 @@
  * dumps; metadata keys are read in the spellings most such dumps use.
  */
 import { ApiError } from '../api/errors';
+import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction, toolCallsAsText, type OpenAiToolCall } from './extract';
 import { observationFromFirstPrompt, splitHint } from './hint';
 
@@ -26,6 +27,11 @@ export interface TrajectoryStep {
   /** What the environment answered at training time (the next user or tool message), if recorded. */
   observation: string | null;
   reward: number | null;
+  /**
+   * A tool-use turn as SPADE's orchestrator runs it: parsed calls went to execute_tool (never to
+   * step) and their outputs came back as tool messages. Such a turn is not a step of the game.
+   */
+  tool?: { calls: { name: string; arguments: Record<string, unknown> }[]; outputs: string[] };
 }
 
 export interface Trajectory {
@@ -75,7 +81,8 @@ export function trajectoryFrom(messages: Message[], meta: Record<string, unknown
   const think = thinking ?? convo.some((m) => m.role === 'assistant' && text(m.content).includes('</think>'));
   let toolParts: string[] = [];
   const flushTools = () => {
-    if (cur && toolParts.length) cur.observation = toolParts.join('\n');
+    if (cur?.tool) cur.tool.outputs = [...toolParts];
+    else if (cur && toolParts.length) cur.observation = toolParts.join('\n');
     toolParts = [];
   };
   for (const m of convo) {
@@ -91,12 +98,15 @@ export function trajectoryFrom(messages: Message[], meta: Record<string, unknown
         if (cur.reward === null) cur.reward = num(m.reward);
       }
     } else if (m.role === 'tool') {
-      toolParts.push(m.name ? `[${m.name}] ${body}` : body);
+      toolParts.push(cur?.tool ? body : m.name ? `[${m.name}] ${body}` : body);
       if (cur && cur.reward === null) cur.reward = num(m.reward);
     } else if (m.role === 'assistant') {
       flushTools();
       const raw = Array.isArray(m.tool_calls) && m.tool_calls.length ? `${body}${body ? '\n' : ''}${toolCallsAsText(m.tool_calls)}` : body;
       cur = { raw, action: extractAction(raw, { thinking: think, toolUse }), observation: null, reward: num(m.reward) };
+      // SPADE-FORMATS 4: an <answer> goes to step (it wins over tool calls); parsed calls go to execute_tool.
+      const calls = toolUse && !hasAnswer(raw) ? parseToolCalls(raw) : [];
+      if (calls.length) cur.tool = { calls, outputs: [] };
       steps.push(cur);
     }
   }

@@ -57,7 +57,7 @@ describe('trajectory parsing', () => {
     expect(parseTrajectories(msgs.map((m) => JSON.stringify(m)).join('\n'))).toHaveLength(1);
     expect(parseTrajectories([{ messages: msgs }, { messages: msgs }].map((m) => JSON.stringify(m)).join('\n'))).toHaveLength(2);
   });
-  it('tool messages become the observation of the tool-calling step', () => {
+  it('a tool-calling turn is a tool turn (execute_tool), its tool messages its outputs; the answer is a step', () => {
     const [t] = parseTrajectories(
       JSON.stringify([
         { role: 'user', content: 'task' },
@@ -68,8 +68,9 @@ describe('trajectory parsing', () => {
     );
     expect(t!.toolUse).toBe(true);
     expect(t!.steps[0]!.action).toBe('<tool_call>{"name":"lookup","arguments":{"q":1}}</tool_call>');
-    expect(t!.steps[0]!.observation).toBe('[lookup] found 3');
+    expect(t!.steps[0]!.tool).toEqual({ calls: [{ name: 'lookup', arguments: { q: 1 } }], outputs: ['found 3'] });
     expect(t!.steps[1]!.action).toBe('<answer>3</answer>');
+    expect(t!.steps[1]!.tool).toBeUndefined();
   });
   it('refuses what is not a trajectory with a clear message', () => {
     expect(() => parseTrajectories('')).toThrow(/empty/);

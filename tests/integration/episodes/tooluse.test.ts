@@ -29,28 +29,30 @@ describe('tool-use episodes', () => {
     const ran = await ep.run(episode.id, { kind: 'solution' }, { kind: 'done' }, 50);
     expect(ran.steps.at(-1)!.reward).toBe(1);
     expect(ran.steps.at(-1)!.terminated).toBe(true);
-    // the same play as a training log: assistant tool_calls, tool results, the final answer
+    // SPADE's orchestrator: solution()'s tool calls went to execute_tool (kept with the episode, not
+    // steps); only the <answer> reached step. The same play as a training log: assistant tool_calls,
+    // tool results, then the final answer.
+    const toolTurns = (ran.episode.meta as { agent?: { toolTurns?: { calls: { name: string; arguments: unknown }[]; outputs: { output: string }[] }[] } }).agent?.toolTurns ?? [];
+    expect(toolTurns.length).toBeGreaterThan(0);
+    expect(ran.steps.filter((x) => x.kind === 'step').every((x) => !x.action!.includes('<tool_call>'))).toBe(true);
     const msgs: Record<string, unknown>[] = [{ role: 'user', content: ran.steps[0]!.observation }];
-    for (const st of ran.steps.slice(1)) {
-      const call = /<tool_call>(.*)<\/tool_call>/s.exec(st.action!);
-      if (call) {
-        const c = JSON.parse(call[1]!) as { name: string; arguments: unknown };
-        msgs.push({ role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }] });
-        for (const t of st.info.tool_messages as { name: string; content: string }[]) msgs.push({ role: 'tool', name: t.name, content: t.content });
-      } else {
-        msgs.push({ role: 'assistant', content: `<think>sum it</think>${st.action}` });
-        msgs.push({ role: 'user', content: st.observation, reward: st.reward });
-      }
+    for (const t of toolTurns) {
+      msgs.push({ role: 'assistant', content: '', tool_calls: t.calls.map((c) => ({ type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) });
+      t.outputs.forEach((o, i) => msgs.push({ role: 'tool', name: t.calls[i]!.name, content: o.output }));
     }
+    const last = ran.steps.at(-1)!;
+    msgs.push({ role: 'assistant', content: `<think>sum it</think>${last.action}` });
+    msgs.push({ role: 'user', content: last.observation, reward: last.reward });
+    // No seed in the log: the search finds it by replaying, tool outputs included.
     const out = await ep.importTrajectories({ text: JSON.stringify({ messages: msgs }), fileName: 'tooluse_001_data_retrieval.json', seedSearchLimit: 50, runtime: 'pyodide' });
     const r = out.results[0]!;
     expect(r.boundBy).toBe('file');
     expect(r.seed).toBe(4);
-    expect(r.report.divergence).toBeNull();
+    expect(r.report.divergence, JSON.stringify(r.report.divergence)).toBeNull();
     expect(r.report.compared).toBe(ran.steps.length);
-    // a tool result that the environment would not give is caught at its step
-    const tampered = msgs.map((m) => (m.role === 'tool' ? { ...m, content: 'P999: Fake' } : m));
-    const bad = await ep.importTrajectories({ text: JSON.stringify({ messages: tampered, seed: 4 }), envHash: hash, seedSearchLimit: 1, runtime: 'pyodide' });
+    // A different final answer than the environment accepts is caught at its step.
+    const wrong = msgs.map((m, i) => (i === msgs.length - 1 ? { ...m, content: 'Correct!', reward: 0 } : m));
+    const bad = await ep.importTrajectories({ text: JSON.stringify({ messages: wrong, seed: 4 }), envHash: hash, seedSearchLimit: 1, runtime: 'pyodide' });
     expect(bad.results[0]!.seedFrom).toBe('recorded');
     expect(bad.results[0]!.report.divergence?.idx).toBe(1);
   });
