@@ -123,7 +123,7 @@ export class EpisodeService {
     return this.ctx.openSession(source, maxTurns, runtime);
   }
 
-  async open(input: { hash: string; seed: number | null; hint: boolean; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; label: string }) {
+  async open(input: { hash: string; seed: number | null; hint: boolean; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeChoice | undefined; label: string }) {
     const env = this.env(input.hash);
     const defaults = this.d.defaults();
     const runtime: RuntimeChoice = input.runtime ?? 'auto';

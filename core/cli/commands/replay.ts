@@ -12,7 +12,7 @@ import type { ReplayReport, StepView } from '../../api/calls/episodes';
 import { RuntimeService } from '../../runtime/service';
 
 const USAGE =
-  'spade-workbench replay ENV.py --seed N [--actions FILE] [--hint TEXT|--hint-file F] [--compare-hint] [--max-turns N] [--runtime pyodide|cpython] [--json]\n' +
+  'spade-workbench replay ENV.py --seed N [--actions FILE] [--hint TEXT|--hint-file F] [--compare-hint] [--max-turns N] [--runtime auto|pyodide|cpython] [--json]\n' +
   '       spade-workbench replay EPISODE.jsonl [--env ENV.py] [--seed-search N] [--json]';
 
 function oneLine(s: string | null, width: number): string {
@@ -76,15 +76,17 @@ export const replayCommand: Command = {
     if (positionals.length !== 1) throw new UsageError('Give one ENV.py or EPISODE.jsonl');
     const file = positionals[0]!;
     if (!existsSync(file)) throw new UsageError(`No such file: ${file}`);
-    const runtime = values.runtime ?? 'pyodide';
-    if (runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be pyodide or cpython, got ${runtime}`);
-    const maxTurns = values['max-turns'] === undefined ? 25 : Number(values['max-turns']);
+    // auto: the sandbox, unless the game needs what it lacks (numpy): as the app decides.
+    const runtime = values.runtime ?? 'auto';
+    if (runtime !== 'pyodide' && runtime !== 'cpython' && runtime !== 'auto') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    // SPADE's budget (SpadeConfig.max_turns)
+    const maxTurns = values['max-turns'] === undefined ? 30 : Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer`);
     if (values.hint !== undefined && values['hint-file'] !== undefined) throw new UsageError('Give --hint or --hint-file, not both');
 
     // A private in-memory library: the CLI replays files, it does not touch the user's data.
     const db = openDatabase(':memory:');
-    const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: runtime }), poolSize: 1 });
+    const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: runtime === 'cpython' ? 'cpython' : 'pyodide' }), poolSize: 1 });
     const svc = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     const catalog = memoryCatalog(db);
     try {

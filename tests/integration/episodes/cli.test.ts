@@ -32,6 +32,19 @@ describe('spade-workbench replay', () => {
     expect(r.out).toContain('no divergence');
   });
 
+  it('runs a numpy game natively by default (auto), as the app would, with SPADE\'s budget', async () => {
+    const env = join(tmp.dir, 'np_game.py');
+    writeFileSync(env, 'import numpy as np\nclass NpEnv:\n    def reset(self, seed=None):\n        self.n = 0\n        return str(np.arange(3).sum()), {}\n    def step(self, a):\n        self.n += 1\n        return str(self.n), 0.0, False, False, {}\n');
+    const acts = join(tmp.dir, 'np_acts.txt');
+    writeFileSync(acts, Array.from({ length: 40 }, () => '\\boxed{1}').join('\n'));
+    const r = await run([env, '--seed', '1', '--actions', acts, '--json']);
+    expect(r.code, r.err).toBe(0);
+    const j = JSON.parse(r.out) as { episodes: { episode: { runtime: string }; steps: { kind: string; observation: string }[] }[] };
+    expect(j.episodes[0]!.episode.runtime).toBe('cpython');
+    expect(j.episodes[0]!.steps[0]!.observation).toBe('3');
+    expect(j.episodes[0]!.steps.filter((x) => x.kind === 'step').length).toBe(30);
+  });
+
   it('keeps a hint file verbatim, whitespace included (SPADE injects the hint as it is)', async () => {
     const hintFile = join(tmp.dir, 'hint.txt');
     writeFileSync(hintFile, '  Go up first.\n\n');
