@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { ApiError } from '../api';
-import { exportEnvironments } from '../memory/exporter';
+import { exportEnvironmentsAsync } from '../memory/exporter';
 import {
   addVersion,
   facets,
@@ -86,11 +86,11 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
     },
     'memory.importCancel': ({ jobId }) => ({ cancelled: s.memory.cancel(jobId) }),
     'memory.importStatus': ({ jobId }) => s.memory.status(jobId),
-    'memory.export': ({ selection, format, outDir }) => {
+    'memory.export': async ({ selection, format, outDir }) => {
       const ids = selectIds(db, selection);
       if (!ids.length) throw new ApiError('invalid_input', 'The selection is empty: nothing to export');
       const out = resolve(outDir);
-      return { ...exportEnvironments(db, ids, { format, outDir: out }), outDir: out };
+      return { ...(await exportEnvironmentsAsync(db, ids, { format, outDir: out })), outDir: out };
     },
     'memory.stats': () => libraryStats(db),
     'memory.facets': ({ query, filters }) => facets(db, query, filters),

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
 import { UsageError } from '../command';
-import { exportEnvironments } from '../../memory/exporter';
+import { exportEnvironmentsAsync } from '../../memory/exporter';
 import { selectIds } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
 
@@ -35,7 +35,7 @@ export const exportCommand: Command = {
         return 1;
       }
       const out = resolve(positionals[0]!);
-      const r = exportEnvironments(db, ids, { format: values.format, outDir: out });
+      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out });
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
       else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
       return 0;
