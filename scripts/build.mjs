@@ -27,6 +27,10 @@ await esbuild({
   entryPoints: nodeEntries,
   outdir: 'dist/node',
   bundle: true,
+  // Shared chunks, so a lazily imported module (a CLI command and the SQLite, Pyodide, SSH code
+  // behind it) is loaded only when used: `spade-workbench --help` loads almost nothing.
+  splitting: true,
+  chunkNames: '[name]-[hash]',
   platform: 'node',
   format: 'esm',
   target: 'node20',

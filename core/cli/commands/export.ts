@@ -2,14 +2,13 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { exportEnvironmentsAsync } from '../../memory/exporter';
 import { selectIds } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
 
 export const exportCommand: Command = {
-  name: 'export',
-  summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
-  usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] OUT [--data-dir DIR] [--json]',
+  ...commandInfo('export'),
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,
