@@ -1,7 +1,7 @@
 import { ApiError } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
-import { envIdsWith, listBatches, poolSummary } from '../audit/store';
+import { envIdsWith, getAudit, listBatches, poolSummary } from '../audit/store';
 import { validateCheckIds } from '../audit/types';
 
 function checkIds(ids: string[] | undefined): void {
@@ -9,7 +9,7 @@ function checkIds(ids: string[] | undefined): void {
   if (bad.length) throw new ApiError('invalid_input', `Unknown check id(s): ${bad.join(', ')}`);
 }
 
-type AuditCall = 'audit.run' | 'audit.batch' | 'audit.cancel' | 'audit.resume' | 'audit.batches' | 'audit.results' | 'audit.summary' | 'audit.environments';
+type AuditCall = 'audit.run' | 'audit.batch' | 'audit.cancel' | 'audit.resume' | 'audit.batches' | 'audit.results' | 'audit.summary' | 'audit.environments' | 'audit.verdicts';
 
 export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
   return {
@@ -34,5 +34,10 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
     'audit.results': ({ hash }) => s.audit.results(hash),
     'audit.summary': () => poolSummary(s.db),
     'audit.environments': ({ checkId, status }) => ({ ids: envIdsWith(s.db, checkId, status) }),
+    'audit.verdicts': ({ hashes }) =>
+      hashes.map((hash) => {
+        const a = getAudit(s.db, hash);
+        return { hash, verdict: a?.verdict ?? null, failing: a ? a.checks.filter((c) => c.status === 'fail').map((c) => c.id) : [], createdAt: a?.createdAt ?? null };
+      }),
   };
 }

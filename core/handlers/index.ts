@@ -7,6 +7,7 @@ import { runtimeHandlers } from './runtime';
 import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
+import { writeBackHandlers } from './writeBack';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
@@ -18,5 +19,6 @@ export function createHandlers(s: Services): Handlers {
     ...jobsHandlers(s),
     ...episodesHandlers(s),
     ...auditHandlers(s),
+    ...writeBackHandlers(s),
   };
 }

@@ -83,6 +83,7 @@ export const samples: Sample[] = [
   { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },
   { call: 'episodes.regretCancel', input: { runId: 'no-such-run' } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'audit.verdicts', input: { hashes: ['0000000000000000000000000000000000000000000000000000000000000000'] } },
   { call: 'audit.run', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
   { call: 'audit.batch', input: { envIds: [], checks: ['spade.*'] }, volatile: ['batchId'] },
   { call: 'audit.batches', input: { limit: 5 }, volatile: ['id', 'createdAt', 'updatedAt'] },
@@ -100,6 +101,8 @@ export const samples: Sample[] = [
   { call: 'editor.versions', input: { envId: 999_999 } },
   { call: 'editor.diff', input: { left: { hash: SAMPLE_HASH }, right: { hash: SAMPLE_HASH } } },
   { call: 'editor.fork', input: { envId: 999_999 } },
+  { call: 'editor.writeBackPreview', input: { envId: 999_999 } },
+  { call: 'editor.writeBack', input: { envId: 999_999, expectedFileHash: null } },
   { call: 'editor.checkSyntax', input: { source: 'x = (\n' } },
   { call: 'editor.checkLoad', input: { source: 'class Helper:\n    pass\n' } },  // runtime: a session on the Pyodide pool; the session id differs per app, so later calls use an unknown one.
   { call: 'runtime.checkSyntax', input: { source: 'x = (\n' } },
