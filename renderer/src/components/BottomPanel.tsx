@@ -13,7 +13,7 @@ export function BottomPanel() {
   const revealLine = useWorkbench((s) => s.revealLine);
   const goTo = (target: NonNullable<Problem['target']>, title: string) => {
     const id = `${target.tabKind}:${Object.values(target.params).join(':')}`;
-    openTab({ id, kind: target.tabKind, title, params: target.params });
+    openTab({ id, kind: target.tabKind, title: target.title ?? title, params: target.params });
     if (target.line) revealLine(id, target.line);
   };
   return (

@@ -14,7 +14,7 @@ export interface Problem {
   message: string;
   source: string;
   /** Where clicking the problem leads (e.g. an environment tab and line). */
-  target?: { tabKind: string; params: Record<string, string>; line?: number };
+  target?: { tabKind: string; params: Record<string, string>; line?: number; title?: string };
 }
 
 interface AppState {

@@ -117,7 +117,8 @@ export function AuditDashboard(_: ViewProps) {
           </span>
         </div>
       )}
-      {s && s.audited === 0 && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}
+      {s && s.audited === 0 && !running && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}
+      {s && s.audited === 0 && running && <p className="muted" data-testid="audit-first-results">Auditing: the chart appears with the first results.</p>}
       {s && s.audited > 0 && (
         <div className="audit-dash-body">
           <Bars s={s} onPick={(id) => void pick(id)} picked={picked} />

@@ -43,3 +43,8 @@ export function openExport(): void {
 export function openNewEnvironment(mode: 'game' | 'tool-use' | 'paste' | 'file' = 'game'): void {
   useWorkbench.getState().openTab({ id: 'editor-new', kind: 'editor-new', title: 'New Environment', params: { mode } });
 }
+
+/** Sending a fixed version back to the file it came from (diff first), as a patch, or exported. */
+export function openWriteBack(envId: number, name: string): void {
+  useWorkbench.getState().openTab({ id: `write-back:${envId}`, kind: 'write-back', title: `Write back: ${name}`, params: { envId: String(envId) } });
+}

@@ -30,6 +30,8 @@ export class EditorSession {
   hint: Editor | null = null;
   monaco: Monaco | null = null;
   lastCheck: LoadCheck | null = null;
+  /** The version message typed in the toolbar: Ctrl+S and the Save button both use it. */
+  message = '';
   syntax: Diagnostic[] = [];
   private draftTimer: ReturnType<typeof setTimeout> | null = null;
   private syntaxTimer: ReturnType<typeof setTimeout> | null = null;
@@ -179,8 +181,13 @@ export class EditorSession {
     this.notify();
   }
 
+  setMessage(m: string): void {
+    this.message = m;
+    this.notify();
+  }
+
   /** Ctrl/Cmd+S: a new version whose parent is the one edited; then SPADE's loading checks. */
-  async save(message: string): Promise<{ hash: string; created: boolean } | null> {
+  async save(message: string = this.message.trim()): Promise<{ hash: string; created: boolean } | null> {
     if (!this.code) return null;
     const source = this.currentSource();
     const hint = this.currentHint();
@@ -198,6 +205,7 @@ export class EditorSession {
     this.savedSource = source;
     this.savedHint = hint;
     this.env = { ...this.env, hash: r.hash, source, hint: hint || this.env.hint, versions: r.versions };
+    if (r.created && message === this.message.trim()) this.message = '';
     this.lastCheck = r.check;
     this.setMarkers('spade-load', r.check.diagnostics);
     this.publishProblems();

@@ -28,6 +28,7 @@ function SortHeader({ field, label, className }: { field: MemorySort['field']; l
 function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; top: number }) {
   const selected = useLibrary((s) => (env ? !!s.selected[env.id] : false));
   const toggle = useLibrary((s) => s.toggleSelected);
+  const verdict = useLibrary((s) => (env ? s.verdicts[env.hash] : undefined));
   const style = { transform: `translateY(${top}px)`, height: ROW_HEIGHT };
   if (!env) {
     return (
@@ -56,6 +57,9 @@ function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; 
       <span className="lib-skill muted">{env.skill ?? '–'}</span>
       <span className="lib-num">{fmt(env.regret)}</span>
       <span className="lib-num">{fmt(env.winRate)}</span>
+      <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>
+        {verdict === 'fail' ? '✗' : verdict === 'warn' ? '!' : verdict === 'pass' ? '✓' : '·'}
+      </span>
     </div>
   );
 }
@@ -294,6 +298,7 @@ export function LibraryPanel() {
           <SortHeader field="skill" label="Skill" className="lib-skill" />
           <SortHeader field="regret" label="Regret" className="lib-num" />
           <SortHeader field="winRate" label="Win" className="lib-num" />
+          <span className="lib-th lib-verdict" title="Audit verdict of the head version">Audit</span>
         </div>
         <div className="lib-scroll" ref={scroller} data-testid="library-scroll">
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>

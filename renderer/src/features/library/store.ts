@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { CallOutput, EnvSummary, MemoryFilters, MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
+import { useAuditResults } from '../../store/auditResults';
 
 export const PAGE_SIZE = 200;
 type Facets = CallOutput<'memory.facets'>;
@@ -17,6 +18,8 @@ interface LibraryState {
   error: string | null;
   facets: Facets | null;
   selected: Record<number, true>;
+  /** The stored audit verdict of each listed head version (null: not audited). */
+  verdicts: Record<string, 'pass' | 'warn' | 'fail' | null>;
   importOpen: boolean;
   setQuery(q: string): void;
   setFilters(patch: Partial<MemoryFilters>): void;
@@ -34,6 +37,14 @@ interface LibraryState {
 }
 
 const inflight = new Set<string>();
+
+function fetchVerdicts(hashes: string[]): void {
+  if (!hashes.length) return;
+  backend()
+    .call('audit.verdicts', { hashes })
+    .then((list) => useLibrary.setState((s) => ({ verdicts: { ...s.verdicts, ...Object.fromEntries(list.map((v) => [v.hash, v.verdict])) } })))
+    .catch(() => {});
+}
 let queryTimer: ReturnType<typeof setTimeout> | undefined;
 
 function clean(f: MemoryFilters): MemoryFilters {
@@ -65,19 +76,21 @@ export const useLibrary = create<LibraryState>((set, get) => {
     error: null,
     facets: null,
     selected: {},
+    verdicts: {},
     importOpen: false,
     setQuery(query) {
-      set({ query });
+      // A selection made for another search must not act, unseen, on this one.
+      set({ query, selected: {} });
       clearTimeout(queryTimer);
       // Results as you type, without a request per keystroke.
       queryTimer = setTimeout(reload, 120);
     },
     setFilters(patch) {
-      set((s) => ({ filters: clean({ ...s.filters, ...patch }) }));
+      set((s) => ({ filters: clean({ ...s.filters, ...patch }), selected: {} }));
       reload();
     },
     clearFilters() {
-      set({ filters: {} });
+      set({ filters: {}, selected: {} });
       reload();
     },
     showOnly(filters) {
@@ -100,6 +113,7 @@ export const useLibrary = create<LibraryState>((set, get) => {
           .then((r) => {
             if (get().generation !== generation) return;
             set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
+            fetchVerdicts(r.rows.map((x) => x.hash));
           })
           .catch((e: unknown) => {
             inflight.delete(key);
@@ -140,3 +154,11 @@ export function rowAt(pages: Record<number, EnvSummary[]>, index: number): EnvSu
 export function fmt(v: number | null, digits = 2): string {
   return v === null ? '–' : v.toFixed(digits);
 }
+
+// An audit finished (here or in a batch): the listed verdicts are refetched.
+let seenGeneration = 0;
+useAuditResults.subscribe((a) => {
+  if (a.generation === seenGeneration) return;
+  seenGeneration = a.generation;
+  fetchVerdicts(Object.values(useLibrary.getState().pages).flat().map((r) => r.hash));
+});
