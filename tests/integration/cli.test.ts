@@ -37,6 +37,12 @@ describe('spade-workbench CLI', () => {
     tmp.cleanup();
   });
 
+  it('keeps the runtime child one file (its permission model lets it read only its own script)', () => {
+    const child = readFileSync(join(process.cwd(), 'dist', 'node', 'runtime-child.js'), 'utf8');
+    expect(child).not.toMatch(/from\s*["']\.\/[^"']+\.js["']/);
+    expect(child).not.toMatch(/import\(["']\.\//);
+  });
+
   it('stops quietly when the reader of its output goes away (piped to head)', async () => {
     const child = spawn(process.execPath, [bin, '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.destroy();
