@@ -592,6 +592,28 @@ class ImportRun {
   }
 
   /** env_memory.json records name games by file; stats attach to the environments with that stem. */
+  /**
+   * The environment an env_memory.json record is about. SPADE names the game by the file it wrote
+   * (game_00001_000_....py), which is often a game the library already holds under another name
+   * (the pool game it copied): so after the stem, try a file of that name seen in any import,
+   * then the code (the whole source, or SPADE's first-2,000-characters snippet of it).
+   */
+  private envForRecord(file: string | null, snippet: unknown): number | null {
+    const name = file ? basename(file) : null;
+    if (name) {
+      const byStem = findEnvByStem(this.db, name.replace(/\.py$/, ''));
+      if (byStem !== null) return byStem;
+      const seen = stmt(this.db, "SELECT env_id FROM env_sources WHERE path = ? OR path LIKE ? ESCAPE '\\' ORDER BY seen_at DESC LIMIT 1").get(name, `%/${name.replace(/[\\%_]/g, (c) => `\\${c}`)}`) as { env_id: number } | undefined;
+      if (seen) return seen.env_id;
+    }
+    if (typeof snippet !== 'string' || snippet.trim().length < 40) return null;
+    const whole = stmt(this.db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(snippet)) as { env_id: number } | undefined;
+    if (whole) return whole.env_id;
+    if (snippet.length < 2000) return null;
+    const prefix = stmt(this.db, 'SELECT env_id FROM versions WHERE substr(source, 1, ?) = ? ORDER BY created_at DESC LIMIT 1').get(snippet.length, snippet) as { env_id: number } | undefined;
+    return prefix?.env_id ?? null;
+  }
+
   private async applyEnvMemory(): Promise<void> {
     if (!this.envMemory.length) return;
     this.progress('stats');
@@ -619,11 +641,7 @@ class ImportRun {
           if (!rec || typeof rec !== 'object') return this.skip(where, 'not a JSON object');
           const r = rec as Record<string, unknown>;
           const file = typeof r.game_file === 'string' ? r.game_file : entryFile(r);
-          let envId: number | null = file ? findEnvByStem(this.db, basename(file).replace(/\.py$/, '')) : null;
-          if (envId === null && typeof r.code_snippet === 'string' && r.code_snippet.length < 2000) {
-            const v = stmt(this.db, 'SELECT env_id FROM versions WHERE hash = ?').get(sha256(r.code_snippet)) as { env_id: number } | undefined;
-            envId = v?.env_id ?? null;
-          }
+          const envId = this.envForRecord(file, r.code_snippet);
           if (envId === null) return this.skip(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};
           const stats: EnvStats = {

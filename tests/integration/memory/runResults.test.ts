@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../../core/memory/db';
+import { importPaths } from '../../../core/memory/importer';
+import { search } from '../../../core/memory/repository';
+import { tempDir } from '../../helpers/tmp';
+
+// The bundled example run (resources/jobs/example-run), run for real with python3 over the seed
+// pack; its output comes back the way a finished job's does. Its env_memory.json names the games it
+// wrote (game_00001_000_...), which are seed-pack games the library already holds under their
+// seed-pack names: every record must still find its environment.
+let tmp: ReturnType<typeof tempDir>;
+let db: Db;
+beforeEach(() => {
+  tmp = tempDir('spade-run-results-');
+  db = openDatabase(join(tmp.dir, 'w.sqlite'));
+});
+afterEach(() => {
+  db.close();
+  tmp.cleanup();
+});
+
+describe('run results coming back', () => {
+  it("attaches all of the example run's env_memory.json records to the library's environments", async () => {
+    const seedPack = join(process.cwd(), 'resources', 'seed-pack');
+    expect((await importPaths(db, [seedPack])).imported).toBe(21);
+    const out = join(tmp.dir, 'run');
+    execFileSync('python3', [join(process.cwd(), 'resources', 'jobs', 'example-run', 'spade_example_run.py'), '--output', out], { stdio: 'pipe', timeout: 120_000 });
+    const s = await importPaths(db, [out]);
+    const notFound = s.skipped.filter((k) => /not in the library/.test(k.reason));
+    expect(notFound).toEqual([]);
+    expect(s.statsAttached).toBeGreaterThanOrEqual(12);
+    const withStats = search(db, { filters: { regret: { min: -10, max: 10 } }, limit: 100 }).rows;
+    expect(withStats.length).toBeGreaterThan(0);
+    expect(withStats.every((r) => r.winRate !== null)).toBe(true);
+  });
+});
