@@ -35,13 +35,43 @@ interface WorkbenchState {
   markDirty(id: string, dirty: boolean): void;
 }
 
+const TABS_KEY = 'spade.tabs.v1';
+const WELCOME: Tab = { id: 'welcome', kind: 'welcome', title: 'Welcome', params: {} };
+
+function isTab(x: unknown): x is Tab {
+  const t = x as Tab | null;
+  return (
+    !!t &&
+    typeof t.id === 'string' &&
+    typeof t.kind === 'string' &&
+    typeof t.title === 'string' &&
+    !!t.params &&
+    typeof t.params === 'object' &&
+    Object.values(t.params).every((v) => typeof v === 'string')
+  );
+}
+
+/** The tabs of the last session in this browser (a reload used to lose them all). */
+function restoredTabs(): { tabs: Tab[]; activeTabId: string | null } {
+  try {
+    const raw = globalThis.localStorage?.getItem(TABS_KEY);
+    if (!raw) return { tabs: [WELCOME], activeTabId: WELCOME.id };
+    const saved = JSON.parse(raw) as { tabs?: unknown; active?: unknown };
+    // Scratch buffers live only in the page: their text is gone after a reload.
+    const tabs = (Array.isArray(saved.tabs) ? saved.tabs : []).filter(isTab).filter((t) => t.kind !== 'scratch').map(({ id, kind, title, params }) => ({ id, kind, title, params }));
+    const active = typeof saved.active === 'string' && tabs.some((t) => t.id === saved.active) ? saved.active : (tabs[0]?.id ?? null);
+    return { tabs, activeTabId: active };
+  } catch {
+    return { tabs: [WELCOME], activeTabId: WELCOME.id };
+  }
+}
+
 export const useWorkbench = create<WorkbenchState>((set) => ({
   activity: 'library',
   sideVisible: true,
   bottomVisible: true,
   bottomTab: 'problems',
-  tabs: [{ id: 'welcome', kind: 'welcome', title: 'Welcome', params: {} }],
-  activeTabId: 'welcome',
+  ...restoredTabs(),
   reveal: null,
   revealLine: (tabId, line) => set({ reveal: { tabId, line, nonce: Date.now() + Math.random() } }),
   libraryFilter: null,
@@ -67,3 +97,15 @@ export const useWorkbench = create<WorkbenchState>((set) => ({
   activateTab: (id) => set({ activeTabId: id }),
   markDirty: (id, dirty) => set((s) => ({ tabs: s.tabs.map((t) => (t.id === id ? { ...t, dirty } : t)) })),
 }));
+
+let savedJson = '';
+useWorkbench.subscribe((s) => {
+  const json = JSON.stringify({ tabs: s.tabs.map(({ id, kind, title, params }) => ({ id, kind, title, params })), active: s.activeTabId });
+  if (json === savedJson) return;
+  savedJson = json;
+  try {
+    globalThis.localStorage?.setItem(TABS_KEY, json);
+  } catch {
+    // Storage full or disabled: tabs just do not survive a reload.
+  }
+});

@@ -3,6 +3,8 @@ import type { EnvDetail } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
+import { envActions } from '../../views/envActions';
+import { useWorkbench } from '../../store/workbench';
 import { auditMarkers } from './markers';
 import { canReplay, replayCheck } from './replay';
 import { episodesAvailable } from './features';
@@ -38,7 +40,8 @@ function Evidence({ c }: { c: Check }) {
 
 function shortVersion(env: EnvDetail, hash: string): string {
   const v = env.versions.find((x) => x.hash === hash);
-  return `${hash.slice(0, 12)}${v?.message ? ` “${v.message}”` : ''}`;
+  const m = v?.message ?? '';
+  return `${hash.slice(0, 12)}${m ? ` “${m.length > 48 ? `${m.slice(0, 47)}…` : m}”` : ''}`;
 }
 
 /** The failing checks of the version before and of this one, side by side: the proof a fix worked. */
@@ -151,6 +154,13 @@ export function AuditView({ tab }: ViewProps) {
             · ran in {audit.runtime === 'pyodide' ? 'the Pyodide sandbox' : 'native CPython (less isolated)'}
           </span>
         )}
+        {envActions()
+          .filter((a) => a.id === 'edit')
+          .map((a) => (
+            <button key={a.id} className="audit-edit" data-testid="audit-edit" onClick={() => a.run({ id: env.id, name: env.name, hash: env.hash })}>
+              Edit
+            </button>
+          ))}
         <button className="audit-run" onClick={() => void auditHead()} disabled={running}>
           {running ? 'Auditing…' : audit ? 'Audit again' : 'Run audit'}
         </button>
@@ -187,7 +197,18 @@ export function AuditView({ tab }: ViewProps) {
             <section className="audit-lines">
               <h3>Offending lines</h3>
               {markers.map((m, i) => (
-                <div key={i} className={`audit-line ${m.severity === 8 ? 'fail' : 'warn'}`}>
+                <div
+                  key={i}
+                  className={`audit-line ${m.severity === 8 ? 'fail' : 'warn'}`}
+                  title="Open this line in the editor"
+                  onClick={() => {
+                    const edit = envActions().find((a) => a.id === 'edit');
+                    if (!edit) return;
+                    edit.run({ id: env.id, name: env.name, hash: env.hash });
+                    // The editor tab's id is editor:<envId> (features/editor/session.ts).
+                    useWorkbench.getState().revealLine(`editor:${env.id}`, m.startLineNumber);
+                  }}
+                >
                   <span className="audit-lno">{m.startLineNumber}</span>
                   <code>{lines[m.startLineNumber - 1]?.trim()}</code>
                   <span className="muted">{m.code}</span>

@@ -25,7 +25,14 @@ export function WriteBackView({ tab }: ViewProps) {
   const [exported, setExported] = useState<string | null>(null);
   const { busy, error, run } = useCall('write-back');
 
-  const preview = useCallback(() => run('Preview', async () => setP(await backend().call('editor.writeBackPreview', { envId }))), [envId, run]);
+  const preview = useCallback(
+    () =>
+      run('Preview', async () => {
+        setDone(null);
+        setP(await backend().call('editor.writeBackPreview', { envId }));
+      }),
+    [envId, run],
+  );
   useEffect(() => {
     void preview();
   }, [preview]);
@@ -37,7 +44,8 @@ export function WriteBackView({ tab }: ViewProps) {
       const msg = r.written ? `Wrote ${r.hash.slice(0, 12)} to ${r.path}${r.backupPath ? `; the original is kept as ${r.backupPath}` : ''}` : `${r.path} already holds ${r.hash.slice(0, 12)}`;
       log('info', 'write-back', msg);
       setDone(msg);
-      setP(await backend().call('editor.writeBackPreview', { envId }));
+      // Keep showing the diff that was written (unmounting Monaco's diff editor mid-update logs errors).
+      setP(r);
     });
   const exportOne = () =>
     run('Export', async () => {
@@ -65,7 +73,7 @@ export function WriteBackView({ tab }: ViewProps) {
         <button onClick={() => p && void navigator.clipboard?.writeText(p.patch)} disabled={!p?.patch}>
           Copy patch
         </button>
-        <button className="primary" data-testid="write-back-apply" onClick={() => void write()} disabled={!p || p.state === 'same' || busy !== null}>
+        <button className="primary" data-testid="write-back-apply" onClick={() => void write()} disabled={!p || p.state === 'same' || done !== null || busy !== null}>
           {busy === 'Write' ? 'Writing…' : 'Write to file'}
         </button>
       </div>
