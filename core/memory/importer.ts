@@ -20,6 +20,7 @@ import type { ImportProgress, ImportSummary } from '../api';
 import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
 import { attachStats, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
+import { PythonSyntaxChecker } from '../editor/pythonSyntax';
 import { stmt } from './statements';
 
 export interface ImportOptions {
@@ -33,6 +34,12 @@ export interface ImportOptions {
   batchSize?: number;
   /** Largest single environment source accepted (a generated game is ~10 KB). */
   maxSourceBytes?: number;
+  /**
+   * Compile each new source with Python's parser (never running it) and flag the ones SPADE
+   * would reject at exec: a file with a syntax error must not arrive silently with a skill and
+   * step read from its name. On by default; off where no python3 is wanted.
+   */
+  checkSyntax?: boolean;
 }
 
 export const DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024;
@@ -225,11 +232,46 @@ class ImportRun {
     if (this.pending.length >= this.batchSize) await this.flush();
   }
 
+  private syntax: PythonSyntaxChecker | null = null;
+  private syntaxOff = false;
+
+  /** Flags the batch's new sources that do not compile (see ImportOptions.checkSyntax). */
+  private async flagSyntaxErrors(batch: EnvCandidate[]): Promise<void> {
+    if (this.opts.checkSyntax === false || this.syntaxOff) return;
+    const known = stmt(this.db, 'SELECT 1 FROM versions WHERE hash = ?');
+    const fresh = batch.filter((c) => !c.rejected && !known.get(sha256(c.source)));
+    if (!fresh.length) return;
+    this.syntax ??= new PythonSyntaxChecker();
+    try {
+      const results = await Promise.all(fresh.map((c) => this.syntax!.check(c.source)));
+      fresh.forEach((c, i) => {
+        const d = results[i]![0];
+        if (!d) return;
+        c.flags = [...(c.flags ?? []), 'syntax_error'];
+        const guessed = [c.skill ? `skill ${c.skill}` : null, c.rolloutStep !== undefined && c.rolloutStep !== null ? `step ${c.rolloutStep}` : null].filter(Boolean).join(', ');
+        this.summary.flagged.push({
+          path: c.path,
+          flag: 'syntax_error',
+          detail: `line ${d.line}: ${d.message}; SPADE would reject it when loading${guessed ? ` (${guessed} come from the file name only)` : ''}`,
+        });
+      });
+    } catch {
+      // No usable python3 here: import without the check rather than fail the import.
+      this.syntaxOff = true;
+    }
+  }
+
+  closeSyntax(): void {
+    this.syntax?.close();
+    this.syntax = null;
+  }
+
   async flush(): Promise<void> {
     this.checkCancel();
     if (this.pending.length) {
       const batch = this.pending;
       this.pending = [];
+      await this.flagSyntaxErrors(batch);
       const now = new Date().toISOString();
       this.db.transaction(() => {
         for (const c of batch) this.summary[ingest(this.db, c, now)]++;
@@ -686,6 +728,7 @@ export async function importPaths(db: Db, paths: string[], opts: ImportOptions =
     state = 'cancelled';
   } finally {
     activeImports.delete(importId);
+    run.closeSyntax();
   }
   const summary = run.finish();
   stmt(db, 'UPDATE imports SET state = ?, finished_at = ?, summary = ? WHERE id = ?').run(state, new Date().toISOString(), JSON.stringify(summary), importId);

@@ -36,3 +36,29 @@ describe('run results coming back', () => {
     expect(withStats.every((r) => r.winRate !== null)).toBe(true);
   });
 });
+
+describe('load status at import', () => {
+  it('flags a game with a syntax error instead of importing it silently with a skill and step from its name', async () => {
+    const dir = join(tmp.dir, 'games');
+    const good = 'class GoodEnv:\n    def reset(self, seed=None):\n        return "hi", {}\n    def step(self, a):\n        return "x", 0.0, True, False, {}\n';
+    const bad = 'class BrokenEnv:\n    def reset(self, seed=None:\n        return "hi", {}\n';
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'game_00005_000_logical_deduction.py'), bad);
+    writeFileSync(join(dir, 'game_00005_001_logical_deduction.py'), good);
+    const s = await importPaths(db, [dir]);
+    expect(s.imported).toBe(2);
+    const flagged = s.flagged.filter((f) => f.flag === 'syntax_error');
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0]!.path).toContain('game_00005_000_logical_deduction.py');
+    expect(flagged[0]!.detail).toMatch(/^line 2: SyntaxError/);
+    expect(flagged[0]!.detail).toContain('skill Logical Deduction, step 5 come from the file name only');
+    const rows = search(db, { filters: { flagged: true } }).rows;
+    expect(rows.map((r) => r.name)).toEqual(['BrokenEnv']);
+    expect(rows[0]!.flags).toContain('syntax_error');
+    // Importing it again is not a new finding about a new file: the stored flag stays, nothing is added.
+    const again = await importPaths(db, [dir]);
+    expect(again.flagged).toEqual([]);
+    expect(again.unchanged).toBe(2);
+  });
+});
