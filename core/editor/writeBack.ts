@@ -7,7 +7,8 @@
  * File-system calls are asynchronous: this runs on the server's main thread.
  */
 import { access, readFile, rename, writeFile } from 'node:fs/promises';
-import { basename, isAbsolute } from 'node:path';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import { packageRoot } from '../services/appInfo';
 import { ApiError } from '../api';
 import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';
@@ -44,6 +45,9 @@ export async function previewWriteBack(db: Db, envId: number, hash?: string): Pr
   if (!env) throw new ApiError('not_found', `No environment ${envId}`);
   // Pasted, snippet or forked environments carry a pseudo path (editor:paste ...): no file to write.
   if (!env.sourcePath || !isAbsolute(env.sourcePath)) throw new ApiError('invalid_input', `${env.name} was not imported from a file: export it instead`);
+  // The bundled seed pack is part of the app, not a run: fixing it there would change every install.
+  const rel = relative(join(packageRoot(), 'resources'), env.sourcePath);
+  if (!rel.startsWith('..') && !isAbsolute(rel)) throw new ApiError('invalid_input', `${env.name} comes from the app's own seed pack: export it instead of writing into the app`);
   const h = hash ?? env.hash;
   const v = getVersion(db, h);
   if (!v || !env.versions.some((x) => x.hash === h)) throw new ApiError('not_found', `${env.name} has no version ${h.slice(0, 12)}`);

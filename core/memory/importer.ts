@@ -64,6 +64,14 @@ function numOrNull(v: unknown): number | null {
   return null;
 }
 
+function isDanglingLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function errReason(e: unknown): string {
   const code = (e as NodeJS.ErrnoException)?.code;
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied (unreadable)';
@@ -291,7 +299,9 @@ class ImportRun {
       try {
         st = statSync(abs);
       } catch (e) {
-        this.skip(abs, errReason(e));
+        // A path the user typed that is not there was never a broken link.
+        const gone = (e as NodeJS.ErrnoException).code === 'ENOENT' && !isDanglingLink(abs);
+        this.skip(abs, gone ? 'no such file or folder' : errReason(e));
         continue;
       }
       if (st.isDirectory()) await this.walkDir(abs);

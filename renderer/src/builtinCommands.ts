@@ -21,7 +21,6 @@ export function registerBuiltinCommands(): void {
     { id: 'view.problems', category: 'View', title: 'Show Problems', run: () => wb().showBottom('problems') },
     { id: 'view.logs', category: 'View', title: 'Show Logs', run: () => wb().showBottom('logs') },
     { id: 'view.library', category: 'View', title: 'Show Library', run: () => wb().setActivity('library') },
-    { id: 'view.episodes', category: 'View', title: 'Show Episodes', run: () => wb().setActivity('episodes') },
     { id: 'view.jobs', category: 'View', title: 'Show Jobs', run: () => wb().setActivity('jobs') },
     { id: 'app.settings', category: 'Preferences', title: 'Open Settings', run: () => wb().openTab({ id: 'settings', kind: 'settings', title: 'Settings' }) },
     { id: 'app.welcome', category: 'Help', title: 'Welcome', run: () => wb().openTab({ id: 'welcome', kind: 'welcome', title: 'Welcome' }) },

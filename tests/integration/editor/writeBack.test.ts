@@ -90,8 +90,12 @@ describe('write back to the source file', () => {
     expect(existsSync(`${file}.orig`)).toBe(true);
   });
 
-  it('refuses an environment that did not come from a file', async () => {
+  it('refuses an environment that did not come from a file, or comes from the bundled seed pack', async () => {
     const made = await api.call('editor.create', { source: GAME, origin: 'paste' });
     await expect(api.call('editor.writeBackPreview', { envId: made.envId })).rejects.toMatchObject({ code: 'invalid_input' });
+    const seedGame = join(process.cwd(), 'resources', 'seed-pack', 'games');
+    await importDir(seedGame, 'seed');
+    const { rows } = await api.call('memory.search', { query: 'GridWalkEnv' });
+    await expect(api.call('editor.writeBackPreview', { envId: rows[0]!.id })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('seed pack') });
   });
 });

@@ -62,3 +62,15 @@ describe('load status at import', () => {
     expect(again.unchanged).toBe(2);
   });
 });
+
+describe('import messages', () => {
+  it('says a typed path does not exist, and keeps "broken link" for links', async () => {
+    const { symlinkSync } = await import('node:fs');
+    symlinkSync(join(tmp.dir, 'nowhere'), join(tmp.dir, 'dangling'));
+    const s = await importPaths(db, [join(tmp.dir, 'never-existed'), join(tmp.dir, 'dangling')]);
+    expect(s.skipped).toEqual([
+      { path: join(tmp.dir, 'never-existed'), reason: 'no such file or folder' },
+      { path: join(tmp.dir, 'dangling'), reason: 'missing (broken link or removed during import)' },
+    ]);
+  });
+});
