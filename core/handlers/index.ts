@@ -8,6 +8,7 @@ import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { writeBackHandlers } from './writeBack';
+import { statsHandlers } from './stats';
 
 /** Every call in the contract must have a handler: the type below fails to compile otherwise. */
 export function createHandlers(s: Services): Handlers {
@@ -20,5 +21,6 @@ export function createHandlers(s: Services): Handlers {
     ...episodesHandlers(s),
     ...auditHandlers(s),
     ...writeBackHandlers(s),
+    ...statsHandlers(s),
   };
 }

@@ -192,6 +192,21 @@ export const memoryCalls = {
     input: z.object({ ids: z.array(id).min(1).max(100_000), add: z.array(tag).max(20).default([]), remove: z.array(tag).max(20).default([]) }).strict(),
     output: z.object({ changed: z.number().int() }),
   }),
+  'memory.setStats': defineCall({
+    name: 'memory.setStats',
+    summary: "Store a measured result (a regret run's returns with and without the hint) as the stats of the environment that holds a version.",
+    input: z
+      .object({
+        hash,
+        regret: z.number().finite(),
+        rHint: z.number().finite(),
+        rNoHint: z.number().finite(),
+        /** The share of unhinted episodes won, when measured. */
+        winRate: z.number().min(0).max(1).optional(),
+      })
+      .strict(),
+    output: envDetailSchema,
+  }),
   'memory.update': defineCall({
     name: 'memory.update',
     summary: 'Change notes, rating, name, skill, or add a new hint (hints are versioned).',

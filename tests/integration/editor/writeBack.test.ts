@@ -99,3 +99,17 @@ describe('write back to the source file', () => {
     await expect(api.call('editor.writeBackPreview', { envId: rows[0]!.id })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('seed pack') });
   });
 });
+
+describe("a measured regret stored in the environment's stats", () => {
+  it('sets regret, r_hint, r_no_hint and win rate of the environment holding the version', async () => {
+    const made = await api.call('editor.create', { source: GAME, origin: 'paste' });
+    const changed: unknown[] = [];
+    const off = api.on('memory.changed', (c) => changed.push(c));
+    const env = await api.call('memory.setStats', { hash: made.hash, regret: 0.5, rHint: 0.75, rNoHint: 0.25, winRate: 0.2 });
+    off();
+    expect([env.regret, env.rHint, env.rNoHint, env.winRate]).toEqual([0.5, 0.75, 0.25, 0.2]);
+    expect((await api.call('memory.get', { id: made.envId })).regret).toBe(0.5);
+    expect(changed).toEqual([{ ids: [made.envId], reason: 'stats' }]);
+    await expect(api.call('memory.setStats', { hash: '0'.repeat(64), regret: 0, rHint: 0, rNoHint: 0 })).rejects.toMatchObject({ code: 'not_found' });
+  });
+});

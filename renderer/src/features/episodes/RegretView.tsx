@@ -26,6 +26,7 @@ export function RegretView({ tab }: ViewProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [r, setR] = useState<CallOutput<'episodes.regret'> | null>(null);
+  const [stored, setStored] = useState<string | null>(null);
   const [progress, setProgress] = useState<EventPayload<'episodes.regretProgress'> | null>(null);
   const [cancelling, setCancelling] = useState(false);
   const runId = useRef<string | null>(null);
@@ -86,18 +87,29 @@ export function RegretView({ tab }: ViewProps) {
             setProgress({ runId: id, done: 0, total: seeds * 2, etaSec: null });
             setError(null);
             setR(null);
+            setStored(null);
             try {
-              setR(
-                await backend().call('episodes.regret', {
-                  runId: id,
+              const result = await backend().call('episodes.regret', {
+                runId: id,
+                hash: tab.params.hash!,
+                seeds,
+                seedStart: start,
+                policy: policyOf(policy, script),
+                ...(hintPolicy !== 'same' ? { hintPolicy: policyOf(hintPolicy, script) } : {}),
+                ...(budget !== '' ? { maxTurns: budget } : {}),
+              });
+              setR(result);
+              // A finished run is the environment's measured regret: the library shows it from now on.
+              if (!result.cancelled) {
+                await backend().call('memory.setStats', {
                   hash: tab.params.hash!,
-                  seeds,
-                  seedStart: start,
-                  policy: policyOf(policy, script),
-                  ...(hintPolicy !== 'same' ? { hintPolicy: policyOf(hintPolicy, script) } : {}),
-                  ...(budget !== '' ? { maxTurns: budget } : {}),
-                }),
-              );
+                  regret: result.regret,
+                  rHint: result.withHint.mean,
+                  rNoHint: result.withoutHint.mean,
+                  winRate: result.withoutHint.solveRate,
+                });
+                setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
+              }
             } catch (e) {
               setError(errorText(e));
             } finally {
@@ -136,6 +148,11 @@ export function RegretView({ tab }: ViewProps) {
       {error ? <div className="ep-error">{error}</div> : null}
       {r ? (
         <>
+          {stored ? (
+            <p className="muted" data-testid="regret-stored">
+              {stored}
+            </p>
+          ) : null}
           {r.cancelled ? (
             <p className="muted" data-testid="regret-cancelled">
               Cancelled: {r.withHint.returns.length} of the seeds asked for ran, each with and without the hint.

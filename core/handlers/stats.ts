@@ -1,0 +1,16 @@
+import { ApiError } from '../api';
+import { attachStats, getEnvironment, getEnvironmentByHash } from '../memory/repository';
+import type { Handlers } from '../server/dispatcher';
+import type { Services } from '../services/services';
+
+/** Results measured in the workbench (a regret run) stored as the environment's stats. */
+export function statsHandlers(s: Services): Pick<Handlers, 'memory.setStats'> {
+  return {
+    'memory.setStats': ({ hash, regret, rHint, rNoHint, winRate }) => {
+      const env = getEnvironmentByHash(s.db, hash);
+      if (!env) throw new ApiError('not_found', `No environment holds version ${hash.slice(0, 12)}`);
+      if (attachStats(s.db, env.id, { regret, rHint, rNoHint, winRate: winRate ?? null })) s.events.emit('memory.changed', { ids: [env.id], reason: 'stats' });
+      return getEnvironment(s.db, env.id)!;
+    },
+  };
+}
