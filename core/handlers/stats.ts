@@ -1,10 +1,11 @@
 import { ApiError } from '../api';
 import { attachStats, getEnvironment, getEnvironmentByHash } from '../memory/repository';
+import { importsOfJob } from '../memory/importLog';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 
-/** Results measured in the workbench (a regret run) stored as the environment's stats. */
-export function statsHandlers(s: Services): Pick<Handlers, 'memory.setStats'> {
+/** Results coming back: a regret run stored as the environment's stats, and what a job's results brought in. */
+export function statsHandlers(s: Services): Pick<Handlers, 'memory.setStats' | 'memory.jobImports'> {
   return {
     'memory.setStats': ({ hash, regret, rHint, rNoHint, winRate }) => {
       const env = getEnvironmentByHash(s.db, hash);
@@ -12,5 +13,6 @@ export function statsHandlers(s: Services): Pick<Handlers, 'memory.setStats'> {
       if (attachStats(s.db, env.id, { regret, rHint, rNoHint, winRate: winRate ?? null })) s.events.emit('memory.changed', { ids: [env.id], reason: 'stats' });
       return getEnvironment(s.db, env.id)!;
     },
+    'memory.jobImports': ({ jobId }) => importsOfJob(s.db, jobId),
   };
 }

@@ -207,6 +207,21 @@ export const memoryCalls = {
       .strict(),
     output: envDetailSchema,
   }),
+  'memory.jobImports': defineCall({
+    name: 'memory.jobImports',
+    summary: "What a job's results brought into the library: environments imported or updated, stats attached, records skipped (with examples).",
+    input: z.object({ jobId: z.string().min(1).max(200) }).strict(),
+    output: z.object({
+      imports: z.number().int(),
+      imported: z.number().int(),
+      updated: z.number().int(),
+      unchanged: z.number().int(),
+      statsAttached: z.number().int(),
+      skipped: z.number().int(),
+      recordsUnmatched: z.number().int(),
+      examples: z.array(z.object({ path: z.string(), reason: z.string() })),
+    }),
+  }),
   'memory.update': defineCall({
     name: 'memory.update',
     summary: 'Change notes, rating, name, skill, or add a new hint (hints are versioned).',

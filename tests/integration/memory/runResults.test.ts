@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { search } from '../../../core/memory/repository';
+import { importsOfJob } from '../../../core/memory/importLog';
 import { tempDir } from '../../helpers/tmp';
 
 // The bundled example run (resources/jobs/example-run), run for real with python3 over the seed
@@ -27,13 +28,19 @@ describe('run results coming back', () => {
     expect((await importPaths(db, [seedPack])).imported).toBe(21);
     const out = join(tmp.dir, 'run');
     execFileSync('python3', [join(process.cwd(), 'resources', 'jobs', 'example-run', 'spade_example_run.py'), '--output', out], { stdio: 'pipe', timeout: 120_000 });
-    const s = await importPaths(db, [out]);
+    const s = await importPaths(db, [out], { jobId: 'example-job' });
     const notFound = s.skipped.filter((k) => /not in the library/.test(k.reason));
     expect(notFound).toEqual([]);
     expect(s.statsAttached).toBeGreaterThanOrEqual(12);
     const withStats = search(db, { filters: { regret: { min: -10, max: 10 } }, limit: 100 }).rows;
     expect(withStats.length).toBeGreaterThan(0);
     expect(withStats.every((r) => r.winRate !== null)).toBe(true);
+    // The job view's line: what the job's results brought back.
+    const back = importsOfJob(db, 'example-job');
+    expect(back.imports).toBe(1);
+    expect(back.statsAttached).toBe(s.statsAttached);
+    expect(back.recordsUnmatched).toBe(0);
+    expect(importsOfJob(db, 'another-job').imports).toBe(0);
   });
 });
 
