@@ -52,6 +52,13 @@ describe('UI bugs of the debugging loop', () => {
     await page.keyboard.press('ArrowUp');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('library-search');
 
+    // Results say where they match (there were no snippets).
+    await search.fill('walls');
+    const snip = page.locator('[data-testid=library-row]', { hasText: 'GridWalkEnv' }).getByTestId('library-snippet');
+    await snip.locator('mark', { hasText: /^walls$/ }).waitFor();
+    expect(await snip.getAttribute('data-field')).toBe('code');
+    await screenshot(page, 'ux-library-snippets');
+
     // A selection made under one search does not act, unseen, under the next.
     await search.fill('');
     await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('21 '));

@@ -84,6 +84,7 @@ export const samples: Sample[] = [
   { call: 'episodes.regretCancel', input: { runId: 'no-such-run' } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
   { call: 'memory.setStats', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', regret: 0.5, rHint: 0.75, rNoHint: 0.25 } },
+  { call: 'memory.snippets', input: { query: 'reset', ids: [1] } },
   { call: 'memory.jobImports', input: { jobId: 'no-such-job' } },
   { call: 'audit.verdicts', input: { hashes: ['0000000000000000000000000000000000000000000000000000000000000000'] } },
   { call: 'audit.run', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },

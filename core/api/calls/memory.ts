@@ -222,6 +222,14 @@ export const memoryCalls = {
       examples: z.array(z.object({ path: z.string(), reason: z.string() })),
     }),
   }),
+  'memory.snippets': defineCall({
+    name: 'memory.snippets',
+    summary: 'Where each listed environment matches a search: the first matching line of its code, hint, notes or name.',
+    input: z.object({ query: z.string().max(500), ids: z.array(id).max(500) }).strict(),
+    output: z.array(
+      z.object({ id: z.number().int(), field: z.enum(['name', 'code', 'hint', 'notes']), line: z.number().int(), text: z.string(), start: z.number().int(), end: z.number().int() }),
+    ),
+  }),
   'memory.update': defineCall({
     name: 'memory.update',
     summary: 'Change notes, rating, name, skill, or add a new hint (hints are versioned).',

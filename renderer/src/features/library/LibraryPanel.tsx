@@ -29,6 +29,7 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
   const selected = useLibrary((s) => (env ? !!s.selected[env.id] : false));
   const toggle = useLibrary((s) => s.toggleSelected);
   const verdict = useLibrary((s) => (env ? s.verdicts[env.hash] : undefined));
+  const snippet = useLibrary((s) => (env ? s.snippets[env.id] : undefined));
   const style = { transform: `translateY(${top}px)`, height: ROW_HEIGHT };
   if (!env) {
     return (
@@ -46,7 +47,7 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       aria-rowindex={index + 1}
       data-testid="library-row"
       onClick={(e) => (e.ctrlKey || e.metaKey ? toggle(env.id) : openEnvironment(env.id, env.name))}
-      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}`}
+      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${snippet.text}` : ''}`}
     >
       <input type="checkbox" aria-label={`Select ${env.name}`} checked={selected} onClick={(e) => e.stopPropagation()} onChange={(e) => toggle(env.id, e.target.checked)} />
       <span className="lib-name">
@@ -55,7 +56,16 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
         {env.name}
         {env.flags.length ? <span className="lib-flag" title={env.flags.join(', ')}> ⚠</span> : null}
       </span>
-      <span className="lib-skill muted">{env.skill ?? '–'}</span>
+      {snippet ? (
+        <span className="lib-skill lib-snippet" data-testid="library-snippet" data-field={snippet.field}>
+          {/* The column is narrow: start at the match (the tooltip has the whole line). */}
+          {snippet.start > 0 ? '…' : ''}
+          <mark>{snippet.text.slice(snippet.start, snippet.end)}</mark>
+          {snippet.text.slice(snippet.end)}
+        </span>
+      ) : (
+        <span className="lib-skill muted">{env.skill ?? '–'}</span>
+      )}
       <span className="lib-num">{fmt(env.regret)}</span>
       <span className="lib-num">{fmt(env.winRate)}</span>
       <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>

@@ -20,6 +20,8 @@ interface LibraryState {
   selected: Record<number, true>;
   /** The stored audit verdict of each listed head version (null: not audited). */
   verdicts: Record<string, 'pass' | 'warn' | 'fail' | null>;
+  /** Where each listed environment matches the search (only while there is a query). */
+  snippets: Record<number, CallOutput<'memory.snippets'>[number]>;
   importOpen: boolean;
   setQuery(q: string): void;
   setFilters(patch: Partial<MemoryFilters>): void;
@@ -38,6 +40,17 @@ interface LibraryState {
 
 const inflight = new Set<string>();
 
+function fetchSnippets(query: string, ids: number[], generation: number): void {
+  if (!ids.length) return;
+  backend()
+    .call('memory.snippets', { query, ids })
+    .then((list) => {
+      if (useLibrary.getState().generation !== generation) return;
+      useLibrary.setState((s) => ({ snippets: { ...s.snippets, ...Object.fromEntries(list.map((x) => [x.id, x])) } }));
+    })
+    .catch(() => {});
+}
+
 function fetchVerdicts(hashes: string[]): void {
   if (!hashes.length) return;
   backend()
@@ -54,7 +67,7 @@ function clean(f: MemoryFilters): MemoryFilters {
 export const useLibrary = create<LibraryState>((set, get) => {
   const reload = () => {
     const generation = get().generation + 1;
-    set({ generation, pages: {}, loading: true, error: null });
+    set({ generation, pages: {}, loading: true, error: null, snippets: {} });
     inflight.clear();
     get().ensurePages([0]);
     const { query, filters } = get();
@@ -77,6 +90,7 @@ export const useLibrary = create<LibraryState>((set, get) => {
     facets: null,
     selected: {},
     verdicts: {},
+    snippets: {},
     importOpen: false,
     setQuery(query) {
       // A selection made for another search must not act, unseen, on this one.
@@ -114,6 +128,7 @@ export const useLibrary = create<LibraryState>((set, get) => {
             if (get().generation !== generation) return;
             set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
             fetchVerdicts(r.rows.map((x) => x.hash));
+            if (query.trim()) fetchSnippets(query, r.rows.map((x) => x.id), generation);
           })
           .catch((e: unknown) => {
             inflight.delete(key);
