@@ -22,9 +22,9 @@ export function registerBuiltinCommands(): void {
     { id: 'view.logs', category: 'View', title: 'Show Logs', run: () => wb().showBottom('logs') },
     { id: 'view.library', category: 'View', title: 'Show Library', run: () => wb().setActivity('library') },
     { id: 'view.jobs', category: 'View', title: 'Show Jobs', run: () => wb().setActivity('jobs') },
-    { id: 'app.settings', category: 'Preferences', title: 'Open Settings', run: () => wb().openTab({ id: 'settings', kind: 'settings', title: 'Settings' }) },
-    { id: 'app.welcome', category: 'Help', title: 'Welcome', run: () => wb().openTab({ id: 'welcome', kind: 'welcome', title: 'Welcome' }) },
-    { id: 'app.scratch', category: 'File', title: 'New Scratch Python Buffer', run: () => wb().openTab({ id: `scratch:${Date.now()}`, kind: 'scratch', title: 'Scratch.py' }) },
+    { id: 'app.settings', category: 'Preferences', title: 'Open Settings', run: () => wb().openTab({ kind: 'settings' }, 'Settings') },
+    { id: 'app.welcome', category: 'Help', title: 'Welcome', run: () => wb().openTab({ kind: 'welcome' }, 'Welcome') },
+    { id: 'app.scratch', category: 'File', title: 'New Scratch Python Buffer', run: () => wb().openTab({ kind: 'scratch', n: Date.now() }, 'Scratch.py') },
     {
       id: 'app.health',
       category: 'Developer',

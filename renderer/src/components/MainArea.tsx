@@ -9,7 +9,7 @@ function kindHints(tabs: Tab[]): Map<string, string> {
   const byTitle = new Map<string, Tab[]>();
   for (const t of tabs) byTitle.set(t.title, [...(byTitle.get(t.title) ?? []), t]);
   const out = new Map<string, string>();
-  for (const same of byTitle.values()) if (same.length > 1) for (const t of same) out.set(t.id, KIND_LABEL[t.kind] ?? t.kind);
+  for (const same of byTitle.values()) if (same.length > 1) for (const t of same) out.set(t.id, KIND_LABEL[t.target.kind] ?? t.target.kind);
   return out;
 }
 
@@ -61,11 +61,11 @@ export function MainArea() {
       <div className="tab-content">
         {tabs.length === 0 ? <div className="empty-main muted">Open something from the Library, or press Ctrl+Shift+P.</div> : null}
         {tabs.map((t) => {
-          const View = viewFor(t.kind);
+          const View = viewFor(t.target.kind);
           // Inactive tabs stay mounted (hidden) so editors keep their undo stacks and scroll positions.
           return (
             <div key={t.id} className="tab-pane" hidden={t.id !== active} role="tabpanel">
-              {View ? <View tab={t} active={t.id === active} /> : <p className="pad">Unknown view: {t.kind}</p>}
+              {View ? <View tab={t} active={t.id === active} /> : <p className="pad">Unknown view: {t.target.kind}</p>}
             </div>
           );
         })}

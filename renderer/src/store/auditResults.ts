@@ -53,7 +53,7 @@ export async function refreshAuditProblems(): Promise<void> {
       severity: 'error',
       message: `${r.name}: audit fails ${(failing.get(r.hash) ?? []).join(', ') || '(checks)'} (version ${r.hash.slice(0, 12)})`,
       source: 'audit',
-      target: { tabKind: 'audit', params: { id: String(r.id) }, title: `Audit: ${r.name}` },
+      target: { tab: { kind: 'audit', envId: r.id }, title: `Audit: ${r.name}` },
     }));
     if (total > rows.length) list.push({ id: 'audit:more', severity: 'info', message: `…and ${total - rows.length} more failing environments (Pool audit dashboard)`, source: 'audit' });
     useApp.getState().setProblems('audit', list);

@@ -3,12 +3,69 @@ import type { MemoryFilters } from '../../../core/api';
 
 export type Activity = 'library' | 'episodes' | 'jobs';
 
+/**
+ * What a tab shows, one variant per kind with its own typed fields. An environment is always
+ * `envId` (it was `id` in some kinds and `envId` in others), and the tab's id is derived from the
+ * target by `tabId` alone, so "open the same thing twice" always finds the existing tab.
+ */
+export type TabTarget =
+  | { kind: 'welcome' }
+  | { kind: 'settings' }
+  | { kind: 'scratch'; n: number }
+  | { kind: 'environment'; envId: number }
+  | { kind: 'editor'; envId: number }
+  | { kind: 'editor-diff'; envId: number; left: string; right: string }
+  | { kind: 'editor-new'; mode: 'game' | 'tool-use' | 'paste' | 'file' }
+  | { kind: 'editor-export' }
+  | { kind: 'write-back'; envId: number }
+  | { kind: 'audit'; envId: number }
+  | { kind: 'audit-dashboard' }
+  | { kind: 'episode'; episodeId: number; step?: number }
+  | { kind: 'episode-pair'; a: number; b: number; mode: 'hint' | 'divergence'; idx: number }
+  | { kind: 'episode-regret'; hash: string; name: string }
+  | { kind: 'job'; jobId: string };
+export type TabKind = TabTarget['kind'];
+export type TargetOf<K extends TabKind> = Extract<TabTarget, { kind: K }>;
+
+export function tabId(t: TabTarget): string {
+  switch (t.kind) {
+    case 'welcome':
+    case 'settings':
+    case 'editor-new':
+    case 'editor-export':
+    case 'audit-dashboard':
+      return t.kind;
+    case 'scratch':
+      return `scratch:${t.n}`;
+    case 'environment':
+      return `env:${t.envId}`;
+    case 'editor':
+    case 'write-back':
+    case 'audit':
+      return `${t.kind}:${t.envId}`;
+    case 'editor-diff':
+      return `editor-diff:${t.envId}:${t.left}:${t.right}`;
+    case 'episode':
+      return `episode:${t.episodeId}`;
+    case 'episode-pair':
+      return `episode-pair:${t.a}:${t.b}`;
+    case 'episode-regret':
+      return `episode-regret:${t.hash}`;
+    case 'job':
+      return `job:${t.jobId}`;
+  }
+}
+
+/** The environment a tab is about, if any (commands such as "Audit This Environment" use it). */
+export function envIdOf(t: TabTarget | undefined): number | null {
+  return t && 'envId' in t ? t.envId : null;
+}
+
 export interface Tab {
-  /** Stable identity: opening the same thing twice focuses the existing tab. */
+  /** tabId(target): never chosen by callers. */
   id: string;
-  kind: string;
   title: string;
-  params: Record<string, string>;
+  target: TabTarget;
   dirty?: boolean;
 }
 
@@ -29,26 +86,28 @@ interface WorkbenchState {
   toggleSide(): void;
   toggleBottom(): void;
   showBottom(tab: 'problems' | 'logs'): void;
-  openTab(tab: Omit<Tab, 'params'> & { params?: Record<string, string> }): void;
+  openTab(target: TabTarget, title: string): void;
   closeTab(id: string): void;
   activateTab(id: string): void;
   markDirty(id: string, dirty: boolean): void;
 }
 
-const TABS_KEY = 'spade.tabs.v1';
-const WELCOME: Tab = { id: 'welcome', kind: 'welcome', title: 'Welcome', params: {} };
+const TABS_KEY = 'spade.tabs.v2';
+const WELCOME: Tab = { id: 'welcome', title: 'Welcome', target: { kind: 'welcome' } };
 
-function isTab(x: unknown): x is Tab {
-  const t = x as Tab | null;
-  return (
-    !!t &&
-    typeof t.id === 'string' &&
-    typeof t.kind === 'string' &&
-    typeof t.title === 'string' &&
-    !!t.params &&
-    typeof t.params === 'object' &&
-    Object.values(t.params).every((v) => typeof v === 'string')
-  );
+/** A saved tab read back: its target must still be a valid one (the id is derived again). */
+function restoreTab(x: unknown): Tab | null {
+  const t = x as { title?: unknown; target?: Record<string, unknown> } | null;
+  if (!t || typeof t.title !== 'string' || !t.target || typeof t.target.kind !== 'string') return null;
+  const target = t.target as unknown as TabTarget;
+  const nums = ['envId', 'n', 'episodeId', 'a', 'b', 'idx'].filter((k) => k in t.target!);
+  if (nums.some((k) => !Number.isInteger(t.target![k]))) return null;
+  try {
+    const id = tabId(target);
+    return typeof id === 'string' && !id.includes('undefined') ? { id, title: t.title, target } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The tabs of the last session in this browser (a reload used to lose them all). */
@@ -58,7 +117,9 @@ function restoredTabs(): { tabs: Tab[]; activeTabId: string | null } {
     if (!raw) return { tabs: [WELCOME], activeTabId: WELCOME.id };
     const saved = JSON.parse(raw) as { tabs?: unknown; active?: unknown };
     // Scratch buffers live only in the page: their text is gone after a reload.
-    const tabs = (Array.isArray(saved.tabs) ? saved.tabs : []).filter(isTab).filter((t) => t.kind !== 'scratch').map(({ id, kind, title, params }) => ({ id, kind, title, params }));
+    const tabs = (Array.isArray(saved.tabs) ? saved.tabs : [])
+      .map(restoreTab)
+      .filter((t): t is Tab => t !== null && t.target.kind !== 'scratch');
     const active = typeof saved.active === 'string' && tabs.some((t) => t.id === saved.active) ? saved.active : (tabs[0]?.id ?? null);
     return { tabs, activeTabId: active };
   } catch {
@@ -81,10 +142,11 @@ export const useWorkbench = create<WorkbenchState>((set) => ({
   toggleSide: () => set((s) => ({ sideVisible: !s.sideVisible })),
   toggleBottom: () => set((s) => ({ bottomVisible: !s.bottomVisible })),
   showBottom: (bottomTab) => set({ bottomTab, bottomVisible: true }),
-  openTab: (tab) =>
+  openTab: (target, title) =>
     set((s) => {
-      if (s.tabs.some((t) => t.id === tab.id)) return { activeTabId: tab.id };
-      return { tabs: [...s.tabs, { params: {}, ...tab }], activeTabId: tab.id };
+      const id = tabId(target);
+      if (s.tabs.some((t) => t.id === id)) return { activeTabId: id };
+      return { tabs: [...s.tabs, { id, title, target }], activeTabId: id };
     }),
   closeTab: (id) =>
     set((s) => {
@@ -100,7 +162,7 @@ export const useWorkbench = create<WorkbenchState>((set) => ({
 
 let savedJson = '';
 useWorkbench.subscribe((s) => {
-  const json = JSON.stringify({ tabs: s.tabs.map(({ id, kind, title, params }) => ({ id, kind, title, params })), active: s.activeTabId });
+  const json = JSON.stringify({ tabs: s.tabs.map(({ title, target }) => ({ title, target })), active: s.activeTabId });
   if (json === savedJson) return;
   savedJson = json;
   try {

@@ -4,7 +4,7 @@ import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { envActions } from '../../views/envActions';
-import { useWorkbench } from '../../store/workbench';
+import { tabId, useWorkbench } from '../../store/workbench';
 import { auditMarkers } from './markers';
 import { canReplay, replayCheck } from './replay';
 import { episodesAvailable } from './features';
@@ -92,8 +92,8 @@ function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; be
 }
 
 /** The audit of an environment's head version: every check, its evidence, replay, source lines, and before/after. */
-export function AuditView({ tab }: ViewProps) {
-  const envId = Number(tab.params.id);
+export function AuditView({ tab }: ViewProps<'audit'>) {
+  const envId = tab.target.envId;
   const [env, setEnv] = useState<EnvDetail | null>(null);
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const { busy, error, run } = useCall('audit');
@@ -205,8 +205,8 @@ export function AuditView({ tab }: ViewProps) {
                     const edit = envActions().find((a) => a.id === 'edit');
                     if (!edit) return;
                     edit.run({ id: env.id, name: env.name, hash: env.hash });
-                    // The editor tab's id is editor:<envId> (features/editor/session.ts).
-                    useWorkbench.getState().revealLine(`editor:${env.id}`, m.startLineNumber);
+                    // The editor tab of this environment (one id per target).
+                    useWorkbench.getState().revealLine(tabId({ kind: 'editor', envId: env.id }), m.startLineNumber);
                   }}
                 >
                   <span className="audit-lno">{m.startLineNumber}</span>

@@ -54,7 +54,7 @@ function Bars({ s, onPick, picked }: { s: Summary; onPick(id: string): void; pic
   );
 }
 
-export function AuditDashboard(_: ViewProps) {
+export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
   const [s, setS] = useState<Summary | null>(null);
   const [progress, setProgress] = useState<Progress | null>(null);
   const [batches, setBatches] = useState<Batch[]>([]);
@@ -136,7 +136,7 @@ export function AuditDashboard(_: ViewProps) {
                     <button className="audit-link" onClick={() => openAudit(e.id, e.name)}>
                       {e.name}
                     </button>
-                    <button className="audit-link muted" onClick={() => useWorkbench.getState().openTab({ id: `env:${e.id}`, kind: 'environment', title: e.name, params: { id: String(e.id) } })}>
+                    <button className="audit-link muted" onClick={() => useWorkbench.getState().openTab({ kind: 'environment', envId: e.id }, e.name)}>
                       library
                     </button>
                   </li>

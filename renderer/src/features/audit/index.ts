@@ -1,6 +1,6 @@
 import './audit.css';
 import { useCommands } from '../../store/commands';
-import { useWorkbench } from '../../store/workbench';
+import { envIdOf, useWorkbench } from '../../store/workbench';
 import { registerView } from '../../views/registry';
 import { registerEnvAction } from '../../views/envActions';
 import { AuditView } from './AuditView';
@@ -37,9 +37,9 @@ export function registerAuditFeature(): void {
       run: () => {
         const wb = useWorkbench.getState();
         const tab = wb.tabs.find((t) => t.id === wb.activeTabId);
-        const id = tab?.params.id ?? tab?.params.envId;
-        const name = tab?.kind === 'audit' ? tab.title.replace(/^Audit: /, '') : (tab?.title ?? '');
-        if (tab && (tab.kind === 'environment' || tab.kind === 'editor' || tab.kind === 'audit') && id && /^\d+$/.test(id)) void auditEnvironmentNow(Number(id), name);
+        const id = envIdOf(tab?.target);
+        const name = (tab?.title ?? '').replace(/^(Audit|Write back): /, '');
+        if (tab && id !== null) void auditEnvironmentNow(id, name);
         else openAuditDashboard();
       },
     },

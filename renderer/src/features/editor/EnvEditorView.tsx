@@ -12,8 +12,8 @@ import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
-export function EnvEditorView({ tab }: ViewProps) {
-  const envId = Number(tab.params.envId);
+export function EnvEditorView({ tab }: ViewProps<'editor'>) {
+  const envId = tab.target.envId;
   const [session, setSession] = useState<EditorSession | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [, rerender] = useReducer((x: number) => x + 1, 0);

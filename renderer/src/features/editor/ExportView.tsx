@@ -3,7 +3,7 @@ import { backend } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 
 /** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
-export function ExportView(_props: ViewProps) {
+export function ExportView(_props: ViewProps<'editor-export'>) {
   const [outDir, setOutDir] = useState('');
   const [format, setFormat] = useState<'spade' | 'jsonl'>('spade');
   const [which, setWhich] = useState<'seeds' | 'tag'>('seeds');

@@ -17,8 +17,8 @@ function download(name: string, text: string): void {
  * Sending a fixed environment back to the run: the diff against the file it came from first, then
  * the write (the original kept beside it); or a patch; or an export of just this environment.
  */
-export function WriteBackView({ tab }: ViewProps) {
-  const envId = Number(tab.params.envId);
+export function WriteBackView({ tab }: ViewProps<'write-back'>) {
+  const envId = tab.target.envId;
   const [p, setP] = useState<WriteBackPreview | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [outDir, setOutDir] = useState('');

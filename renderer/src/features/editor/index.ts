@@ -2,7 +2,7 @@ import { registerEnvAction } from '../../views/envActions';
 import { backend, log, useApp } from '../../store/app';
 import { useCommands, type Command } from '../../store/commands';
 import { registerQuickOpenProvider } from '../../store/quickOpen';
-import { useWorkbench } from '../../store/workbench';
+import { envIdOf, useWorkbench } from '../../store/workbench';
 import { registerView } from '../../views/registry';
 import { DiffView } from './DiffView';
 import { EnvEditorView } from './EnvEditorView';
@@ -132,8 +132,8 @@ function editorCommands(): Command[] {
       run: () => {
         const wb = useWorkbench.getState();
         const tab = wb.tabs.find((t) => t.id === wb.activeTabId);
-        const id = Number(tab?.params.id ?? tab?.params.envId);
-        if (tab && Number.isInteger(id) && id > 0) openEditor(id, tab.title);
+        const id = envIdOf(tab?.target);
+        if (tab && id !== null) openEditor(id, tab.title.replace(/^(Audit|Write back): /, ''));
         else log('info', 'editor', 'Open an environment from the Library first');
       },
     },

@@ -1,6 +1,6 @@
 import type { Diagnostic, EnvDetail, LoadCheck, VersionInfo } from '../../../../core/api';
 import { backend, log, useApp, type Problem } from '../../store/app';
-import { useWorkbench } from '../../store/workbench';
+import { tabId, useWorkbench } from '../../store/workbench';
 import type { Monaco } from '../../monaco/setup';
 
 type Editor = ReturnType<Monaco['editor']['create']>;
@@ -10,7 +10,7 @@ export const DRAFT_DEBOUNCE_MS = 300;
 export const SYNTAX_DEBOUNCE_MS = 250;
 
 export function editorTabId(envId: number): string {
-  return `editor:${envId}`;
+  return tabId({ kind: 'editor', envId });
 }
 
 /**
@@ -175,7 +175,7 @@ export class EditorSession {
       severity: d.severity,
       message: `${this.env.name}:${d.line}:${d.column} ${d.message}`,
       source: d.source,
-      target: { tabKind: 'editor', params: { envId: String(this.env.id) }, line: d.line },
+      target: { tab: { kind: 'editor', envId: this.env.id }, title: this.env.name, line: d.line },
     }));
     useApp.getState().setProblems(`editor:${this.env.id}`, problems);
     this.notify();

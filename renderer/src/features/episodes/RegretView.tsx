@@ -16,7 +16,7 @@ function policyOf(k: Kind, script: string) {
  * without. Scripted policies ignore the hint, so with one policy for both arms regret is ~0 by
  * construction; choose a different hinted-arm policy (e.g. solution() as a perfect hint-follower).
  */
-export function RegretView({ tab }: ViewProps) {
+export function RegretView({ tab }: ViewProps<'episode-regret'>) {
   const [seeds, setSeeds] = useState(10);
   const [start, setStart] = useState(0);
   const [policy, setPolicy] = useState<Kind>('random');
@@ -46,7 +46,7 @@ export function RegretView({ tab }: ViewProps) {
   return (
     <div className="ep-view" data-testid="regret-view">
       <div className="ep-header">
-        <strong>Hint-based regret</strong> <span className="muted">{tab.params.name} · {tab.params.hash?.slice(0, 12)}</span>
+        <strong>Hint-based regret</strong> <span className="muted">{tab.target.name} · {tab.target.hash.slice(0, 12)}</span>
       </div>
       <div className="ep-runbar">
         <label>
@@ -91,7 +91,7 @@ export function RegretView({ tab }: ViewProps) {
             try {
               const result = await backend().call('episodes.regret', {
                 runId: id,
-                hash: tab.params.hash!,
+                hash: tab.target.hash,
                 seeds,
                 seedStart: start,
                 policy: policyOf(policy, script),
@@ -102,7 +102,7 @@ export function RegretView({ tab }: ViewProps) {
               // A finished run is the environment's measured regret: the library shows it from now on.
               if (!result.cancelled) {
                 await backend().call('memory.setStats', {
-                  hash: tab.params.hash!,
+                  hash: tab.target.hash,
                   regret: result.regret,
                   rHint: result.withHint.mean,
                   rNoHint: result.withoutHint.mean,

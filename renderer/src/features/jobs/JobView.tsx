@@ -26,8 +26,8 @@ function useJobImports(jobId: string, filesBack: number): CallOutput<'memory.job
 }
 
 /** One job: its state, log (xterm.js) and metric charts (uPlot). */
-export function JobView({ tab }: ViewProps) {
-  const id = tab.params.id ?? '';
+export function JobView({ tab }: ViewProps<'job'>) {
+  const id = tab.target.jobId;
   const job = useJobs((s) => s.jobs.find((j) => j.id === id));
   const [loaded, setLoaded] = useState<JobSummary | null>(null);
   useEffect(() => {

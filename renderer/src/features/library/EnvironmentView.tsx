@@ -17,8 +17,8 @@ function Stat({ label, value }: { label: string; value: string }) {
 }
 
 /** One environment: read-only source, hashes and lineage, SPADE stats, hint, tags and notes. */
-export function EnvironmentView({ tab }: ViewProps) {
-  const id = Number(tab.params.id);
+export function EnvironmentView({ tab }: ViewProps<'environment'>) {
+  const id = tab.target.envId;
   const [env, setEnv] = useState<EnvDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notes, setNotes] = useState('');
