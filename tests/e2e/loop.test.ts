@@ -65,6 +65,9 @@ describe('the debugging loop in Chromium', () => {
     await page.keyboard.press('Enter');
     const dash = page.getByTestId('audit-dashboard');
     await dash.getByRole('button', { name: 'Audit all' }).click();
+    // While it runs the dashboard says so (it said "No audits yet").
+    await dash.getByTestId('audit-progress').waitFor();
+    expect(await dash.textContent()).not.toContain('No audits yet');
     await page
       .waitForFunction(() => /22 of 22 environments audited/.test(document.querySelector('[data-testid=audit-dashboard]')?.textContent ?? ''), undefined, { timeout: 300_000 })
       .catch(async (e: unknown) => {

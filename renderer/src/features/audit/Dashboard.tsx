@@ -92,7 +92,12 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
     setEnvs(rows);
   };
 
-  const start = () => backend().call('audit.batch', { all: true }).catch((e: unknown) => log('error', 'audit', String(e)));
+  // Running from the click on, not from the first finished environment.
+  const start = () =>
+    backend()
+      .call('audit.batch', { all: true })
+      .then(({ batchId, total }) => setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null })))
+      .catch((e: unknown) => log('error', 'audit', String(e)));
   const running = progress?.state === 'running' ? progress : null;
   const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
 
