@@ -79,7 +79,7 @@ export function WriteBackView({ tab }: ViewProps<'write-back'>) {
       </div>
       {error && <p className="pad-s audit-error" data-testid="write-back-error">{error}</p>}
       {done && <p className="pad-s ok-text" data-testid="write-back-done">{done}</p>}
-      {p && (
+      {p && !done && (
         <p className="pad-s muted" data-testid="write-back-state">
           {p.state === 'same'
             ? 'The file already holds this version: nothing to write.'
