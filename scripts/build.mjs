@@ -11,21 +11,25 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const nodeOnly = process.argv.includes('--node');
 const started = Date.now();
 
-const nodeEntries = {
+// The CLI and the bench: shared chunks, so a lazily imported module (a CLI command and the SQLite,
+// Pyodide, SSH code behind it) is loaded only when used: `spade-workbench --help` loads almost nothing.
+const splitEntries = {
   cli: 'core/cli/main.ts',
   bench: 'bench/main.ts',
 };
+// Processes and threads started from a file stay single files: the runtime child runs under Node's
+// permission model, which lets it read its own script and nothing else.
+const wholeEntries = {};
 for (const [name, file] of Object.entries({
   'runtime-child': 'core/runtime/child.ts',
   'memory-worker': 'core/memory/worker.ts',
   'audit-worker': 'core/audit/worker.ts',
 })) {
-  if (existsSync(join(root, file))) nodeEntries[name] = file;
+  if (existsSync(join(root, file))) wholeEntries[name] = file;
 }
 
-await esbuild({
+const nodeOptions = {
   absWorkingDir: root,
-  entryPoints: nodeEntries,
   outdir: 'dist/node',
   bundle: true,
   platform: 'node',
@@ -35,7 +39,9 @@ await esbuild({
   sourcemap: 'linked',
   logLevel: 'warning',
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
+};
+await esbuild({ ...nodeOptions, entryPoints: splitEntries, splitting: true, chunkNames: '[name]-[hash]' });
+await esbuild({ ...nodeOptions, entryPoints: wholeEntries });
 
 // Electron loads CommonJS for main and (sandboxed) preload; the preload must be one file.
 await esbuild({

@@ -16,7 +16,15 @@ try {
   electronPath = undefined;
 }
 if (typeof electronPath !== 'string' || !existsSync(electronPath)) {
-  console.error('The Electron binary is not installed here (ELECTRON_SKIP_BINARY_DOWNLOAD or no network), so the desktop app cannot open: run `npm run serve` and use the workbench in a browser instead.');
+  // Electron is an optional dependency: `npm install` succeeds where its binary cannot be downloaded.
+  console.error(
+    [
+      'The Electron binary is not installed here, so the desktop app cannot open.',
+      'To get it: run `node node_modules/electron/install.js` on a machine that can reach github.com',
+      '(or set ELECTRON_MIRROR to a mirror you can reach, and unset ELECTRON_SKIP_BINARY_DOWNLOAD), then `npm start` again.',
+      'Meanwhile `npm run serve` opens the same workbench in a browser.',
+    ].join('\n'),
+  );
   process.exit(1);
 }
 execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });

@@ -1,17 +1,7 @@
-import type { CliIO, Command } from './command';
+import type { CliIO } from './command';
 import { UsageError } from './command';
-import { serveCommand } from './commands/serve';
-import { importCommand } from './commands/import';
-import { exportCommand } from './commands/export';
-import { searchCommand } from './commands/search';
-import { statsCommand } from './commands/stats';
-import { auditCommand } from './commands/audit';
-import { replayCommand } from './commands/replay';
-import { playCommand } from './commands/play';
+import { catalog as commands } from './catalog';
 import { appVersion } from '../services/appInfo';
-
-/** Every subcommand, in the order `--help` lists them. Later features append theirs. */
-export const commands: Command[] = [serveCommand, importCommand, exportCommand, searchCommand, statsCommand, auditCommand, replayCommand, playCommand];
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
@@ -33,7 +23,21 @@ export function helpText(): string {
   ].join('\n');
 }
 
+/**
+ * Output piped into `head` (or a closed terminal) is not an error of ours: stop quietly, with
+ * the status a shell gives a reader that went away, instead of an EPIPE stack trace.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+  }
+}
+
 export async function main(argv: string[], io: CliIO = stdio): Promise<number> {
+  if (io === stdio) quietOnClosedPipe();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(helpText());
@@ -43,20 +47,20 @@ export async function main(argv: string[], io: CliIO = stdio): Promise<number> {
     io.out(appVersion());
     return 0;
   }
-  const cmd = commands.find((c) => c.name === name);
-  if (!cmd) {
+  const info = commands.find((c) => c.name === name);
+  if (!info) {
     io.err(`Unknown command: ${name}\n\n${helpText()}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(`${cmd.summary}\n\nUsage: ${cmd.usage}`);
+    io.out(`${info.summary}\n\nUsage: ${info.usage}`);
     return 0;
   }
   try {
-    return await cmd.run(rest, io);
+    return await (await info.load()).run(rest, io);
   } catch (e) {
     if (e instanceof UsageError || (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS'))) {
-      io.err(`${e.message}\nUsage: ${cmd.usage}`);
+      io.err(`${e.message}\nUsage: ${info.usage}`);
       return 2;
     }
     io.err(`Error: ${e instanceof Error ? e.message : String(e)}`);

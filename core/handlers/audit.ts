@@ -1,7 +1,7 @@
 import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
-import { envIdsWith, listBatches, poolSummary } from '../audit/store';
+import { envIdsWith, getAudit, listBatches, poolSummary } from '../audit/store';
 import { validateCheckIds } from '../audit/types';
 import { DomainError } from '../errors';
 
@@ -35,5 +35,10 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
     'audit.results': ({ hash }) => s.audit.results(hash),
     'audit.summary': () => poolSummary(s.db),
     'audit.environments': ({ checkId, status }) => ({ ids: envIdsWith(s.db, checkId, status) }),
+    'audit.verdicts': ({ hashes }) =>
+      hashes.map((hash) => {
+        const a = getAudit(s.db, hash);
+        return { hash, verdict: a?.verdict ?? null, failing: a ? a.checks.filter((c) => c.status === 'fail').map((c) => c.id) : [], createdAt: a?.createdAt ?? null };
+      }),
   };
 }

@@ -2,7 +2,8 @@ import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 
-type EditorCalls = Extract<CallName, `editor.${string}`>;
+// Write-back and stats calls have handlers of their own (writeBack.ts, stats.ts).
+type EditorCalls = Exclude<Extract<CallName, `editor.${string}`>, 'editor.writeBackPreview' | 'editor.writeBack'>;
 
 export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
   const ed = () => s.editor;

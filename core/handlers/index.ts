@@ -8,6 +8,8 @@ import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
+import { writeBackHandlers } from './writeBack';
+import { statsHandlers } from './stats';
 
 /**
  * Every call in the contract must have a handler: the type below fails to compile otherwise. Each is
@@ -23,6 +25,8 @@ export function createHandlers(s: Services): Handlers {
     ...episodesHandlers(s),
     ...auditHandlers(s),
     ...modelsHandlers(s),
+    ...writeBackHandlers(s),
+    ...statsHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};
   for (const [name, h] of Object.entries(all) as [string, (i: unknown, c: CallContext) => unknown][]) {

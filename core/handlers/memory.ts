@@ -3,7 +3,8 @@ import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 
-type MemoryCall = Extract<CallName, `memory.${string}`>;
+// Write-back and stats calls have handlers of their own (writeBack.ts, stats.ts).
+type MemoryCall = Exclude<Extract<CallName, `memory.${string}`>, 'memory.setStats' | 'memory.jobImports' | 'memory.snippets'>;
 
 export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
   const lib = s.library;
@@ -25,9 +26,9 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
     }),
     'memory.importCancel': ({ jobId }) => ({ cancelled: s.memory.cancel(jobId) }),
     'memory.importStatus': ({ jobId }) => s.memory.status(jobId),
-    'memory.export': ({ selection, format, outDir }) => {
+    'memory.export': async ({ selection, format, outDir }) => {
       const out = resolve(outDir);
-      return { ...lib.export(selection, { format, outDir: out }), outDir: out };
+      return { ...(await lib.exportAsync(selection, { format, outDir: out })), outDir: out };
     },
     'memory.stats': () => lib.stats(),
     'memory.facets': ({ query, filters }) => lib.facets(query, filters),

@@ -11,9 +11,15 @@
  *   tool_use/manifest.json + tool_use/{stem}.py (the tool-use release layout), checksums.sha256.
  * 'jsonl' is environments.jsonl, one environment per line with `code`, `hint`, `skill`, `name`...
  * Files are written to a temporary name and renamed, so a crash never leaves a half file.
+ *
+ * The files are planned in memory first (database reads only), then written. The app's server
+ * writes with `exportEnvironmentsAsync`: no file-system call on its main thread may block. And
+ * folders are made one level at a time, never with `mkdir -p`'s recursive flag: Node's recursive
+ * mkdir spins forever on a path under /proc (`/proc/nope/seeds`), sync or async.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join, parse, resolve } from 'node:path';
 import type { Db } from './db';
 import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
@@ -29,11 +35,58 @@ export interface ExportResult {
   files: string[];
 }
 
-function writeAtomic(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.partial-${process.pid}`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, path);
+/** The folders from the root down to `dir`, for making them one at a time. */
+function ancestry(dir: string): string[] {
+  const out: string[] = [];
+  let d = resolve(dir);
+  const root = parse(d).root;
+  while (d !== root) {
+    out.unshift(d);
+    d = dirname(d);
+  }
+  return out;
+}
+
+function cannotCreate(dir: string, e: unknown): DomainError {
+  const code = (e as NodeJS.ErrnoException | null)?.code ?? 'error';
+  const why = code === 'ENOENT' ? 'its parent cannot hold folders' : code === 'ENOTDIR' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'not allowed here' : code;
+  return new DomainError('invalid_input', `Cannot create the folder ${dir}: ${why} (${code}). Choose another output folder.`);
+}
+
+/** `mkdir -p` without Node's recursive flag (see the file comment). */
+export async function makeDirs(dir: string): Promise<void> {
+  for (const d of ancestry(dir)) {
+    try {
+      await mkdir(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cannotCreate(dir, e);
+      const st = await stat(d).catch(() => null);
+      if (!st?.isDirectory()) throw cannotCreate(dir, Object.assign(new Error('not a folder'), { code: 'ENOTDIR' }));
+    }
+  }
+}
+
+export function makeDirsSync(dir: string): void {
+  for (const d of ancestry(dir)) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cannotCreate(dir, e);
+      let isDir = false;
+      try {
+        isDir = statSync(d).isDirectory();
+      } catch {
+        isDir = false;
+      }
+      if (!isDir) throw cannotCreate(dir, Object.assign(new Error('not a folder'), { code: 'ENOTDIR' }));
+    }
+  }
+}
+
+/** What an export writes: relative path -> content, in writing order. */
+export interface ExportPlan {
+  count: number;
+  files: [string, string][];
 }
 
 function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<string, unknown> {
@@ -90,14 +143,13 @@ function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFil
   };
 }
 
-export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): ExportResult {
-  const files: string[] = [];
+/** Reads the environments and lays out the files (nothing is written). */
+export function planExport(db: Db, ids: number[], format: ExportOptions['format']): ExportPlan {
+  const files: [string, string][] = [];
   const write = (rel: string, content: string) => {
-    writeAtomic(join(opts.outDir, rel), content);
-    files.push(rel);
+    files.push([rel, content]);
   };
-  mkdirSync(opts.outDir, { recursive: true });
-  if (opts.format === 'jsonl') {
+  if (format === 'jsonl') {
     const lines: string[] = [];
     for (const id of ids) {
       const d = getEnvironment(db, id);
@@ -173,8 +225,41 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
   if (memory.length) write('env_memory.json', `${JSON.stringify(memory, null, 2)}\n`);
   if (toolEntries.length) write('tool_use/manifest.json', `${JSON.stringify({ environments: toolEntries }, null, 2)}\n`);
   // Same format as `sha256sum`, so `sha256sum -c checksums.sha256` verifies the export by hand.
-  const sums = files.map((f) => `${sha256(readFileSync(join(opts.outDir, f)))}  ${f}`);
+  const sums = files.map(([f, content]) => `${sha256(content)}  ${f}`);
   if (sums.length) write('checksums.sha256', `${sums.join('\n')}\n`);
   return { count: ids.length, files };
+}
+
+/** For callers off the server's main thread (the CLI, a job's private temp folder). */
+export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): ExportResult {
+  const plan = planExport(db, ids, opts.format);
+  makeDirsSync(opts.outDir);
+  for (const [rel, content] of plan.files) {
+    const path = join(opts.outDir, rel);
+    makeDirsSync(dirname(path));
+    const tmp = `${path}.partial-${process.pid}`;
+    writeFileSync(tmp, content);
+    renameSync(tmp, path);
+  }
+  return { count: plan.count, files: plan.files.map(([f]) => f) };
+}
+
+/** The server's export: the same files, written without blocking the event loop. */
+export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: ExportOptions): Promise<ExportResult> {
+  const plan = planExport(db, ids, opts.format);
+  await makeDirs(opts.outDir);
+  for (const [rel, content] of plan.files) {
+    const path = join(opts.outDir, rel);
+    await makeDirs(dirname(path));
+    const tmp = `${path}.partial-${process.pid}`;
+    try {
+      await writeFile(tmp, content);
+      await rename(tmp, path);
+    } catch (e) {
+      await unlink(tmp).catch(() => {});
+      throw new DomainError('invalid_input', `Cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+  }
+  return { count: plan.count, files: plan.files.map(([f]) => f) };
 }
 

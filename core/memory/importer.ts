@@ -20,7 +20,8 @@ import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
 import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
-import { attachStats, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
+import { attachStats, envIdBySourceName, envIdBySourcePrefix, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
+import { PythonSyntaxChecker } from '../editor/pythonSyntax';
 
 export interface ImportOptions {
   onProgress?: (p: Omit<ImportProgress, 'jobId'>) => void;
@@ -43,6 +44,12 @@ export interface ImportOptions {
    * keeps only the first examples and counts). Written only when something is skipped.
    */
   skippedLog?: string;
+  /**
+   * Compile each new source with Python's parser (never running it) and flag the ones SPADE
+   * would reject at exec: a file with a syntax error must not arrive silently with a skill and
+   * step read from its name. On by default; off where no python3 is wanted.
+   */
+  checkSyntax?: boolean;
 }
 
 /** What crosses to the import worker (plain data; callbacks and signals stay on each side). */
@@ -70,6 +77,14 @@ function numOrNull(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string' && v.trim() && Number.isFinite(Number(v))) return Number(v);
   return null;
+}
+
+function isDanglingLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function errReason(e: unknown): string {
@@ -330,11 +345,45 @@ class ImportRun {
     if (this.pending.length >= this.batchSize) await this.flush();
   }
 
+  private syntax: PythonSyntaxChecker | null = null;
+  private syntaxOff = false;
+
+  /** Flags the batch's new sources that do not compile (see ImportOptions.checkSyntax). */
+  private async flagSyntaxErrors(batch: EnvCandidate[]): Promise<void> {
+    if (this.opts.checkSyntax === false || this.syntaxOff) return;
+    const fresh = batch.filter((c) => !c.rejected && envIdOfHash(this.db, sha256(c.source)) === null);
+    if (!fresh.length) return;
+    this.syntax ??= new PythonSyntaxChecker();
+    try {
+      const results = await Promise.all(fresh.map((c) => this.syntax!.check(c.source)));
+      fresh.forEach((c, i) => {
+        const d = results[i]![0];
+        if (!d) return;
+        c.flags = [...(c.flags ?? []), 'syntax_error'];
+        const guessed = [c.skill ? `skill ${c.skill}` : null, c.rolloutStep !== undefined && c.rolloutStep !== null ? `step ${c.rolloutStep}` : null].filter(Boolean).join(', ');
+        this.summary.flagged.push({
+          path: c.path,
+          flag: 'syntax_error',
+          detail: `line ${d.line}: ${d.message}; SPADE would reject it when loading${guessed ? ` (${guessed} come from the file name only)` : ''}`,
+        });
+      });
+    } catch {
+      // No usable python3 here: import without the check rather than fail the import.
+      this.syntaxOff = true;
+    }
+  }
+
+  closeSyntax(): void {
+    this.syntax?.close();
+    this.syntax = null;
+  }
+
   async flush(): Promise<void> {
     this.checkCancel();
     if (this.pending.length) {
       const batch = this.pending;
       this.pending = [];
+      await this.flagSyntaxErrors(batch);
       const now = new Date().toISOString();
       this.db.transaction(() => {
         for (const c of batch) this.summary[ingest(this.db, c, now)]++;
@@ -362,7 +411,9 @@ class ImportRun {
       try {
         st = statSync(abs);
       } catch (e) {
-        this.skip(abs, errReason(e));
+        // A path the user typed that is not there was never a broken link.
+        const gone = (e as NodeJS.ErrnoException).code === 'ENOENT' && !isDanglingLink(abs);
+        this.skip(abs, gone ? 'no such file or folder' : errReason(e));
         continue;
       }
       if (st.isDirectory()) await this.walkDir(abs);
@@ -724,6 +775,28 @@ class ImportRun {
   }
 
   /** env_memory.json records name games by file; stats attach to the environments with that stem. */
+  /**
+   * The environment an env_memory.json record is about. SPADE names the game by the file it wrote
+   * (game_00001_000_....py), which is often a game the library already holds under another name
+   * (the pool game it copied): so after the stem, try a file of that name seen in any import,
+   * then the code (the whole source, or SPADE's first-2,000-characters snippet of it).
+   */
+  private envForRecord(file: string | null, snippet: unknown): number | null {
+    const name = file ? basename(file) : null;
+    if (name) {
+      const byStem = findEnvByStem(this.db, name.replace(/\.py$/, ''));
+      if (byStem !== null) return byStem;
+      const seen = envIdBySourceName(this.db, name);
+      if (seen !== null) return seen;
+    }
+    if (typeof snippet !== 'string' || snippet.trim().length < 40) return null;
+    const whole = envIdOfHash(this.db, sha256(snippet));
+    if (whole !== null) return whole;
+    if (snippet.length < 2000) return null;
+    return envIdBySourcePrefix(this.db, snippet);
+  }
+
+
   private async applyEnvMemory(): Promise<void> {
     if (!this.envMemory.length) return;
     this.progress('stats');
@@ -751,10 +824,7 @@ class ImportRun {
           if (!rec || typeof rec !== 'object') return this.skipLine(where, 'not a JSON object');
           const r = rec as Record<string, unknown>;
           const file = typeof r.game_file === 'string' ? r.game_file : entryFile(r);
-          let envId: number | null = file ? findEnvByStem(this.db, basename(file).replace(/\.py$/, '')) : null;
-          if (envId === null && typeof r.code_snippet === 'string' && r.code_snippet.length < 2000) {
-            envId = envIdOfHash(this.db, sha256(r.code_snippet));
-          }
+          const envId = this.envForRecord(file, r.code_snippet);
           if (envId === null) return this.skipLine(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};
           // Our exporter writes SPADE's defaults where a value was unknown and lists them here.
@@ -788,6 +858,7 @@ export async function importPaths(db: Db, paths: string[], opts: ImportOptions =
     run.summary.cancelled = true;
   } finally {
     run.closeSkippedLog();
+    run.closeSyntax();
   }
   const summary = run.finish();
   run.progress('done');

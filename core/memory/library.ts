@@ -4,8 +4,9 @@
  */
 import { DomainError } from '../errors';
 import type { Db } from './db';
-import { exportEnvironments, type ExportOptions } from './exporter';
+import { exportEnvironments, exportEnvironmentsAsync, type ExportOptions } from './exporter';
 import {
+  attachStats,
   addVersion,
   facets,
   getEnvironment,
@@ -24,6 +25,8 @@ import {
   type Selection,
 } from './repository';
 import type { MemoryFilters } from '../api';
+import { importsOfJob } from './importLogStore';
+import { searchSnippets } from './snippetStore';
 
 export interface LibraryServiceDeps {
   db: Db;
@@ -50,6 +53,22 @@ export class LibraryService {
     const d = 'id' in ref ? getEnvironment(this.db, ref.id) : getEnvironmentByHash(this.db, ref.hash);
     if (!d) throw new DomainError('not_found', 'id' in ref ? `No environment ${ref.id}` : `No version ${ref.hash.slice(0, 12)}`);
     return d;
+  }
+
+  /** A regret run's (or a job's) results stored as the environment's stats. */
+  setStats(hash: string, stats: { regret: number | null; rHint: number | null; rNoHint: number | null; winRate: number | null }) {
+    const env = getEnvironmentByHash(this.db, hash);
+    if (!env) throw new DomainError('not_found', `No environment holds version ${hash.slice(0, 12)}`);
+    if (attachStats(this.db, env.id, stats)) this.deps.changed('stats', [env.id]);
+    return getEnvironment(this.db, env.id)!;
+  }
+
+  jobImports(jobId: string) {
+    return importsOfJob(this.db, jobId);
+  }
+
+  snippets(query: string, ids: number[]) {
+    return searchSnippets(this.db, query, ids);
   }
 
   version(hash: string) {
@@ -92,6 +111,13 @@ export class LibraryService {
     const ids = selectIds(this.db, selection);
     if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
     return exportEnvironments(this.db, ids, opts);
+  }
+
+  /** The same, writing asynchronously: a file system that blocks (a dead mount, /proc) cannot freeze the server. */
+  exportAsync(selection: Selection, opts: ExportOptions) {
+    const ids = selectIds(this.db, selection);
+    if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
+    return exportEnvironmentsAsync(this.db, ids, opts);
   }
 
   stats() {

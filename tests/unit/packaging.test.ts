@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,5 +42,28 @@ describe('packaging configuration', () => {
     expect(existsSync(join(root, pkg.bin['spade-workbench']))).toBe(true);
     for (const s of ['start', 'serve', 'test', 'bench', 'dist', 'lint', 'typecheck', 'build']) expect(pkg.scripts[s], s).toBeTruthy();
     expect(pkg.dependencies['better-sqlite3']).toMatch(/^12\./);
+  });
+
+  it('installs where the Electron binary cannot be downloaded, and npm start says how to get it', () => {
+    // Optional: npm install carries on when electron's postinstall cannot fetch the binary.
+    expect(pkg.optionalDependencies?.electron).toBeTruthy();
+    expect(pkg.devDependencies?.electron).toBeUndefined();
+    expect(pkg.dependencies?.electron).toBeUndefined();
+    // electron-builder takes the version from its config (it read devDependencies) and leaves the module out of the app.
+    expect(config.electronVersion).toBe(pkg.optionalDependencies.electron);
+    expect(config.files).toContain('!node_modules/electron{,/**/*}');
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { optional?: boolean; dev?: boolean; optionalDependencies?: Record<string, string> }> };
+    expect(lock.packages['']!.optionalDependencies?.electron).toBe(pkg.optionalDependencies.electron);
+    expect(lock.packages['node_modules/electron']?.optional).toBe(true);
+    // No binary (here: pointed at a folder without one): a clear way forward, no stack trace.
+    const r = spawnSync(process.execPath, [join(root, 'scripts', 'start-electron.mjs')], {
+      encoding: 'utf8',
+      env: { ...process.env, ELECTRON_OVERRIDE_DIST_PATH: join(root, 'no-electron-here') },
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('node node_modules/electron/install.js');
+    expect(r.stderr).toContain('npm run serve');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -98,6 +98,12 @@ export const auditCalls = {
       byCheck: z.array(z.object({ id: z.string(), pass: z.number().int(), warn: z.number().int(), fail: z.number().int(), skip: z.number().int(), failShare: z.number() })),
     }),
   }),
+  'audit.verdicts': defineCall({
+    name: 'audit.verdicts',
+    summary: 'The stored verdict (and failing check ids) of each given version; null where never audited (library column, Problems).',
+    input: z.object({ hashes: z.array(hash).max(1000) }).strict(),
+    output: z.array(z.object({ hash: z.string(), verdict: verdict.nullable(), failing: z.array(z.string()), createdAt: z.string().nullable() })),
+  }),
   'audit.environments': defineCall({
     name: 'audit.environments',
     summary: 'Ids of environments whose head version has a given status for a check (dashboard click-through).',

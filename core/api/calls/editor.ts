@@ -48,6 +48,19 @@ export const loadCheckSchema = z.object({
 });
 export type LoadCheck = z.infer<typeof loadCheckSchema>;
 
+export const writeBackPreviewSchema = z.object({
+  path: z.string(),
+  state: z.enum(['missing', 'same', 'differs']),
+  fileSource: z.string().nullable(),
+  fileHash: z.string().nullable(),
+  fileIsKnownVersion: z.boolean(),
+  hash: z.string(),
+  proposed: z.string(),
+  /** A unified diff from the file as it is to the version (applies with `git apply` / `patch -p1`). */
+  patch: z.string(),
+});
+export type WriteBackPreview = z.infer<typeof writeBackPreviewSchema>;
+
 const diffSide = z.union([z.object({ hash }).strict(), z.object({ draft: id }).strict()]);
 
 export const editorCalls = {
@@ -134,6 +147,18 @@ export const editorCalls = {
     summary: 'A new environment starting from a version (or the given edited source) of another one.',
     input: z.object({ envId: id, hash: hash.optional(), source: source.min(1).optional(), name: z.string().trim().min(1).max(200).optional() }).strict(),
     output: z.object({ envId: z.number().int(), hash: z.string() }),
+  }),
+  'editor.writeBackPreview': defineCall({
+    name: 'editor.writeBackPreview',
+    summary: 'What writing a version (default the head) back to the file it was imported from would change: the file now, the diff, the patch.',
+    input: z.object({ envId: id, hash: hash.optional() }).strict(),
+    output: writeBackPreviewSchema,
+  }),
+  'editor.writeBack': defineCall({
+    name: 'editor.writeBack',
+    summary: 'Write a version back to its source file, keeping the original beside it (.orig); refused when the file changed since the preview.',
+    input: z.object({ envId: id, hash: hash.optional(), expectedFileHash: hash.nullable() }).strict(),
+    output: writeBackPreviewSchema.extend({ written: z.boolean(), backupPath: z.string().nullable() }),
   }),
   'editor.checkSyntax': defineCall({
     name: 'editor.checkSyntax',

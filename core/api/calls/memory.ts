@@ -201,6 +201,44 @@ export const memoryCalls = {
     input: z.object({ ids: z.array(id).min(1).max(100_000), add: z.array(tag).max(20).default([]), remove: z.array(tag).max(20).default([]) }).strict(),
     output: z.object({ changed: z.number().int() }),
   }),
+  'memory.setStats': defineCall({
+    name: 'memory.setStats',
+    summary: "Store a measured result (a regret run's returns with and without the hint) as the stats of the environment that holds a version.",
+    input: z
+      .object({
+        hash,
+        regret: z.number().finite(),
+        rHint: z.number().finite(),
+        rNoHint: z.number().finite(),
+        /** The share of unhinted episodes won, when measured. */
+        winRate: z.number().min(0).max(1).optional(),
+      })
+      .strict(),
+    output: envDetailSchema,
+  }),
+  'memory.jobImports': defineCall({
+    name: 'memory.jobImports',
+    summary: "What a job's results brought into the library: environments imported or updated, stats attached, records skipped (with examples).",
+    input: z.object({ jobId: z.string().min(1).max(200) }).strict(),
+    output: z.object({
+      imports: z.number().int(),
+      imported: z.number().int(),
+      updated: z.number().int(),
+      unchanged: z.number().int(),
+      statsAttached: z.number().int(),
+      skipped: z.number().int(),
+      recordsUnmatched: z.number().int(),
+      examples: z.array(z.object({ path: z.string(), reason: z.string() })),
+    }),
+  }),
+  'memory.snippets': defineCall({
+    name: 'memory.snippets',
+    summary: 'Where each listed environment matches a search: the first matching line of its code, hint, notes or name.',
+    input: z.object({ query: z.string().max(500), ids: z.array(id).max(500) }).strict(),
+    output: z.array(
+      z.object({ id: z.number().int(), field: z.enum(['name', 'code', 'hint', 'notes']), line: z.number().int(), text: z.string(), start: z.number().int(), end: z.number().int() }),
+    ),
+  }),
   'memory.update': defineCall({
     name: 'memory.update',
     summary: 'Change notes, rating, name, skill, or add a new hint (hints are versioned).',

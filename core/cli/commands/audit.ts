@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { openDataDir } from '../../memory/cliDb';
 import { collectSources } from '../../audit/sources';
 import { auditToReport, type RunItem } from '../../audit/runner';
@@ -12,10 +13,7 @@ import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { appVersion } from '../../services/appInfo';
 
 export const auditCommand: Command = {
-  name: 'audit',
-  summary: "Audit environments: SPADE's load checks plus determinism, leaks, crashes, types, winnability, hint leaks",
-  usage:
-    'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--runtime cpython|pyodide] [--data-dir DIR]',
+  ...commandInfo('audit'),
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,

@@ -2,14 +2,13 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
 import { UsageError } from '../command';
-import { exportEnvironments } from '../../memory/exporter';
+import { commandInfo } from '../catalog';
+import { exportEnvironmentsAsync } from '../../memory/exporter';
 import { selectIds } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
 
 export const exportCommand: Command = {
-  name: 'export',
-  summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
-  usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] OUT [--data-dir DIR] [--json]',
+  ...commandInfo('export'),
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -35,7 +34,7 @@ export const exportCommand: Command = {
         return 1;
       }
       const out = resolve(positionals[0]!);
-      const r = exportEnvironments(db, ids, { format: values.format, outDir: out });
+      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out });
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
       else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
       return 0;

@@ -1,13 +1,12 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { importPaths } from '../../memory/importer';
 import { openDataDir } from '../../memory/cliDb';
 
 export const importCommand: Command = {
-  name: 'import',
-  summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
-  usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--json] [--quiet]',
+  ...commandInfo('import'),
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,

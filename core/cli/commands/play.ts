@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { openDatabase } from '../../memory/db';
 import { openDataDir } from '../../memory/cliDb';
 import { search } from '../../memory/repository';
@@ -14,11 +15,6 @@ import { RuntimeService } from '../../runtime/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
 import { modelPlayer, type Transcript } from '../../models/agent';
 
-const USAGE =
-  'spade-workbench play ENV.py|--selection QUERY --endpoint URL --model NAME [--api-key-env VAR] --seeds N [--seed-start S]\n' +
-  '       [--hint TEXT|--hint-file F] [--compare-hint] [--concurrency K] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M]\n' +
-  '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]';
-
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
   const n = Number(v);
@@ -29,9 +25,7 @@ function num(v: string | undefined, name: string, dflt: number, check: (n: numbe
 const int = (n: number) => Number.isInteger(n);
 
 export const playCommand: Command = {
-  name: 'play',
-  summary: "Play environments with a served model (OpenAI-compatible), with and without the hint, by SPADE's agent protocol; prints returns and regret",
-  usage: USAGE,
+  ...commandInfo('play'),
   async run(argv, io: CliIO) {
     const { values, positionals } = parseArgs({
       args: argv,

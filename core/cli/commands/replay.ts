@@ -3,17 +3,15 @@ import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { openDatabase } from '../../memory/db';
-import { memoryCatalog } from '../../episodes/catalog';
+import { memoryCatalog, type EnvCatalog, type EnvSourceInfo } from '../../episodes/catalog';
+import { openDataDir } from '../../memory/cliDb';
 import { EpisodeService } from '../../episodes/service';
 import { EpisodeStore } from '../../episodes/store';
 import { parseActionsFile } from '../../episodes/actionsFile';
 import type { ReplayReport, StepView } from '../../api/calls/episodes';
 import { RuntimeService } from '../../runtime/service';
-
-const USAGE =
-  'spade-workbench replay ENV.py --seed N [--actions FILE] [--hint TEXT|--hint-file F] [--compare-hint] [--max-turns N] [--runtime auto|pyodide|cpython] [--json]\n' +
-  '       spade-workbench replay EPISODE.jsonl [--env ENV.py] [--seed-search N] [--json]';
 
 function oneLine(s: string | null, width: number): string {
   if (s === null) return '';
@@ -51,10 +49,22 @@ function divergenceText(r: ReplayReport): string {
   return lines.join('\n');
 }
 
+/** The private catalog first; what only the library has is copied into it when asked for. */
+function withLibrary(own: EnvCatalog, library: EnvCatalog): EnvCatalog {
+  const adopt = (found: EnvSourceInfo | null): EnvSourceInfo | null => {
+    if (!found) return null;
+    own.add(found.source, found.name, `library:${found.hash.slice(0, 12)}`);
+    return { ...(own.byHash(found.hash) ?? found), hint: found.hint, name: found.name };
+  };
+  return {
+    byHash: (hash) => own.byHash(hash) ?? adopt(library.byHash(hash)),
+    byStem: (stem) => own.byStem(stem) ?? adopt(library.byStem(stem)),
+    add: (source, name, path) => own.add(source, name, path),
+  };
+}
+
 export const replayCommand: Command = {
-  name: 'replay',
-  summary: 'Play an environment with a seed and an action script (with/without hint), or replay recorded episodes and trajectories; exits 1 on divergence',
-  usage: USAGE,
+  ...commandInfo('replay'),
   async run(argv, io: CliIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -70,6 +80,7 @@ export const replayCommand: Command = {
         env: { type: 'string' },
         'seed-search': { type: 'string' },
         json: { type: 'boolean' },
+        'data-dir': { type: 'string' },
       },
       strict: true,
     });
@@ -85,10 +96,13 @@ export const replayCommand: Command = {
     if (values.hint !== undefined && values['hint-file'] !== undefined) throw new UsageError('Give --hint or --hint-file, not both');
 
     // A private in-memory library: the CLI replays files, it does not touch the user's data.
+    // With --data-dir, environments are also looked up (read only) in that library, so a recorded
+    // episode whose environment is there needs no --env.
     const db = openDatabase(':memory:');
+    const library = values['data-dir'] !== undefined ? openDataDir(values['data-dir']).db : null;
+    const catalog = library ? withLibrary(memoryCatalog(db), memoryCatalog(library)) : memoryCatalog(db);
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: runtime === 'cpython' ? 'cpython' : 'pyodide' }), poolSize: 1 });
-    const svc = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
-    const catalog = memoryCatalog(db);
+    const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: rt, defaults: () => ({ maxTurns }) });
     try {
       const isEnv = /\.py$/i.test(file);
       const out: { episodes: { episode: unknown; steps: StepView[] }[]; reports: ReplayReport[] } = { episodes: [], reports: [] };
@@ -167,6 +181,7 @@ export const replayCommand: Command = {
       await svc.closeAll();
       await rt.shutdown();
       db.close();
+      library?.close();
     }
   },
 };

@@ -1,13 +1,12 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { search } from '../../memory/repository';
 import { fmtNum, openDataDir } from '../../memory/cliDb';
 
 export const searchCommand: Command = {
-  name: 'search',
-  summary: 'Full-text search of the environment library (code, hint, notes, class name)',
-  usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--limit N] [--data-dir DIR] [--json]',
+  ...commandInfo('search'),
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,

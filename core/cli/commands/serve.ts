@@ -2,13 +2,12 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import type { Command } from '../command';
 import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
 import { startApp } from '../../host/startApp';
 import { defaultDataDir } from '../../services/services';
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'Serve the workbench UI and API on 127.0.0.1 (open the printed URL in a browser)',
-  usage: 'spade-workbench serve [--port N] [--data-dir DIR] [--host ADDR [--token T]]',
+  ...commandInfo('serve'),
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,

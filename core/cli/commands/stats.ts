@@ -1,12 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
+import { commandInfo } from '../catalog';
 import { libraryStats } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
 
 export const statsCommand: Command = {
-  name: 'stats',
-  summary: 'Totals of the environment library (by kind and skill, seeds, rejected, size)',
-  usage: 'spade-workbench stats [--data-dir DIR] [--json]',
+  ...commandInfo('stats'),
   async run(argv, io) {
     const { values } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } }, strict: true });
     const { db, dataDir } = openDataDir(values['data-dir']);

@@ -36,7 +36,7 @@ export function ActivityBar() {
           ⌘
         </span>
       </button>
-      <button className="activity" title="Settings" aria-label="Settings" onClick={() => openTab({ id: 'settings', kind: 'settings', title: 'Settings' })}>
+      <button className="activity" title="Settings" aria-label="Settings" onClick={() => openTab({ kind: 'settings' }, 'Settings')}>
         <span className="glyph" aria-hidden>
           ☰
         </span>

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { useApp, type Problem } from '../store/app';
-import { useWorkbench } from '../store/workbench';
+import { tabId, useWorkbench } from '../store/workbench';
 
 export function BottomPanel() {
   const tab = useWorkbench((s) => s.bottomTab);
@@ -12,9 +12,8 @@ export function BottomPanel() {
   const openTab = useWorkbench((s) => s.openTab);
   const revealLine = useWorkbench((s) => s.revealLine);
   const goTo = (target: NonNullable<Problem['target']>, title: string) => {
-    const id = `${target.tabKind}:${Object.values(target.params).join(':')}`;
-    openTab({ id, kind: target.tabKind, title, params: target.params });
-    if (target.line) revealLine(id, target.line);
+    openTab(target.tab, target.title ?? title);
+    if (target.line) revealLine(tabId(target.tab), target.line);
   };
   return (
     <section className="bottom-panel" aria-label="Panel">

@@ -1,5 +1,6 @@
 import { create } from 'zustand';
 import type { Backend, CallOutput, Settings } from '../../../core/api';
+import type { TabTarget } from './workbench';
 
 export interface LogLine {
   time: string;
@@ -14,7 +15,7 @@ export interface Problem {
   message: string;
   source: string;
   /** Where clicking the problem leads (e.g. an environment tab and line). */
-  target?: { tabKind: string; params: Record<string, string>; line?: number };
+  target?: { tab: TabTarget; line?: number; title?: string };
 }
 
 interface AppState {

@@ -13,7 +13,7 @@ class ScratchEnv:
         return "Done.", 1.0, True, False, {}
 `;
 
-export function ScratchView(_props: ViewProps) {
+export function ScratchView(_props: ViewProps<'scratch'>) {
   const [text, setText] = useState(starter);
   return (
     <div className="fill column">

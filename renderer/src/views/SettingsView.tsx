@@ -1,7 +1,7 @@
 import { updateSettings, useApp } from '../store/app';
 import type { ViewProps } from './registry';
 
-export function SettingsView(_props: ViewProps) {
+export function SettingsView(_props: ViewProps<'settings'>) {
   const settings = useApp((s) => s.settings);
   const info = useApp((s) => s.info);
   if (!settings) return <div className="pad muted">Loading settings…</div>;

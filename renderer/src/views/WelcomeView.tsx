@@ -2,7 +2,7 @@ import { useApp } from '../store/app';
 import { useCommands } from '../store/commands';
 import type { ViewProps } from './registry';
 
-export function WelcomeView(_props: ViewProps) {
+export function WelcomeView(_props: ViewProps<'welcome'>) {
   const info = useApp((s) => s.info);
   const openPalette = useCommands((s) => s.openPalette);
   return (

@@ -1,18 +1,19 @@
 import type { ComponentType } from 'react';
-import type { Tab } from '../store/workbench';
+import type { Tab, TabKind, TargetOf } from '../store/workbench';
 
-export interface ViewProps {
-  tab: Tab;
+export interface ViewProps<K extends TabKind = TabKind> {
+  tab: Tab & { target: TargetOf<K> };
   active: boolean;
 }
 
 /** Tab kinds -> the component that renders them. Features register their own kinds. */
-const views = new Map<string, ComponentType<ViewProps>>();
+const views = new Map<TabKind, ComponentType<ViewProps>>();
 
-export function registerView(kind: string, component: ComponentType<ViewProps>): void {
-  views.set(kind, component);
+export function registerView<K extends TabKind>(kind: K, component: ComponentType<ViewProps<K>>): void {
+  // Safe: MainArea renders a view only for tabs of the kind it was registered for.
+  views.set(kind, component as unknown as ComponentType<ViewProps>);
 }
 
-export function viewFor(kind: string): ComponentType<ViewProps> | undefined {
+export function viewFor(kind: TabKind): ComponentType<ViewProps> | undefined {
   return views.get(kind);
 }

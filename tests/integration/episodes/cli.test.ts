@@ -118,6 +118,20 @@ describe('spade-workbench replay EPISODE.jsonl', () => {
       const r = await run([bad]);
       expect(r.code).toBe(1);
       expect(r.out).toContain(`FIRST DIVERGENCE at step ${rec.steps.length - 1} (reward)`);
+
+      // Without the embedded source, --data-dir finds the environment in that library (it was rejected as an option).
+      const bare = JSON.parse(text) as Record<string, unknown>;
+      expect(typeof bare.source).toBe('string');
+      delete bare.source;
+      const noSource = join(tmp.dir, 'nosource.jsonl');
+      writeFileSync(noSource, `${JSON.stringify(bare)}\n`);
+      expect((await run([noSource])).code).not.toBe(0);
+      const withLib = await run([noSource, '--data-dir', dir.dir]);
+      expect(withLib.err).toBe('');
+      expect(withLib.out).toContain('no divergence');
+      expect(withLib.code).toBe(0);
+      // The library is read, not written: no episode was added to it.
+      expect((s.db.prepare('SELECT COUNT(*) AS n FROM episodes').get() as { n: number }).n).toBe(1);
     } finally {
       await s.close();
       dir.cleanup();

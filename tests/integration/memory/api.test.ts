@@ -86,6 +86,25 @@ describe('memory through the contract', () => {
     await expect(api.call('memory.importStatus', { jobId: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('answers an export to a folder that cannot exist with a clear error, and the backend stays responsive', async () => {
+    write(join(tmp.dir, 'src'), 'game_00001_000_optimization.py', gameSource(1));
+    const done = waitDone('one');
+    await api.call('memory.import', { paths: [join(tmp.dir, 'src')], jobId: 'one' });
+    await done;
+    await api.call('memory.setSeed', { ids: [1], seed: true });
+    // Node's recursive mkdir spins forever under /proc (the backend froze, every call timed out).
+    await expect(api.call('memory.export', { selection: { seeds: true }, format: 'spade', outDir: '/proc/nope/seeds' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('Cannot create the folder /proc/nope/seeds'),
+    });
+    // A file where a folder should be is refused the same way.
+    write(tmp.dir, 'afile', 'x');
+    await expect(api.call('memory.export', { selection: { seeds: true }, format: 'jsonl', outDir: join(tmp.dir, 'afile', 'out') })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect((await api.call('memory.stats', {})).environments).toBe(1);
+    const ok = await api.call('memory.export', { selection: { seeds: true }, format: 'spade', outDir: join(tmp.dir, 'deep', 'er', 'out') });
+    expect(ok.files).toContain('checksums.sha256');
+  });
+
   it('cancels an import; what was committed stays', async () => {
     const src = join(tmp.dir, 'many');
     for (let i = 0; i < 2000; i++) write(src, `game_00002_${String(i).padStart(4, '0')}_optimization.py`, gameSource(5000 + i));

@@ -1,15 +1,19 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { CallOutput, EnvDetail } from '../../../../core/api';
+import type { EnvDetail } from '../../../../core/api';
 import { backend, log } from '../../store/app';
+import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
+import { envActions } from '../../views/envActions';
+import { tabId, useWorkbench } from '../../store/workbench';
 import { auditMarkers } from './markers';
 import { canReplay, replayCheck } from './replay';
 import { episodesAvailable } from './features';
+import { loadAudit, runAudit, useAuditResults, type StoredAudit } from '../../store/auditResults';
 
-type Stored = NonNullable<CallOutput<'audit.results'>>;
-type Check = Stored['checks'][number];
+type Check = StoredAudit['checks'][number];
 
-const SHOWN = ['seed', 'actions', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
+// `attribute`/`line` name a leaking field and the line that grows it, when the harness gives them.
+const SHOWN = ['attribute', 'scope', 'seed', 'actions', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
 
 function Evidence({ c }: { c: Check }) {
   const ev = c.evidence;
@@ -20,7 +24,7 @@ function Evidence({ c }: { c: Check }) {
       {keys.length > 0 && (
         <dl>
           {keys.map((k) => (
-            <div key={k} className="audit-ev-row">
+            <div key={k} className="audit-ev-row" data-ev={k}>
               <dt>{k}</dt>
               <dd>
                 <code>{typeof ev[k] === 'string' ? (ev[k] as string) : JSON.stringify(ev[k])}</code>
@@ -34,49 +38,115 @@ function Evidence({ c }: { c: Check }) {
   );
 }
 
-/** The audit of one environment version: every check, its evidence, replay and source lines. */
-export function AuditView({ tab }: ViewProps) {
-  const envId = Number(tab.params.id);
+function shortVersion(env: EnvDetail, hash: string): string {
+  const v = env.versions.find((x) => x.hash === hash);
+  const m = v?.message ?? '';
+  return `${hash.slice(0, 12)}${m ? ` “${m.length > 48 ? `${m.slice(0, 47)}…` : m}”` : ''}`;
+}
+
+/** The failing checks of the version before and of this one, side by side: the proof a fix worked. */
+function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; before: StoredAudit; after: StoredAudit; onRerun(): void; busy: boolean }) {
+  const ids = [...new Set([...before.checks, ...after.checks].filter((c) => c.status === 'fail' || c.status === 'warn').map((c) => c.id))];
+  const find = (a: StoredAudit, id: string) => a.checks.find((c) => c.id === id);
+  return (
+    <section className="audit-ba" data-testid="audit-before-after">
+      <h3>
+        Before / after <span className="muted">· {shortVersion(env, before.hash)} → {shortVersion(env, after.hash)}</span>
+        <button className="audit-link" onClick={onRerun} disabled={busy} data-testid="audit-rerun-both">
+          {busy ? 're-running…' : 're-run both'}
+        </button>
+      </h3>
+      {ids.length === 0 ? (
+        <p className="muted">No failing or warning checks on either version.</p>
+      ) : (
+        <table className="audit-ba-table">
+          <thead>
+            <tr>
+              <th>check</th>
+              <th>before ({before.hash.slice(0, 8)})</th>
+              <th>after ({after.hash.slice(0, 8)})</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ids.map((id) => {
+              const b = find(before, id);
+              const a = find(after, id);
+              return (
+                <tr key={id} data-check={id}>
+                  <td>
+                    <code>{id}</code>
+                  </td>
+                  {[b, a].map((c, i) => (
+                    <td key={i} className={`audit-ba-cell ${c?.status ?? 'none'}`} data-side={i ? 'after' : 'before'}>
+                      <span className={`audit-dot ${c?.status ?? 'skip'}`} /> <strong>{c?.status ?? 'not run'}</strong> <span className="audit-msg">{c?.message ?? ''}</span>
+                    </td>
+                  ))}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** The audit of an environment's head version: every check, its evidence, replay, source lines, and before/after. */
+export function AuditView({ tab }: ViewProps<'audit'>) {
+  const envId = tab.target.envId;
   const [env, setEnv] = useState<EnvDetail | null>(null);
-  const [audit, setAudit] = useState<Stored | null>(null);
-  const [running, setRunning] = useState(false);
   const [open, setOpen] = useState<Record<string, boolean>>({});
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useCall('audit');
+  const hash = env?.hash ?? null;
+  const parent = env?.versions.find((v) => v.hash === hash)?.parentHash ?? null;
+  const audit = useAuditResults((s) => (hash ? s.byHash[hash] : undefined));
+  const before = useAuditResults((s) => (parent ? s.byHash[parent] : undefined));
 
-  const load = useCallback(async () => {
-    try {
-      const d = await backend().call('memory.get', { id: envId });
-      setEnv(d);
-      setAudit(await backend().call('audit.results', { hash: d.hash }));
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    }
+  const loadEnv = useCallback(async () => {
+    const d = await backend().call('memory.get', { id: envId });
+    setEnv(d);
+    return d;
   }, [envId]);
-  useEffect(() => void load(), [load]);
 
-  const run = async () => {
-    if (!env) return;
-    setRunning(true);
-    try {
-      setAudit(await backend().call('audit.run', { hash: env.hash }));
-      setError(null);
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      setRunning(false);
-    }
-  };
+  useEffect(() => {
+    void run('Open audit', loadEnv);
+    // A save (from the editor) moves the head: this tab follows it.
+    return backend().on('memory.changed', (c) => {
+      if (!c.ids || c.ids.includes(envId)) void loadEnv().catch(() => {});
+    });
+  }, [envId, loadEnv, run]);
+  useEffect(() => {
+    if (hash && audit === undefined) void loadAudit(hash).catch(() => {});
+    if (parent && before === undefined) void loadAudit(parent).catch(() => {});
+  }, [hash, parent, audit, before]);
 
-  if (error) return <p className="pad audit-error">{error}</p>;
-  if (!env) return <p className="pad muted">Loading…</p>;
+  // "Audit again" audits what is the head NOW (asked afresh), never the hash this tab opened on.
+  const auditHead = () =>
+    run('Audit', async () => {
+      const d = await loadEnv();
+      await runAudit(d.hash);
+    });
+  const rerunBoth = () =>
+    run('Re-run before/after', async () => {
+      const d = await loadEnv();
+      const p = d.versions.find((v) => v.hash === d.hash)?.parentHash;
+      if (p) await runAudit(p);
+      await runAudit(d.hash);
+    });
+
+  if (!env) return error ? <p className="pad audit-error">{error}</p> : <p className="pad muted">Loading…</p>;
   const lines = env.source.split('\n');
   const markers = audit ? auditMarkers(audit.checks, lines.length) : [];
   const counts = { pass: 0, warn: 0, fail: 0, skip: 0 };
   for (const c of audit?.checks ?? []) counts[c.status]++;
+  const running = busy === 'Audit' || busy === 'Re-run before/after';
   return (
     <div className="audit-view" data-testid="audit-view">
       <header className="audit-head">
         <h2>{env.name}</h2>
+        <span className="audit-version" data-testid="audit-version" title={env.hash}>
+          version {shortVersion(env, env.hash)} (head{env.versions.length > 1 ? ` of ${env.versions.length}` : ''})
+        </span>
         {audit && <span className={`audit-badge ${audit.verdict}`}>{audit.verdict}</span>}
         {audit && <span className="muted">SPADE {audit.spadeAccepts ? 'accepts' : 'rejects'} · {counts.fail} fail · {counts.warn} warn · {counts.pass} pass · {counts.skip} skip</span>}
         {audit?.runtime && (
@@ -84,11 +154,20 @@ export function AuditView({ tab }: ViewProps) {
             · ran in {audit.runtime === 'pyodide' ? 'the Pyodide sandbox' : 'native CPython (less isolated)'}
           </span>
         )}
-        <button className="audit-run" onClick={() => void run()} disabled={running}>
+        {envActions()
+          .filter((a) => a.id === 'edit')
+          .map((a) => (
+            <button key={a.id} className="audit-edit" data-testid="audit-edit" onClick={() => a.run({ id: env.id, name: env.name, hash: env.hash })}>
+              Edit
+            </button>
+          ))}
+        <button className="audit-run" onClick={() => void auditHead()} disabled={running}>
           {running ? 'Auditing…' : audit ? 'Audit again' : 'Run audit'}
         </button>
       </header>
-      {!audit && !running && <p className="muted">Not audited yet.</p>}
+      {error && <p className="audit-error">{error}</p>}
+      {!audit && !running && <p className="muted">This version is not audited yet.</p>}
+      {audit && before && parent && <BeforeAfter env={env} before={before} after={audit} onRerun={() => void rerunBoth()} busy={running} />}
       {audit && (
         <div className="audit-body">
           <ul className="audit-checks">
@@ -118,7 +197,18 @@ export function AuditView({ tab }: ViewProps) {
             <section className="audit-lines">
               <h3>Offending lines</h3>
               {markers.map((m, i) => (
-                <div key={i} className={`audit-line ${m.severity === 8 ? 'fail' : 'warn'}`}>
+                <div
+                  key={i}
+                  className={`audit-line ${m.severity === 8 ? 'fail' : 'warn'}`}
+                  title="Open this line in the editor"
+                  onClick={() => {
+                    const edit = envActions().find((a) => a.id === 'edit');
+                    if (!edit) return;
+                    edit.run({ id: env.id, name: env.name, hash: env.hash });
+                    // The editor tab of this environment (one id per target).
+                    useWorkbench.getState().revealLine(tabId({ kind: 'editor', envId: env.id }), m.startLineNumber);
+                  }}
+                >
                   <span className="audit-lno">{m.startLineNumber}</span>
                   <code>{lines[m.startLineNumber - 1]?.trim()}</code>
                   <span className="muted">{m.code}</span>

@@ -54,7 +54,7 @@ function Bars({ s, onPick, picked }: { s: Summary; onPick(id: string): void; pic
   );
 }
 
-export function AuditDashboard(_: ViewProps) {
+export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
   const [s, setS] = useState<Summary | null>(null);
   const [progress, setProgress] = useState<Progress | null>(null);
   const [batches, setBatches] = useState<Batch[]>([]);
@@ -92,7 +92,12 @@ export function AuditDashboard(_: ViewProps) {
     setEnvs(rows);
   };
 
-  const start = () => backend().call('audit.batch', { all: true }).catch((e: unknown) => log('error', 'audit', String(e)));
+  // Running from the click on, not from the first finished environment.
+  const start = () =>
+    backend()
+      .call('audit.batch', { all: true })
+      .then(({ batchId, total }) => setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null })))
+      .catch((e: unknown) => log('error', 'audit', String(e)));
   const running = progress?.state === 'running' ? progress : null;
   const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
 
@@ -117,7 +122,8 @@ export function AuditDashboard(_: ViewProps) {
           </span>
         </div>
       )}
-      {s && s.audited === 0 && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}
+      {s && s.audited === 0 && !running && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}
+      {s && s.audited === 0 && running && <p className="muted" data-testid="audit-first-results">Auditing: the chart appears with the first results.</p>}
       {s && s.audited > 0 && (
         <div className="audit-dash-body">
           <Bars s={s} onPick={(id) => void pick(id)} picked={picked} />
@@ -135,7 +141,7 @@ export function AuditDashboard(_: ViewProps) {
                     <button className="audit-link" onClick={() => openAudit(e.id, e.name)}>
                       {e.name}
                     </button>
-                    <button className="audit-link muted" onClick={() => useWorkbench.getState().openTab({ id: `env:${e.id}`, kind: 'environment', title: e.name, params: { id: String(e.id) } })}>
+                    <button className="audit-link muted" onClick={() => useWorkbench.getState().openTab({ kind: 'environment', envId: e.id }, e.name)}>
                       library
                     </button>
                   </li>

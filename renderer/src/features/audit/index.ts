@@ -1,14 +1,28 @@
 import './audit.css';
 import { useCommands } from '../../store/commands';
-import { useWorkbench } from '../../store/workbench';
+import { envIdOf, useWorkbench } from '../../store/workbench';
 import { registerView } from '../../views/registry';
 import { registerEnvAction } from '../../views/envActions';
 import { AuditView } from './AuditView';
 import { AuditDashboard } from './Dashboard';
 import { openAudit, openAuditDashboard } from './open';
+import { backend, log, useApp } from '../../store/app';
+import { auditsChanged, refreshAuditProblems, runAudit } from '../../store/auditResults';
 
 export { openAudit, openAuditDashboard };
 export { applyAuditMarkers, auditMarkers } from './markers';
+export { useAuditResults, loadAudit } from '../../store/auditResults';
+
+/** Opens the audit of an environment and audits its head as it is now (not the hash a tab opened on). */
+async function auditEnvironmentNow(envId: number, name: string): Promise<void> {
+  openAudit(envId, name);
+  try {
+    const env = await backend().call('memory.get', { id: envId });
+    await runAudit(env.hash);
+  } catch (e) {
+    log('error', 'audit', `Audit of ${name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
 
 export function registerAuditFeature(): void {
   registerEnvAction({ id: 'audit', label: 'Audit', run: (e) => openAudit(e.id, e.name) });
@@ -23,10 +37,32 @@ export function registerAuditFeature(): void {
       run: () => {
         const wb = useWorkbench.getState();
         const tab = wb.tabs.find((t) => t.id === wb.activeTabId);
-        const id = tab?.params.id ?? tab?.params.envId;
-        if (tab && (tab.kind === 'environment' || tab.kind === 'editor') && id && /^\d+$/.test(id)) openAudit(Number(id), tab.title);
+        const id = envIdOf(tab?.target);
+        const name = (tab?.title ?? '').replace(/^(Audit|Write back): /, '');
+        if (tab && id !== null) void auditEnvironmentNow(id, name);
         else openAuditDashboard();
       },
     },
   ]);
+
+  // Problems lists failing environments: at start, and whenever a batch ends.
+  let listed = false;
+  const list = () => {
+    if (listed) return;
+    listed = true;
+    void refreshAuditProblems();
+  };
+  if (useApp.getState().connection === 'connected') list();
+  useApp.subscribe((st) => {
+    if (st.connection === 'connected') list();
+  });
+  backend().on('audit.progress', (p) => {
+    if (p.state !== 'running') auditsChanged();
+  });
+  // A save moves a head off (or onto) a failing version.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  backend().on('memory.changed', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void refreshAuditProblems(), 500);
+  });
 }

@@ -1,9 +1,9 @@
 import { useWorkbench } from '../../store/workbench';
 
 export function openAudit(envId: number, name: string): void {
-  useWorkbench.getState().openTab({ id: `audit:${envId}`, kind: 'audit', title: `Audit: ${name}`, params: { id: String(envId) } });
+  useWorkbench.getState().openTab({ kind: 'audit', envId }, `Audit: ${name}`);
 }
 
 export function openAuditDashboard(): void {
-  useWorkbench.getState().openTab({ id: 'audit-dashboard', kind: 'audit-dashboard', title: 'Pool audit' });
+  useWorkbench.getState().openTab({ kind: 'audit-dashboard' }, 'Pool audit');
 }

@@ -30,6 +30,6 @@ export async function replayCheck(hash: string, c: Check, envName: string): Prom
   const id = ep.episode.id;
   // Open at the last step played: that is where the check saw the failure.
   // (act and resetAgain answer with the new steps only, so take the last one's own index.)
-  const step = String(ep.steps.at(-1)?.idx ?? 0);
-  useWorkbench.getState().openTab({ id: `episode:${id}`, kind: 'episode', title: `#${id} ${envName} (${c.id})`, params: { id: String(id), step } });
+  const step = ep.steps.at(-1)?.idx ?? 0;
+  useWorkbench.getState().openTab({ kind: 'episode', episodeId: id, step }, `#${id} ${envName} (${c.id})`);
 }

@@ -6,8 +6,8 @@ import type { ViewProps } from '../../views/registry';
 type Side = { hash: string } | { draft: number };
 
 /** Any two versions, or the draft against a version, in Monaco's diff editor. */
-export function DiffView({ tab }: ViewProps) {
-  const envId = Number(tab.params.envId);
+export function DiffView({ tab }: ViewProps<'editor-diff'>) {
+  const { envId, left, right } = tab.target;
   const toSide = (k: string | undefined): Side => (k === 'draft' ? { draft: envId } : { hash: k ?? '' });
   const [data, setData] = useState<{ left: { label: string; source: string }; right: { label: string; source: string } } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -15,10 +15,10 @@ export function DiffView({ tab }: ViewProps) {
   const [nonce, setNonce] = useState(0);
   useEffect(() => {
     backend()
-      .call('editor.diff', { left: toSide(tab.params.left), right: toSide(tab.params.right) })
+      .call('editor.diff', { left: toSide(left), right: toSide(right) })
       .then(setData, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
     // The params identify the tab; `nonce` is the refresh button.
-  }, [tab.params.left, tab.params.right, envId, nonce]);
+  }, [left, right, envId, nonce]);
   if (error) return <p className="pad">Cannot compare: {error}</p>;
   if (!data) return <p className="pad muted">Loading…</p>;
   return (

@@ -5,18 +5,18 @@ import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { CurationPanel } from './CurationPanel';
 import { installPythonHelp } from './completions';
-import { openDiff } from './open';
+import { openDiff, openWriteBack } from './open';
 import { EditorSession, sessions } from './session';
 import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
+import { loadAudit, useAuditResults } from '../../store/auditResults';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
-export function EnvEditorView({ tab }: ViewProps) {
-  const envId = Number(tab.params.envId);
+export function EnvEditorView({ tab }: ViewProps<'editor'>) {
+  const envId = tab.target.envId;
   const [session, setSession] = useState<EditorSession | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [, rerender] = useReducer((x: number) => x + 1, 0);
-  const [message, setMessage] = useState('');
   const [showVersions, setShowVersions] = useState(true);
   const [saving, setSaving] = useState(false);
   const initial = useRef<{ source: string; hint: string } | null>(null);
@@ -55,6 +55,20 @@ export function EnvEditorView({ tab }: ViewProps) {
 
   useEffect(() => session?.subscribe(rerender), [session]);
 
+  // The stored audit of the version being edited marks its offending lines; a save (new head) or
+  // a re-audit anywhere replaces them.
+  const [codeReady, setCodeReady] = useState(false);
+  const baseHash = session?.baseHash ?? null;
+  const headAudit = useAuditResults((s) => (baseHash ? s.byHash[baseHash] : undefined));
+  useEffect(() => {
+    if (!session?.monaco || !session.code || !baseHash || !codeReady) return;
+    if (headAudit === undefined) {
+      void loadAudit(baseHash).catch(() => {});
+      return;
+    }
+    applyAuditMarkers(session.monaco, session.code.getModel(), headAudit?.checks ?? null);
+  }, [session, baseHash, headAudit, codeReady]);
+
   if (error) return <p className="pad">Could not open environment {envId}: {error}</p>;
   if (!session || !initial.current) return <p className="pad muted">Opening environment {envId}…</p>;
   const env = session.env;
@@ -62,9 +76,8 @@ export function EnvEditorView({ tab }: ViewProps) {
   const save = async () => {
     setSaving(true);
     try {
-      const r = await session.save(message.trim());
+      const r = await session.save();
       if (r) {
-        setMessage('');
         log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
       }
     } catch (e) {
@@ -104,8 +117,9 @@ export function EnvEditorView({ tab }: ViewProps) {
           className="commit-message"
           placeholder="Version message (optional)"
           aria-label="Version message"
-          value={message}
-          onChange={(e) => setMessage(e.target.value)}
+          data-testid="version-message"
+          value={session.message}
+          onChange={(e) => session.setMessage(e.target.value)}
           onKeyDown={(e) => {
             if (e.key === 'Enter') void save();
           }}
@@ -116,6 +130,11 @@ export function EnvEditorView({ tab }: ViewProps) {
         <button onClick={() => openDiff(env.id, { hash: env.hash }, session.dirty ? { draft: env.id } : { hash: env.hash }, env.name)} title="Compare the buffer with the saved version">
           Diff
         </button>
+        {env.sourcePath && env.sourcePath.startsWith('/') ? (
+          <button onClick={() => openWriteBack(env.id, env.name)} title={`Write the saved version back to ${env.sourcePath} (diff first)`} data-testid="editor-write-back">
+            Write back…
+          </button>
+        ) : null}
         <button aria-pressed={showVersions} onClick={() => setShowVersions((v) => !v)}>
           Versions
         </button>
@@ -128,11 +147,7 @@ export function EnvEditorView({ tab }: ViewProps) {
             onReady={(ed, monaco) => {
               installPythonHelp(monaco);
               session.attachCode(ed, monaco);
-              // The stored audit of the version being edited, if any, marks its offending lines.
-              void backend()
-                .call('audit.results', { hash: session.baseHash })
-                .then((r) => applyAuditMarkers(monaco, ed.getModel(), r?.checks ?? null))
-                .catch(() => {});
+              setCodeReady(true);
             }}
           />
         </div>

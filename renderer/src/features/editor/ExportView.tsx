@@ -1,30 +1,25 @@
 import { useState } from 'react';
 import { backend } from '../../store/app';
+import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 
 /** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
-export function ExportView(_props: ViewProps) {
+export function ExportView(_props: ViewProps<'editor-export'>) {
   const [outDir, setOutDir] = useState('');
   const [format, setFormat] = useState<'spade' | 'jsonl'>('spade');
   const [which, setWhich] = useState<'seeds' | 'tag'>('seeds');
   const [tag, setTag] = useState('');
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ count: number; files: string[]; outDir: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const call = useCall('export');
+  const busy = call.busy !== null;
+  const error = call.error;
 
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    setResult(null);
-    try {
+  const run = () =>
+    call.run('Export', async () => {
+      setResult(null);
       const selection = which === 'seeds' ? { seeds: true } : { tag: tag.trim() };
       setResult(await backend().call('memory.export', { selection, format, outDir: outDir.trim() }));
-    } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <div className="pad column export-view" data-testid="export-view">

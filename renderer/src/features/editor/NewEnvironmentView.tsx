@@ -14,8 +14,8 @@ function templateFor(mode: Mode): string {
 }
 
 /** A new environment from a snippet, a file, or pasted text; it opens in the editor once stored. */
-export function NewEnvironmentView({ tab }: ViewProps) {
-  const initialMode = (['game', 'tool-use', 'paste', 'file'].includes(tab.params.mode ?? '') ? tab.params.mode : 'game') as Mode;
+export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
+  const initialMode: Mode = tab.target.mode;
   const [mode, setMode] = useState<Mode>(initialMode);
   const [source, setSource] = useState(templateFor(initialMode));
   const [fileName, setFileName] = useState<string | undefined>();

@@ -82,12 +82,21 @@ export function VersionList({ session }: { session: EditorSession }) {
                 <code title={v.hash}>{v.hash.slice(0, 10)}</code>
                 {head ? <span className="head-pill">head</span> : null}
                 <div className="spacer" />
-                <button className="link" title="Compare this version with the buffer" onClick={async () => {
-                  if (session.dirty) await session.flushDraft();
-                  openDiff(env.id, { hash: v.hash }, session.dirty ? { draft: env.id } : { hash: session.baseHash }, env.name);
-                }}>
-                  diff
-                </button>
+                {head && !session.dirty ? (
+                  // The head against itself shows nothing: compare it with the version it came from.
+                  v.parentHash ? (
+                    <button className="link" title="Compare this version with its parent" data-testid="version-diff" onClick={() => openDiff(env.id, { hash: v.parentHash! }, { hash: v.hash }, env.name)}>
+                      diff
+                    </button>
+                  ) : null
+                ) : (
+                  <button className="link" title="Compare this version with the buffer" data-testid="version-diff" onClick={async () => {
+                    if (session.dirty) await session.flushDraft();
+                    openDiff(env.id, { hash: v.hash }, session.dirty ? { draft: env.id } : { hash: session.baseHash }, env.name);
+                  }}>
+                    diff
+                  </button>
+                )}
                 {!head ? (
                   <button className="link" title="Make this version the head again (nothing is deleted)" onClick={() => void revert(v.hash)}>
                     revert

@@ -2,13 +2,14 @@ import { registerEnvAction } from '../../views/envActions';
 import { backend, log, useApp } from '../../store/app';
 import { useCommands, type Command } from '../../store/commands';
 import { registerQuickOpenProvider } from '../../store/quickOpen';
-import { useWorkbench } from '../../store/workbench';
+import { envIdOf, useWorkbench } from '../../store/workbench';
 import { registerView } from '../../views/registry';
 import { DiffView } from './DiffView';
 import { EnvEditorView } from './EnvEditorView';
 import { ExportView } from './ExportView';
 import { NewEnvironmentView } from './NewEnvironmentView';
-import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment } from './open';
+import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment, openWriteBack } from './open';
+import { WriteBackView } from './WriteBackView';
 import { activeSession, editorTabId, flushAllDrafts } from './session';
 
 function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
@@ -31,7 +32,8 @@ function editorCommands(): Command[] {
       keybinding: 'Ctrl+S',
       run: withSession(async (s) => {
         try {
-          await s.save('');
+          // The message typed in the toolbar goes with it (it was dropped before).
+          await s.save();
         } catch (e) {
           log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
           useWorkbench.getState().showBottom('logs');
@@ -91,6 +93,15 @@ function editorCommands(): Command[] {
     },
     { id: 'editor.fork', category: 'Editor', title: 'Fork as New Environment', run: withSession((s) => forkEnvironment(s)) },
     {
+      id: 'editor.writeBack',
+      category: 'Editor',
+      title: 'Write Back to Source File…',
+      run: withSession(async (s) => {
+        if (s.dirty) await s.save();
+        openWriteBack(s.env.id, s.env.name);
+      }),
+    },
+    {
       id: 'editor.toggleSeed',
       category: 'Curation',
       title: 'Toggle Seed Flag',
@@ -121,8 +132,8 @@ function editorCommands(): Command[] {
       run: () => {
         const wb = useWorkbench.getState();
         const tab = wb.tabs.find((t) => t.id === wb.activeTabId);
-        const id = Number(tab?.params.id ?? tab?.params.envId);
-        if (tab && Number.isInteger(id) && id > 0) openEditor(id, tab.title);
+        const id = envIdOf(tab?.target);
+        if (tab && id !== null) openEditor(id, tab.title.replace(/^(Audit|Write back): /, ''));
         else log('info', 'editor', 'Open an environment from the Library first');
       },
     },
@@ -152,6 +163,8 @@ async function reopenDrafts(): Promise<void> {
 
 export function registerEditorFeature(): void {
   registerEnvAction({ id: 'edit', label: 'Edit', run: (e) => openEditor(e.id, e.name) });
+  registerEnvAction({ id: 'write-back', label: 'Write back…', run: (e) => openWriteBack(e.id, e.name) });
+  registerView('write-back', WriteBackView);
   registerView('editor', EnvEditorView);
   registerView('editor-diff', DiffView);
   registerView('editor-new', NewEnvironmentView);

@@ -6,7 +6,7 @@ export type DiffSide = { hash: string } | { draft: number };
 
 /** Opening an environment twice focuses its tab: one buffer per environment. */
 export function openEditor(envId: number, name: string): void {
-  useWorkbench.getState().openTab({ id: editorTabId(envId), kind: 'editor', title: name, params: { envId: String(envId) } });
+  useWorkbench.getState().openTab({ kind: 'editor', envId }, name);
 }
 
 function sideKey(s: DiffSide): string {
@@ -17,12 +17,7 @@ export function openDiff(envId: number, left: DiffSide, right: DiffSide, name: s
   const l = sideKey(left);
   const r = sideKey(right);
   const short = (k: string) => (k === 'draft' ? 'draft' : k.slice(0, 7));
-  useWorkbench.getState().openTab({
-    id: `editor-diff:${envId}:${l}:${r}`,
-    kind: 'editor-diff',
-    title: `${name} ${short(l)}↔${short(r)}`,
-    params: { envId: String(envId), left: l, right: r },
-  });
+  useWorkbench.getState().openTab({ kind: 'editor-diff', envId, left: l, right: r }, `${name} ${short(l)}↔${short(r)}`);
 }
 
 export async function forkEnvironment(session: EditorSession): Promise<void> {
@@ -37,9 +32,14 @@ export async function forkEnvironment(session: EditorSession): Promise<void> {
 }
 
 export function openExport(): void {
-  useWorkbench.getState().openTab({ id: 'editor-export', kind: 'editor-export', title: 'Export Seed Set' });
+  useWorkbench.getState().openTab({ kind: 'editor-export' }, 'Export Seed Set');
 }
 
 export function openNewEnvironment(mode: 'game' | 'tool-use' | 'paste' | 'file' = 'game'): void {
-  useWorkbench.getState().openTab({ id: 'editor-new', kind: 'editor-new', title: 'New Environment', params: { mode } });
+  useWorkbench.getState().openTab({ kind: 'editor-new', mode }, 'New Environment');
+}
+
+/** Sending a fixed version back to the file it came from (diff first), as a patch, or exported. */
+export function openWriteBack(envId: number, name: string): void {
+  useWorkbench.getState().openTab({ kind: 'write-back', envId }, `Write back: ${name}`);
 }

@@ -1,6 +1,6 @@
 import type { Diagnostic, EnvDetail, LoadCheck, VersionInfo } from '../../../../core/api';
 import { backend, log, useApp, type Problem } from '../../store/app';
-import { useWorkbench } from '../../store/workbench';
+import { tabId, useWorkbench } from '../../store/workbench';
 import type { Monaco } from '../../monaco/setup';
 
 type Editor = ReturnType<Monaco['editor']['create']>;
@@ -10,7 +10,7 @@ export const DRAFT_DEBOUNCE_MS = 300;
 export const SYNTAX_DEBOUNCE_MS = 250;
 
 export function editorTabId(envId: number): string {
-  return `editor:${envId}`;
+  return tabId({ kind: 'editor', envId });
 }
 
 /**
@@ -30,6 +30,8 @@ export class EditorSession {
   hint: Editor | null = null;
   monaco: Monaco | null = null;
   lastCheck: LoadCheck | null = null;
+  /** The version message typed in the toolbar: Ctrl+S and the Save button both use it. */
+  message = '';
   syntax: Diagnostic[] = [];
   private draftTimer: ReturnType<typeof setTimeout> | null = null;
   private syntaxTimer: ReturnType<typeof setTimeout> | null = null;
@@ -173,14 +175,19 @@ export class EditorSession {
       severity: d.severity,
       message: `${this.env.name}:${d.line}:${d.column} ${d.message}`,
       source: d.source,
-      target: { tabKind: 'editor', params: { envId: String(this.env.id) }, line: d.line },
+      target: { tab: { kind: 'editor', envId: this.env.id }, title: this.env.name, line: d.line },
     }));
     useApp.getState().setProblems(`editor:${this.env.id}`, problems);
     this.notify();
   }
 
+  setMessage(m: string): void {
+    this.message = m;
+    this.notify();
+  }
+
   /** Ctrl/Cmd+S: a new version whose parent is the one edited; then SPADE's loading checks. */
-  async save(message: string): Promise<{ hash: string; created: boolean } | null> {
+  async save(message: string = this.message.trim()): Promise<{ hash: string; created: boolean } | null> {
     if (!this.code) return null;
     const source = this.currentSource();
     const hint = this.currentHint();
@@ -198,6 +205,7 @@ export class EditorSession {
     this.savedSource = source;
     this.savedHint = hint;
     this.env = { ...this.env, hash: r.hash, source, hint: hint || this.env.hint, versions: r.versions };
+    if (r.created && message === this.message.trim()) this.message = '';
     this.lastCheck = r.check;
     this.setMarkers('spade-load', r.check.diagnostics);
     this.publishProblems();

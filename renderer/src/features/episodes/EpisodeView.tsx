@@ -58,8 +58,8 @@ export function StepList({ ctl }: { ctl: EpisodeController }) {
 }
 
 /** One episode: play it, scrub it, inspect each step's state. */
-export function EpisodeView({ tab }: ViewProps) {
-  const ctl = useEpisode(Number(tab.params.id), tab.params.step ? Number(tab.params.step) : 0);
+export function EpisodeView({ tab }: ViewProps<'episode'>) {
+  const ctl = useEpisode(tab.target.episodeId, tab.target.step ?? 0);
   const [runResult, setRunResult] = useState<string | null>(null);
   const [replayMsg, setReplayMsg] = useState<string | null>(null);
   const ep = ctl.episode;

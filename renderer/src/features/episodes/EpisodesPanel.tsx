@@ -62,7 +62,7 @@ export function EpisodesPanel() {
       <section>
         <div className="ep-panel-title">New episode</div>
         <input placeholder="Search environments…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="ep-env-search" />
-        <select value={hash} onChange={(e) => setHash(e.target.value)} data-testid="ep-env" size={6}>
+        <select value={hash} onChange={(e) => setHash(e.target.value)} data-testid="ep-env" aria-label="Environment">
           {envs.map((e) => (
             <option key={e.hash} value={e.hash}>
               {e.name} · {e.skill ?? e.kind} · {e.hash.slice(0, 8)}

@@ -121,7 +121,7 @@ function TurnList({ ep, testId }: { ep: Episode | undefined; testId: string }) {
  * A served model as a policy: the hinted and unhinted arms of one environment over seeds, by
  * SPADE's agent protocol, each turn's text, action, tokens and latency, and SPADE's regret.
  */
-export function LlmView({ tab }: ViewProps) {
+export function LlmView({ tab }: ViewProps<'episode-llm'>) {
   const [ep, setEp] = useState<EndpointInput>(savedEndpoint);
   const [key, setKey] = useState('');
   const [scope, setScope] = useState<'env' | 'search'>('env');
@@ -150,7 +150,7 @@ export function LlmView({ tab }: ViewProps) {
     localStorage.setItem(ENDPOINT_KEY, JSON.stringify(ep));
     try {
       if (key && ep.apiKeySecret) await backend().call('jobs.setSecret', { name: ep.apiKeySecret, value: key });
-      const hashes = scope === 'env' ? [tab.params.hash!] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);
+      const hashes = scope === 'env' ? [tab.target.hash] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);
       if (hashes.length === 0) throw new Error(`No environment in the library matches "${query}"`);
       setProgress({ runId: id, done: 0, total: seeds * 2 * hashes.length, etaSec: null });
       const r = await backend().call('models.play', { runId: id, hashes, endpoint: ep, seeds, seedStart: start, ...(budget !== '' ? { maxTurns: budget } : {}) });
@@ -174,7 +174,7 @@ export function LlmView({ tab }: ViewProps) {
   return (
     <div className="ep-view" data-testid="llm-view">
       <div className="ep-header">
-        <strong>Play with a model</strong> <span className="muted">{tab.params.name} · {tab.params.hash?.slice(0, 12)} · SPADE's agent protocol</span>
+        <strong>Play with a model</strong> <span className="muted">{tab.target.name} · {tab.target.hash.slice(0, 12)} · SPADE's agent protocol</span>
       </div>
       <div className="ep-runbar">
         <label>

@@ -24,11 +24,11 @@ function Column({ ctl, title, testId, playable }: { ctl: EpisodeController; titl
  * Two episodes in synchronized columns: the same seed without and with SPADE's hint, or a
  * recording and its re-execution (divergence). One scrubber moves both.
  */
-export function PairView({ tab }: ViewProps) {
-  const a = useEpisode(Number(tab.params.a));
-  const b = useEpisode(Number(tab.params.b));
-  const mode = tab.params.mode === 'divergence' ? 'divergence' : 'hint';
-  const [idx, setIdx] = useState(Number(tab.params.idx ?? 0));
+export function PairView({ tab }: ViewProps<'episode-pair'>) {
+  const a = useEpisode(tab.target.a);
+  const b = useEpisode(tab.target.b);
+  const mode = tab.target.mode;
+  const [idx, setIdx] = useState(tab.target.idx);
   const [runResult, setRunResult] = useState<string | null>(null);
   const n = Math.max(a.steps.length, b.steps.length);
   useEffect(() => {

@@ -16,7 +16,7 @@ function policyOf(k: Kind, script: string) {
  * without. Scripted policies ignore the hint, so with one policy for both arms regret is ~0 by
  * construction; choose a different hinted-arm policy (e.g. solution() as a perfect hint-follower).
  */
-export function RegretView({ tab }: ViewProps) {
+export function RegretView({ tab }: ViewProps<'episode-regret'>) {
   const [seeds, setSeeds] = useState(10);
   const [start, setStart] = useState(0);
   const [policy, setPolicy] = useState<Kind>('random');
@@ -26,6 +26,7 @@ export function RegretView({ tab }: ViewProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [r, setR] = useState<CallOutput<'episodes.regret'> | null>(null);
+  const [stored, setStored] = useState<string | null>(null);
   const [progress, setProgress] = useState<EventPayload<'episodes.regretProgress'> | null>(null);
   const [cancelling, setCancelling] = useState(false);
   const runId = useRef<string | null>(null);
@@ -45,7 +46,7 @@ export function RegretView({ tab }: ViewProps) {
   return (
     <div className="ep-view" data-testid="regret-view">
       <div className="ep-header">
-        <strong>Hint-based regret</strong> <span className="muted">{tab.params.name} · {tab.params.hash?.slice(0, 12)}</span>
+        <strong>Hint-based regret</strong> <span className="muted">{tab.target.name} · {tab.target.hash.slice(0, 12)}</span>
       </div>
       <div className="ep-runbar">
         <label>
@@ -86,18 +87,29 @@ export function RegretView({ tab }: ViewProps) {
             setProgress({ runId: id, done: 0, total: seeds * 2, etaSec: null });
             setError(null);
             setR(null);
+            setStored(null);
             try {
-              setR(
-                await backend().call('episodes.regret', {
-                  runId: id,
-                  hash: tab.params.hash!,
-                  seeds,
-                  seedStart: start,
-                  policy: policyOf(policy, script),
-                  ...(hintPolicy !== 'same' ? { hintPolicy: policyOf(hintPolicy, script) } : {}),
-                  ...(budget !== '' ? { maxTurns: budget } : {}),
-                }),
-              );
+              const result = await backend().call('episodes.regret', {
+                runId: id,
+                hash: tab.target.hash,
+                seeds,
+                seedStart: start,
+                policy: policyOf(policy, script),
+                ...(hintPolicy !== 'same' ? { hintPolicy: policyOf(hintPolicy, script) } : {}),
+                ...(budget !== '' ? { maxTurns: budget } : {}),
+              });
+              setR(result);
+              // A finished run is the environment's measured regret: the library shows it from now on.
+              if (!result.cancelled) {
+                await backend().call('memory.setStats', {
+                  hash: tab.target.hash,
+                  regret: result.regret,
+                  rHint: result.withHint.mean,
+                  rNoHint: result.withoutHint.mean,
+                  winRate: result.withoutHint.solveRate,
+                });
+                setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
+              }
             } catch (e) {
               setError(errorText(e));
             } finally {
@@ -136,6 +148,11 @@ export function RegretView({ tab }: ViewProps) {
       {error ? <div className="ep-error">{error}</div> : null}
       {r ? (
         <>
+          {stored ? (
+            <p className="muted" data-testid="regret-stored">
+              {stored}
+            </p>
+          ) : null}
           {r.cancelled ? (
             <p className="muted" data-testid="regret-cancelled">
               Cancelled: {r.withHint.returns.length} of the seeds asked for ran, each with and without the hint.

@@ -51,19 +51,48 @@ function Row({ name, path, node, changed, depth }: { name: string; path: string;
   );
 }
 
-/** The environment's internal state with the fields that changed since the previous step highlighted. */
+function isFieldList(x: unknown): x is [string, Node][] {
+  return Array.isArray(x) && x.every((f) => Array.isArray(f) && f.length === 2 && typeof f[0] === 'string');
+}
+
+/**
+ * The environment's internal state with the fields that changed since the previous step highlighted.
+ * Where the harness also reports class attributes (`classFields`) and module globals
+ * (`moduleGlobals`), they get their own groups: state that leaks across reset lives there.
+ */
 export function StateTree({ state, changed }: { state: unknown; changed: string[] }) {
   if (!state || typeof state !== 'object' || !Array.isArray((state as { fields?: unknown }).fields)) return <p className="muted">No state recorded for this step.</p>;
-  const s = state as { className?: string; fields: [string, Node][] };
+  const s = state as { className?: string; fields: [string, Node][]; classFields?: unknown; moduleGlobals?: unknown };
   const set = new Set(changed);
+  const cls = s.className ?? 'object';
   return (
     <div className="state-tree" data-testid="state-tree">
-      <div className="muted st-class">{s.className ?? 'object'}</div>
+      <div className="muted st-class">{cls}</div>
       <ul>
         {s.fields.map(([k, x]) => (
           <Row key={k} name={k} path={`.${k}`} node={x} changed={set} depth={0} />
         ))}
       </ul>
+      {isFieldList(s.classFields) && s.classFields.length > 0 ? (
+        <div data-testid="state-class-fields">
+          <div className="muted st-class">class {cls} (shared by every instance)</div>
+          <ul>
+            {s.classFields.map(([k, x]) => (
+              <Row key={k} name={k} path={`${cls}.${k}`} node={x} changed={set} depth={0} />
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {isFieldList(s.moduleGlobals) && s.moduleGlobals.length > 0 ? (
+        <div data-testid="state-module-globals">
+          <div className="muted st-class">module globals</div>
+          <ul>
+            {s.moduleGlobals.map(([k, x]) => (
+              <Row key={k} name={k} path={`globals.${k}`} node={x} changed={set} depth={0} />
+            ))}
+          </ul>
+        </div>
+      ) : null}
     </div>
   );
 }

@@ -57,19 +57,19 @@ export function episodeTitle(e: Pick<EpisodeSummary, 'id' | 'envName' | 'classNa
 }
 
 export function openEpisode(e: Pick<EpisodeSummary, 'id' | 'envName' | 'className' | 'seed' | 'hintEnabled'>): void {
-  useWorkbench.getState().openTab({ id: `episode:${e.id}`, kind: 'episode', title: episodeTitle(e), params: { id: String(e.id) } });
+  useWorkbench.getState().openTab({ kind: 'episode', episodeId: e.id }, episodeTitle(e));
 }
 
 export function openPair(a: number, b: number, mode: 'hint' | 'divergence', title: string, idx = 0): void {
-  useWorkbench.getState().openTab({ id: `episode-pair:${a}:${b}`, kind: 'episode-pair', title, params: { a: String(a), b: String(b), mode, idx: String(idx) } });
+  useWorkbench.getState().openTab({ kind: 'episode-pair', a, b, mode, idx }, title);
 }
 
 export function openRegret(hash: string, name: string): void {
-  useWorkbench.getState().openTab({ id: `episode-regret:${hash}`, kind: 'episode-regret', title: `Regret: ${name}`, params: { hash, name } });
+  useWorkbench.getState().openTab({ kind: 'episode-regret', hash, name }, `Regret: ${name}`);
 }
 
 export function openLlm(hash: string, name: string): void {
-  useWorkbench.getState().openTab({ id: `episode-llm:${hash}`, kind: 'episode-llm', title: `Model: ${name}`, params: { hash, name } });
+  useWorkbench.getState().openTab({ kind: 'episode-llm', hash, name }, `Model: ${name}`);
 }
 
 export function errorText(e: unknown): string {

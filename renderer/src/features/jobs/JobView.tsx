@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import type { CallOutput } from '../../../../core/api';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
@@ -8,9 +9,25 @@ import { STATE_ICON, subscribeJobs, useJobs } from './store';
 
 const ACTIVE = new Set(['submitting', 'pending', 'running', 'suspended']);
 
+/** What the job's results brought into the library, refetched as files come back. */
+function useJobImports(jobId: string, filesBack: number): CallOutput<'memory.jobImports'> | null {
+  const [back, setBack] = useState<CallOutput<'memory.jobImports'> | null>(null);
+  useEffect(() => {
+    let alive = true;
+    void backend()
+      .call('memory.jobImports', { jobId })
+      .then((b) => alive && setBack(b))
+      .catch(() => {});
+    return () => {
+      alive = false;
+    };
+  }, [jobId, filesBack]);
+  return back;
+}
+
 /** One job: its state, log (xterm.js) and metric charts (uPlot). */
-export function JobView({ tab }: ViewProps) {
-  const id = tab.params.id ?? '';
+export function JobView({ tab }: ViewProps<'job'>) {
+  const id = tab.target.jobId;
   const job = useJobs((s) => s.jobs.find((j) => j.id === id));
   const [loaded, setLoaded] = useState<JobSummary | null>(null);
   useEffect(() => {
@@ -33,6 +50,7 @@ export function JobView({ tab }: ViewProps) {
     return () => clearInterval(t);
   }, [id, active]);
   const j = job ?? loaded;
+  const back = useJobImports(id, j?.filesBack ?? 0);
   if (!j) return <div className="jobs-view muted">Loading job…</div>;
   const stop = async () => {
     try {
@@ -62,6 +80,17 @@ export function JobView({ tab }: ViewProps) {
           </button>
         ) : null}
       </header>
+      {back && back.imports > 0 ? (
+        <div className="jobs-back muted" data-testid="job-results-back">
+          Back in the library: {back.imported} new, {back.updated} updated, {back.unchanged} unchanged · stats attached to {back.statsAttached}
+          {back.skipped ? (
+            <span title={back.examples.map((k) => `${k.path}: ${k.reason}`).join('\n')}>
+              {' '}
+              · {back.skipped} skipped{back.recordsUnmatched ? ` (${back.recordsUnmatched} env_memory records name a game not in the library)` : ''}
+            </span>
+          ) : null}
+        </div>
+      ) : null}
       <div className="jobs-body">
         <MetricsCharts job={j} />
         <LogView jobId={j.id} jobName={j.name} />

@@ -5,7 +5,7 @@ import { LaunchDialog } from './LaunchDialog';
 import { STATE_ICON, subscribeJobs, useJobs } from './store';
 
 export function openJob(id: string, name: string): void {
-  useWorkbench.getState().openTab({ id: `job:${id}`, kind: 'job', title: name, params: { id } });
+  useWorkbench.getState().openTab({ kind: 'job', jobId: id }, name);
 }
 
 /** The Jobs side panel: every job with its state, and the launch dialog. */

@@ -4,6 +4,7 @@ import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import '@xterm/xterm/css/xterm.css';
 import { backend } from '../../store/app';
+import { formatLogChunk } from './logFormat';
 
 const CHUNK = 4 * 1024 * 1024;
 
@@ -53,7 +54,7 @@ export function LogView({ jobId, jobName }: { jobId: string; jobName: string }) 
               let n = 0;
               for (let i = r.text.indexOf('\n'); i >= 0; i = r.text.indexOf('\n', i + 1)) n++;
               count += n;
-              await new Promise<void>((res) => t.write(r.text, res));
+              await new Promise<void>((res) => t.write(formatLogChunk(r.text), res));
               if (followRef.current) t.scrollToBottom();
               setLines(count);
             }

@@ -4,6 +4,7 @@ import 'uplot/dist/uPlot.min.css';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend } from '../../store/app';
 import { useJobs } from './store';
+import { STEP_INCREMENTS, stepTickLabels } from './logFormat';
 
 type Series = { key: string; steps: number[]; values: number[] };
 const DEFAULT_KEYS = ['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate'];
@@ -41,6 +42,8 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
         title,
         series,
         scales: { x: { time: false } },
+        // Steps are whole numbers: no 1.5 ticks.
+        axes: [{ incrs: STEP_INCREMENTS, values: (_u, vals) => stepTickLabels(vals) }, {}],
         legend: { show: true },
         cursor: { drag: { x: true, y: false } },
         hooks: {

@@ -5,6 +5,7 @@ import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { fmt } from './store';
 import { envActions } from '../../views/envActions';
+import { loadAudit, useAuditResults } from '../../store/auditResults';
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -16,8 +17,8 @@ function Stat({ label, value }: { label: string; value: string }) {
 }
 
 /** One environment: read-only source, hashes and lineage, SPADE stats, hint, tags and notes. */
-export function EnvironmentView({ tab }: ViewProps) {
-  const id = Number(tab.params.id);
+export function EnvironmentView({ tab }: ViewProps<'environment'>) {
+  const id = tab.target.envId;
   const [env, setEnv] = useState<EnvDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notes, setNotes] = useState('');
@@ -53,6 +54,38 @@ export function EnvironmentView({ tab }: ViewProps) {
 
   if (error) return <p className="pad lib-error">{error}</p>;
   if (!env) return <p className="pad muted">Loading…</p>;
+  return <EnvironmentDetail env={env} id={id} act={act} notes={notes} setNotes={setNotes} newTag={newTag} setNewTag={setNewTag} shown={shown} setShown={setShown} />;
+}
+
+/** The stored audit of the head version, as a verdict with its failing checks. */
+function AuditVerdict({ hash }: { hash: string }) {
+  const audit = useAuditResults((s) => s.byHash[hash]);
+  useEffect(() => {
+    if (audit === undefined) void loadAudit(hash).catch(() => {});
+  }, [hash, audit]);
+  if (audit === undefined) return <span className="muted">…</span>;
+  if (audit === null) return <span className="muted" data-testid="env-verdict">not audited</span>;
+  const failing = audit.checks.filter((c) => c.status === 'fail').map((c) => c.id);
+  return (
+    <span data-testid="env-verdict">
+      <span className={`audit-badge ${audit.verdict}`}>{audit.verdict}</span> {failing.length ? <span className="muted">fails {failing.join(', ')}</span> : null}
+    </span>
+  );
+}
+
+interface DetailProps {
+  env: EnvDetail;
+  id: number;
+  act(what: string, fn: () => Promise<unknown>): Promise<void>;
+  notes: string;
+  setNotes(n: string): void;
+  newTag: string;
+  setNewTag(t: string): void;
+  shown: { hash: string; source: string } | null;
+  setShown(s: { hash: string; source: string } | null): void;
+}
+
+function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, shown, setShown }: DetailProps) {
   const source = shown && shown.hash !== env.hash ? shown.source : env.source;
   const viewing = shown && shown.hash !== env.hash ? shown.hash : env.hash;
   return (
@@ -101,6 +134,10 @@ export function EnvironmentView({ tab }: ViewProps) {
             <Stat label="r_no_hint" value={fmt(env.rNoHint)} />
             <Stat label="validation" value={env.validation ?? '–'} />
           </div>
+        </section>
+        <section>
+          <h3>Audit (head version)</h3>
+          <AuditVerdict hash={env.hash} />
         </section>
         <section>
           <h3>Hint</h3>

@@ -25,9 +25,11 @@ function SortHeader({ field, label, className }: { field: MemorySort['field']; l
   );
 }
 
-function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; top: number }) {
+function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: number; top: number; cursor: boolean }) {
   const selected = useLibrary((s) => (env ? !!s.selected[env.id] : false));
   const toggle = useLibrary((s) => s.toggleSelected);
+  const verdict = useLibrary((s) => (env ? s.verdicts[env.hash] : undefined));
+  const snippet = useLibrary((s) => (env ? s.snippets[env.id] : undefined));
   const style = { transform: `translateY(${top}px)`, height: ROW_HEIGHT };
   if (!env) {
     return (
@@ -38,13 +40,14 @@ function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; 
   }
   return (
     <div
-      className={`lib-row ${selected ? 'selected' : ''} ${env.rejected ? 'rejected' : ''}`}
+      className={`lib-row ${selected ? 'selected' : ''} ${env.rejected ? 'rejected' : ''} ${cursor ? 'cursor' : ''}`}
+      aria-selected={cursor}
       style={style}
       role="row"
       aria-rowindex={index + 1}
       data-testid="library-row"
       onClick={(e) => (e.ctrlKey || e.metaKey ? toggle(env.id) : openEnvironment(env.id, env.name))}
-      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}`}
+      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${snippet.text}` : ''}`}
     >
       <input type="checkbox" aria-label={`Select ${env.name}`} checked={selected} onClick={(e) => e.stopPropagation()} onChange={(e) => toggle(env.id, e.target.checked)} />
       <span className="lib-name">
@@ -53,9 +56,21 @@ function Row({ env, index, top }: { env: EnvSummary | undefined; index: number; 
         {env.name}
         {env.flags.length ? <span className="lib-flag" title={env.flags.join(', ')}> ⚠</span> : null}
       </span>
-      <span className="lib-skill muted">{env.skill ?? '–'}</span>
+      {snippet ? (
+        <span className="lib-skill lib-snippet" data-testid="library-snippet" data-field={snippet.field}>
+          {/* The column is narrow: start at the match (the tooltip has the whole line). */}
+          {snippet.start > 0 ? '…' : ''}
+          <mark>{snippet.text.slice(snippet.start, snippet.end)}</mark>
+          {snippet.text.slice(snippet.end)}
+        </span>
+      ) : (
+        <span className="lib-skill muted">{env.skill ?? '–'}</span>
+      )}
       <span className="lib-num">{fmt(env.regret)}</span>
       <span className="lib-num">{fmt(env.winRate)}</span>
+      <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>
+        {verdict === 'fail' ? '✗' : verdict === 'warn' ? '!' : verdict === 'pass' ? '✓' : '·'}
+      </span>
     </div>
   );
 }
@@ -263,7 +278,34 @@ export function LibraryPanel() {
   }, [first, last, generation, ensurePages]);
   useEffect(() => {
     scroller.current?.scrollTo({ top: 0 });
+    setCursor(-1);
   }, [generation]);
+
+  // Arrow keys go from the search box into the results and through them; Enter opens one.
+  const [cursor, setCursor] = useState(-1);
+  const search = useRef<HTMLInputElement>(null);
+  const moveTo = (i: number) => {
+    const next = Math.max(0, Math.min(total - 1, i));
+    setCursor(next);
+    virtualizer.scrollToIndex(next, { align: 'auto' });
+  };
+  const onResultsKey = (e: React.KeyboardEvent) => {
+    if (e.key === 'ArrowDown') moveTo(cursor + 1);
+    else if (e.key === 'ArrowUp') {
+      if (cursor <= 0) {
+        setCursor(-1);
+        search.current?.focus();
+      } else moveTo(cursor - 1);
+    } else if (e.key === 'PageDown') moveTo(cursor + 20);
+    else if (e.key === 'PageUp') moveTo(cursor - 20);
+    else if (e.key === 'Enter' || e.key === ' ') {
+      const env = rowAt(pages, cursor);
+      if (!env) return;
+      if (e.key === ' ' || e.ctrlKey || e.metaKey) useLibrary.getState().toggleSelected(env.id);
+      else openEnvironment(env.id, env.name);
+    } else return;
+    e.preventDefault();
+  };
 
   return (
     <div className="library" data-testid="library-panel">
@@ -273,6 +315,13 @@ export function LibraryPanel() {
           placeholder="Search code, hints, notes, names…"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
+          ref={search}
+          onKeyDown={(e) => {
+            if (e.key !== 'ArrowDown' || total === 0) return;
+            e.preventDefault();
+            moveTo(0);
+            scroller.current?.focus();
+          }}
           aria-label="Search environments"
           data-testid="library-search"
         />
@@ -294,11 +343,12 @@ export function LibraryPanel() {
           <SortHeader field="skill" label="Skill" className="lib-skill" />
           <SortHeader field="regret" label="Regret" className="lib-num" />
           <SortHeader field="winRate" label="Win" className="lib-num" />
+          <span className="lib-th lib-verdict" title="Audit verdict of the head version">Audit</span>
         </div>
-        <div className="lib-scroll" ref={scroller} data-testid="library-scroll">
+        <div className="lib-scroll" ref={scroller} data-testid="library-scroll" tabIndex={0} onKeyDown={onResultsKey} aria-label="Results (arrow keys move, Enter opens)">
           <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
             {items.map((it) => (
-              <Row key={it.key} index={it.index} top={it.start} env={rowAt(pages, it.index)} />
+              <Row key={it.key} index={it.index} top={it.start} env={rowAt(pages, it.index)} cursor={it.index === cursor} />
             ))}
           </div>
         </div>

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { CallOutput, EnvSummary, MemoryFilters, MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
+import { useAuditResults } from '../../store/auditResults';
 
 export const PAGE_SIZE = 200;
 type Facets = CallOutput<'memory.facets'>;
@@ -17,6 +18,10 @@ interface LibraryState {
   error: string | null;
   facets: Facets | null;
   selected: Record<number, true>;
+  /** The stored audit verdict of each listed head version (null: not audited). */
+  verdicts: Record<string, 'pass' | 'warn' | 'fail' | null>;
+  /** Where each listed environment matches the search (only while there is a query). */
+  snippets: Record<number, CallOutput<'memory.snippets'>[number]>;
   importOpen: boolean;
   setQuery(q: string): void;
   setFilters(patch: Partial<MemoryFilters>): void;
@@ -34,6 +39,25 @@ interface LibraryState {
 }
 
 const inflight = new Set<string>();
+
+function fetchSnippets(query: string, ids: number[], generation: number): void {
+  if (!ids.length) return;
+  backend()
+    .call('memory.snippets', { query, ids })
+    .then((list) => {
+      if (useLibrary.getState().generation !== generation) return;
+      useLibrary.setState((s) => ({ snippets: { ...s.snippets, ...Object.fromEntries(list.map((x) => [x.id, x])) } }));
+    })
+    .catch(() => {});
+}
+
+function fetchVerdicts(hashes: string[]): void {
+  if (!hashes.length) return;
+  backend()
+    .call('audit.verdicts', { hashes })
+    .then((list) => useLibrary.setState((s) => ({ verdicts: { ...s.verdicts, ...Object.fromEntries(list.map((v) => [v.hash, v.verdict])) } })))
+    .catch(() => {});
+}
 let queryTimer: ReturnType<typeof setTimeout> | undefined;
 
 function clean(f: MemoryFilters): MemoryFilters {
@@ -43,7 +67,7 @@ function clean(f: MemoryFilters): MemoryFilters {
 export const useLibrary = create<LibraryState>((set, get) => {
   const reload = () => {
     const generation = get().generation + 1;
-    set({ generation, pages: {}, loading: true, error: null });
+    set({ generation, pages: {}, loading: true, error: null, snippets: {} });
     inflight.clear();
     get().ensurePages([0]);
     const { query, filters } = get();
@@ -65,19 +89,22 @@ export const useLibrary = create<LibraryState>((set, get) => {
     error: null,
     facets: null,
     selected: {},
+    verdicts: {},
+    snippets: {},
     importOpen: false,
     setQuery(query) {
-      set({ query });
+      // A selection made for another search must not act, unseen, on this one.
+      set({ query, selected: {} });
       clearTimeout(queryTimer);
       // Results as you type, without a request per keystroke.
       queryTimer = setTimeout(reload, 120);
     },
     setFilters(patch) {
-      set((s) => ({ filters: clean({ ...s.filters, ...patch }) }));
+      set((s) => ({ filters: clean({ ...s.filters, ...patch }), selected: {} }));
       reload();
     },
     clearFilters() {
-      set({ filters: {} });
+      set({ filters: {}, selected: {} });
       reload();
     },
     showOnly(filters) {
@@ -100,6 +127,8 @@ export const useLibrary = create<LibraryState>((set, get) => {
           .then((r) => {
             if (get().generation !== generation) return;
             set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
+            fetchVerdicts(r.rows.map((x) => x.hash));
+            if (query.trim()) fetchSnippets(query, r.rows.map((x) => x.id), generation);
           })
           .catch((e: unknown) => {
             inflight.delete(key);
@@ -140,3 +169,11 @@ export function rowAt(pages: Record<number, EnvSummary[]>, index: number): EnvSu
 export function fmt(v: number | null, digits = 2): string {
   return v === null ? '–' : v.toFixed(digits);
 }
+
+// An audit finished (here or in a batch): the listed verdicts are refetched.
+let seenGeneration = 0;
+useAuditResults.subscribe((a) => {
+  if (a.generation === seenGeneration) return;
+  seenGeneration = a.generation;
+  fetchVerdicts(Object.values(useLibrary.getState().pages).flat().map((r) => r.hash));
+});

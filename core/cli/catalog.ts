@@ -1,0 +1,76 @@
+import type { Command } from './command';
+
+/**
+ * What `--help` lists, without loading any command: each command's module (and the SQLite,
+ * Pyodide, SSH... code behind it) is imported only when that command runs, so `--help`,
+ * `--version` and a usage error start as fast as Node itself.
+ */
+export interface CommandInfo {
+  name: string;
+  summary: string;
+  usage: string;
+  load(): Promise<Command>;
+}
+
+export const catalog: CommandInfo[] = [
+  {
+    name: 'serve',
+    summary: 'Serve the workbench UI and API on 127.0.0.1 (open the printed URL in a browser)',
+    usage: 'spade-workbench serve [--port N] [--data-dir DIR] [--host ADDR [--token T]]',
+    load: async () => (await import('./commands/serve')).serveCommand,
+  },
+  {
+    name: 'import',
+    summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
+    usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--json] [--quiet]',
+    load: async () => (await import('./commands/import')).importCommand,
+  },
+  {
+    name: 'export',
+    summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
+    usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] OUT [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/export')).exportCommand,
+  },
+  {
+    name: 'search',
+    summary: 'Full-text search of the environment library (code, hint, notes, class name)',
+    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--limit N] [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/search')).searchCommand,
+  },
+  {
+    name: 'stats',
+    summary: 'Totals of the environment library (by kind and skill, seeds, rejected, size)',
+    usage: 'spade-workbench stats [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/stats')).statsCommand,
+  },
+  {
+    name: 'audit',
+    summary: "Audit environments: SPADE's load checks plus determinism, leaks, crashes, types, winnability, hint leaks",
+    usage: 'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--runtime cpython|pyodide] [--data-dir DIR]',
+    load: async () => (await import('./commands/audit')).auditCommand,
+  },
+  {
+    name: 'replay',
+    summary: 'Play an environment with a seed and an action script (with/without hint), or replay recorded episodes and trajectories; exits 1 on divergence',
+    usage:
+      'spade-workbench replay ENV.py --seed N [--actions FILE] [--hint TEXT|--hint-file F] [--compare-hint] [--max-turns N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]\n' +
+      '       spade-workbench replay EPISODE.jsonl [--env ENV.py] [--seed-search N] [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/replay')).replayCommand,
+  },
+  {
+    name: 'play',
+    summary: "Play environments with a served model (OpenAI-compatible), with and without the hint, by SPADE's agent protocol; prints returns and regret",
+    usage:
+      'spade-workbench play ENV.py|--selection QUERY --endpoint URL --model NAME [--api-key-env VAR] --seeds N [--seed-start S]\n' +
+      '       [--hint TEXT|--hint-file F] [--compare-hint] [--concurrency K] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M]\n' +
+      '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/play')).playCommand,
+  },
+];
+
+/** A command module's name, summary and usage, from the catalog (one place for the text). */
+export function commandInfo(name: string): Pick<Command, 'name' | 'summary' | 'usage'> {
+  const c = catalog.find((x) => x.name === name);
+  if (!c) throw new Error(`No command ${name} in the CLI catalog`);
+  return { name: c.name, summary: c.summary, usage: c.usage };
+}

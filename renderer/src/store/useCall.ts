@@ -1,0 +1,34 @@
+import { useCallback, useState } from 'react';
+import { log } from './app';
+
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The busy / error / try-catch block every view had its own copy of: `run(label, fn)` marks the
+ * view busy with `label`, keeps the error message to show (and logs it), and resolves to fn's
+ * value or undefined when it failed.
+ */
+export function useCall(source: string) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const run = useCallback(
+    async <T,>(label: string, fn: () => Promise<T>): Promise<T | undefined> => {
+      setBusy(label);
+      setError(null);
+      try {
+        return await fn();
+      } catch (e) {
+        const m = messageOf(e);
+        setError(m);
+        log('error', source, `${label}: ${m}`);
+        return undefined;
+      } finally {
+        setBusy(null);
+      }
+    },
+    [source],
+  );
+  return { busy, error, run, clearError: () => setError(null) };
+}
