@@ -16,7 +16,7 @@ export interface JobImports {
 
 /** What came back from a job into the library, over every import its results triggered. */
 export function importsOfJob(db: Db, jobId: string, examples = 20): JobImports {
-  const rows = stmt(db, "SELECT summary FROM imports WHERE job_id = ? AND summary IS NOT NULL ORDER BY id").all(jobId) as { summary: string }[];
+  const rows = stmt(db, 'SELECT summary FROM job_imports WHERE job_id = ? ORDER BY id').all(jobId) as { summary: string }[];
   const out: JobImports = { imports: rows.length, imported: 0, updated: 0, unchanged: 0, statsAttached: 0, skipped: 0, recordsUnmatched: 0, examples: [] };
   for (const r of rows) {
     let s: ImportSummary;
@@ -29,11 +29,15 @@ export function importsOfJob(db: Db, jobId: string, examples = 20): JobImports {
     out.updated += s.updated;
     out.unchanged += s.unchanged;
     out.statsAttached += s.statsAttached;
-    out.skipped += s.skipped.length;
-    for (const k of s.skipped) {
-      if (/not in the library/.test(k.reason)) out.recordsUnmatched++;
-      if (out.examples.length < examples) out.examples.push(k);
-    }
+    // The summary keeps counts per reason and the first examples (a huge import stays small).
+    out.skipped += s.skippedTotal ?? s.skipped.length;
+    for (const [reason, n] of Object.entries(s.skippedByReason ?? {})) if (/not in the library/.test(reason)) out.recordsUnmatched += n;
+    for (const k of s.skipped) if (out.examples.length < examples) out.examples.push(k);
   }
   return out;
+}
+
+/** Keeps the summary of an import a job's results triggered. */
+export function recordJobImport(db: Db, jobId: string, summary: ImportSummary): void {
+  stmt(db, 'INSERT INTO job_imports (job_id, summary) VALUES (?, ?)').run(jobId, JSON.stringify(summary));
 }

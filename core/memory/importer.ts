@@ -22,6 +22,7 @@ import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
 import { attachStats, envIdBySourceName, envIdBySourcePrefix, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
 import { PythonSyntaxChecker } from '../editor/pythonSyntax';
+import { recordJobImport } from './importLogStore';
 
 export interface ImportOptions {
   onProgress?: (p: Omit<ImportProgress, 'jobId'>) => void;
@@ -861,6 +862,7 @@ export async function importPaths(db: Db, paths: string[], opts: ImportOptions =
     run.closeSyntax();
   }
   const summary = run.finish();
+  if (opts.jobId) recordJobImport(db, opts.jobId, summary);
   run.progress('done');
   return summary;
 }

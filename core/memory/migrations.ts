@@ -362,4 +362,19 @@ export const migrations: Migration[] = [
       ALTER TABLE episode_steps ADD COLUMN spade TEXT;
     `,
   },
+  {
+    version: 11,
+    name: 'what each job brought back',
+    // The summary of every import a job's results triggered (flow-back), for the job view's
+    // "what came back" line: new, updated, stats attached, records that matched no game.
+    sql: `
+      CREATE TABLE job_imports (
+        id INTEGER PRIMARY KEY,
+        job_id TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        finished_at TEXT NOT NULL DEFAULT (datetime('now'))
+      );
+      CREATE INDEX job_imports_job ON job_imports(job_id);
+    `,
+  },
 ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
 import { episodeSummarySchema, stepViewSchema } from './episodes';
 
@@ -8,7 +9,7 @@ import { episodeSummarySchema, stepViewSchema } from './episodes';
  * cancel and resume go through the episodes regret run calls and events (runId).
  */
 
-const hash = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex digest');
+const hash = hashSchema;
 const seed = z.number().int().min(0).max(2 ** 31 - 1);
 const runId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
 
@@ -116,7 +117,7 @@ export const modelsCalls = {
         /** Overrides the stored hint (one environment only). */
         hintText: z.string().max(20_000).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
-        runtime: z.enum(['pyodide', 'cpython']).optional(),
+        runtime: runtimeKindSchema.optional(),
         runId: runId.optional(),
       })
       .strict(),

@@ -18,7 +18,7 @@ import {
   tagEnvironments,
   updateEnvironment,
 } from '../../../core/memory/repository';
-import { ApiError } from '../../../core/api';
+import { DomainError } from '../../../core/errors';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource, toolSource, write } from './fixtures';
 
@@ -290,7 +290,7 @@ describe('versions', () => {
     expect(getEnvironment(db, id)!.hash).toBe(r.hash);
     expect(addVersion(db, id, first.source, r.hash).created).toBe(false);
     expect(getEnvironment(db, id)!.hash).toBe(first.hash);
-    expect(() => addVersion(db, id, getEnvironment(db, idOf('KnapsackEnv'))!.source, first.hash)).toThrow(ApiError);
+    expect(() => addVersion(db, id, getEnvironment(db, idOf('KnapsackEnv'))!.source, first.hash)).toThrow(DomainError);
     updateEnvironment(db, id, { hint: 'A better hint.' });
     const d = getEnvironment(db, id)!;
     expect(d.hint).toBe('A better hint.');

@@ -12,9 +12,11 @@ import { tempDir } from '../../helpers/tmp';
 const tmp = tempDir('spade-python-probe-');
 const savedPath = process.env.PATH;
 const savedOverride = process.env.SPADE_PYTHON;
+const savedVenv = process.env.SPADE_WORKBENCH_VENV;
 afterAll(() => {
   process.env.PATH = savedPath;
   if (savedOverride !== undefined) process.env.SPADE_PYTHON = savedOverride;
+  if (savedVenv !== undefined) process.env.SPADE_WORKBENCH_VENV = savedVenv;
   probePython(true);
   tmp.cleanup();
 });
@@ -33,6 +35,7 @@ test.runIf(probePython())('a python3 found on the PATH is the one sessions run',
   const made = spawnSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv], { encoding: 'utf8' });
   expect(made.status, made.stderr).toBe(0);
   delete process.env.SPADE_PYTHON;
+  delete process.env.SPADE_WORKBENCH_VENV; // the app's own venv would win over PATH
   process.env.PATH = `${join(venv, 'bin')}:${savedPath ?? '/usr/bin:/bin'}`;
   const found = probePython(true);
   expect(found?.path).toBe(join(venv, 'bin', 'python3'));
