@@ -72,7 +72,8 @@ describe('episodes in Chromium', () => {
     ctx = await openWorkbench({ colorScheme: 'dark' });
     const { page } = ctx;
     await waitForEnv(ctx.app.services, 'GridWalkEnv');
-    const hint = readFileSync(join(GAMES, 'game_00000_005_spatial_reasoning_hint.txt'), 'utf8').trim();
+    // SPADE injects the hint verbatim, whitespace included (the import keeps it so).
+    const hint = readFileSync(join(GAMES, 'game_00000_005_spatial_reasoning_hint.txt'), 'utf8');
     await pickEnv(page, 'GridWalkEnv', 3);
     await page.getByTestId('ep-compare-hint').click();
     await page.getByTestId('pair-view').waitFor();

@@ -54,8 +54,9 @@ describe('library (Chromium)', () => {
     await page.waitForSelector('[data-testid=facet-tag] :text("picked")');
     await page.click('[data-testid=library-filter-seeds]');
     await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('2 environments'));
+    // A changed search ends the selection (it would otherwise act, unseen, on rows no longer shown).
     await page.click('[data-testid=library-clear-filters]');
-    await page.click('[data-testid=library-bulk] button:has-text("clear")');
+    await page.waitForSelector('[data-testid=library-bulk]', { state: 'detached' });
 
     // Select all matching: every row of a search, not only the rows the table has loaded.
     const chip = page.locator('.lib-chips button:has-text("tool-use")');
@@ -71,7 +72,7 @@ describe('library (Chromium)', () => {
     await page.waitForSelector(`[data-testid=facet-tag] :text("all-tools")`);
     await screenshot(page, 'library-select-all');
     await page.click('[data-testid=library-clear-filters]');
-    await page.click('[data-testid=library-bulk] button:has-text("clear")');
+    await page.waitForSelector('[data-testid=library-bulk]', { state: 'detached' });
     const tagged = await ctx.app.services.db.prepare("SELECT count(*) AS n FROM tags WHERE tag = 'all-tools'").get() as { n: number };
     expect(tagged.n).toBe(matching);
   });
