@@ -58,6 +58,12 @@ def main():
     seccomp = Seccomp.build() if config.get("seccomp", True) else None
     roots = [p for p in sys.path if p and os.path.isdir(p)] + [HERE]
     server = ForkServer(proto_in, proto_out, config, harness, sandbox, extensions, seccomp, roots)
+    # Everything a child needs is made here once and inherited (a harness no game has touched,
+    # libc for prctl, the network facts): a child's own start-up is then only its walls.
+    server.prepare()
+    import gc
+
+    gc.freeze()  # objects made so far stay out of the collector: forked children share their pages
     server.serve()
 
 
@@ -72,6 +78,20 @@ class ForkServer:
         self.by_fd = {}  # fd -> (Child, "sock" | "err")
         self.sel = selectors.DefaultSelector()
         self.inbuf = b""
+
+    def prepare(self):
+        h = self.harness.Harness()
+        for mod in self.extensions:
+            if callable(getattr(mod, "install", None)):
+                mod.install(h, self.harness)
+        self.fresh_harness = h
+        self.network = network_state()
+        try:
+            import ctypes
+
+            self.libc = ctypes.CDLL(None, use_errno=True)
+        except Exception:
+            self.libc = None
 
     def emit(self, data):
         view = memoryview(data)
@@ -265,18 +285,12 @@ def run_child(server, sock, err_w, opts):
             except Exception:
                 pass
     applied = apply_limits({**server.config, **opts})
-    network = network_state()  # before the filter: it needs a netlink socket
-    try:
-        import ctypes  # noqa: F401  (only for prctl below; gone before any game runs)
-
-        _prctl_dumpable_off()
-    except Exception:
-        pass
-    seccomp = server.seccomp.install(os.getpid()) if server.seccomp else "off"
-    h = harness.Harness()
-    for mod in server.extensions:
-        if callable(getattr(mod, "install", None)):
-            mod.install(h, harness)
+    network = server.network
+    if server.libc is not None:
+        PR_SET_DUMPABLE = 4  # other sessions run as the same uid: /proc/<pid>/mem of this one stays closed
+        server.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    seccomp = server.seccomp.install(os.getpid(), server.libc) if server.seccomp else "off"
+    h = server.fresh_harness  # made in the server, never used there: no game has touched it
 
     default_timeout = float(opts.get("timeoutSec") or 30)
 
@@ -335,15 +349,6 @@ def run_child(server, sock, err_w, opts):
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
-
-
-def _prctl_dumpable_off():
-    """Other sessions' processes run as the same uid: /proc/<pid>/mem of this one must stay closed."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    PR_SET_DUMPABLE = 4
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 class Seccomp:
@@ -427,7 +432,7 @@ class Seccomp:
         op(RET_K, ALLOW)
         return b"".join(struct.pack("HBBI", c, jt, jf, k) for c, jt, jf, k in ins), len(ins)
 
-    def install(self, pid):
+    def install(self, pid, libc=None):
         if self.status != "pending":
             return self.status
         try:
@@ -440,7 +445,7 @@ class Seccomp:
                 _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
             fprog = Fprog(n, ctypes.cast(buf, ctypes.c_void_p))
-            libc = ctypes.CDLL(None, use_errno=True)
+            libc = libc or ctypes.CDLL(None, use_errno=True)
             PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
             if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 return f"not applied: no_new_privs errno {ctypes.get_errno()}"
