@@ -1,4 +1,4 @@
-import { closeSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Services } from '../../core/services/services';
 
@@ -30,10 +30,14 @@ export async function makeDamagedLibrary(dataDir: string, opts: { runningJob?: b
   // Mark the seed pack as done so a web host on this directory does not try to import it.
   db.prepare("INSERT OR REPLACE INTO settings (key, value) VALUES ('memory.seedPackImported', '\"test\"')").run();
   db.pragma('wal_checkpoint(TRUNCATE)');
+  // Damage lands on leaf pages of the versions table (source text), wherever the schema puts them:
+  // fixed file offsets hit other tables' pages whenever a migration changed the layout.
+  const leaves = (db.prepare("SELECT pageno FROM dbstat WHERE name = 'versions' AND pagetype = 'leaf' ORDER BY pageno").all() as { pageno: number }[]).map((r) => r.pageno);
   await services.close();
   const file = join(dataDir, 'workbench.sqlite');
-  const pages = statSync(file).size / 4096;
   const fd = openSync(file, 'r+');
-  for (const k of [Math.floor(pages / 3), Math.floor(pages / 2), Math.floor((2 * pages) / 3)]) writeSync(fd, Buffer.alloc(2000, 0xab), 0, 2000, k * 4096 + 1500);
+  const pick = [leaves[Math.floor(leaves.length / 3)]!, leaves[Math.floor(leaves.length / 2)]!, leaves[Math.floor((2 * leaves.length) / 3)]!];
+  // dbstat numbers pages from 1.
+  for (const k of pick) writeSync(fd, Buffer.alloc(2000, 0xab), 0, 2000, (k - 1) * 4096 + 1500);
   closeSync(fd);
 }
