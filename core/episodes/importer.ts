@@ -86,7 +86,7 @@ export async function agrees(ctx: EpisodeContext, source: string, maxTurns: numb
           if (!x) return null;
           return x.tool ? { kind: 'tool', calls: x.tool.calls, raw: x.raw } : { kind: 'step', action: x.action, raw: null };
         }),
-        { firstIdx: 1, batch: 1, stopWhenDone: false, maxSteps: t.steps.length },
+        { firstIdx: 1, batch: 256, stopWhenDone: false, maxSteps: t.steps.length },
       );
       // Tool outputs count too: they tell apart seeds whose first observation is the same.
       const toolOut = played.toolTurns.map((tt) => tt.outputs.map((o) => o.output));
