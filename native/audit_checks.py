@@ -1,28 +1,25 @@
-"""SPADE Workbench audit: every check over one environment in ONE interpreter call.
+"""SPADE Workbench audit, the judge: every check over one environment, and its verdict.
 
-Crossing from the host into the interpreter per step is far slower than stepping inside it, so
-the whole audit (SPADE's load checks, then the checks SPADE lacks) runs here and returns a list
-of results. Loaded next to native/harness.py, in Pyodide and in CPython alike, as an extension:
-`audit_checks.install(harness_instance, harness_module)` adds the "audit" command. It never runs on
-its own: audits run only inside the runtimes' sandboxes, one environment per fresh interpreter.
+This module never runs in the interpreter that runs the game. It runs in a process of its own
+next to the game's (native CPython: native/cpython_main.py forks both for one audit) or in a second
+Pyodide interpreter of the worker (core/runtime/child.ts), and reaches the game only through
+native/audit_exec.py, one operation at a time over a line channel: load, instantiate, reset, step,
+solution(), tools, state. What comes back are raw values with their exact types (`decode`); every
+rule that turns them into a status, and every time measured, lives here, where a game that patches
+its own interpreter cannot reach. `install_judge(harness, harness_module, transport)` adds the
+"audit" command to a harness that runs no environment code.
 
 Check ids are stable (scripts depend on them). Each result: {id, status: pass|warn|fail|skip,
 message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ...}}.
 Written from SPADE-FORMATS.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
 """
 
-import inspect
 import json
 import math
 import os
 import random as _random_mod
 import re
-import signal
-import sys
-import threading
 import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 SPADE_CHECKS = ["spade.syntax", "spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
 PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
@@ -57,61 +54,122 @@ def _cut(s, n=EV_STR):
     return s if len(s) <= n else s[:n] + f"\u2026[+{len(s) - n}]"
 
 
-# ---------------------------------------------------------------- per-call time limit
+# ---------------------------------------------------------------- the executor, over a channel
 
 
-class Timer:
-    """Interrupts a runaway call. CPython main thread: an interval timer raising the harness's
-    CallTimeout. Pyodide: the host's watchdog, told each call's deadline by a line on stderr
-    (its interrupt arrives as KeyboardInterrupt). Elsewhere (threads) only the whole command's limit."""
+class ExecutorGone(BaseException):
+    """The interpreter running the game stopped answering (it exited, crashed or was killed).
+    A BaseException: no check may swallow it and go on as if the game had answered."""
 
-    def __init__(self, exc_type, limit):
-        self.exc_type = exc_type
-        self.limit = limit
-        self.usable = hasattr(signal, "setitimer") and sys.platform != "emscripten" and threading.current_thread() is threading.main_thread()
-        self.host = sys.platform == "emscripten"
-        self.prev = None
 
-    def _tell_host(self, ms):
-        try:
-            os.write(2, f"\n@call-deadline {ms}\n".encode())
-        except Exception:
-            pass
+class LoadError(Exception):
+    """SPADE's factory refused the game at `stage`; str() is SPADE's message, `cause` what was raised."""
 
-    def __enter__(self):
-        if self.usable:
-            def fire(signum, frame):
-                raise self.exc_type()
+    def __init__(self, stage, message, cause=None):
+        super().__init__(message)
+        self.stage, self.cause = stage, cause
 
-            self.prev = signal.signal(signal.SIGALRM, fire)
-        return self
 
-    def arm(self):
-        if self.usable:
-            signal.setitimer(signal.ITIMER_REAL, self.limit)
-        elif self.host:
-            self._tell_host(max(1, int(self.limit * 1000)))
+_SUBTYPES = {}
 
-    def disarm(self):
-        if self.usable:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        elif self.host:
-            self._tell_host(0)
 
-    def __exit__(self, *a):
-        if self.usable:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.prev or signal.SIG_DFL)
-        return False
+class Opaque:
+    """A value of a type the checks cannot rebuild (numpy.int64, a game's class): its type's name,
+    repr, str, truth and float as the game's interpreter computed them."""
+
+    __slots__ = ("_r", "_s", "_f", "_t", "_p")
+
+    def __init__(self, d):
+        self._r, self._s, self._f, self._t, self._p = d.get("r", ""), d.get("s"), d.get("f"), d.get("t"), d.get("p")
+
+    def __repr__(self):
+        return self._r
+
+    def __str__(self):
+        return self._s if isinstance(self._s, str) else self._r
+
+    def __float__(self):
+        if self._f is None:
+            raise TypeError(f"float() argument must be a string or a real number, not '{type(self).__qualname__}'")
+        return decode(self._f)
+
+    def __bool__(self):
+        return True if self._t is None else self._t
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._r == self._r
+
+    def __hash__(self):
+        return hash(self._r)
+
+    def item(self):  # what harness.plain asks numpy scalars for
+        return self._p
+
+
+def _subtype(base, module, qualname):
+    key = (base, module, qualname)
+    t = _SUBTYPES.get(key)
+    if t is None:
+        t = _SUBTYPES[key] = type(qualname.rsplit(".", 1)[-1], (base,), {"__module__": module, "__qualname__": qualname, **({} if base is not Opaque else {"__slots__": ()})})
+    return t
+
+
+_BASES = {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, "dict": dict}
+_FLOATS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
+def decode(x):
+    """The value audit_exec.encode described, with the same types (subclasses by name)."""
+    if not isinstance(x, dict):
+        return x
+    if "T" in x:
+        return tuple(decode(v) for v in x["T"])
+    if "L" in x:
+        return [decode(v) for v in x["L"]]
+    if "D" in x:
+        return {_key(decode(k)): decode(v) for k, v in x["D"]}
+    if "F" in x:
+        return _FLOATS[x["F"]]
+    o = x["O"]
+    base = _BASES.get(o.get("b"))
+    if base is None:
+        return _subtype(Opaque, o.get("m", "builtins"), o.get("q", "object"))(o)
+    t = _subtype(base, o.get("m", "builtins"), o.get("q", base.__name__))
+    inner = o.get("x")
+    if base is dict:
+        v = t()
+        dict.update(v, {_key(decode(k)): decode(w) for k, w in inner})
+        return v
+    if base in (tuple, list):
+        items = [decode(w) for w in inner]
+        return tuple.__new__(t, items) if base is tuple else t(items)
+    return t(decode(inner))
+
+
+def _key(k):
+    try:
+        hash(k)
+        return k
+    except TypeError:
+        return repr(k)
+
+
+class Env:
+    """An instance living in the executor; `globals` says whether its module's globals count as its state."""
+
+    __slots__ = ("id", "globals")
+
+    def __init__(self, eid, with_globals):
+        self.id, self.globals = eid, with_globals
 
 
 # ---------------------------------------------------------------- the audit context
 
 
 class Audit:
-    def __init__(self, hm, h, source, options):
-        self.hm = hm  # the harness module: loader helpers, ToolUseBaseEnv, error_info, plain
-        self.h = h
+    def __init__(self, hm, transport, source, options):
+        self.hm = hm  # this interpreter's harness: SPADE's return-shape rules, type names, plain()
+        self.transport = transport
         self.source = source
         self.opt = options
         mt = options.get("maxTurns")
@@ -120,23 +178,19 @@ class Audit:
         self.limit = float(options.get("callTimeoutSec") or 5)
         self.spade_limit = float(options.get("spadeCallTimeoutSec") or SPADE_CALL_SEC)
         self.admission_limit = float(options.get("spadeAdmissionTimeoutSec") or SPADE_ADMISSION_SEC)
+        self.call_limit = self.limit
         wanted = options.get("checks")
         self.wanted = set(wanted) if wanted else None
         self.results = {}
-        # The audit's games share one interpreter: each audit gets its own random (never pre-seeded
-        # for SPADE's checks) and its own tool_use_base_env module.
-        self.random = hm.fresh_module("random")
-        self.modules = {"random": self.random, "tool_use_base_env": hm._tool_module()}
-        self.code = None
-        self.cls = None
+        self.lines = {}
         self.class_name = None
         self.tool_use = False
-        self.durations = []  # (seconds, call, action, seed)
+        self.durations = []  # (seconds, call, action, seed), timed here, never by the game's process
         self.type_issues = []
         self.type_steps = 0
         self.hung = None
-        self.timer = None
         self.first_obs = None
+        self.current = None
 
     # -- results
     def want(self, cid):
@@ -146,6 +200,7 @@ class Audit:
 
     def phase(self, cid):
         """Tells the host (on stderr) which check runs, so a dead process can be blamed precisely."""
+        self.current = cid
         if self.opt.get("phases"):
             try:
                 os.write(2, f"\n@audit-phase {cid}\n".encode())
@@ -156,64 +211,62 @@ class Audit:
         ev = {k: v for k, v in evidence.items() if v is not None}
         self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
 
-    # -- running environment code with modules, stdout and a time limit routed to this audit
-    def call(self, label, fn, *args, action=None, seed=None, **kw):
-        hm = self.hm
-        saved = {name: sys.modules.get(name) for name in self.modules}
-        sys.modules.update(self.modules)
-        out, err = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = self.h.out
-        t0 = time.perf_counter()
-        self.timer.arm()
+    # -- the executor
+    def x(self, op, **args):
+        """One operation in the game's interpreter; its tagged answer ({v} | {raise} | {hang} | {load})."""
         try:
-            return fn(*args, **kw)
-        except hm.CallTimeout:
-            raise Hang(label, action, seed, self.timer.limit)
-        except KeyboardInterrupt:
-            raise Hang(label, action, seed, self.timer.limit)
-        except hm.SpadeLoadError:
-            raise  # already in SPADE's words
-        except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
-            info = hm.error_info(e)
-            info["text"] = hm.str_safe(e)
-            raise StepFailed(label, action, seed, info)
-        finally:
-            self.timer.disarm()
-            dt = time.perf_counter() - t0
-            sys.stdout, sys.stderr = out, err
-            for name, mod in saved.items():
-                if mod is None:
-                    sys.modules.pop(name, None)
-                else:
-                    sys.modules[name] = mod
-            if label in ("step", "reset"):
-                self.durations.append((dt, label, action, seed))
-            self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
+            reply = self.transport(json.dumps({"cmd": "x", "op": op, **args}))
+        except ExecutorGone:
+            raise
+        except Exception as e:
+            raise ExecutorGone(f"the environment's interpreter stopped answering: {type(e).__name__}: {e}")
+        if reply is None or reply == "":
+            raise ExecutorGone("the environment's interpreter exited")
+        msg = json.loads(reply)
+        if not msg.get("ok"):
+            err = msg.get("error") or {}
+            raise RuntimeError(f"{err.get('type')}: {_cut(err.get('message', ''), 300)}")
+        return msg["result"]
+
+    def value(self, op, **args):
+        """An operation that runs no environment method: its value, or a RuntimeError."""
+        r = self.x(op, **args)
+        if "v" not in r:
+            raise RuntimeError(f"{op} failed: {r}")
+        return decode(r["v"])
+
+    def call(self, label, op, action=None, seed=None, **args):
+        """An operation that calls environment code: its value, or Hang / StepFailed / LoadError."""
+        limit = self.call_limit
+        t0 = time.perf_counter()
+        r = self.x(op, limit=limit, action=action, seed=seed, **args)
+        dt = time.perf_counter() - t0
+        if label in ("step", "reset"):
+            self.durations.append((dt, label, action, seed))
+        if "v" in r:
+            return decode(r["v"])
+        label = r.get("at", label)
+        if "hang" in r:
+            raise Hang(label, action, seed, limit)
+        if "load" in r:
+            e = r["load"]
+            raise LoadError(e.get("stage"), e.get("message", ""), e.get("cause"))
+        raise StepFailed(label, action, seed, r.get("raise") or {})
 
     def line_of(self, method):
-        fn = getattr(self.cls, method, None) if self.cls is not None else None
-        code = getattr(fn, "__code__", None)
-        if code is not None and code.co_filename == self.hm.ENV_FILENAME:
-            return code.co_firstlineno
-        return None
+        return self.lines.get(method)
 
     # -- a fresh instance in a fresh namespace (module-level state included)
     def fresh(self, label="__init__"):
-        hm = self.hm
-        _mod, ns = hm.spade_namespace(self.modules)
-        self.call("exec", exec, self.code, ns)
-        name, cls = hm.find_env_class(ns)
-        env = self.call(label, hm._instantiate, cls, self.mode, self.budget)
-        return env, ns
+        eid = self.call(label, "fresh", mode=self.mode, budget=self.budget)
+        return Env(eid, True), None
 
     def turns(self, env):
-        mt = getattr(env, "max_turns", None)
+        mt = self.value("attr", env=env.id, name="max_turns")
         return mt if isinstance(mt, int) and not isinstance(mt, bool) and 0 < mt <= 10_000 else self.budget
 
     def reset(self, env, seed, preseed=False):
-        if preseed:
-            self.random.seed(seed)
-        ret = self.call("reset", lambda: env.reset(seed=seed), seed=seed)
+        ret = self.call("reset", "reset", seed=seed, env=env.id, preseed=preseed)
         obs = ret[0] if isinstance(ret, tuple) and len(ret) == 2 else ret
         info = ret[1] if isinstance(ret, tuple) and len(ret) == 2 else {}
         if not isinstance(obs, str):
@@ -227,7 +280,7 @@ class Audit:
 
     def step(self, env, action, seed, history):
         """One step with every type rule applied; returns (obs, reward, terminated, truncated)."""
-        ret = self.call("step", env.step, action, action=action, seed=seed)
+        ret = self.call("step", "step", action=action, seed=seed, env=env.id)
         self.type_steps += 1
         acts = history + [action]
         hm = self.hm
@@ -299,11 +352,11 @@ def _won(r, te):
 
 def spade_checks(A):
     """SPADE's load, as every SPADE play does it, then SPADE's pool admission; SPADE's limits."""
-    A.timer.limit = A.spade_limit
+    A.call_limit = A.spade_limit
     try:
         return _spade_checks(A)
     finally:
-        A.timer.limit = A.limit
+        A.call_limit = A.limit
 
 
 def _timed_out(e):
@@ -314,18 +367,17 @@ def _timed_out(e):
 
 def _spade_fail(A, cid, message, e=None, **evidence):
     ev = dict(evidence)
-    cause = getattr(e, "cause", None) if isinstance(e, A.hm.SpadeLoadError) else None
+    cause = e.cause if isinstance(e, LoadError) else None
     if isinstance(e, Hang):
         ev.update(call=e.call, hang=True, observed=f"no return within {e.limit:g} s")
     elif isinstance(e, StepFailed):
         ev.update(_ev(e))
-    elif cause is not None:
-        info = A.hm.error_info(cause)
-        ev.update(line=info.get("line"), observed=_cut(f"{info.get('type')}: {info.get('message', '')}", 300))
-        if isinstance(cause, SyntaxError):
-            ev["line"] = cause.lineno
+    elif cause:
+        ev.update(line=cause.get("line"), observed=_cut(f"{cause.get('type')}: {cause.get('message', '')}", 300))
+        if "syntax" in cause:
+            ev["line"] = cause["syntax"]
         else:
-            ev["traceback"] = _cut(info.get("traceback", ""), 4000)
+            ev["traceback"] = _cut(cause.get("traceback", ""), 4000)
     A.put(cid, "fail", message, **ev)
 
 
@@ -345,35 +397,34 @@ def _spade_checks(A):
 
     A.phase("spade.syntax")
     try:
-        A.code = hm.spade_compile(A.source)
-    except hm.SpadeLoadError as e:
+        A.call("compile", "compile")
+    except LoadError as e:
         return fail("spade.syntax" if e.stage == "syntax" else "spade.exec", str(e), e)
     A.put("spade.syntax", "pass", "Source compiles")
 
-    mod, ns = hm.spade_namespace(A.modules)
-    A.modules["dynamic_game"] = mod
     A.phase("spade.exec")
     try:
-        A.call("exec", hm.spade_exec, A.code, ns)
-    except hm.SpadeLoadError as e:
+        A.call("exec", "exec")
+    except LoadError as e:
         return fail("spade.exec", str(e), e)
     except Hang as e:
         return fail("spade.exec", f"Failed to execute game code: {_timed_out(e)}", e)
+
     A.put("spade.exec", "pass", "Module code runs")
 
     try:
-        name, cls = hm.spade_class(ns)
-    except hm.SpadeLoadError as e:
+        found = A.call("class", "class")
+    except LoadError as e:
         return fail("spade.class", str(e))
-    A.cls, A.class_name = cls, name
-    A.tool_use = isinstance(cls, type) and issubclass(cls, hm.ToolUseBaseEnv)
-    first_env_name = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
+    name = found["name"]
+    A.class_name, A.tool_use, A.lines = name, bool(found["toolUse"]), found["lines"]
+    first_env_name = found["candidates"]
     A.put("spade.class", "pass", f"Found {name}", observed=name, candidates=first_env_name[:5] if len(first_env_name) > 1 else None)
 
     A.phase("spade.instantiate")
     try:
-        env = A.call("__init__", hm.spade_instantiate, cls, A.budget, A.mode == "legacy")
-    except hm.SpadeLoadError as e:
+        env = Env(A.call("__init__", "instantiate", budget=A.budget, legacy=A.mode == "legacy"), False)
+    except LoadError as e:
         if e.stage == "missing_method":
             A.put("spade.instantiate", "pass", f"{name}() instantiates", line=A.line_of("__init__"))
             return fail("spade.methods", str(e), observed=str(e).rsplit(": ", 1)[-1])
@@ -386,7 +437,7 @@ def _spade_checks(A):
     # Validation, on the instance the play checks then use (as SPADE plays the validated instance).
     A.phase("spade.reset")
     try:
-        ret = A.call("reset", lambda: env.reset(seed=42), seed=42)
+        ret = A.call("reset", "reset", seed=42, env=env.id)
         bad = hm.reset_problem(ret)
     except (Hang, StepFailed) as e:
         why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
@@ -400,7 +451,7 @@ def _spade_checks(A):
     done_actions = []
     for i, a in enumerate(PROBE_ACTIONS, start=1):
         try:
-            ret = A.call("step", env.step, a, action=a, seed=42)
+            ret = A.call("step", "step", action=a, seed=42, env=env.id)
         except (Hang, StepFailed) as e:
             why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
             return fail("spade.step", f"Game step() failed on action {i} '{a}': {why}", e, seed=42, actions=done_actions + [a])
@@ -414,7 +465,7 @@ def _spade_checks(A):
 
     A.phase("spade.reset2")
     try:
-        A.call("reset", lambda: env.reset(seed=123), seed=123)
+        A.call("reset", "reset", seed=123, env=env.id)
     except (Hang, StepFailed) as e:
         why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
         return fail("spade.reset2", f"Game reset() failed on second call: {why}", e, seed=123)
@@ -431,38 +482,19 @@ def _exc_text(e):
 
 
 def check_admission(A):
-    """SPADE's validate_game: a legacy load with budget 1000, the wrapper's reset(), raw steps
-    "1", "2", "test" whose errors the wrapper swallows, then close(); 60 s for all of it."""
-    hm = A.hm
-
-    def admit():
-        modules = dict(A.modules)
-        _mod, _ns, _name, env = hm.spade_load(A.source, modules, hm.ADMISSION_BUDGET, legacy=True)
-        try:
-            env.reset(seed=None)
-        except Exception:
-            pass  # the wrapper answers "Error during reset. Starting new game."
-        for action in hm.ADMISSION_ACTIONS:
-            try:
-                view = hm.spade_step_view(env.step(action))
-            except Exception as e:
-                view = hm.spade_step_error(e)
-            if view["terminated"] or view["truncated"]:
-                break
-        if hasattr(env, "close"):
-            env.close()
-
-    A.timer.limit = A.admission_limit
+    """SPADE's validate_game (played by the executor: a legacy load with budget 1000, the wrapper's
+    reset(), raw steps "1", "2", "test" whose errors the wrapper swallows, then close()); 60 s for all."""
+    A.call_limit = A.admission_limit
     try:
-        A.call("admission", admit)
-    except hm.SpadeLoadError as e:
+        A.call("admission", "admission")
+    except LoadError as e:
         return _spade_fail(A, "spade.admission", f"Game validation failed: {e}", e)
     except Hang as e:
         return _spade_fail(A, "spade.admission", f"validate_game timed out after {e.limit:g}s", e)
     except StepFailed as e:
         return _spade_fail(A, "spade.admission", f"Game validation failed: {_exc_text(e)}", e, line=e.info.get("line"))
     finally:
-        A.timer.limit = A.spade_limit
+        A.call_limit = A.spade_limit
     A.put("spade.admission", "pass", "Pool admission (legacy load, budget 1000, reset, steps \"1\" \"2\" \"test\", close) succeeds")
 
 
@@ -526,31 +558,8 @@ def check_seed_ignored(A, env):
 
 
 def _fields(A, env, ns):
-    hm = A.hm
-    out = {}
-    for k, v in list(getattr(env, "__dict__", {}).items()):
-        try:
-            out[f"self.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
-        except Exception:
-            out[f"self.{k}"] = hm.repr_safe(v)[:2000]
-    import types as _t
-
-    for k, v in list(ns.items()):
-        if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
-            continue
-        try:
-            out[f"global {k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
-        except Exception:
-            pass
-    cls = type(env)
-    for k, v in list(vars(cls).items()):
-        if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
-            continue
-        try:
-            out[f"{cls.__name__}.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
-        except Exception:
-            pass
-    return out
+    """The instance's state as the executor read it: attributes, and module globals for fresh instances."""
+    return A.value("fields", env=env.id, globals=env.globals and ns is not False)
 
 
 def check_reset_leak(A, solution_actions):
@@ -633,17 +642,14 @@ def check_crash(A, first_obs):
 
 def solution_fn(A, env):
     """The game's own solution(), or None (SPADE's tool-use base class only has one that raises)."""
-    fn = getattr(env, "solution", None)
-    if not callable(fn) or getattr(type(env), "solution", None) is A.hm.ToolUseBaseEnv.solution:
-        return None
-    return fn
+    return True if A.value("has_solution", env=env.id) else None
 
 
 def get_solution(A, env, seed):
     fn = solution_fn(A, env)
     if fn is None:
         return None
-    v = A.call("solution", fn, seed=seed)
+    v = A.call("solution", "solution", seed=seed, env=env.id)
     if isinstance(v, (list, tuple)):
         return [_boxed(x) for x in v]
     if A.tool_use:
@@ -845,7 +851,7 @@ def rollout_turn(A, env, action, seed, history):
         if calls:
             out = []
             for name, args in calls:
-                ret = A.call("execute_tool", env.execute_tool, name, args, action=action, seed=seed)
+                ret = A.call("execute_tool", "execute_tool", action=action, seed=seed, env=env.id, name=name, args=args)
                 out.append(str(ret.get("output", "")) if isinstance(ret, dict) else repr(ret))
             return "\n".join(out), 0.0, False, False
     return A.step(env, action, seed, history)
@@ -853,7 +859,7 @@ def rollout_turn(A, env, action, seed, history):
 
 def tool_checks(A, env):
     A.reset(env, 0)
-    tools = getattr(env, "_tools", None)
+    tools = A.value("attr", env=env.id, name="_tools")
     if not isinstance(tools, dict) or not tools:
         A.put("tool.schema", "fail", "reset() leaves self._tools empty or not a dict", seed=0, observed=A.hm.type_name(tools), line=A.line_of("reset"))
         for c in ("tool.methods", "tool.params"):
@@ -874,30 +880,27 @@ def tool_checks(A, env):
             A.put("tool.schema", "fail", f"Invalid tool schema for {bad[0][0]}: {bad[0][1]}", seed=0, observed=[f"{n}: {p}" for n, p in bad[:10]], line=A.line_of("reset"))
         else:
             A.put("tool.schema", "pass", f"{len(tools)} tool schemas are valid", seed=0)
-        missing = [n for n in tools if not callable(getattr(env, f"tool_{n}", None))]
+        methods = A.value("tool_methods", env=env.id, names=[str(n) for n in tools])
+        missing = [n for n in tools if not methods[str(n)]["callable"]]
         if missing:
             A.put("tool.methods", "fail", f"No method for tool(s): {', '.join('tool_' + n for n in missing)}", observed=missing, line=A.line_of("reset"))
         else:
             A.put("tool.methods", "pass", f"Every tool has its tool_<name> method")
         mism = []
         for n, spec in tools.items():
-            fn = getattr(env, f"tool_{n}", None)
-            if not callable(fn) or not isinstance(spec, dict):
+            m = methods[str(n)]
+            if not m["callable"] or not isinstance(spec, dict) or m.get("params") is None:
                 continue
-            try:
-                sig = inspect.signature(fn)
-            except (TypeError, ValueError):
+            ps = m["params"]  # [name, kind, required]
+            if any(kind == "VAR_KEYWORD" for _, kind, _ in ps):
                 continue
-            ps = sig.parameters.values()
-            if any(p.kind == p.VAR_KEYWORD for p in ps):
-                continue
-            accepted = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-            needed = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty}
+            named = ("POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY")
+            accepted = {p for p, kind, _ in ps if kind in named}
+            needed = {p for p, kind, req in ps if kind in named and req}
             props = set(((spec.get("parameters") or {}).get("properties") or {}).keys()) if isinstance(spec.get("parameters"), dict) else set()
             extra, lacking = sorted(props - accepted), sorted(needed - props)
             if extra or lacking:
-                code = getattr(fn, "__code__", None)
-                mism.append({"tool": n, "schemaOnly": extra, "methodOnly": lacking, "line": code.co_firstlineno if code else None})
+                mism.append({"tool": n, "schemaOnly": extra, "methodOnly": lacking, "line": m.get("line")})
         if mism:
             m = mism[0]
             A.put("tool.params", "fail", f"tool_{m['tool']}: schema parameters {m['schemaOnly']} vs method keywords {m['methodOnly']} do not match (every call fails)",
@@ -908,18 +911,19 @@ def tool_checks(A, env):
     crit_errors, true_at_reset, have_criteria = {}, {}, False
     for seed in (0, 1, 2):
         A.reset(env, seed)
-        crits = getattr(env, "_message_criteria", None) or []
-        if not isinstance(crits, list) or not crits:
+        results = A.value("criteria", env=env.id, limit=A.call_limit)
+        if not results:
             continue
         have_criteria = True
-        state = getattr(env, "_state", {})
-        for i, c in enumerate(crits):
-            try:
-                v = A.call("criterion", c, state, seed=seed)
-            except StepFailed as e:
-                crit_errors.setdefault(i, []).append((seed, e.info))
+        for i, r in enumerate(results):
+            if "hang" in r:
+                raise Hang("criterion", None, seed, A.call_limit)
+            if "raise" in r:
+                crit_errors.setdefault(i, []).append((seed, r["raise"]))
                 continue
-            if v:
+            if "load" in r:
+                raise LoadError(r["load"].get("stage"), r["load"].get("message", ""))
+            if r.get("v"):
                 true_at_reset.setdefault(i, []).append(seed)
     if not have_criteria:
         A.put("tool.reset_gate", "skip", "No _message_criteria (single-answer tool use)")
@@ -947,7 +951,7 @@ def tool_checks(A, env):
     how = "solution()"
     if not acts:
         how = "the expected answer"
-        acts = [f"<answer>{getattr(env, '_expected_answer', None)}</answer>"]
+        acts = [f"<answer>{A.value('attr', env=env.id, name='_expected_answer')}</answer>"]
     played, last = [], None
     for a in acts[: 200]:
         last = rollout_turn(A, env, a, seed, played)
@@ -964,14 +968,13 @@ def tool_checks(A, env):
 # ---------------------------------------------------------------- the command
 
 
-def run_audit(hm, h, source, options):
-    A = Audit(hm, h, source, options)
+def run_audit(hm, transport, source, options):
+    A = Audit(hm, transport, source, options)
     t0 = time.perf_counter()
-    with Timer(hm.CallTimeout, A.limit) as timer:
-        A.timer = timer
-        env = spade_checks(A)
-        if env is not None:
-            play_checks(A, env)
+    A.x("start", source=source)
+    env = spade_checks(A)
+    if env is not None:
+        play_checks(A, env)
     checks = []
     order = ALL_CHECKS if A.tool_use else SPADE_CHECKS + PLAY_CHECKS
     for cid in order:
@@ -1012,10 +1015,12 @@ def play_checks(A, env):
         for seed in range(5):
             A.reset(env, seed)
             if solution_fn(A, env) is not None:
-                v = A.call("solution", env.solution, seed=seed)
+                v = A.call("solution", "solution", seed=seed, env=env.id)
                 answers.append((seed, " ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
-            elif A.tool_use and getattr(env, "_expected_answer", None) is not None:
-                answers.append((seed, str(env._expected_answer)))
+            elif A.tool_use:
+                expected = A.value("attr", env=env.id, name="_expected_answer")
+                if expected is not None:
+                    answers.append((seed, str(expected)))
 
     def sol_actions(e):
         if solution_fn(A, e) is None:
@@ -1048,27 +1053,18 @@ def play_checks(A, env):
     check_timing(A)
 
 
-def cmd_audit(h, req, hm=None):
-    hm = hm or _harness_module()
+def cmd_audit(h, req, hm, transport):
     source = req.get("source")
     if not isinstance(source, str):
         raise hm.HarnessError("protocol", "audit needs a source string")
-    return run_audit(hm, h, source, req.get("options") or {})
+    try:
+        return run_audit(hm, transport, source, req.get("options") or {})
+    except ExecutorGone as e:
+        raise hm.HarnessError("crash", str(e))
 
 
-def _harness_module():
-    for name in ("harness", "__main__"):
-        m = sys.modules.get(name)
-        if m is not None and hasattr(m, "Harness") and hasattr(m, "ToolUseBaseEnv"):
-            return m
-    sys.path.insert(0, HERE)
-    import harness  # noqa: E402
-
-    return harness
-
-
-def install(h, hm=None):
-    """Adds the "audit" command to a running harness (the runtime's extension point)."""
-    hm = hm or _harness_module()
-    h.register("audit", lambda hh, req: cmd_audit(hh, req, hm))
+def install_judge(h, hm, transport):
+    """Adds the "audit" command to a harness that never runs environment code: the checks, which
+    reach the game only through `transport` (a request line in, the executor's reply line out)."""
+    h.register("audit", lambda hh, req: cmd_audit(hh, req, hm, transport))
     return h

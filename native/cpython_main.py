@@ -162,17 +162,45 @@ class ForkServer:
 
         parent_sock, child_sock = socket.socketpair()
         err_r, err_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            try:
-                parent_sock.close()
-                os.close(err_r)
-                run_child(self, child_sock, err_w, opts)
-            finally:
-                os._exit(70)
+        others = []
+        if opts.get("judge"):
+            # An audit: the game runs in one process (the executor), the checks in another (the
+            # judge, which the host talks to). Nothing the game does to its interpreter reaches
+            # the code that decides its verdict.
+            judge_sock, exec_sock = socket.socketpair()
+            xpid = os.fork()
+            if xpid == 0:
+                try:
+                    parent_sock.close()
+                    child_sock.close()
+                    judge_sock.close()
+                    os.close(err_r)
+                    run_child(self, exec_sock, err_w, opts)
+                finally:
+                    os._exit(70)
+            exec_sock.close()
+            others.append(xpid)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    parent_sock.close()
+                    os.close(err_r)
+                    run_judge(self, child_sock, judge_sock, err_w, opts)
+                finally:
+                    os._exit(70)
+            judge_sock.close()
+        else:
+            pid = os.fork()
+            if pid == 0:  # the child: never returns
+                try:
+                    parent_sock.close()
+                    os.close(err_r)
+                    run_child(self, child_sock, err_w, opts)
+                finally:
+                    os._exit(70)
         child_sock.close()
         os.close(err_w)
-        child = Child(sid, pid, parent_sock, err_r)
+        child = Child(sid, pid, parent_sock, err_r, others)
         self.children[sid] = child
         self.by_fd[child.sock.fileno()] = (child, "sock")
         self.by_fd[err_r] = (child, "err")
@@ -223,6 +251,12 @@ class ForkServer:
         except OSError:
             pass
         status = None
+        for other in child.others:
+            try:
+                os.kill(other, signal.SIGKILL)  # the executor of an audit goes with its judge
+                os.waitpid(other, 0)
+            except (OSError, ChildProcessError):
+                pass
         try:
             _, st = os.waitpid(child.pid, 0)
             status = {"code": os.waitstatus_to_exitcode(st)}
@@ -236,8 +270,9 @@ class ForkServer:
 
 
 class Child:
-    def __init__(self, sid, pid, sock, err):
+    def __init__(self, sid, pid, sock, err, others=()):
         self.sid, self.pid, self.sock, self.err = sid, pid, sock, err
+        self.others = list(others)
         self.out = b""
         self.errbuf = b""
         self.sock_open = True
@@ -250,14 +285,15 @@ class Child:
             self.kill()
 
     def kill(self):
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        for pid in [self.pid, *self.others]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
-def run_child(server, sock, err_w, opts):
-    """One session's process: walls first, then the harness answers on the socket until EOF."""
+def leave_server(server, err_w):
+    """A freshly forked child drops the server's handles and every other session's."""
     os.dup2(err_w, 2)
     os.close(err_w)
     os.close(server.fd_in)
@@ -273,6 +309,73 @@ def run_child(server, sock, err_w, opts):
     except OSError:
         pass
     server.sel = None
+
+
+def serve_lines(fd, h):
+    """Answers request lines on `fd` with the harness until EOF, then exits."""
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except InterruptedError:
+            continue
+        if not chunk:
+            os._exit(0)
+        buf += chunk
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                break
+            line, buf = buf[:nl], buf[nl + 1:]
+            if not line.strip():
+                continue
+            reply = h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n"
+            view = memoryview(reply)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+
+
+def run_judge(server, sock, exec_sock, err_w, opts):
+    """An audit's judge: the checks, in a process that runs no environment code, asking the
+    executor (the audit's other process) for raw results over `exec_sock`."""
+    leave_server(server, err_w)
+    apply_limits({**server.config, **opts})
+    if server.libc is not None:
+        server.libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as the executor
+    if server.seccomp:
+        server.seccomp.install(os.getpid(), server.libc)
+    harness = server.harness
+    checks = sys.modules["audit_checks"]
+    xfd = exec_sock.detach()
+    pending = [b""]
+
+    def transport(line):
+        data = memoryview(line.encode("utf-8") + b"\n")
+        try:
+            while data:
+                data = data[os.write(xfd, data):]
+            while True:
+                nl = pending[0].find(b"\n")
+                if nl >= 0:
+                    out, pending[0] = pending[0][:nl], pending[0][nl + 1:]
+                    return out.decode("utf-8", "replace")
+                chunk = os.read(xfd, 1 << 20)
+                if not chunk:
+                    return ""
+                pending[0] += chunk
+        except OSError:
+            return ""
+
+    h = harness.Harness()
+    checks.install_judge(h, harness, transport)
+    server.__dict__.clear()
+    serve_lines(sock.detach(), h)
+
+
+def run_child(server, sock, err_w, opts):
+    """One session's process: walls first, then the harness answers on the socket until EOF."""
+    leave_server(server, err_w)
     harness = server.harness
     if not opts.get("deterministic"):
         # SPADE runs games in one long process whose global generators are wherever they are: a
@@ -327,28 +430,7 @@ def run_child(server, sock, err_w, opts):
     for name in ("ctypes", "_ctypes", "ctypes.util", "ctypes._endian"):
         sys.modules.pop(name, None)
     server.__dict__.clear()  # the server's handles (its fds, the seccomp builder) are not the game's
-    fd = sock.detach()
-    buf = b""
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except InterruptedError:
-            continue
-        if not chunk:
-            os._exit(0)
-        buf += chunk
-        while True:
-            nl = buf.find(b"\n")
-            if nl < 0:
-                break
-            line, buf = buf[:nl], buf[nl + 1:]
-            if not line.strip():
-                continue
-            reply = h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n"
-            view = memoryview(reply)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
+    serve_lines(sock.detach(), h)
 
 
 class Seccomp:

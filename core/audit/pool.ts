@@ -109,11 +109,12 @@ export class AuditPool {
       if (this.closed) throw new Error('the audit pool is closed');
       const why = this.native.unavailable();
       if (why) return deadAudit(options, 'spade.exec', why, '', 0, false);
-      const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000);
+      const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000, true);
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
         if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);
-        if (r.error.restarted) this.restarts++;
+        // The judge outlives a game process that exits or crashes, and says so ('crash').
+        if (r.error.restarted || r.error.kind === 'crash') this.restarts++;
         const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax');
         return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options);
       } finally {

@@ -29,6 +29,7 @@ interface PyodideLike {
   runPython(code: string): unknown;
   setInterruptBuffer(buf: Int32Array): void;
   unregisterJsModule(name: string): void;
+  registerJsModule(name: string, module: object): void;
   globals: { get(name: string): PyProxyFn };
 }
 
@@ -158,10 +159,78 @@ function onStderrLine(line: string): void {
   } else if (line.startsWith('@sandbox-violation ')) {
     const json = line.slice(19);
     if (json.length < 2000) post(`V${json}\n`);
-  } else if (line.startsWith('@audit-phase ')) {
-    const phase = line.slice(13).trim();
-    if (/^[\w.-]{1,64}$/.test(phase)) post(`P${phase}\n`);
   }
+}
+
+/** The judge's stderr: which check runs (so an audit that dies is blamed on the right check). */
+function onJudgeStderrLine(line: string): void {
+  if (callDeadline === 0 || !line.startsWith('@audit-phase ')) return;
+  const phase = line.slice(13).trim();
+  if (/^[\w.-]{1,64}$/.test(phase)) post(`P${phase}\n`);
+}
+
+/**
+ * The audit's judge (native/audit_checks.py): a second interpreter in this process that never runs
+ * environment code. It reaches the game's interpreter only through `spade_executor.call`, a line
+ * in and a line out of the executor's dispatch; the game's interpreter has no handle on it (its
+ * `js` module is empty), so nothing the game patches can change how its results are judged.
+ * Made the first time this worker audits, with the harness files the worker started with.
+ */
+let judgeDispatch: PyProxyFn | undefined;
+let judgeLoading: Promise<void> | undefined;
+let initMsg: ChildInit | undefined;
+let loadPy: ((o: Record<string, unknown>) => Promise<PyodideLike>) | undefined;
+let currentId = -1;
+
+function executorCall(line: string): string {
+  if (!dispatch) throw new Error('the environment interpreter is gone');
+  let answer: string | PyBytes;
+  try {
+    answer = dispatch(line);
+  } catch (e) {
+    // The game's interpreter itself failed (WebAssembly stack overflow, os._exit): this worker
+    // cannot be trusted again. The fatal line is written before exiting, synchronously.
+    post(encodeFatal({ id: currentId, message: (e instanceof Error ? e.message : String(e)).slice(0, 2000) }));
+    process.exit(3);
+  }
+  if (typeof answer === 'string') return answer;
+  const buf = answer.getBuffer('u8');
+  try {
+    return Buffer.from(buf.data).toString('utf8');
+  } finally {
+    buf.release();
+    answer.destroy();
+  }
+}
+
+async function loadJudge(): Promise<void> {
+  const msg = initMsg!;
+  const jpy = await loadPy!({
+    indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
+    jsglobals: Object.create(null) as object,
+    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
+    stdout: () => {},
+    stderr: onJudgeStderrLine,
+    stdin: () => null,
+    checkAPIVersion: false,
+  });
+  jpy.FS.mkdirTree('/spade');
+  for (const name of ['harness.py', 'audit_checks.py']) {
+    const text = msg.files[name];
+    if (text === undefined) throw new Error(`${name} is missing from the runtime's files`);
+    jpy.FS.writeFile(`/spade/${name}`, text);
+  }
+  jpy.registerJsModule('spade_executor', { call: executorCall });
+  jpy.runPython(`
+import sys
+sys.path.insert(0, '/spade')
+import harness, audit_checks, spade_executor
+_spade_j = harness.Harness()
+audit_checks.install_judge(_spade_j, harness, spade_executor.call)
+def _spade_judge(line, _d=_spade_j.dispatch):
+    return _d(line)
+`);
+  judgeDispatch = jpy.globals.get('_spade_judge');
 }
 /** Spin this long reading stdin after a reply before sleeping in the event loop (0: never). */
 let spinMs = 0;
@@ -173,6 +242,8 @@ async function init(msg: ChildInit): Promise<void> {
   const { loadPyodide } = (await import(pathToFileURL(join(msg.pyodideDir, 'pyodide.mjs')).href)) as {
     loadPyodide(o: Record<string, unknown>): Promise<PyodideLike>;
   };
+  initMsg = msg;
+  loadPy = loadPyodide;
   // Python's `js` module is this object: nothing in it, and no prototype to climb.
   const jsglobals = Object.create(null) as object;
   const py = await loadPyodide({
@@ -197,7 +268,7 @@ async function init(msg: ChildInit): Promise<void> {
   py.FS.mkdirTree('/spade');
   for (const [name, text] of Object.entries(msg.files)) py.FS.writeFile(`/spade/${name}`, text);
   const extensions = Object.keys(msg.files)
-    .filter((n) => n !== 'harness.py' && n !== 'sandbox.py')
+    .filter((n) => n !== 'harness.py' && n !== 'sandbox.py' && n !== 'audit_checks.py')
     .map((n) => n.slice(0, -3));
   py.runPython(`
 import sys, importlib
@@ -296,8 +367,9 @@ del sandbox
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
 }
 
-function call(id: number, line: string, timeoutMs: number): void {
-  if (!dispatch) {
+function call(id: number, line: string, timeoutMs: number, audit = false): void {
+  const run = audit ? judgeDispatch : dispatch;
+  if (!dispatch || !run) {
     post(`R${id} ${JSON.stringify({ id: null, ok: false, error: { kind: 'protocol', type: 'NotReady', message: 'interpreter not ready' } })}\n`);
     return;
   }
@@ -307,8 +379,9 @@ function call(id: number, line: string, timeoutMs: number): void {
   Atomics.store(control, 1, callDeadline);
   Atomics.add(control, 0, 1);
   let reply: string | PyBytes;
+  currentId = id;
   try {
-    reply = dispatch(line);
+    reply = run(line);
   } catch (e) {
     // The harness catches everything Python raises; reaching here means the interpreter itself
     // failed (stack overflow in WebAssembly, os._exit, a fatal error). It cannot be trusted again.
@@ -345,12 +418,39 @@ function call(id: number, line: string, timeoutMs: number): void {
 const decoder = new StringDecoder('utf8');
 const readBuf = Buffer.alloc(1 << 16);
 
+/** Lines that arrived while the judge was being made: handled in order once it is there. */
+let held: string[] | undefined;
+
 function handle(line: string): void {
+  if (held) {
+    held.push(line);
+    return;
+  }
   const tag = line.charCodeAt(0);
   if (tag === 67 /* C */) {
     const [id, a] = splitHead(line, 1);
     const [timeoutMs, b] = splitHead(line, a);
-    call(id, line.slice(b), timeoutMs);
+    const body = line.slice(b);
+    // Audits go to the judge; the pool writes requests with `cmd` first (JSON.stringify order).
+    const audit = body.startsWith('{"cmd":"audit"');
+    if (audit && !judgeDispatch) {
+      held = [];
+      judgeLoading ??= loadJudge();
+      judgeLoading.then(
+        () => {
+          const later = held ?? [];
+          held = undefined;
+          call(id, body, timeoutMs, true);
+          for (const l of later) handle(l);
+        },
+        (e: unknown) => {
+          post(encodeFatal({ id, message: `failed to start the audit's judge: ${e instanceof Error ? e.message : String(e)}`.slice(0, 2000) }));
+          setTimeout(() => process.exit(4), 10);
+        },
+      );
+      return;
+    }
+    call(id, body, timeoutMs, audit);
   } else if (tag === 73 /* I */) {
     init(JSON.parse(line.slice(1)) as ChildInit).catch((e: unknown) => {
       post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`.slice(0, 4000) }));

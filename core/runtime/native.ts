@@ -250,11 +250,14 @@ export class NativeRuntime {
     }
   }
 
-  /** A forked session for whole-environment work (the audit): the caller closes it. */
-  async fork(id: string, timeoutSec: number): Promise<ForkedSession> {
+  /**
+   * A forked session for whole-environment work: the caller closes it. `judge`: an audit, whose
+   * checks run in a process of their own that drives the game's process (native/audit_checks.py).
+   */
+  async fork(id: string, timeoutSec: number, judge = false): Promise<ForkedSession> {
     const why = this.unavailable();
     if (why) throw new Error(why);
-    return this.server(false).open(id, { timeoutSec });
+    return this.server(false).open(id, { timeoutSec, ...(judge ? { judge: true } : {}) });
   }
 
   call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {

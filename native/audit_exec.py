@@ -1,0 +1,401 @@
+"""SPADE Workbench audit, the executor half: runs one environment's code and returns raw values.
+
+The audit's checks (native/audit_checks.py) decide statuses and verdicts in another interpreter:
+a process of their own next to this one (native CPython, see cpython_main.py) or a second Pyodide
+interpreter in the same worker (core/runtime/child.ts). They ask this module, one operation at a
+time, to load the source, make instances, reset, step, call solution() or a tool, and read state;
+each answer is the value the game returned, encoded with its exact types, or what it raised, or
+that it hung. Nothing here judges: a game that patches this module can only change what it itself
+appears to return, never how a check reads it or another environment's trace.
+
+Installed into every harness as the "x" command; its state is this interpreter's one audited
+environment (each audit gets a fresh interpreter).
+"""
+
+import json
+import math
+import os
+import signal
+import sys
+import threading
+
+# Containers deeper or longer than this arrive cut: enough for every check's comparisons (which
+# read observations, rewards and flags) and for evidence, bounded against hostile values.
+MAX_DEPTH = 12
+MAX_ITEMS = 5000
+
+
+class Timer:
+    """Interrupts a runaway call. CPython main thread: an interval timer raising the harness's
+    CallTimeout. Pyodide: the host's watchdog, told each call's deadline by a line on stderr
+    (its interrupt arrives as KeyboardInterrupt)."""
+
+    def __init__(self, exc_type):
+        self.exc_type = exc_type
+        self.usable = hasattr(signal, "setitimer") and sys.platform != "emscripten" and threading.current_thread() is threading.main_thread()
+        self.host = sys.platform == "emscripten"
+        if self.usable:
+            def fire(signum, frame):
+                raise self.exc_type()
+
+            signal.signal(signal.SIGALRM, fire)
+
+    def arm(self, limit):
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, limit)
+        elif self.host:
+            self._tell_host(max(1, int(limit * 1000)))
+
+    def disarm(self):
+        if self.usable:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        elif self.host:
+            self._tell_host(0)
+
+    def _tell_host(self, ms):
+        try:
+            os.write(2, f"\n@call-deadline {ms}\n".encode())
+        except Exception:
+            pass
+
+
+# ---------------------------------------------------------------- values with their types
+
+
+def _safe(fn, v, default=None):
+    try:
+        return fn(v)
+    except BaseException:
+        return default
+
+
+def encode(v, hm, depth=0):
+    """A JSON tree that the checks turn back into a value of the same types (see audit_checks.decode)."""
+    t = type(v)
+    if t is str or t is bool or t is int or v is None:
+        return v
+    if t is float:
+        if math.isfinite(v):
+            return v
+        return {"F": "nan" if v != v else ("inf" if v > 0 else "-inf")}
+    if depth >= MAX_DEPTH:
+        return _opaque(v, hm, None, None)
+    if t is tuple:
+        return {"T": [encode(x, hm, depth + 1) for x in v[:MAX_ITEMS]]}
+    if t is list:
+        return {"L": [encode(x, hm, depth + 1) for x in list(v)[:MAX_ITEMS]]}
+    if t is dict:
+        return {"D": [[encode(k, hm, depth + 1), encode(x, hm, depth + 1)] for k, x in list(v.items())[:MAX_ITEMS]]}
+    base, inner = None, None
+    for b in (int, float, str, tuple, list, dict):
+        if isinstance(v, b):
+            base = b.__name__
+            try:
+                if b is int:
+                    inner = int.__int__(v)
+                elif b is float:
+                    inner = encode(float.__float__(v), hm)
+                elif b is str:
+                    inner = str.__str__(v)
+                elif b is dict:
+                    inner = [[encode(k, hm, depth + 1), encode(x, hm, depth + 1)] for k, x in list(dict.items(v))[:MAX_ITEMS]]
+                else:
+                    inner = [encode(x, hm, depth + 1) for x in list(b.__iter__(v))[:MAX_ITEMS]]
+            except BaseException:
+                base, inner = None, None
+            break
+    return _opaque(v, hm, base, inner)
+
+
+def _opaque(v, hm, base, inner):
+    t = type(v)
+    out = {"m": _safe(lambda x: str(type(x).__module__), v, "builtins"), "q": _safe(lambda x: str(getattr(type(x), "__qualname__", type(x).__name__)), v, "object")}
+    if base is not None:
+        out["b"], out["x"] = base, inner
+    r = _safe(repr, v)
+    out["r"] = r if isinstance(r, str) else f"<unrepresentable {hm.type_name(v)}>"
+    if base is None:
+        s = _safe(str, v)
+        if isinstance(s, str) and s != out["r"]:
+            out["s"] = s
+        f = _safe(float, v)
+        if isinstance(f, float):
+            out["f"] = encode(f, hm)
+        b = _safe(bool, v)
+        if isinstance(b, bool):
+            out["t"] = b
+        if getattr(t, "__module__", "") == "numpy":
+            p = _safe(hm.plain, v)
+            if p is not None:
+                out["p"] = p
+    return {"O": out}
+
+
+# ---------------------------------------------------------------- the one audited environment
+
+
+class Executor:
+    def __init__(self, h, hm):
+        self.h, self.hm = h, hm
+        self.timer = None
+        self.modules = None
+        self.source = None
+        self.code = None
+        self.ns = None
+        self.cls = None
+        self.envs = {}  # id -> (env, namespace)
+
+    def start(self, req):
+        hm = self.hm
+        self.timer = self.timer or Timer(hm.CallTimeout)
+        self.source = req.get("source")
+        if not isinstance(self.source, str):
+            raise hm.HarnessError("protocol", "the audit needs a source string")
+        self.modules = {"random": hm.fresh_module("random"), "tool_use_base_env": hm._tool_module()}
+        self.code = self.ns = self.cls = None
+        self.envs = {}
+
+    def call(self, fn, *args, limit=5.0):
+        """One call into environment code, as the audit always made it: the audit's own modules,
+        output swallowed, a time limit; the outcome tagged ok / raised / hung / refused by SPADE."""
+        hm = self.hm
+        saved = {name: sys.modules.get(name) for name in self.modules}
+        sys.modules.update(self.modules)
+        out, err = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = self.h.out
+        self.timer.arm(limit)
+        try:
+            return {"v": fn(*args)}
+        except (hm.CallTimeout, KeyboardInterrupt):
+            return {"hang": True}
+        except hm.SpadeLoadError as e:
+            return {"load": load_error(hm, e)}
+        except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
+            info = hm.error_info(e)
+            info["text"] = hm.str_safe(e)
+            return {"raise": info}
+        finally:
+            self.timer.disarm()
+            sys.stdout, sys.stderr = out, err
+            for name, mod in saved.items():
+                if mod is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = mod
+            self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
+
+    def env(self, req):
+        e = self.envs.get(req.get("env"))
+        if e is None:
+            raise self.hm.HarnessError("protocol", f"no environment {req.get('env')!r}")
+        return e
+
+    def keep(self, env, ns):
+        eid = len(self.envs)
+        self.envs[eid] = (env, ns)
+        return eid
+
+    # -- SPADE's load, one stage an operation
+    def op_compile(self, req):
+        try:
+            self.code = self.hm.spade_compile(self.source)
+        except self.hm.SpadeLoadError as e:
+            return {"load": load_error(self.hm, e)}
+        return {"v": None}
+
+    def op_exec(self, req):
+        mod, ns = self.hm.spade_namespace(self.modules)
+        self.modules["dynamic_game"] = mod
+        self.ns = ns
+        return self.call(self.hm.spade_exec, self.code, ns, limit=req["limit"])
+
+    def op_class(self, req):
+        hm = self.hm
+        try:
+            name, cls = hm.spade_class(self.ns)
+        except hm.SpadeLoadError as e:
+            return {"load": load_error(hm, e)}
+        self.cls = cls
+        ns = self.ns
+        candidates = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
+        lines = {}
+        for m in ("__init__", "reset", "step", "solution"):
+            fn = getattr(cls, m, None)
+            code = getattr(fn, "__code__", None)
+            if code is not None and code.co_filename == hm.ENV_FILENAME:
+                lines[m] = code.co_firstlineno
+        tool_use = isinstance(cls, type) and issubclass(cls, hm.ToolUseBaseEnv)
+        return {"v": {"name": name, "toolUse": tool_use, "candidates": candidates, "lines": lines}}
+
+    def op_instantiate(self, req):
+        r = self.call(self.hm.spade_instantiate, self.cls, req["budget"], req["legacy"], limit=req["limit"])
+        if "v" in r:
+            r["v"] = self.keep(r["v"], self.ns)
+        return r
+
+    def op_fresh(self, req):
+        hm = self.hm
+        _mod, ns = hm.spade_namespace(self.modules)
+        r = self.call(exec, self.code, ns, limit=req["limit"])
+        if "v" not in r:
+            return {**r, "at": "exec"}
+        _name, cls = hm.find_env_class(ns)
+        r = self.call(hm._instantiate, cls, req["mode"], req["budget"], limit=req["limit"])
+        if "v" in r:
+            r["v"] = self.keep(r["v"], ns)
+        return r
+
+    # -- playing
+    def op_reset(self, req):
+        env, _ns = self.env(req)
+        seed = req.get("seed")
+        if req.get("preseed"):
+            self.modules["random"].seed(seed)
+        return self.call(lambda: env.reset(seed=seed), limit=req["limit"])
+
+    def op_step(self, req):
+        env, _ns = self.env(req)
+        return self.call(env.step, req["action"], limit=req["limit"])
+
+    def op_solution(self, req):
+        env, _ns = self.env(req)
+        return self.call(env.solution, limit=req["limit"])
+
+    def op_execute_tool(self, req):
+        env, _ns = self.env(req)
+        return self.call(env.execute_tool, req["name"], req["args"], limit=req["limit"])
+
+    def op_admission(self, req):
+        """SPADE's validate_game: a legacy load with budget 1000, the wrapper's reset(), raw steps
+        "1", "2", "test" whose errors the wrapper swallows, then close(). Raw: did anything escape."""
+        hm = self.hm
+
+        def admit():
+            modules = dict(self.modules)
+            _mod, _ns, _name, env = hm.spade_load(self.source, modules, hm.ADMISSION_BUDGET, legacy=True)
+            try:
+                env.reset(seed=None)
+            except Exception:
+                pass  # the wrapper answers "Error during reset. Starting new game."
+            for action in hm.ADMISSION_ACTIONS:
+                try:
+                    view = hm.spade_step_view(env.step(action))
+                except Exception as e:
+                    view = hm.spade_step_error(e)
+                if view["terminated"] or view["truncated"]:
+                    break
+            if hasattr(env, "close"):
+                env.close()
+
+        r = self.call(admit, limit=req["limit"])
+        return {"v": None} if "v" in r else r
+
+    # -- reading an instance
+    def op_attr(self, req):
+        env, _ns = self.env(req)
+        return {"v": getattr(env, req["name"], None)}
+
+    def op_has_solution(self, req):
+        env, _ns = self.env(req)
+        fn = getattr(env, "solution", None)
+        return {"v": callable(fn) and getattr(type(env), "solution", None) is not self.hm.ToolUseBaseEnv.solution}
+
+    def op_fields(self, req):
+        env, ns = self.env(req)
+        return {"v": fields(self.hm, env, ns if req.get("globals") else {})}
+
+    def op_tool_methods(self, req):
+        import inspect
+
+        env, _ns = self.env(req)
+        out = {}
+        for n in req["names"]:
+            fn = getattr(env, f"tool_{n}", None)
+            info = {"callable": callable(fn)}
+            if callable(fn):
+                try:
+                    sig = inspect.signature(fn)
+                    info["params"] = [[p.name, p.kind.name, p.default is p.empty] for p in sig.parameters.values()]
+                except (TypeError, ValueError):
+                    info["params"] = None
+                code = getattr(fn, "__code__", None)
+                info["line"] = code.co_firstlineno if code else None
+            out[str(n)] = info
+        return {"v": out}
+
+    def op_criteria(self, req):
+        env, _ns = self.env(req)
+        crits = getattr(env, "_message_criteria", None) or []
+        if not isinstance(crits, list) or not crits:
+            return {"v": None}
+        state = getattr(env, "_state", {})
+        results = []
+        for c in crits:
+            r = self.call(lambda: bool(c(state)), limit=req["limit"])
+            results.append(r)
+            if "hang" in r:
+                break
+        return {"v": results}
+
+
+def load_error(hm, e):
+    out = {"stage": e.stage, "message": str(e)}
+    cause = e.cause
+    if cause is not None:
+        info = hm.error_info(cause)
+        out["cause"] = {"type": info.get("type"), "message": info.get("message", ""), "line": info.get("line"), "traceback": info.get("traceback", "")}
+        if isinstance(cause, SyntaxError):
+            out["cause"]["syntax"] = cause.lineno
+    return out
+
+
+def fields(hm, env, ns):
+    """Every attribute, module global and class attribute, as JSON text: the state to compare."""
+    import types as _t
+
+    out = {}
+    for k, v in list(getattr(env, "__dict__", {}).items()):
+        try:
+            out[f"self.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            out[f"self.{k}"] = hm.repr_safe(v)[:2000]
+    for k, v in list(ns.items()):
+        if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
+            continue
+        try:
+            out[f"global {k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            pass
+    cls = type(env)
+    for k, v in list(vars(cls).items()):
+        if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
+            continue
+        try:
+            out[f"{cls.__name__}.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+        except Exception:
+            pass
+    return out
+
+
+OPS = {name[3:]: fn for name, fn in vars(Executor).items() if name.startswith("op_")}
+
+
+def cmd_x(h, req, hm, ex):
+    op = req.get("op")
+    if op == "start":
+        ex.start(req)
+        return {"v": None}
+    fn = OPS.get(op)
+    if fn is None:
+        raise hm.HarnessError("protocol", f"unknown audit operation {op!r}")
+    r = fn(ex, req)
+    if "v" in r:
+        r["v"] = encode(r["v"], hm)
+    return r
+
+
+def install(h, hm):
+    """Adds the executor's "x" command to a harness that runs environment code."""
+    ex = Executor(h, hm)
+    h.register("x", lambda hh, req: cmd_x(hh, req, hm, ex))
+    return h
