@@ -334,7 +334,7 @@ def _spade_report(event, _w=__import__('os').write, _d=__import__('json').dumps)
     _w(2, ('\\n@sandbox-violation ' + _d(event) + '\\n').encode())
 # subprocess may be imported (sympy does, under math_verify): WebAssembly cannot start a process, and
 # using it raises subprocess.Popen, which the hook refuses and reports like every other attempt.
-sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib'], allowed_modules=('subprocess', '_posixsubprocess'), report=_spade_report)
+sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib', '/spade'], allowed_modules=('subprocess', '_posixsubprocess'), report=_spade_report)
 def _spade_ctypes_shim(report):
     # sympy (under math_verify) asks ctypes for the size of a C long at import; ctypes itself stays
     # out of reach. Anything else a game asks of this stand-in is refused and reported.

@@ -59,6 +59,8 @@ const ATTACKS: Record<string, string> = {
   'ctypes': `import ctypes\nreturn ctypes.CDLL(None).getpid()`,
   'unix socket to the host': `import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(${JSON.stringify(sockPath)})\nreturn "connected"`,
   'detached process': `import posix\nif posix.fork() == 0:\n    posix.setsid()\n    import time\n    time.sleep(600)\nreturn "spawned"`,
+  // Up the call stack to the harness's frames, for the handles they hold (its `os`), then a write.
+  'frame walking': `try:\n    raise RuntimeError\nexcept RuntimeError as e:\n    f = e.__traceback__.tb_frame\nwhile f is not None:\n    o = f.f_globals.get("os")\n    if o is not None and f.f_globals.get("__name__") != "dynamic_game":\n        fd = o.open(${JSON.stringify(victim)}, o.O_RDWR)\n        o.write(fd, b"HACKED!!")\n        return "written"\n    f = f.f_back\nreturn "no handle found"`,
   'fork flood': `import posix\nn = 0\nfor i in range(200):\n    try:\n        if posix.fork() == 0:\n            import time\n            time.sleep(600)\n        n += 1\n    except OSError:\n        pass\nreturn n`,
 };
 
