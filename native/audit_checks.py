@@ -237,12 +237,15 @@ class Audit:
 
     def call(self, label, op, action=None, seed=None, **args):
         """An operation that calls environment code: its value, or Hang / StepFailed / LoadError."""
+        r = self.x(op, limit=self.call_limit, action=action, seed=seed, **args)
+        return self.outcome(label, r, action, seed)
+
+    def outcome(self, label, r, action=None, seed=None):
+        """A tagged answer of the executor as the value, or the exception the call amounts to."""
         limit = self.call_limit
-        t0 = time.perf_counter()
-        r = self.x(op, limit=limit, action=action, seed=seed, **args)
-        dt = time.perf_counter() - t0
         if label in ("step", "reset"):
-            self.durations.append((dt, label, action, seed))
+            d = r.get("d")
+            self.durations.append((d if isinstance(d, float) and d >= 0 else 0.0, label, action, seed))
         if "v" in r:
             return decode(r["v"])
         label = r.get("at", label)
@@ -265,8 +268,18 @@ class Audit:
         mt = self.value("attr", env=env.id, name="max_turns")
         return mt if isinstance(mt, int) and not isinstance(mt, bool) and 0 < mt <= 10_000 else self.budget
 
-    def reset(self, env, seed, preseed=False):
-        ret = self.call("reset", "reset", seed=seed, env=env.id, preseed=preseed)
+    def episodes(self, env, items, max_raises=None):
+        """Resets and steps played in one crossing (audit_exec.Executor.op_episodes); what comes
+        back is then read answer by answer with reset()/step(), exactly as if asked one by one."""
+        extra = {"maxRaises": max_raises} if max_raises else {}
+        got = self.x("episodes", env=env.id, limit=self.call_limit, items=items, **extra)
+        return got["raw"] + [{} for _ in range(len(items) - len(got["raw"]))]
+
+    def reset(self, env, seed, preseed=False, tagged=None):
+        if tagged is not None:
+            ret = self.outcome("reset", tagged, None, seed)
+        else:
+            ret = self.call("reset", "reset", seed=seed, env=env.id, preseed=preseed)
         obs = ret[0] if isinstance(ret, tuple) and len(ret) == 2 else ret
         info = ret[1] if isinstance(ret, tuple) and len(ret) == 2 else {}
         if not isinstance(obs, str):
@@ -278,9 +291,13 @@ class Audit:
     def type_issue(self, what, seed, actions, extra):
         self.type_issues.append({"what": what, "seed": seed, "actions": [_cut(a, 200) for a in actions], **extra})
 
-    def step(self, env, action, seed, history):
-        """One step with every type rule applied; returns (obs, reward, terminated, truncated)."""
-        ret = self.call("step", "step", action=action, seed=seed, env=env.id)
+    def step(self, env, action, seed, history, tagged=None):
+        """One step with every type rule applied; returns (obs, reward, terminated, truncated).
+        `tagged`: the executor's answer from a batch; without it the step is asked for now."""
+        if tagged is not None:
+            ret = self.outcome("step", tagged, action, seed)
+        else:
+            ret = self.call("step", "step", action=action, seed=seed, env=env.id)
         self.type_steps += 1
         acts = history + [action]
         hm = self.hm
@@ -313,12 +330,14 @@ class Audit:
 
     def play(self, env, seed, actions, preseed=False, stop=True):
         """reset + a script; the trace is [obs0, (action, obs, reward, term, trunc)...]."""
-        obs, _ = self.reset(env, seed, preseed)
+        got = self.episodes(env, [{"seed": seed, "preseed": preseed, "reset": True, "actions": list(actions), "stop": stop}])[0]
+        obs, _ = self.reset(env, seed, preseed, tagged=got.get("reset"))
         trace = [_plainobs(obs)]
         done_by = []
-        for a in actions:
+        answers = got.get("steps", [])
+        for i, a in enumerate(actions):
             try:
-                o, r, te, tr = self.step(env, a, seed, done_by)
+                o, r, te, tr = self.step(env, a, seed, done_by, tagged=answers[i] if i < len(answers) else None)
             except StepFailed as e:
                 # A crash is part of the trace: the same crash twice is still deterministic.
                 trace.append((a, f"raised {e.info.get('type')}: {e.info.get('message')}", None, True, False))
@@ -577,10 +596,12 @@ def check_reset_leak(A, solution_actions):
     env, ns = A.fresh()
     A.reset(env, first_seed, preseed=True)
     acts = solution_actions(env) or script_for(A, env, A.turns(env))
+    acts = acts[: A.turns(env) + 2]
+    answers = A.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
     played = []
-    for a in acts[: A.turns(env) + 2]:
+    for i, a in enumerate(acts):
         try:
-            _o, _r, te, tr = A.step(env, a, first_seed, played)
+            _o, _r, te, tr = A.step(env, a, first_seed, played, tagged=answers[i] if i < len(answers) else None)
         except StepFailed:
             break  # crash-on-action reports crashes; here only the state left behind matters
         played.append(a)
@@ -622,13 +643,17 @@ def fuzz_actions(A, first_obs):
 def check_crash(A, first_obs):
     crashes = []
     tried = 0
-    for k, a in enumerate(fuzz_actions(A, first_obs)):
+    env = A.crash_env
+    fuzz = fuzz_actions(A, first_obs)
+    answers = A.episodes(env, [{"seed": k % 3, "reset": True, "actions": [a], "tolerate": True} for k, a in enumerate(fuzz)], max_raises=5)
+    for k, a in enumerate(fuzz):
         env_seed = k % 3
-        env = A.crash_env
-        A.reset(env, env_seed)
+        got = answers[k]
+        A.reset(env, env_seed, tagged=got.get("reset"))
         tried += 1
+        steps = got.get("steps", [])
         try:
-            A.step(env, a, env_seed, [])
+            A.step(env, a, env_seed, [], tagged=steps[0] if steps else None)
         except StepFailed as e:
             crashes.append({"action": _cut(a, 200), "seed": env_seed, "type": e.info.get("type"), "message": _cut(e.info.get("message", ""), 300), "line": e.info.get("line"), "traceback": _cut(e.info.get("traceback", ""), 3000)})
             if len(crashes) >= 5:
@@ -693,11 +718,18 @@ def check_too_easy(A, env):
     rng = _random_mod.Random(20260)
     wins, first = 0, None
     for seed in range(20):
-        A.reset(env, seed)
+        # The episode's five guesses go in one crossing; the generator then advances by the
+        # guesses actually played, as when they were drawn one at a time.
+        state = rng.getstate()
+        guesses = [f"\\boxed{{{rng.randint(1, 100)}}}" for _ in range(5)]
+        rng.setstate(state)
+        got = A.episodes(env, [{"seed": seed, "reset": True, "actions": guesses, "stop": True}])[0]
+        A.reset(env, seed, tagged=got.get("reset"))
+        answers = got.get("steps", [])
         played = []
-        for _ in range(5):
+        for i in range(5):
             a = f"\\boxed{{{rng.randint(1, 100)}}}"
-            o, r, te, tr = A.step(env, a, seed, played)
+            o, r, te, tr = A.step(env, a, seed, played, tagged=answers[i] if i < len(answers) and a == guesses[i] else None)
             played.append(a)
             if te or tr:
                 if _won(r, te):
@@ -718,8 +750,9 @@ def check_max_turns(A, env, answers):
     wrong = next(c for c in ("0", "-7", "zz", "31415") if _norm(c) not in ans)
     a = f"<answer>{wrong}</answer>" if A.tool_use else f"\\boxed{{{wrong}}}"
     played = []
-    for _ in range(limit + 5):
-        o, r, te, tr = A.step(env, a, seed, played)
+    answers = A.episodes(env, [{"actions": [a] * (limit + 5), "stop": True}])[0].get("steps", [])
+    for i in range(limit + 5):
+        o, r, te, tr = A.step(env, a, seed, played, tagged=answers[i] if i < len(answers) else None)
         played.append(a)
         if tr or te:
             if te and r > 0:

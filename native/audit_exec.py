@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 # Containers deeper or longer than this arrive cut: enough for every check's comparisons (which
 # read observations, rewards and flags) and for evidence, bounded against hostile values.
@@ -168,16 +169,18 @@ class Executor:
         out, err = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.h.out
         self.timer.arm(limit)
+        t0 = time.perf_counter()
         try:
-            return {"v": fn(*args)}
+            return {"v": fn(*args), "d": time.perf_counter() - t0}
         except (hm.CallTimeout, KeyboardInterrupt):
-            return {"hang": True}
+            return {"hang": True, "d": time.perf_counter() - t0}
         except hm.SpadeLoadError as e:
-            return {"load": load_error(hm, e)}
+            return {"load": load_error(hm, e), "d": time.perf_counter() - t0}
         except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
+            d = time.perf_counter() - t0
             info = hm.error_info(e)
             info["text"] = hm.str_safe(e)
-            return {"raise": info}
+            return {"raise": info, "d": d}
         finally:
             self.timer.disarm()
             sys.stdout, sys.stderr = out, err
@@ -295,6 +298,44 @@ class Executor:
         r = self.call(admit, limit=req["limit"])
         return {"v": None} if "v" in r else r
 
+    def op_episodes(self, req):
+        """Several resets and steps in one crossing, each answer as op_reset/op_step give it.
+
+        Items: {seed, preseed, reset, actions, stop, tolerate}. An item ends at an exception (the
+        next item follows only when `tolerate`, up to `maxRaises` of them), and where `stop` is set
+        at the end of its episode, judged as the checks judge it (`_ended`), so this never plays a
+        step the checks would not have asked for; a hang ends the whole batch.
+        """
+        env, _ns = self.env(req)
+        hm, limit = self.hm, req["limit"]
+        out, raises = [], 0
+        for item in req["items"]:
+            got = {}
+            out.append(got)
+            if item.get("reset"):
+                seed = item.get("seed")
+                if item.get("preseed"):
+                    self.modules["random"].seed(seed)
+                r = self.call(lambda: env.reset(seed=seed), limit=limit)
+                got["reset"] = _tagged(r, hm)
+                if "v" not in r:
+                    return {"raw": out}
+            steps = got["steps"] = []
+            for a in item.get("actions", ()):
+                r = self.call(env.step, a, limit=limit)
+                t = _tagged(r, hm)
+                steps.append(t)
+                if "hang" in r or "load" in r:
+                    return {"raw": out}
+                if "raise" in r:
+                    raises += 1
+                    if not item.get("tolerate") or raises >= req.get("maxRaises", 1 << 30):
+                        return {"raw": out}
+                    break
+                if item.get("stop") and _ended(t["v"]):
+                    break
+        return {"raw": out}
+
     # -- reading an instance
     def op_attr(self, req):
         env, _ns = self.env(req)
@@ -341,6 +382,42 @@ class Executor:
             if "hang" in r:
                 break
         return {"v": results}
+
+
+def _tagged(r, hm):
+    if "v" in r:
+        return {**r, "v": encode(r["v"], hm)}
+    return r
+
+
+def _truthy(x):
+    """bool() of the value an encoding describes, as the checks will see it after decoding."""
+    if not isinstance(x, dict):
+        return bool(x)
+    if "F" in x:
+        return True
+    for k in ("T", "L", "D"):
+        if k in x:
+            return len(x[k]) > 0
+    o = x["O"]
+    if "b" in o:
+        inner = o.get("x")
+        return len(inner) > 0 if isinstance(inner, list) else _truthy(inner)
+    t = o.get("t")
+    return True if t is None else t
+
+
+def _ended(enc):
+    """Whether the checks end an episode on this step's encoded return (see audit_checks.Audit.step)."""
+    items = None
+    if isinstance(enc, dict):
+        if "T" in enc:
+            items = enc["T"]
+        elif "O" in enc and enc["O"].get("b") == "tuple":
+            items = enc["O"].get("x")
+    if not isinstance(items, list) or len(items) != 5:
+        return True
+    return _truthy(items[2]) or _truthy(items[3])
 
 
 def load_error(hm, e):
@@ -394,9 +471,7 @@ def cmd_x(h, req, hm, ex):
     if fn is None:
         raise hm.HarnessError("protocol", f"unknown audit operation {op!r}")
     r = fn(ex, req)
-    if "v" in r:
-        r["v"] = encode(r["v"], hm)
-    return r
+    return _tagged(r, hm)
 
 
 def install(h, hm):

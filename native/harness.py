@@ -419,6 +419,15 @@ def fresh_module(name):
     return mod
 
 
+def warm():
+    """What every session would otherwise redo, done once by the host before any session: the fork
+    server before it forks, Pyodide before its pristine snapshot. Finding and compiling random.py
+    for the session's own copy costs ~10 ms in Pyodide; cached here it is a fresh exec."""
+    for name in STATEFUL_MODULES:
+        fresh_module(name)
+    _tool_module()
+
+
 def injected_names(session_modules):
     import collections
     import functools
@@ -470,7 +479,7 @@ def env_traceback(exc):
     frames = traceback.extract_tb(exc.__traceback__)
     first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
     kept = frames[first:] if first is not None else frames[-3:]
-    kept = [f for f in kept if not f.filename.endswith(("sandbox.py", "harness.py"))] or kept
+    kept = [f for f in kept if not f.filename.endswith(("sandbox.py", "harness.py", "audit_exec.py"))] or kept
     lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept) + traceback.format_exception_only(type(exc), exc)
     env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f.filename == ENV_FILENAME]
     return "".join(lines), env_frames

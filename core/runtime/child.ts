@@ -276,6 +276,7 @@ sys.path.insert(0, '/spade')
 import harness, sandbox
 import random, statistics, typing, collections, functools, heapq, itertools, json, re, math, string, copy, operator
 import linecache, traceback, ast
+harness.warm()
 _spade_h = harness.Harness()
 for _name in ${JSON.stringify(extensions)}:
     _mod = importlib.import_module(_name)
