@@ -3,6 +3,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { NativeRuntime, probePython } from '../../core/runtime/native';
 import type { HarnessReply } from '../../core/runtime/types';
 import { median, type BenchRow, type BenchSuite } from '../types';
+import type { HarnessRequest } from '../../core/runtime/protocol';
 
 /** A small game in SPADE's shape: a regex on the action, a few comparisons, a 5-tuple. */
 const GAME = String.raw`class CountEnv:
@@ -51,7 +52,7 @@ async function openOk(rt: RuntimeService, source: string, runtime: RuntimeKind):
   return r.sessionId;
 }
 
-type Call = (req: Record<string, unknown>) => Promise<HarnessReply>;
+type Call = (req: HarnessRequest) => Promise<HarnessReply>;
 
 /** Steps per second of one whole script played inside the interpreter (one protocol call). */
 async function playOnce(call: Call, actions: string[], seed: number): Promise<number> {

@@ -6,7 +6,7 @@ import type { PyodidePool } from '../runtime/pyodidePool';
 import { AuditPool } from './pool';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
-import { verdictOf, type AuditOptions } from './types';
+import { verdictOf, type AuditOptions, type EnvAudit } from './types';
 
 export interface AuditServiceOptions {
   db: Db;
@@ -85,6 +85,15 @@ export class AuditService {
         this.sandboxIdle.unref();
       }
     }
+  }
+
+  /**
+   * An audit of a source that is not stored (the editor's loading check), where the app audits:
+   * `unavailable` says why it could not run at all (native CPython refused without its sandbox).
+   */
+  async checkSource(source: string, checks: string[]): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
+    const r = await this.auditWhere(source, { ...this.options({ checks }), hint: null });
+    return { audit: r.audit, runtime: r.runtime, unavailable: r.runtime === 'cpython' ? this.getPool().unavailable() : null };
   }
 
   busy(): number {

@@ -10,14 +10,15 @@ import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';
 import { addVersion, currentHint, getEnvironment, getVersion, ingest, listVersions, updateEnvironment } from '../memory/repository';
-import type { RuntimeService } from '../runtime/service';
+import type { AuditService } from '../audit/service';
 import { quickLoadCheck } from './loadCheck';
 import { PythonSyntaxChecker } from './pythonSyntax';
 import { deleteDraft, envWithSource, headHash, listDrafts, loadDraft, saveDraft, setVersionMessage } from './repository';
 
 export interface EditorServiceDeps {
   db: Db;
-  runtime: () => RuntimeService;
+  /** Where SPADE's loading checks run: the audit's spade.* checks. */
+  audit: () => AuditService;
   /** Environments changed (the library refreshes). */
   changed: (ids: number[], reason: string) => void;
 }
@@ -186,7 +187,7 @@ export class EditorService {
 
   async loadCheck(source: string): Promise<LoadCheck> {
     try {
-      return await quickLoadCheck(this.deps.runtime(), source);
+      return await quickLoadCheck(this.deps.audit(), source);
     } catch (e) {
       return { ran: false, ok: false, detail: `The loading checks could not run: ${errorMessage(e)}`, diagnostics: [] };
     }

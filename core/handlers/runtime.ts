@@ -4,6 +4,7 @@ import type { Services } from '../services/services';
 import type { RuntimeService } from '../runtime/service';
 import type { HarnessReply } from '../runtime/types';
 import { DomainError } from '../errors';
+import type { HarnessRequest } from '../runtime/protocol';
 
 type RuntimeCall = Extract<CallName, `runtime.${string}`>;
 
@@ -17,7 +18,7 @@ function shape(reply: HarnessReply, started: number): { ok: boolean; result?: ne
 
 export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
   const rt = (): RuntimeService => s.runtime;
-  const run = async (sessionId: string, req: Record<string, unknown>) => {
+  const run = async (sessionId: string, req: HarnessRequest) => {
     const t = performance.now();
     return shape(await rt().call(sessionId, req), t);
   };

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { failure, type HarnessReply } from './types';
+import type { WireRequest } from './protocol';
 
 /**
  * The supervisor of one native fork server (native/cpython_main.py): a Python process, inside
@@ -45,7 +46,7 @@ export class ForkedSession {
     private readonly graceMs: number,
   ) {}
 
-  request(req: Record<string, unknown>, timeoutMs: number): Promise<HarnessReply> {
+  request(req: WireRequest, timeoutMs: number): Promise<HarnessReply> {
     if (this.dead) return Promise.resolve(failure('crashed', 'the Python process is gone; this session is closed'));
     return new Promise((resolve) => {
       const id = this.nextId++;

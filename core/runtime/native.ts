@@ -6,6 +6,7 @@ import { probeOsSandbox, refusal, sandboxedPython, type OsSandboxStatus } from '
 import { runtimePaths, type RuntimePaths } from './paths';
 import { venvPython } from './pythonEnv';
 import { failure, type HarnessReply } from './types';
+import type { WireRequest } from './protocol';
 
 export interface PythonInfo {
   path: string;
@@ -212,10 +213,10 @@ export class NativeRuntime {
   }
 
   /** Opens a session's process and sends its first request (a load). */
-  async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
     const why = this.unavailable();
     if (why) return failure('unavailable', why);
-    const deterministic = !!(req.options as { deterministic?: unknown } | undefined)?.deterministic;
+    const deterministic = req.cmd === 'load' && !!req.options?.deterministic;
     let s: ForkedSession;
     try {
       s = await this.server(deterministic).open(sessionId, { timeoutSec: this.opts.timeoutMs() / 1000, deterministic, ...(this.options.auditHook === false ? { auditHook: false } : {}) });
@@ -233,7 +234,7 @@ export class NativeRuntime {
   }
 
   /** A sessionless request (ping, syntax check) in a process of its own, gone afterwards. */
-  async oneShot(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
+  async oneShot(req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
     const why = this.unavailable();
     if (why) return failure('unavailable', why);
     const id = `one-${Math.random().toString(36).slice(2)}`;
@@ -260,7 +261,7 @@ export class NativeRuntime {
     return this.server(false).open(id, { timeoutSec, ...(judge ? { judge: true } : {}) });
   }
 
-  call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
+  call(sessionId: string, req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
     const p = this.sessions.get(sessionId);
     if (!p || p.dead) {
       this.sessions.delete(sessionId);

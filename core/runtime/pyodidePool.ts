@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
+import type { WireRequest } from './protocol';
 
 export interface PoolOptions {
   size?: number;
@@ -73,8 +74,8 @@ export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.n
 let nextWorkerId = 1;
 
 /** Which pristine copy a new environment starts from: the one with math_verify for games that use it. */
-function freshKind(req: Record<string, unknown>): true | 'math' {
-  return typeof req.source === 'string' && /\bmath_verify\b/.test(req.source) ? 'math' : true;
+function freshKind(req: WireRequest): true | 'math' {
+  return 'source' in req && /\bmath_verify\b/.test(req.source) ? 'math' : true;
 }
 
 /** One child process with one Pyodide interpreter; requests run one at a time, in order. */
@@ -170,7 +171,7 @@ class PoolWorker {
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
-  request(req: Record<string, unknown>, timeoutMs: number, fresh: boolean | 'math' = false): Promise<HarnessReply> {
+  request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false): Promise<HarnessReply> {
     if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
     return new Promise((resolve) => {
       const id = this.nextId++;
@@ -339,7 +340,7 @@ export class PyodidePool {
   }
 
   /** Runs a request for a new session on the least loaded child and pins the session there. */
-  async open(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
     await this.start();
     const w = this.pick(true);
     // A child with no other session gets its pristine interpreter back first. (With more open
@@ -360,14 +361,14 @@ export class PyodidePool {
     return this.sessionWorker.has(sessionId);
   }
 
-  async call(sessionId: string, req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
+  async call(sessionId: string, req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
     const w = this.sessionWorker.get(sessionId);
     if (!w || w.state === 'dead') return failure('unknown_session', 'this session is gone (closed, or its interpreter was replaced)');
     return w.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs());
   }
 
   /** A request that belongs to no session (syntax checks): any ready child serves it. */
-  async anyCall(req: Record<string, unknown>, timeoutMs?: number): Promise<HarnessReply> {
+  async anyCall(req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
     await this.start();
     // A whole-environment command (the audit) runs on pristine state when the child hosts no session.
     const whole = req.cmd === 'audit';

@@ -5,6 +5,8 @@ import type { RuntimePaths } from './paths';
 import { failure, type HarnessError, type HarnessReply, type SpadeValidation } from './types';
 
 import { chooseRuntime, retryNatively, type RuntimeChoice, type RuntimeKind } from './choice';
+import type { WireRequest } from './protocol';
+import type { HarnessRequest } from './protocol';
 
 export type { RuntimeChoice, RuntimeKind } from './choice';
 
@@ -90,7 +92,7 @@ export class RuntimeService {
   async open(o: OpenOptions): Promise<OpenResult> {
     const settings = this.opts.settings();
     const choice = o.runtime ?? 'auto';
-    const loadReq = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
+    const loadReq: HarnessRequest = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
     const nativeUsable = this.native.unavailable() === null;
     const first = chooseRuntime({ choice, source: o.source, preferred: settings.defaultRuntime, nativeUsable });
     let kind = first.kind;
@@ -123,7 +125,7 @@ export class RuntimeService {
    * One harness command for a session; environment failures come back as data, not exceptions.
    * `timeoutMs` overrides the per-call limit from settings (whole-script work such as audits).
    */
-  async call(sessionId: string, req: Record<string, unknown>, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
+  async call(sessionId: string, req: WireRequest, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
     const s = this.sessions.get(sessionId);
     if (!s) return failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`);
     s.lastUsed = Date.now();
@@ -144,7 +146,7 @@ export class RuntimeService {
    * A command that belongs to no session (an extension's, e.g. the audit's "audit"): on any ready
    * Pyodide child, or in a short-lived native process.
    */
-  command(runtime: RuntimeKind, req: Record<string, unknown>, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
+  command(runtime: RuntimeKind, req: WireRequest, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
     return runtime === 'cpython' ? this.native.oneShot(req, opts.timeoutMs) : this.pool.anyCall(req, opts.timeoutMs);
   }
 

@@ -159,7 +159,7 @@ export class Services {
   get editor(): EditorService {
     return this.lazily(
       'editor',
-      () => new EditorService({ db: this.db, runtime: () => this.runtime, changed: (ids, reason) => this.events.emit('memory.changed', { ids, reason }) }),
+      () => new EditorService({ db: this.db, audit: () => this.audit, changed: (ids, reason) => this.events.emit('memory.changed', { ids, reason }) }),
       (svc) => svc.close(),
     );
   }

@@ -46,7 +46,8 @@ describe("SPADE's quick loading checks in the sandboxed runtime", () => {
     );
     const r1 = await api.call('editor.checkLoad', { source: badReward });
     expect(r1.ok).toBe(false);
-    expect(r1.diagnostics[0]!.message).toMatch(/reward is str/);
+    // SPADE's own words, from the audit's spade.step check
+    expect(r1.diagnostics[0]!.message).toMatch(/step\(\) reward must be numeric, got <class 'str'>/);
 
     const r2 = await api.call('editor.checkLoad', { source: 'class Helper:\n    pass\n' });
     expect(r2).toMatchObject({ ran: true, ok: false });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RuntimeService, RuntimeKind } from '../../../core/runtime/service';
 import { probePython } from '../../../core/runtime/native';
 import { GUESS_GAME, makeRuntime } from './helpers';
+import type { HarnessRequest } from '../../../core/runtime/protocol';
 
 let rt: RuntimeService;
 beforeAll(async () => {
@@ -18,7 +19,7 @@ async function open(source: string, runtime: RuntimeKind, extra: { maxTurns?: nu
   return r;
 }
 
-async function call(sid: string, req: Record<string, unknown>): Promise<any> {
+async function call(sid: string, req: HarnessRequest): Promise<any> {
   const r = await rt.call(sid, req);
   if (!r.ok) throw new Error(`${String(req.cmd)} failed: ${JSON.stringify(r.error)}`);
   return r.result;
