@@ -136,6 +136,31 @@ for (const hook of [true, false]) {
   });
 }
 
+// The same attacks in the Pyodide sandbox (the app's default runtime): WebAssembly, an empty `js`
+// module and Node's permission model are its walls; the audit hook reports what it refused.
+describe('Pyodide sandbox', () => {
+  const rt = makeRuntime({ stepTimeoutSec: 10 });
+  let fresh: unknown;
+  beforeAll(async () => {
+    fresh = await cleanTrace(rt, 'pyodide');
+  }, 120_000);
+  afterAll(() => rt.shutdown());
+
+  for (const [name, body] of Object.entries(ATTACKS)) {
+    test(name, async () => {
+      const opened = await rt.open({ source: gameWith(body), runtime: 'pyodide' });
+      expect(opened.ok, JSON.stringify(opened)).toBe(true);
+      if (!opened.ok) return;
+      const r = await rt.call(opened.sessionId, { cmd: 'reset', seed: 1 });
+      const text = JSON.stringify(r);
+      expect(text).not.toMatch(/root:x:0|HACKED|"connected"|'made'|'gone'|'written'|uid=0|'spawned'/);
+      await rt.close(opened.sessionId);
+      hostUntouched();
+      expect(await cleanTrace(rt, 'pyodide')).toEqual(fresh);
+    });
+  }
+});
+
 describe.runIf(sandboxed)('integrity across environments', () => {
   const POISON = `import sys
 class PoisonEnv:
