@@ -918,7 +918,7 @@ def tool_checks(A, env):
         if missing:
             A.put("tool.methods", "fail", f"No method for tool(s): {', '.join('tool_' + n for n in missing)}", observed=missing, line=A.line_of("reset"))
         else:
-            A.put("tool.methods", "pass", f"Every tool has its tool_<name> method")
+            A.put("tool.methods", "pass", "Every tool has its tool_<name> method")
         mism = []
         for n, spec in tools.items():
             m = methods[str(n)]

@@ -26,7 +26,7 @@ MAX_DEPTH = 12
 MAX_ITEMS = 5000
 # The workbench's own modules leave sys.modules while game code runs, and the sandbox refuses to
 # import them (native/sandbox.py): a game that reaches for them is caught by the `sandbox` check.
-HIDDEN_MODULES = ("harness", "audit_exec", "audit_checks", "sandbox", "cpython_main")
+HIDDEN_MODULES = ("harness", "harness_values", "harness_loader", "harness_output", "harness_tool_base", "audit_exec", "audit_checks", "sandbox", "cpython_main")
 
 
 class Timer:

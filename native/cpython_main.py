@@ -44,7 +44,7 @@ def main():
     extensions = []
     for name in sorted(os.listdir(HERE)):
         stem = name[:-3]
-        if name.endswith(".py") and stem.isidentifier() and stem not in HOST_ONLY:
+        if name.endswith(".py") and stem.isidentifier() and stem not in HOST_ONLY and not stem.startswith("harness_"):
             extensions.append(importlib.import_module(stem))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
     # Loaded once here, shared copy-on-write by every child. math_verify (SPADE's game prompt imports

@@ -28,7 +28,7 @@ BLOCKED_MODULES = frozenset({
     "_posixsubprocess", "multiprocessing", "_multiprocessing", "socket", "_socket", "ssl", "_ssl",
     "mmap", "pty", "webbrowser", "micropip", "cpython_main", "fcntl", "termios",
     # the workbench's own: already loaded where they are used, so only a game's import reaches here
-    "harness", "audit_exec", "audit_checks", "sandbox",
+    "harness", "harness_values", "harness_loader", "harness_output", "harness_tool_base", "audit_exec", "audit_checks", "sandbox",
 })
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 

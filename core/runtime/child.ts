@@ -215,11 +215,8 @@ async function loadJudge(): Promise<void> {
     checkAPIVersion: false,
   });
   jpy.FS.mkdirTree('/spade');
-  for (const name of ['harness.py', 'audit_checks.py']) {
-    const text = msg.files[name];
-    if (text === undefined) throw new Error(`${name} is missing from the runtime's files`);
-    jpy.FS.writeFile(`/spade/${name}`, text);
-  }
+  if (msg.files['audit_checks.py'] === undefined) throw new Error("audit_checks.py is missing from the runtime's files");
+  for (const [name, text] of Object.entries(msg.files)) jpy.FS.writeFile(`/spade/${name}`, text);
   jpy.registerJsModule('spade_executor', { call: executorCall });
   jpy.runPython(`
 import sys
@@ -268,7 +265,7 @@ async function init(msg: ChildInit): Promise<void> {
   py.FS.mkdirTree('/spade');
   for (const [name, text] of Object.entries(msg.files)) py.FS.writeFile(`/spade/${name}`, text);
   const extensions = Object.keys(msg.files)
-    .filter((n) => n !== 'harness.py' && n !== 'sandbox.py' && n !== 'audit_checks.py')
+    .filter((n) => !n.startsWith('harness') && n !== 'sandbox.py' && n !== 'audit_checks.py')
     .map((n) => n.slice(0, -3));
   py.runPython(`
 import sys, importlib

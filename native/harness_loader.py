@@ -1,0 +1,306 @@
+"""SPADE Workbench harness: SPADE's loader (SPADE-FORMATS.md sections 2 and 5).
+
+The namespace SPADE builds for a game (injected modules and names), finding the class, SPADE's
+instantiation, its reset/step return-shape rules with SPADE's messages, validation and pool
+admission. The one copy of those rules: the harness, the audit's checks and the editor use it.
+"""
+
+import builtins
+import copy
+import importlib
+import importlib.util
+import json
+import types
+
+from harness_tool_base import ToolUseBaseEnv, _tool_module
+from harness_values import CallTimeout, ENV_FILENAME, repr_safe, str_safe
+
+# Private references: a game may patch builtins or shared modules (undone at the next episode
+# boundary, see SharedBaseline); until then the harness must keep answering with the originals.
+len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+_json_dumps, _json_loads = json.dumps, json.loads
+
+
+# ---------------------------------------------------------------- the loader (section 2)
+
+INJECTED_MODULES = ["itertools", "math", "random", "re", "json", "collections", "functools", "string", "copy", "heapq", "operator", "statistics"]
+TYPING_NAMES = ["Tuple", "Dict", "List", "Optional", "Union", "Any", "Set", "FrozenSet", "Callable", "Iterable", "Sequence", "Mapping"]
+# Modules that hold per-game state SPADE shares process-wide; each session gets its own copy.
+STATEFUL_MODULES = ["random"]
+
+
+_MODULE_SPECS = {}
+
+
+def fresh_module(name):
+    """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game.
+
+    The module's code object is found and compiled once: Pyodide's standard library is a zip of
+    sources, and compiling random.py again for every session cost more than the rest of opening it.
+    """
+    known = _MODULE_SPECS.get(name)
+    if known is None:
+        spec = importlib.util.find_spec(name)
+        known = _MODULE_SPECS[name] = (spec, spec.loader.get_code(name))
+    spec, code = known
+    mod = importlib.util.module_from_spec(spec)
+    exec(code, mod.__dict__)
+    return mod
+
+
+def warm():
+    """What every session would otherwise redo, done once by the host before any session: the fork
+    server before it forks, Pyodide before its pristine snapshot. Finding and compiling random.py
+    for the session's own copy costs ~10 ms in Pyodide; cached here it is a fresh exec."""
+    for name in STATEFUL_MODULES:
+        fresh_module(name)
+    _tool_module()
+
+
+def injected_names(session_modules):
+    import collections
+    import functools
+    import heapq
+    import itertools
+    import typing
+
+    ns = {name: importlib.import_module(name) for name in INJECTED_MODULES}
+    ns.update({k: v for k, v in session_modules.items() if k in INJECTED_MODULES})
+    try:
+        import numpy  # noqa: F401  (only where the interpreter has it)
+
+        ns["np"] = numpy
+        ns["numpy"] = numpy
+    except Exception:
+        pass
+    ns.update(
+        deque=collections.deque,
+        defaultdict=collections.defaultdict,
+        Counter=collections.Counter,
+        OrderedDict=collections.OrderedDict,
+        namedtuple=collections.namedtuple,
+        combinations=itertools.combinations,
+        permutations=itertools.permutations,
+        product=itertools.product,
+        chain=itertools.chain,
+        accumulate=itertools.accumulate,
+        reduce=functools.reduce,
+        lru_cache=functools.lru_cache,
+        deepcopy=copy.deepcopy,
+        heappush=heapq.heappush,
+        heappop=heapq.heappop,
+        ToolUseBaseEnv=ToolUseBaseEnv,
+    )
+    for n in TYPING_NAMES:
+        ns[n] = getattr(typing, n)
+    return ns
+
+
+def find_env_class(ns):
+    for name, value in list(ns.items()):
+        if name.endswith("Env") and name not in ("Env", "ToolUseBaseEnv") and callable(value):
+            return name, value
+    return None, None
+
+
+DEFAULT_BUDGET = 30  # SpadeConfig.max_turns
+ADMISSION_BUDGET = 1000  # validate_game loads with SPADE's default max_steps
+PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
+ADMISSION_ACTIONS = ["1", "2", "test"]
+
+
+class SpadeLoadError(Exception):
+    """A load that SPADE's factory refuses: `stage` names the check, str() is SPADE's message."""
+
+    def __init__(self, stage, message, cause=None):
+        super().__init__(message)
+        self.stage = stage
+        self.cause = cause
+
+
+def _spade_syntax_message(e):
+    # SPADE execs the source as a string, so its SyntaxError names "<string>", not our "<env>".
+    try:
+        clone = SyntaxError(e.msg, ("<string>", e.lineno, e.offset, e.text) + ((e.end_lineno, e.end_offset) if getattr(e, "end_lineno", None) else ()))
+        return f"Syntax error in generated game code: {clone}"
+    except Exception:
+        return f"Syntax error in generated game code: {e}"
+
+
+def spade_compile(source):
+    try:
+        return compile(source, ENV_FILENAME, "exec")
+    except SyntaxError as e:
+        raise SpadeLoadError("syntax", _spade_syntax_message(e), e)
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        # exec(str) compiles inside SPADE's try, where only SyntaxError gets its own wording.
+        raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
+
+
+def spade_namespace(modules):
+    """A module namespace like SPADE's `dynamic_game`: injected names first, then the game's."""
+    mod = types.ModuleType("dynamic_game")
+    ns = mod.__dict__
+    ns["__builtins__"] = builtins
+    for k, v in injected_names(modules).items():
+        ns.setdefault(k, v)
+    return mod, ns
+
+
+def spade_exec(code, ns):
+    try:
+        exec(code, ns)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except SyntaxError as e:  # raised while running (compile() or exec inside the game)
+        raise SpadeLoadError("exec", _spade_syntax_message(e), e)
+    except BaseException as e:
+        raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
+
+
+def spade_class(ns):
+    name, cls = find_env_class(ns)
+    if cls is None:
+        raise SpadeLoadError("no_class", "No valid game class found in code (expected class ending with 'Env')")
+    return name, cls
+
+
+def spade_instantiate(cls, budget, legacy=False):
+    """SPADE's instantiation: "respect max_turns" (every play) or legacy (pool admission)."""
+    try:
+        if legacy:
+            try:
+                env = cls(max_turns=budget)
+            except TypeError:
+                env = cls()
+                if hasattr(env, "max_turns"):
+                    env.max_turns = budget
+        else:
+            try:
+                env = cls()
+            except TypeError:
+                env = cls(max_turns=budget)
+            designed = getattr(env, "max_turns", None)
+            # As SPADE tests it: a bool is an int here (True stays True, i.e. 1 turn).
+            if isinstance(designed, int) and designed > 0:
+                env.max_turns = min(designed, budget)
+            elif hasattr(env, "max_turns"):
+                env.max_turns = budget
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        raise SpadeLoadError("instantiate", f"Failed to instantiate game class: {str_safe(e)}", e)
+    for m in ("reset", "step"):
+        if not hasattr(env, m):
+            raise SpadeLoadError("missing_method", f"Game class missing required method: {m}")
+    return env
+
+
+def _cls_repr(v):
+    return repr_safe(type(v))
+
+
+def reset_problem(result):
+    """What SPADE's load says about reset(seed=42)'s return value, or None when it passes."""
+    if isinstance(result, tuple) and len(result) == 2:
+        obs, info = result
+    elif isinstance(result, str):
+        obs, info = result, {}
+    else:
+        return f"reset() returned invalid type: {_cls_repr(result)}"
+    if not isinstance(obs, str) or len(obs) == 0:
+        return "reset() returned empty or non-string observation"
+    if not isinstance(info, dict):
+        return f"reset() info must be dict, got {_cls_repr(info)}"
+    return None
+
+
+def step_problem(result):
+    """What SPADE's load says about one probe step's return value, or None when it passes.
+
+    isinstance, as SPADE tests: numpy.float64 (a float subclass) and bool rewards pass, NaN passes
+    the range test; numpy.float32, numpy.int64 and numpy.bool_ flags fail.
+    """
+    if not isinstance(result, tuple) or len(result) != 5:
+        return f"step() must return 5-tuple, got {_cls_repr(result)} with length {len(result) if isinstance(result, tuple) else 'N/A'}"
+    obs, reward, terminated, truncated, info = result
+    if not isinstance(obs, str):
+        return f"step() observation must be string, got {_cls_repr(obs)}"
+    if not isinstance(reward, (int, float)):
+        return f"step() reward must be numeric, got {_cls_repr(reward)}"
+    if not isinstance(terminated, bool):
+        return f"step() terminated must be bool, got {_cls_repr(terminated)}"
+    if not isinstance(truncated, bool):
+        return f"step() truncated must be bool, got {_cls_repr(truncated)}"
+    if not isinstance(info, dict):
+        return f"step() info must be dict, got {_cls_repr(info)}"
+    if reward < -10 or reward > 10:
+        return f"step() reward {reward} outside expected range [-10, 10]"
+    return None
+
+
+def spade_validate(env, on_call=None):
+    """SPADE's load validation ON the instance: reset(42), up to three probes, reset(123).
+
+    Returns (stage, message) of the first failure, or None. `on_call(label, action, seed)` is told
+    before each call (the audit uses it for evidence). Hangs propagate.
+    """
+    tell = on_call or (lambda *a: None)
+    try:
+        tell("reset", None, 42)
+        bad = reset_problem(env.reset(seed=42))
+        if bad:
+            raise ValueError(bad)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        return "reset", f"Game reset() failed: {str_safe(e)}"
+    for i, action in enumerate(PROBE_ACTIONS):
+        try:
+            tell("step", action, 42)
+            result = env.step(action)
+            bad = step_problem(result)
+            if bad:
+                raise ValueError(bad)
+            if result[2] or result[3]:
+                break
+        except (CallTimeout, KeyboardInterrupt):
+            raise
+        except BaseException as e:
+            return "step", f"Game step() failed on action {i + 1} '{action}': {str_safe(e)}", i
+    try:
+        tell("reset", None, 123)
+        env.reset(seed=123)
+    except (CallTimeout, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        return "reset2", f"Game reset() failed on second call: {str_safe(e)}"
+    return None
+
+
+def spade_load(source, modules, budget, legacy=False, on_call=None):
+    """The whole of SPADE's env factory: (module, ns, class name, validated instance).
+
+    Raises SpadeLoadError with SPADE's message at the first failure, validation included.
+    """
+    code = spade_compile(source)
+    mod, ns = spade_namespace(modules)
+    spade_exec(code, ns)
+    name, cls = spade_class(ns)
+    env = spade_instantiate(cls, budget, legacy)
+    bad = spade_validate(env, on_call)
+    if bad:
+        raise SpadeLoadError(bad[0], bad[1])
+    return mod, ns, name, env
+
+
+def _instantiate(cls, mode, budget):
+    """Kept for the audit's own checks: SPADE's instantiation, errors as raised by the class."""
+    try:
+        return spade_instantiate(cls, budget, mode == "legacy")
+    except SpadeLoadError as e:
+        if e.cause is not None:
+            raise e.cause
+        raise

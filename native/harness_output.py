@@ -1,0 +1,50 @@
+"""SPADE Workbench harness: what environment code prints, captured and capped."""
+
+import io
+import json
+
+from harness_values import OUTPUT_CAP
+
+# Private references: a game may patch builtins or shared modules (undone at the next episode
+# boundary, see SharedBaseline); until then the harness must keep answering with the originals.
+len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+_json_dumps, _json_loads = json.dumps, json.loads
+
+
+# ---------------------------------------------------------------- output capture
+
+
+class CappedOutput(io.TextIOBase):
+    """Collects what environment code prints; past the cap it only counts, so a flood costs nothing."""
+
+    def __init__(self, cap=OUTPUT_CAP):
+        self.cap = cap
+        self.parts = []
+        self.size = 0
+        self.dropped = 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if not isinstance(s, str):
+            s = str(s)
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(s[:room])
+            self.size += min(len(s), room)
+        if len(s) > room:
+            self.dropped += len(s) - max(room, 0)
+        return len(s)
+
+    def flush(self):
+        pass
+
+    def take(self):
+        text = "".join(self.parts)
+        if self.dropped:
+            text += f"\n\u2026[output cut: {self.dropped} more chars]"
+        self.parts, self.size, self.dropped = [], 0, 0
+        return text

@@ -1,0 +1,260 @@
+"""SPADE Workbench harness: values and errors as the protocol carries them.
+
+What an environment returns or raises is described here, never trusted: plain JSON-safe copies,
+bounded descriptions of state, type names, and errors with a traceback into "<env>". Shared by the
+harness (native/harness.py) and the audit's executor (native/audit_exec.py).
+"""
+
+import json
+import math
+import re
+import traceback
+import types
+
+# Private references: a game may patch builtins or shared modules (undone at the next episode
+# boundary, see SharedBaseline); until then the harness must keep answering with the originals.
+len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+_json_dumps, _json_loads = json.dumps, json.loads
+
+
+def _no_default(o):
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _fast_codec():
+    """json's own C scanner and encoder, built once, for the per-call path.
+
+    json.dumps/json.loads build an encoder per call, keep a circular-reference dict and run
+    Python-level wrappers: a quarter of a step() call's cost in the harness. Everything the
+    harness encodes is a fresh tree made by plain()/describe(), so no cycle check is needed; any
+    failure falls back to json.dumps, which also gives the usual error messages.
+    """
+    try:
+        from json.decoder import JSONDecoder
+        from json.encoder import c_make_encoder, encode_basestring_ascii
+        from json.scanner import c_make_scanner
+    except ImportError:
+        return None, None
+    if c_make_encoder is None or c_make_scanner is None:
+        return None, None
+    encode = c_make_encoder(None, _no_default, encode_basestring_ascii, None, ": ", ", ", False, False, False)
+    scan = c_make_scanner(JSONDecoder())
+    join = "".join
+
+    def dumps(o):
+        return join(encode(o, 0))
+
+    def loads(line):
+        obj, end = scan(line, 0)
+        if end != len(line) and line[end:].strip():
+            raise ValueError("extra data after the JSON value")
+        return obj
+
+    return dumps, loads
+
+
+_fast_dumps, _fast_loads = _fast_codec()
+
+ENV_FILENAME = "<env>"
+OUTPUT_CAP = 64 * 1024
+STATE_MAX_DEPTH = 5
+STATE_MAX_ITEMS = 50
+STATE_MAX_STR = 300
+VALUE_MAX_STR = 100_000
+MAX_ACTION_CHARS = 100_000
+
+
+class CallTimeout(BaseException):
+    """Raised inside a call that ran past its limit (CPython uses a timer; Pyodide an interrupt)."""
+
+
+class HarnessError(Exception):
+    def __init__(self, kind, message, **extra):
+        super().__init__(message)
+        self.kind = kind
+        self.extra = extra
+
+
+# ---------------------------------------------------------------- describing values
+
+
+_TYPE_NAMES = {}
+
+
+def type_name(v):
+    t = type(v)
+    name = _TYPE_NAMES.get(t)
+    if name is not None:
+        return name
+    mod = getattr(t, "__module__", "builtins")
+    qual = getattr(t, "__qualname__", t.__name__)
+    name = qual if mod == "builtins" else f"{mod}.{qual}"
+    if mod in ("builtins", "numpy", "collections"):  # stable types only: game classes come and go
+        _TYPE_NAMES[t] = name
+    return name
+
+
+def cut(s, limit):
+    if len(s) <= limit:
+        return s
+    return s[:limit] + f"\u2026[+{len(s) - limit} chars]"
+
+
+def _num(v):
+    """A float JSON can carry: non-finite values become strings so JSON.parse never fails."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+_INF = float("inf")
+_SAFE_INT = 2**53  # beyond this JavaScript numbers lose digits: such ints travel as strings
+
+
+def plain(v, depth=0):
+    """A JSON-safe copy of a returned value (numpy scalars unwrapped, unknown objects by repr)."""
+    t = type(v)  # fast paths first: this runs for every item of every step of every script
+    if t is str:
+        return v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
+    if t is float:
+        return v if (v == v and v != _INF and v != -_INF) else _num(v)
+    if t is bool:
+        return v
+    if t is int:
+        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
+    if t is dict:
+        if not v:
+            return {}
+        if depth <= 8:
+            items = list(v.items())  # a copy: describing a value may run game code that mutates it
+            if len(items) > 1000:
+                items = items[:1000]
+            return {(k if type(k) is str else str(k)): plain(x, depth + 1) for k, x in items}
+    if v is None or isinstance(v, (bool, str)):
+        return cut(v, VALUE_MAX_STR) if isinstance(v, str) else v
+    if isinstance(v, int):
+        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
+    if isinstance(v, float):
+        return _num(v)
+    if depth > 8:
+        return cut(repr_safe(v), 200)
+    if isinstance(v, dict):
+        return {str(k): plain(x, depth + 1) for k, x in list(v.items())[:1000]}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [plain(x, depth + 1) for x in list(v)[:1000]]
+    item = getattr(v, "item", None)  # numpy scalars and 0-d arrays
+    if callable(item) and type(v).__module__ == "numpy":
+        try:
+            return plain(item(), depth + 1)
+        except Exception:
+            pass
+    tolist = getattr(v, "tolist", None)
+    if callable(tolist) and type(v).__module__ == "numpy":
+        try:
+            return plain(tolist(), depth + 1)
+        except Exception:
+            pass
+    return cut(repr_safe(v), 1000)
+
+
+_ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def repr_safe(v):
+    """repr without memory addresses, so two runs of one episode describe it identically."""
+    try:
+        return _ADDRESS_RE.sub("", repr(v))
+    except BaseException as e:  # a hostile __repr__ must not take the harness down
+        return f"<unrepresentable {type_name(v)}: {type(e).__name__}>"
+
+
+def describe(v, depth=0, seen=None):
+    """A bounded, typed tree of a value for state views: {t, v} | {t, items, more} | {t, fields}."""
+    if seen is None:
+        seen = set()
+    t = type_name(v)
+    if v is None or isinstance(v, (bool, int, float)):
+        return {"t": t, "v": plain(v)}
+    if isinstance(v, str):
+        return {"t": t, "v": cut(v, STATE_MAX_STR)}
+    if isinstance(v, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.ModuleType)):
+        return {"t": t, "v": cut(repr_safe(v), 120)}
+    if id(v) in seen:
+        return {"t": t, "v": "<cycle>"}
+    if depth >= STATE_MAX_DEPTH:
+        return {"t": t, "v": cut(repr_safe(v), 120), "cut": "depth"}
+    seen = seen | {id(v)}
+    if isinstance(v, dict):
+        items = list(v.items())
+        node = {"t": t, "len": len(items), "items": [[cut(repr_safe(k) if not isinstance(k, str) else k, 120), describe(x, depth + 1, seen)] for k, x in items[:STATE_MAX_ITEMS]]}
+        if len(items) > STATE_MAX_ITEMS:
+            node["more"] = len(items) - STATE_MAX_ITEMS
+        return node
+    if isinstance(v, (list, tuple, set, frozenset)) or type(v).__name__ == "deque":
+        seq = list(v)
+        if isinstance(v, (set, frozenset)):
+            try:
+                seq = sorted(seq)
+            except Exception:
+                pass
+        node = {"t": t, "len": len(seq), "items": [describe(x, depth + 1, seen) for x in seq[:STATE_MAX_ITEMS]]}
+        if len(seq) > STATE_MAX_ITEMS:
+            node["more"] = len(seq) - STATE_MAX_ITEMS
+        return node
+    if type(v).__module__ == "numpy":
+        return {"t": t, "v": plain(v) if getattr(v, "ndim", 1) == 0 else cut(repr_safe(v), STATE_MAX_STR)}
+    fields = getattr(v, "__dict__", None)
+    if isinstance(fields, dict):
+        return {"t": t, "fields": describe_fields(fields, depth + 1, seen)}
+    return {"t": t, "v": cut(repr_safe(v), STATE_MAX_STR)}
+
+
+def describe_fields(fields, depth, seen):
+    out = []
+    items = list(fields.items())
+    for k, x in items[:STATE_MAX_ITEMS * 4]:
+        out.append([str(k), describe(x, depth, seen)])
+    return out
+
+
+# The workbench's own files: their frames are not the game's and stay out of its tracebacks.
+WORKBENCH_FILES = ("sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "audit_exec.py")
+
+
+def env_traceback(exc):
+    """Frames from the environment source onwards: what a researcher needs to fix the game."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
+    kept = frames[first:] if first is not None else frames[-3:]
+    kept = [f for f in kept if not f.filename.endswith(WORKBENCH_FILES)] or kept
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept) + traceback.format_exception_only(type(exc), exc)
+    env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f.filename == ENV_FILENAME]
+    return "".join(lines), env_frames
+
+
+def error_info(exc, kind="env_error", **extra):
+    if isinstance(exc, CallTimeout):
+        return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit", **extra}
+    if isinstance(exc, KeyboardInterrupt):
+        return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit and was interrupted", **extra}
+    tb, frames = env_traceback(exc)
+    info = {"kind": kind, "type": type_name(exc), "message": cut(repr_safe(exc) if not str_safe(exc) else str_safe(exc), 4000), "traceback": cut(tb, 20000), **extra}
+    if frames:
+        info["line"] = frames[-1]["line"]
+        info["frames"] = frames
+    if isinstance(exc, SyntaxError) and exc.filename == ENV_FILENAME:
+        info["line"] = exc.lineno
+        info["col"] = exc.offset
+    view = getattr(exc, "__spade_wb_view__", None) if isinstance(exc, Exception) else None
+    if type(view) is dict:
+        info["spade"] = view
+    return info
+
+
+def str_safe(exc):
+    try:
+        return str(exc)
+    except BaseException:
+        return ""
