@@ -22,7 +22,7 @@ export const catalog: CommandInfo[] = [
   {
     name: 'import',
     summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
-    usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--json] [--quiet]',
+    usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--follow-links] [--json] [--quiet]',
     load: async () => (await import('./commands/import')).importCommand,
   },
   {

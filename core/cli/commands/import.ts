@@ -10,7 +10,7 @@ export const importCommand: Command = {
   async run(argv, io) {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: { 'data-dir': { type: 'string' }, run: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' } },
+      options: { 'data-dir': { type: 'string' }, run: { type: 'string' }, 'follow-links': { type: 'boolean' }, json: { type: 'boolean' }, quiet: { type: 'boolean' } },
       allowPositionals: true,
       strict: true,
     });
@@ -24,6 +24,8 @@ export const importCommand: Command = {
       const s = await importPaths(db, positionals, {
         signal: ctl.signal,
         ...(values.run ? { runId: values.run } : {}),
+        // Off by default: a downloaded pool must not make the import read ~/.ssh or /etc.
+        ...(values['follow-links'] ? { followLinks: true } : {}),
         onProgress: (p) => {
           if (values.json || values.quiet || Date.now() - last < 500) return;
           last = Date.now();

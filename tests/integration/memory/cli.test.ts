@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeDamagedLibrary } from '../../helpers/damage';
@@ -36,6 +36,24 @@ describe('spade-workbench import/export/search/stats', () => {
     const imp = cli(['import', src, '--data-dir', data]);
     expect(imp.code).not.toBe(0);
     expect(imp.err).toMatch(/readonly|read-only/i);
+  });
+
+  it('stays inside the chosen folder unless --follow-links asks to follow a symlink out of it', () => {
+    const outside = join(tmp.dir, 'outside-links');
+    write(outside, 'game_00001_000_optimization.py', gameSource(78, 'FarAwayEnv'));
+    const src = join(tmp.dir, 'src-links');
+    write(src, 'game_00001_001_optimization.py', gameSource(79, 'NearbyEnv'));
+    symlinkSync(outside, join(src, 'elsewhere'));
+    const data = join(tmp.dir, 'data-links');
+    let r = cli(['import', src, '--data-dir', data]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Imported 1 new environment/);
+    expect(r.out).toMatch(/skipped .*elsewhere: outside the chosen folders, not followed/);
+    r = cli(['import', src, '--data-dir', data, '--follow-links']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Imported 1 new environment/);
+    expect(r.out).not.toMatch(/not followed/);
+    expect(cli(['search', 'FarAway', '--data-dir', data]).out).toMatch(/1 match/);
   });
 
   it('imports, searches, reports stats and exports, human-readable and --json', () => {
