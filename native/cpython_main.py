@@ -56,12 +56,7 @@ def main():
             pass
     # numpy's first seed() imports and builds its entropy machinery (20 ms in every child that
     # reseeds, i.e. every session); done once here, a child's reseed costs half a millisecond.
-    np = sys.modules.get("numpy")
-    if np is not None:
-        try:
-            np.random.seed()
-        except Exception:
-            pass
+    reseed_numpy()
 
     seccomp = Seccomp.build() if config.get("seccomp", True) else None
     roots = [p for p in sys.path if p and os.path.isdir(p)] + [HERE]
@@ -73,6 +68,16 @@ def main():
 
     gc.freeze()  # objects made so far stay out of the collector: forked children share their pages
     server.serve()
+
+
+def reseed_numpy():
+    """numpy's global generator from fresh OS entropy (where numpy is loaded)."""
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            np.random.seed()
+        except Exception:
+            pass
 
 
 class ForkServer:
@@ -390,12 +395,7 @@ def run_child(server, sock, err_w, opts):
         # SPADE runs games in one long process whose global generators are wherever they are: a
         # game that ignores its seed is not reproducible. `random` reseeds itself after fork;
         # numpy's global generator must be told to, or every child would deal the same stream.
-        np = sys.modules.get("numpy")
-        if np is not None:
-            try:
-                np.random.seed()
-            except Exception:
-                pass
+        reseed_numpy()
     applied = apply_limits({**server.config, **opts})
     network = server.network
     if server.libc is not None:
