@@ -34,6 +34,14 @@ describe('workbench shell in Chromium', () => {
     await page.getByRole('tab', { name: /Settings/ }).waitFor();
     expect(await palette.isVisible()).toBe(false);
     expect(await page.getByTestId('data-dir').textContent()).toBe(ctx.dataDir);
+    // Native runs without bubblewrap are refused unless this is ticked (issue 12); off by default.
+    const unsandboxed = page.getByLabel('Native runs without an OS sandbox');
+    expect(await unsandboxed.isChecked()).toBe(false);
+    expect(await page.getByLabel('Audits run in').inputValue()).toBe('pyodide');
+    await screenshot(page, 'settings');
+    await unsandboxed.check();
+    for (let i = 0; i < 50 && !(await ctx.app.services.settings.get()).allowUnsandboxedNative; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await ctx.app.services.settings.get()).allowUnsandboxedNative).toBe(true);
   });
 
   it('follows the system theme and switches theme from the palette, persisting it', async () => {
