@@ -7,6 +7,7 @@ import { ApiError } from '../api/errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
+import type { HarnessRequest } from '../runtime/protocol';
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
@@ -14,7 +15,7 @@ export interface RuntimePort {
     | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
-  call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply>;
+  call(sessionId: string, req: HarnessRequest): Promise<HarnessReply>;
   close(sessionId: string): Promise<unknown>;
 }
 
@@ -122,7 +123,7 @@ export class EnvSession {
     });
   }
 
-  private async call(req: Record<string, unknown>): Promise<HarnessReply> {
+  private async call(req: HarnessRequest): Promise<HarnessReply> {
     if (this.closed) throw new ApiError('conflict', 'this episode session is closed');
     return this.host.call(this.id, req);
   }
