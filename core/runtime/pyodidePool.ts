@@ -72,8 +72,6 @@ export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.n
 }
 
 let nextWorkerId = 1;
-/** How many requests a child may have waiting in its pipe behind the running one. */
-const WRITE_AHEAD = 16;
 
 /** Which pristine copy a new environment starts from: the one with math_verify for games that use it. */
 function freshKind(req: WireRequest): true | 'math' {
@@ -91,14 +89,8 @@ class PoolWorker {
   python: string | null = null;
   readonly ready: Promise<void>;
   private queue: Pending[] = [];
-  /**
-   * Requests written to the child and not answered yet, oldest first: the first is running, the
-   * others wait in the child's pipe. Writing ahead keeps the interpreter busy while this process's
-   * event loop is (an episode's model call, another session's reply): without it every request
-   * waited for the host to read the previous answer. `started` is known for the first only.
-   * `phase`: the audit check the call reported last (P lines), named in its failure if it dies.
-   */
-  private sent: (Pending & { started: number; phase?: string })[] = [];
+  /** `phase`: the audit check the call reported last (P lines), named in its failure if it dies. */
+  private inflight?: Pending & { started: number; phase?: string };
   /** One slow timer per child instead of timers per call: a step costs microseconds, timers too. */
   private readonly watch: NodeJS.Timeout;
   private nextId = 1;
@@ -140,10 +132,9 @@ class PoolWorker {
           resolve();
           this.pump();
         } else if (tag === 80 /* P */) {
-          const head = this.sent[0];
-          if (head) head.phase = line.slice(1);
+          if (this.inflight) this.inflight.phase = line.slice(1);
         } else if (tag === 86 /* V */) {
-          const cur = this.sent[0];
+          const cur = this.inflight;
           if (cur && (cur.violations ??= []).length < 200) {
             try {
               const v = JSON.parse(line.slice(1)) as { event?: unknown; detail?: unknown };
@@ -172,11 +163,11 @@ class PoolWorker {
   }
 
   get busy(): boolean {
-    return this.sent.length > 0;
+    return this.inflight !== undefined;
   }
 
   get load(): number {
-    return this.sessions.size + this.queue.length + this.sent.length;
+    return this.sessions.size + this.queue.length + (this.inflight ? 1 : 0);
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
@@ -190,20 +181,17 @@ class PoolWorker {
   }
 
   private pump(): void {
-    while (this.state === 'ready' && this.queue.length > 0 && this.sent.length < WRITE_AHEAD) {
-      const next = this.queue.shift()!;
-      if (next.fresh) this.sendRaw(encodeFresh(next.fresh === 'math'));
-      this.sent.push({ ...next, started: performance.now() });
-      this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
-    }
+    if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
+    const next = this.queue.shift()!;
+    if (next.fresh) this.sendRaw(encodeFresh(next.fresh === 'math'));
+    this.inflight = { ...next, started: performance.now() };
+    this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
   }
 
   private settle(id: number, reply: HarnessReply): void {
-    const cur = this.sent[0];
+    const cur = this.inflight;
     if (!cur || cur.id !== id) return;
-    this.sent.shift();
-    // The next one starts running now, in the child, whatever the host was doing.
-    if (this.sent[0]) this.sent[0].started = performance.now();
+    this.inflight = undefined;
     if (!reply.ok && cur.phase && reply.error.phase === undefined) reply.error.phase = cur.phase;
     if (cur.violations) (reply as HarnessReply & { violations?: unknown }).violations = cur.violations;
     cur.resolve(reply);
@@ -211,7 +199,7 @@ class PoolWorker {
   }
 
   private tick(): void {
-    const cur = this.sent[0];
+    const cur = this.inflight;
     if (!cur) return;
     if (performance.now() - cur.started > cur.timeoutMs + this.opts.graceMs) {
       this.die(`call ran past ${cur.timeoutMs} ms and did not stop when interrupted`, 'timeout');
@@ -244,12 +232,13 @@ class PoolWorker {
     if (this.state === 'dead') return;
     this.state = 'dead';
     clearInterval(this.watch);
-    const [cur, ...waiting] = this.sent.splice(0);
+    const cur = this.inflight;
+    this.inflight = undefined;
     if (cur) {
       cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(inflightNotStarted ? { notStarted: true } : {}), ...(cur.phase ? { phase: cur.phase } : {}) }));
     }
     // Queued requests never ran: say so, so that sessionless work (audits) can go again elsewhere.
-    for (const q of [...waiting, ...this.queue.splice(0)]) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
+    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
     try {
       this.proc.kill('SIGKILL');
     } catch {
@@ -263,7 +252,10 @@ class PoolWorker {
     this.state = 'dead';
     for (const q of this.queue.splice(0)) q.resolve(failure('closed', 'the runtime pool is shutting down'));
     clearInterval(this.watch);
-    for (const q of this.sent.splice(0)) q.resolve(failure('closed', 'the runtime pool is shutting down'));
+    if (this.inflight) {
+      this.inflight.resolve(failure('closed', 'the runtime pool is shutting down'));
+      this.inflight = undefined;
+    }
     this.proc.kill('SIGKILL');
   }
 }
