@@ -24,9 +24,6 @@ import time
 # read observations, rewards and flags) and for evidence, bounded against hostile values.
 MAX_DEPTH = 12
 MAX_ITEMS = 5000
-# The workbench's own modules leave sys.modules while game code runs, and the sandbox refuses to
-# import them (native/sandbox.py): a game that reaches for them is caught by the `sandbox` check.
-HIDDEN_MODULES = ("harness", "harness_values", "harness_loader", "harness_output", "harness_tool_base", "audit_exec", "audit_checks", "sandbox", "cpython_main")
 
 
 class Timer:
@@ -164,7 +161,6 @@ class Executor:
         output swallowed, a time limit; the outcome tagged ok / raised / hung / refused by SPADE."""
         hm = self.hm
         saved = {name: sys.modules.get(name) for name in self.modules}
-        hidden = {name: sys.modules.pop(name) for name in HIDDEN_MODULES if name in sys.modules}
         sys.modules.update(self.modules)
         out, err = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = self.h.out
@@ -189,7 +185,6 @@ class Executor:
                     sys.modules.pop(name, None)
                 else:
                     sys.modules[name] = mod
-            sys.modules.update(hidden)
             self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
 
     def env(self, req):

@@ -350,15 +350,21 @@ def serve_lines(fd, h):
                 view = view[n:]
 
 
+def apply_walls(server, opts):
+    """A child's own walls, before anything else runs in it: rlimits, undumpable, seccomp."""
+    applied = apply_limits({**server.config, **opts})
+    if server.libc is not None:
+        PR_SET_DUMPABLE = 4  # other sessions run as the same uid: /proc/<pid>/mem of this one stays closed
+        server.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    seccomp = server.seccomp.install(os.getpid(), server.libc) if server.seccomp else "off"
+    return applied, seccomp
+
+
 def run_judge(server, sock, exec_sock, err_w, opts):
     """An audit's judge: the checks, in a process that runs no environment code, asking the
     executor (the audit's other process) for raw results over `exec_sock`."""
     leave_server(server, err_w)
-    apply_limits({**server.config, **opts})
-    if server.libc is not None:
-        server.libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0, as the executor
-    if server.seccomp:
-        server.seccomp.install(os.getpid(), server.libc)
+    apply_walls(server, opts)
     harness = server.harness
     checks = sys.modules["audit_checks"]
     xfd = exec_sock.detach()
@@ -396,12 +402,8 @@ def run_child(server, sock, err_w, opts):
         # game that ignores its seed is not reproducible. `random` reseeds itself after fork;
         # numpy's global generator must be told to, or every child would deal the same stream.
         reseed_numpy()
-    applied = apply_limits({**server.config, **opts})
+    applied, seccomp = apply_walls(server, opts)
     network = server.network
-    if server.libc is not None:
-        PR_SET_DUMPABLE = 4  # other sessions run as the same uid: /proc/<pid>/mem of this one stays closed
-        server.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    seccomp = server.seccomp.install(os.getpid(), server.libc) if server.seccomp else "off"
     h = server.fresh_harness  # made in the server, never used there: no game has touched it
 
     default_timeout = float(opts.get("timeoutSec") or 30)

@@ -9,17 +9,6 @@ import type { CheckResult } from '../audit/types';
  * the audit and the CLI say the same thing in SPADE's words. The first failure becomes a
  * diagnostic on the line it is about.
  */
-const STAGES: Record<string, string> = {
-  'spade.syntax': 'syntax',
-  'spade.exec': 'exec',
-  'spade.class': 'class',
-  'spade.instantiate': 'instantiate',
-  'spade.methods': 'methods',
-  'spade.reset': 'reset',
-  'spade.step': 'step',
-  'spade.reset2': 'reset',
-  'spade.admission': 'admission',
-};
 const FALLBACK: Record<string, RegExp> = {
   reset: /^\s+def\s+reset\s*\(/,
   step: /^\s+def\s+step\s*\(/,
@@ -56,6 +45,7 @@ export async function quickLoadCheck(audit: AuditService, source: string): Promi
   const failed = r.audit.checks.find((c) => c.id.startsWith('spade.') && c.status === 'fail');
   const where = r.runtime === 'pyodide' ? 'the Pyodide sandbox' : 'native CPython';
   if (!failed) return { ran: true, ok: true, detail: `Passes SPADE's loading checks in ${where}`, diagnostics: [] };
-  const stage = STAGES[failed.id] ?? 'load';
+  // The check's own name is the stage (spade.step -> step); both resets are 'reset'.
+  const stage = failed.id === 'spade.reset2' ? 'reset' : failed.id.slice('spade.'.length);
   return { ran: true, ok: false, detail: `Fails SPADE's loading checks in ${where}`, diagnostics: [diag(source, failed.message, stage, lineFor(source, failed, stage))] };
 }

@@ -182,6 +182,21 @@ let initMsg: ChildInit | undefined;
 let loadPy: ((o: Record<string, unknown>) => Promise<PyodideLike>) | undefined;
 let currentId = -1;
 
+/** How every interpreter of this process is made; `stderr` receives what Python writes to fd 2. */
+function pyodideOptions(msg: ChildInit, stderr: (line: string) => void): Record<string, unknown> {
+  return {
+    indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
+    // Python's `js` module is this object: nothing in it, and no prototype to climb.
+    jsglobals: Object.create(null) as object,
+    // No PYTHONHASHSEED: SPADE fixes none, so set order (and a game built on it) varies per process.
+    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
+    stdout: () => {},
+    stderr,
+    stdin: () => null,
+    checkAPIVersion: false,
+  };
+}
+
 function executorCall(line: string): string {
   if (!dispatch) throw new Error('the environment interpreter is gone');
   let answer: string | PyBytes;
@@ -205,15 +220,7 @@ function executorCall(line: string): string {
 
 async function loadJudge(): Promise<void> {
   const msg = initMsg!;
-  const jpy = await loadPy!({
-    indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
-    jsglobals: Object.create(null) as object,
-    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
-    stdout: () => {},
-    stderr: onJudgeStderrLine,
-    stdin: () => null,
-    checkAPIVersion: false,
-  });
+  const jpy = await loadPy!(pyodideOptions(msg, onJudgeStderrLine));
   jpy.FS.mkdirTree('/spade');
   if (msg.files['audit_checks.py'] === undefined) throw new Error("audit_checks.py is missing from the runtime's files");
   for (const [name, text] of Object.entries(msg.files)) jpy.FS.writeFile(`/spade/${name}`, text);
@@ -241,18 +248,7 @@ async function init(msg: ChildInit): Promise<void> {
   };
   initMsg = msg;
   loadPy = loadPyodide;
-  // Python's `js` module is this object: nothing in it, and no prototype to climb.
-  const jsglobals = Object.create(null) as object;
-  const py = await loadPyodide({
-    indexURL: msg.pyodideDir.endsWith('/') ? msg.pyodideDir : `${msg.pyodideDir}/`,
-    jsglobals,
-    // No PYTHONHASHSEED: SPADE fixes none, so set order (and a game built on it) varies per process.
-    env: { HOME: '/home/pyodide', LANG: 'C.UTF-8' },
-    stdout: () => {},
-    stderr: onStderrLine,
-    stdin: () => null,
-    checkAPIVersion: false,
-  });
+  const py = await loadPyodide(pyodideOptions(msg, onStderrLine));
   py.setInterruptBuffer(interrupt);
   if (msg.wheelsDir) {
     try {

@@ -35,7 +35,5 @@ export type HarnessRequest =
   | { cmd: 'close' }
   | { cmd: 'audit'; source: string; options: AuditOptions & { phases?: boolean } };
 
-export type HarnessCommand = HarnessRequest['cmd'];
-
 /** What goes on the wire: the request, routed to a session, with the host's own limit. */
 export type WireRequest = HarnessRequest & { session?: string; timeoutSec?: number };
