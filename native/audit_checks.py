@@ -580,6 +580,91 @@ def _fields(A, env):
     return A.value("fields", env=env.id, globals=env.globals)
 
 
+MUTATORS = frozenset(("append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove", "discard", "clear", "appendleft", "extendleft", "sort", "reverse"))
+
+
+def leak_scope(key, class_name):
+    """Where a compared key lives: ("instance", name), ("class", name) or ("module", name)."""
+    if key.startswith("self."):
+        return "instance", key[5:]
+    if key.startswith("global "):
+        return "module", key[7:]
+    if class_name and key.startswith(class_name + "."):
+        return "class", key[len(class_name) + 1:]
+    return "class", key.split(".", 1)[-1]
+
+
+def growth_sites(source, scope, name, class_name):
+    """The lines that change a leaking attribute in place or rebind it: `x.append(...)`, `x += 1`,
+    `x[k] = v`, `x = ...` (outside __init__ for instance state, which is where it starts), found in
+    the game's source without running it. Each site is {line, method, text}."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    owners = {"self", "cls"} | ({class_name} if class_name else set())
+
+    def names_it(node):
+        if scope == "module":
+            return isinstance(node, ast.Name) and node.id == name
+        return isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name) and node.value.id in owners
+
+    def target_hits(t):
+        if isinstance(t, (ast.Tuple, ast.List)):
+            return any(target_hits(x) for x in t.elts)
+        if isinstance(t, ast.Subscript):
+            return names_it(t.value) or target_hits(t.value)
+        return names_it(t)
+
+    lines = source.split("\n")
+    sites = []
+
+    def visit(node, method):
+        for child in ast.iter_child_nodes(node):
+            m = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else method
+            hit = False
+            if isinstance(child, ast.AugAssign):
+                hit = target_hits(child.target)
+            elif isinstance(child, (ast.Assign, ast.AnnAssign)):
+                targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                hit = method is not None and any(target_hits(t) for t in targets) and not (scope == "instance" and method == "__init__")
+            elif isinstance(child, ast.Delete):
+                hit = any(target_hits(t) for t in child.targets)
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in MUTATORS:
+                hit = names_it(child.func.value)
+            if hit and method is not None:
+                ln = child.lineno
+                sites.append({"line": ln, "method": method, "text": _cut(lines[ln - 1].strip(), 160) if 0 < ln <= len(lines) else ""})
+            visit(child, m)
+
+    visit(tree, None)
+    seen, out = set(), []
+    for site in sorted(sites, key=lambda x: x["line"]):
+        if site["line"] not in seen:
+            seen.add(site["line"])
+            out.append(site)
+    return out
+
+
+def name_leak(A, differing):
+    """The leaking attribute to name (shared state first: it is what every instance inherits) and
+    the lines that grow it."""
+    order = {"class": 0, "module": 1, "instance": 2}
+    best = None
+    for key in differing:
+        scope, name = leak_scope(key, A.class_name)
+        sites = growth_sites(A.source, scope, name, A.class_name)
+        rank = (0 if sites else 1, order[scope])
+        if best is None or rank < best[0]:
+            best = (rank, key, scope, sites)
+    if best is None:
+        return {}
+    _rank, key, scope, sites = best
+    return {"attribute": key, "scope": scope, "sites": sites[:5]}
+
+
 def check_reset_leak(A, solution_actions):
     first_seed, seed = 3, 5
 
@@ -617,10 +702,14 @@ def check_reset_leak(A, solution_actions):
     obs_differs = ref_obs == ref2_obs and _plainobs(obs) != ref_obs
     if differing or obs_differs:
         names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
+        named = name_leak(A, differing)
+        sites = named.get("sites") or []
+        where = f"; {sites[0]['text']} (line {sites[0]['line']}, in {sites[0]['method']}) grows it" if sites else ""
         return A.put(
-            "reset-leak", "fail", f"State leaks across reset: {names}", seed=seed, firstSeed=first_seed, actions=[_cut(a, 200) for a in played],
+            "reset-leak", "fail", f"State leaks across reset: {names}{where}", seed=seed, firstSeed=first_seed, actions=[_cut(a, 200) for a in played],
             attributes=differing, expected={k: _cut(ref.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(ref_obs),
-            observed={k: _cut(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(_plainobs(obs)), line=A.line_of("reset"))
+            observed={k: _cut(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(_plainobs(obs)),
+            line=sites[0]["line"] if sites else A.line_of("reset"), **{k: v for k, v in named.items() if k != "sites"}, **({"growth": sites} if sites else {}))
     A.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared)", seed=seed)
 
 

@@ -99,18 +99,36 @@ export class EpisodeService {
     if (!cur) throw new ApiError('not_found', `Episode ${id} has no step ${idx} (it has ${m.stepCount})`);
     const prev = idx > 0 ? this.d.store.step(id, idx - 1) : null;
     const view = this.d.store.viewsRange(m, idx, idx)[0]!;
-    let fromFirst: StepDetail['changesFromFirstReset'] = null;
-    if (cur.kind === 'reset' && idx > 0) {
-      const first = this.d.store.step(id, 0);
-      if (first) fromFirst = diffStates(first.state as StateTree, cur.state as StateTree);
-    }
+    const ref = cur.kind === 'reset' ? this.sameSeedReset(m, cur) : null;
     return {
       step: view,
       state: cur.state ?? null,
       changes: prev ? diffStates(prev.state as StateTree, cur.state as StateTree) : [],
-      changesFromFirstReset: fromFirst,
+      changesFromSameSeedReset: ref ? diffStates(ref.record.state as StateTree, cur.state as StateTree) : null,
+      comparedReset: ref?.at ?? null,
       observationDiff: prev && prev.observation !== null && cur.observation !== null ? diffLines(prev.observation, cur.observation) : [],
     };
+  }
+
+  /**
+   * What a reset is compared with to show leaking state, like with like: the latest earlier reset
+   * with the same seed in this episode, else the reference reset the episode was opened against
+   * (a fresh instance's reset with that seed, as the audit's reset-leak check compares).
+   */
+  private sameSeedReset(m: EpisodeMeta, cur: StepRecord): { record: StepRecord; at: NonNullable<StepDetail['comparedReset']> } | null {
+    const earlier = this.d.store
+      .steps(m.id)
+      .filter((s) => s.kind === 'reset' && s.idx < cur.idx && s.seed === cur.seed)
+      .at(-1);
+    if (earlier) {
+      const record = this.d.store.step(m.id, earlier.idx);
+      if (record) return { record, at: { episodeId: m.id, idx: earlier.idx, seed: cur.seed, sameEpisode: true } };
+    }
+    const r = m.meta.resetReference as { episodeId?: unknown; idx?: unknown } | undefined;
+    if (!r || typeof r.episodeId !== 'number' || typeof r.idx !== 'number') return null;
+    const record = this.d.store.step(r.episodeId, r.idx);
+    if (!record || record.kind !== 'reset' || record.seed !== cur.seed) return null;
+    return { record, at: { episodeId: r.episodeId, idx: r.idx, seed: cur.seed, sameEpisode: false } };
   }
 
   // ------------------------------------------------------------------ sessions
@@ -123,7 +141,16 @@ export class EpisodeService {
     return this.ctx.openSession(source, maxTurns, runtime);
   }
 
-  async open(input: { hash: string; seed: number | null; hint: boolean; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeChoice | undefined; label: string }) {
+  async open(input: {
+    hash: string;
+    seed: number | null;
+    hint: boolean;
+    hintText?: string | undefined;
+    maxTurns?: number | undefined;
+    runtime?: RuntimeChoice | undefined;
+    label: string;
+    resetReference?: { episodeId: number; idx: number } | undefined;
+  }) {
     const env = this.env(input.hash);
     const defaults = this.d.defaults();
     const runtime: RuntimeChoice = input.runtime ?? 'auto';
@@ -146,7 +173,12 @@ export class EpisodeService {
         origin: 'played',
         label: input.label,
         policy: { kind: 'interactive' },
-        meta: { toolUse: session.info.toolUse, hasSolution: session.info.hasSolution, effectiveMaxTurns: session.info.maxTurns },
+        meta: {
+          toolUse: session.info.toolUse,
+          hasSolution: session.info.hasSolution,
+          effectiveMaxTurns: session.info.maxTurns,
+          ...(input.resetReference ? { resetReference: input.resetReference } : {}),
+        },
       });
       this.d.store.appendSteps(id, [{ ...reset, state }]);
       const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime };

@@ -17,6 +17,10 @@ export interface StateNode {
 export interface StateTree {
   className?: string | null;
   fields: [string, StateNode][];
+  /** Attributes of the game's own classes, shared by every instance. */
+  classFields?: [string, StateNode][];
+  /** Module globals that hold data. */
+  moduleGlobals?: [string, StateNode][];
 }
 
 export interface StateChange {
@@ -94,11 +98,17 @@ function walk(path: string, a: StateNode | undefined, b: StateNode | undefined, 
   if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ path, kind: 'changed', before: summarize(a), after: summarize(b) });
 }
 
-/** Changed paths between two states; paths start without the leading dot (`asked[1]`, `pos`). */
+/**
+ * Changed paths between two states; paths start without the leading dot (`asked[1]`, `pos`).
+ * Class attributes are `ClassName.attr` and module globals `globals.name`, as the state tree shows them.
+ */
 export function diffStates(a: StateTree | null | undefined, b: StateTree | null | undefined): StateChange[] {
   const out: StateChange[] = [];
-  const root = (s: StateTree | null | undefined): StateNode | undefined => (s ? { t: s.className ?? 'object', fields: s.fields } : undefined);
-  walk('', root(a), root(b), out);
+  const group = (s: StateTree | null | undefined, f: [string, StateNode][] | undefined): StateNode | undefined => (s ? { t: 'group', fields: f ?? [] } : undefined);
+  walk('', group(a, a?.fields), group(b, b?.fields), out);
+  const cls = b?.className ?? a?.className ?? 'object';
+  if (a?.classFields?.length || b?.classFields?.length) walk(cls, group(a, a?.classFields), group(b, b?.classFields), out);
+  if (a?.moduleGlobals?.length || b?.moduleGlobals?.length) walk('globals', group(a, a?.moduleGlobals), group(b, b?.moduleGlobals), out);
   return out.map((c) => ({ ...c, path: c.path.startsWith('.') ? c.path.slice(1) : c.path }));
 }
 

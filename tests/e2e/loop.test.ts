@@ -88,18 +88,28 @@ describe('the debugging loop in Chromium', () => {
     const leak = view.locator('li[data-check="reset-leak"]');
     expect(await leak.getAttribute('class')).toContain('fail');
     expect(await leak.textContent()).toContain('DigitRecallEnv.history');
-    // The harness's own naming of the attribute and the growing line, where it gives them.
-    const named = leak.locator('[data-ev=attribute]');
-    if (await named.count()) expect(await named.textContent()).toContain('history');
+    // The attribute named, with its scope, and the line that grows it (not reset's def line).
+    const appendLine = original.split('\n').findIndex((l) => l.includes('self.history.append')) + 1;
+    expect(await leak.locator('[data-ev=attribute]').textContent()).toContain('DigitRecallEnv.history');
+    expect(await leak.locator('[data-ev=scope]').textContent()).toContain('class');
+    expect(await leak.locator('[data-ev=line]').textContent()).toContain(String(appendLine));
+    expect(await leak.textContent()).toContain(`self.history.append(self.target) (line ${appendLine}, in reset) grows it`);
+    expect(await view.locator(`.audit-line:has(.audit-lno:text-is("${appendLine}"))`).count()).toBe(1);
     await shots(page, '03-failing-environment');
 
-    // ...and in the state tree of the replayed evidence (class attributes, where the harness reports them).
+    // ...and in the state tree of the replayed evidence: the class attribute, marked, compared with a
+    // fresh instance's reset of the same seed (not with the episode's first reset of another seed).
     await leak.getByRole('button', { name: 'Replay' }).click();
     const episode = page.locator('.tab-pane:not([hidden]) [data-testid=episode-view]');
     await episode.waitFor({ timeout: 60_000 });
     await episode.getByTestId('state-tree').waitFor();
     const classFields = episode.getByTestId('state-class-fields');
-    if (await classFields.count()) expect(await classFields.textContent()).toContain('history');
+    expect(await classFields.textContent()).toContain('history');
+    expect(await classFields.locator('[data-path="DigitRecallEnv.history"]').getAttribute('data-changed')).toBe('true');
+    const leakChanges = episode.getByTestId('leak-changes');
+    expect(await leakChanges.textContent()).toContain("a fresh instance's reset");
+    expect(await leakChanges.locator('code').allTextContents()).toEqual(expect.arrayContaining(['DigitRecallEnv.history']));
+    expect(await leakChanges.locator('code').allTextContents()).not.toContain('target');
     await shots(page, '04-replay-state');
 
     // 4. Fix it in Monaco: reset starts a fresh history on the instance.
@@ -109,7 +119,6 @@ describe('the debugging loop in Chromium', () => {
     await editor.locator('[data-testid=code-editor][data-ready=true]').first().waitFor();
     // The audit's squiggle is on the version being edited.
     await editor.locator('.env-code .squiggly-error').first().waitFor();
-    const appendLine = original.split('\n').findIndex((l) => l.includes('self.history.append')) + 1;
     await editor.locator('.env-code .monaco-editor').first().click();
     await page.keyboard.press('Control+Home');
     for (let i = 1; i < appendLine; i++) await page.keyboard.press('ArrowDown');
@@ -157,6 +166,20 @@ describe('the debugging loop in Chromium', () => {
     // Everywhere else follows: Problems no longer lists it, the library shows the verdict.
     await page.getByTestId('bottom-problems').getByText(/DigitRecallEnv: audit fails/).waitFor({ state: 'detached' });
     await shots(page, '06-reaudit-before-after');
+
+    // The failing evidence replayed on both versions, side by side: the leak before, none after.
+    await ba.locator('tr[data-check="reset-leak"]').getByTestId('audit-replay-both').click();
+    const pair = page.locator('.tab-pane:not([hidden]) [data-testid=pair-view][data-mode=versions]');
+    await pair.waitFor({ timeout: 120_000 });
+    const [beforeCol, afterCol] = [pair.locator('.ep-col').nth(0), pair.locator('.ep-col').nth(1)];
+    await beforeCol.getByTestId('leak-changes').waitFor({ timeout: 60_000 });
+    expect(await beforeCol.textContent()).toContain(`Before the fix (${firstHash.slice(0, 8)})`);
+    expect(await afterCol.textContent()).toContain(`After the fix (${fixedHash.slice(0, 8)})`);
+    expect(await beforeCol.getByTestId('leak-changes').textContent()).toContain('DigitRecallEnv.history');
+    await afterCol.getByTestId('step-panel').waitFor();
+    expect(await afterCol.getByTestId('leak-changes').count()).toBe(0);
+    await shots(page, '06b-evidence-before-after');
+    await page.getByRole('tab', { name: 'Audit: DigitRecallEnv' }).click();
 
     // 7. Write the fix back to the run's file: the diff first, the original kept.
     await page.getByRole('tab', { name: 'DigitRecallEnv', exact: true }).click();

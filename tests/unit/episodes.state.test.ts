@@ -39,6 +39,14 @@ describe('state diff', () => {
     expect(byPath.pos).toBeUndefined();
     expect(diffStates(s1, s1)).toEqual([]);
   });
+  it('diffs class attributes and module globals under the names the state tree shows', () => {
+    const a: StateTree = { ...s1, className: 'Env', classFields: [['seen', { t: 'list', len: 1, items: [int(3)] }]], moduleGlobals: [['ROUNDS', int(1)]] };
+    const b: StateTree = { ...s1, className: 'Env', classFields: [['seen', { t: 'list', len: 2, items: [int(3), int(5)] }]], moduleGlobals: [['ROUNDS', int(2)]] };
+    expect(diffStates(a, b).map((c) => c.path)).toEqual(['Env.seen', 'Env.seen[1]', 'globals.ROUNDS']);
+    expect(diffStates(a, a)).toEqual([]);
+    // a state without the groups (an older recording) against one with them: the groups appear as added
+    expect(diffStates(s1, b).filter((c) => c.path.startsWith('Env.') || c.path.startsWith('globals.')).map((c) => c.kind)).toEqual(['added', 'added']);
+  });
   it('line diff marks removed and added lines', () => {
     expect(diffLines('a\nb\nc', 'a\nx\nc')).toEqual([
       { op: '=', text: 'a' },

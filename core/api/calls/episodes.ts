@@ -71,8 +71,10 @@ export const stepDetailSchema = z.object({
   state: z.unknown().nullable(),
   /** Fields that differ from the previous step's state. */
   changes: z.array(stateChangeSchema),
-  /** For a re-reset: fields that differ from the first reset with the same seed (a leak shows here). */
-  changesFromFirstReset: z.array(stateChangeSchema).nullable(),
+  /** For a reset: fields that differ from an earlier reset with the same seed (a leak shows here); null when there is none to compare with. */
+  changesFromSameSeedReset: z.array(stateChangeSchema).nullable(),
+  /** The reset it was compared with: this episode's, or the fresh reference the episode was opened against. */
+  comparedReset: z.object({ episodeId: z.number().int(), idx: z.number().int(), seed: z.number().int().nullable(), sameEpisode: z.boolean() }).nullable(),
   observationDiff: z.array(lineOpSchema),
 });
 export type StepDetail = z.infer<typeof stepDetailSchema>;
@@ -191,6 +193,8 @@ export const episodesCalls = {
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtime.optional(),
         label: z.string().max(200).default(''),
+        /** A reset (of another episode) that this one's resets with the same seed are compared with: a fresh instance's, for leaks. */
+        resetReference: z.object({ episodeId: id, idx: z.number().int().min(0) }).strict().optional(),
       })
       .strict(),
     output: episodeWithSteps,

@@ -3,6 +3,9 @@ import type { MemoryFilters } from '../../../core/api';
 
 export type Activity = 'library' | 'episodes' | 'jobs';
 
+/** What two episodes side by side are: without/with the hint, a recording and its re-execution, or one audit evidence on the version before a fix and after it. */
+export type PairMode = 'hint' | 'divergence' | 'versions';
+
 /**
  * What a tab shows, one variant per kind with its own typed fields. An environment is always
  * `envId` (it was `id` in some kinds and `envId` in others), and the tab's id is derived from the
@@ -21,7 +24,7 @@ export type TabTarget =
   | { kind: 'audit'; envId: number }
   | { kind: 'audit-dashboard' }
   | { kind: 'episode'; episodeId: number; step?: number }
-  | { kind: 'episode-pair'; a: number; b: number; mode: 'hint' | 'divergence'; idx: number }
+  | { kind: 'episode-pair'; a: number; b: number; mode: PairMode; idx: number }
   | { kind: 'episode-regret'; hash: string; name: string }
   | { kind: 'episode-llm'; hash: string; name: string }
   | { kind: 'job'; jobId: string };

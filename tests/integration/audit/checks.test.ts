@@ -64,7 +64,11 @@ describe('seed pack', () => {
 
   it('names the leaking attribute, the unwinnable seed and the leaked answer', () => {
     const leak = results.get('game_00000_013_mathematical_reasoning')!;
-    expect(check(leak, 'reset-leak').evidence.attributes).toEqual(['self.asked']);
+    const leakCheck = check(leak, 'reset-leak');
+    expect(leakCheck.evidence.attributes).toEqual(['self.asked']);
+    // ...and the line that grows it: the append in reset(), not reset's def line
+    expect(leakCheck.evidence).toMatchObject({ attribute: 'self.asked', scope: 'instance', line: 29 });
+    expect(leakCheck.evidence.growth).toEqual([{ line: 29, method: 'reset', text: 'self.asked.append(problem)' }]);
     const un = check(results.get('game_00000_015_logical_deduction')!, 'solution');
     expect(un.evidence.seed).toBe(0);
     expect((un.evidence.actions as string[]).length).toBeGreaterThan(0);

@@ -27,7 +27,7 @@ describe('spade-workbench audit', () => {
     // SPADE's budget default (SpadeConfig.max_turns = 30) unless --max-turns says otherwise
     expect((j.tool as { maxTurns: number }).maxTurns).toBe(30);
     const envs = j.environments as Record<string, unknown>[];
-    expect(envs.length).toBe(6);
+    expect(envs.length).toBe(7);
     for (const e of envs) {
       expect(Object.keys(e)).toEqual(['file', 'sha256', 'name', 'verdict', 'spade', 'workbenchVerdict', 'checks']);
       // the defect fixtures are all games SPADE accepts: its verdict ignores the workbench's checks
@@ -40,7 +40,7 @@ describe('spade-workbench audit', () => {
       }
     }
     const summary = j.summary as { environments: number; by_check: Record<string, Record<string, number>> };
-    expect(summary.environments).toBe(6);
+    expect(summary.environments).toBe(7);
     expect(Object.keys(summary.by_check['spade.syntax']!)).toEqual(['pass', 'warn', 'fail', 'skip']);
     expect(summary.by_check['determinism']!.fail).toBe(1);
     expect(summary.by_check['too-easy']!.fail).toBe(1);

@@ -55,6 +55,19 @@ describe('checks SPADE lacks', () => {
     expect(ok.status).toBe('pass');
   });
 
+  it('reset-leak: names shared state (class attribute, then module global) and the line that grows it', async () => {
+    const src = readFileSync(join(dir, 'defects/class_leak.py'), 'utf8');
+    const c = check(await audit('defects/class_leak.py'), 'reset-leak');
+    expect(c.status).toBe('fail');
+    expect(c.evidence.attributes).toEqual(['RecallEnv.seen', 'global GAMES_PLAYED']);
+    expect(c.evidence.attribute).toBe('RecallEnv.seen');
+    expect(c.evidence.scope).toBe('class');
+    const grows = src.split('\n').findIndex((l) => l.includes('self.seen.append')) + 1;
+    expect(c.evidence.line).toBe(grows);
+    expect(c.evidence.growth).toEqual([{ line: grows, method: 'reset', text: 'self.seen.append(self.target)' }]);
+    expect(c.message).toContain(`self.seen.append(self.target) (line ${grows}, in reset) grows it`);
+  });
+
   it('crash-on-action: shows the action and the traceback into the game', async () => {
     const c = check(await audit('defects/crashy.py'), 'crash-on-action');
     expect(c.status).toBe('fail');

@@ -42,3 +42,42 @@ class CounterEnv:
             self.history.pop(0)
         return f"count={self.count}", 0.0, False, False, {"count": self.count}
 `;
+
+/** A game whose state outlives its instances: a class-level list and a module global that reset grows. */
+export const CLASS_LEAK = `"""SPADE self-play generated game"""
+import random
+import re
+
+ROUNDS_SEEN = 0
+
+
+class DigitRecallEnv:
+    history = []
+
+    def __init__(self, max_turns=5):
+        self.max_turns = max_turns
+        self.target = None
+        self.turn = 0
+
+    def reset(self, seed=None):
+        global ROUNDS_SEEN
+        if seed is not None:
+            random.seed(seed)
+        self.target = random.randint(0, 9)
+        self.turn = 0
+        self.history.append(self.target)
+        ROUNDS_SEEN += 1
+        return f"Remember the digit {self.target}, then answer it as \\\\boxed{{d}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        m = re.search(r"\\\\boxed\\{(\\d)\\}", action)
+        won = bool(m) and int(m.group(1)) == self.target
+        return ("Correct." if won else "Wrong."), (1.0 if won else 0.0), True, False, {}
+`;
+
+/** Adds a source to a library; returns its version hash. */
+export function addSource(db: Db, source: string, name = 'game.py'): string {
+  ingest(db, { source, path: name });
+  return sha256(source);
+}

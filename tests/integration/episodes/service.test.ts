@@ -4,7 +4,7 @@ import { ingest } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { firstPrompt, injectHint } from '../../../core/episodes/hint';
 import { tempDir } from '../../helpers/tmp';
-import { addSeedGame, COUNTER_SOURCE, GRID, LEAK, UNWINNABLE } from './fixtures';
+import { addSeedGame, addSource, CLASS_LEAK, COUNTER_SOURCE, GRID, LEAK, UNWINNABLE } from './fixtures';
 
 const tmp = tempDir('spade-episodes-');
 let s: Services;
@@ -71,13 +71,44 @@ describe('episodes on the real Pyodide runtime', () => {
     const idx = again.steps.at(-1)!.idx;
     const d = ep.inspect(episode.id, idx);
     expect(d.step.kind).toBe('reset');
-    const paths = (d.changesFromFirstReset ?? []).map((c) => c.path);
+    const paths = (d.changesFromSameSeedReset ?? []).map((c) => c.path);
     expect(paths).toContain('asked');
     expect(paths.some((p) => p.startsWith('problem'))).toBe(true);
+    expect(d.comparedReset).toEqual({ episodeId: episode.id, idx: 0, seed: 1, sameEpisode: true });
     // a correct game would deal the same first observation for the same seed
     const all = ep.get(episode.id).steps;
     expect(all[idx]!.observation).not.toBe(all[0]!.observation);
-    expect(again.detail.changesFromFirstReset?.length).toBeGreaterThan(0);
+    expect(again.detail.changesFromSameSeedReset?.length).toBeGreaterThan(0);
+  });
+
+  it('compares a reset only with a reset of the same seed: never blames fields that differ because the seeds differ', async () => {
+    const ep = s.episodes;
+    const { episode } = await ep.open({ hash: grid, seed: 3, hint: false, label: '', runtime: 'pyodide' });
+    await ep.act(episode.id, '\\boxed{up}', false);
+    const other = await ep.resetAgain(episode.id, 5);
+    expect(other.detail.comparedReset).toBeNull();
+    expect(other.detail.changesFromSameSeedReset).toBeNull();
+    await ep.act(episode.id, '\\boxed{up}', false);
+    // the same seed again: compared with the latest reset(seed=5), not with step 0's reset(seed=3)
+    const same = await ep.resetAgain(episode.id, 5);
+    expect(same.detail.comparedReset).toEqual({ episodeId: episode.id, idx: other.detail.step.idx, seed: 5, sameEpisode: true });
+    expect(same.detail.changesFromSameSeedReset).toEqual([]);
+  });
+
+  it('shows class attributes and module globals in the state, and a class-level leak against a fresh instance', async () => {
+    const ep = s.episodes;
+    const classLeak = addSource(s.db, CLASS_LEAK, 'digit_recall.py');
+    const ref = await ep.open({ hash: classLeak, seed: 5, hint: false, label: 'reference', runtime: 'pyodide' });
+    const refState = ep.inspect(ref.episode.id, 0).state as { classFields?: [string, unknown][]; moduleGlobals?: [string, unknown][] };
+    expect(refState.classFields?.map(([k]) => k)).toEqual(['history']);
+    expect(refState.moduleGlobals?.map(([k]) => k)).toEqual(['ROUNDS_SEEN']);
+    const played = await ep.open({ hash: classLeak, seed: 3, hint: false, label: '', runtime: 'pyodide', resetReference: { episodeId: ref.episode.id, idx: 0 } });
+    await ep.act(played.episode.id, '\\boxed{1}', false);
+    const again = await ep.resetAgain(played.episode.id, 5);
+    expect(again.detail.comparedReset).toEqual({ episodeId: ref.episode.id, idx: 0, seed: 5, sameEpisode: false });
+    const paths = (again.detail.changesFromSameSeedReset ?? []).map((c) => c.path);
+    // only the shared state differs from a fresh instance's reset with the same seed
+    expect(paths.filter((p) => !p.includes('['))).toEqual(['DigitRecallEnv.history', 'globals.ROUNDS_SEEN']);
   });
 
   it('runs until a state expression holds and stops exactly there', async () => {

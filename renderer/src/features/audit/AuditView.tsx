@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { EnvDetail } from '../../../../core/api';
+import { errorMessage, type EnvDetail } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { envActions } from '../../views/envActions';
 import { tabId, useWorkbench } from '../../store/workbench';
 import { auditMarkers } from './markers';
-import { canReplay, replayCheck } from './replay';
+import { canReplay, replayBeforeAfter, replayCheck } from './replay';
 import { episodesAvailable } from './features';
 import { loadAudit, runAudit, useAuditResults, type StoredAudit } from '../../store/auditResults';
 
@@ -46,6 +46,8 @@ function shortVersion(env: EnvDetail, hash: string): string {
 
 /** The failing checks of the version before and of this one, side by side: the proof a fix worked. */
 function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; before: StoredAudit; after: StoredAudit; onRerun(): void; busy: boolean }) {
+  const replayBoth = (c: Check) =>
+    replayBeforeAfter(before.hash, after.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay before/after: ${errorMessage(err)}`));
   const ids = [...new Set([...before.checks, ...after.checks].filter((c) => c.status === 'fail' || c.status === 'warn').map((c) => c.id))];
   const find = (a: StoredAudit, id: string) => a.checks.find((c) => c.id === id);
   return (
@@ -65,6 +67,7 @@ function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; be
               <th>check</th>
               <th>before ({before.hash.slice(0, 8)})</th>
               <th>after ({after.hash.slice(0, 8)})</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -81,6 +84,13 @@ function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; be
                       <span className={`audit-dot ${c?.status ?? 'skip'}`} /> <strong>{c?.status ?? 'not run'}</strong> <span className="audit-msg">{c?.message ?? ''}</span>
                     </td>
                   ))}
+                  <td>
+                    {episodesAvailable() && b && canReplay(b) ? (
+                      <button className="audit-link" data-testid="audit-replay-both" title="The failing evidence (same seed and actions) on both versions, side by side" onClick={() => void replayBoth(b)}>
+                        replay both
+                      </button>
+                    ) : null}
+                  </td>
                 </tr>
               );
             })}
@@ -182,7 +192,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
                       className="audit-replay"
                       onClick={(e) => {
                         e.stopPropagation();
-                        replayCheck(audit.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay: ${err instanceof Error ? err.message : String(err)}`));
+                        replayCheck(audit.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay: ${errorMessage(err)}`));
                       }}
                     >
                       Replay

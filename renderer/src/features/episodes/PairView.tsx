@@ -36,7 +36,12 @@ export function PairView({ tab }: ViewProps<'episode-pair'>) {
     void a.select(Math.min(idx, a.steps.length - 1));
     void b.select(Math.min(idx, b.steps.length - 1));
   }, [idx, a.steps.length, b.steps.length]);
-  const titles = mode === 'hint' ? ['Without hint', 'With hint'] : ['Recorded (imported)', 'Replayed now'];
+  const titles =
+    mode === 'hint'
+      ? ['Without hint', 'With hint']
+      : mode === 'versions'
+        ? [`Before the fix (${a.episode?.envHash.slice(0, 8) ?? ''})`, `After the fix (${b.episode?.envHash.slice(0, 8) ?? ''})`]
+        : ['Recorded (imported)', 'Replayed now'];
   const playable = mode === 'hint';
   const div = a.episode?.divergenceStep ?? null;
   return (
@@ -44,7 +49,12 @@ export function PairView({ tab }: ViewProps<'episode-pair'>) {
       <div className="ep-header">
         <strong>{a.episode?.envName ?? a.episode?.className ?? ''}</strong>
         <span className="muted">
-          seed {a.episode?.seed ?? 'None'} · {mode === 'hint' ? 'same environment and seed; only the first observation differs' : 'the recording against a fresh re-execution'}
+          seed {a.episode?.seed ?? 'None'} ·{' '}
+          {mode === 'hint'
+            ? 'same environment and seed; only the first observation differs'
+            : mode === 'versions'
+              ? "the audit's evidence (same seed and actions) on the version before the fix and on the fixed one"
+              : 'the recording against a fresh re-execution'}
         </span>
       </div>
       {mode === 'divergence' && div !== null ? (

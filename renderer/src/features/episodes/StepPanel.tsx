@@ -11,11 +11,16 @@ function Flags({ s }: { s: StepView }) {
   );
 }
 
+function resetName(r: NonNullable<StepDetail['comparedReset']>): string {
+  return r.sameEpisode ? `the reset at step ${r.idx}` : `a fresh instance's reset (episode #${r.episodeId})`;
+}
+
 /** One step in full: action, observation with its diff to the previous one, reward, flags, info, state. */
 export const StepPanel = memo(function StepPanel({ detail, compact = false }: { detail: StepDetail | null; compact?: boolean }) {
   if (!detail) return <p className="muted">Select a step.</p>;
   const s = detail.step;
-  const changed = detail.changes.map((c) => c.path);
+  // What changed since the previous step, and what a reset failed to restore (the leak): both marked in the tree.
+  const changed = [...new Set([...detail.changes.map((c) => c.path), ...(detail.changesFromSameSeedReset ?? []).map((c) => c.path)])];
   const hinted = s.agentObservation !== null && s.agentObservation !== s.observation;
   return (
     <div className="ep-step" data-testid="step-panel" data-idx={s.idx}>
@@ -77,11 +82,12 @@ export const StepPanel = memo(function StepPanel({ detail, compact = false }: { 
           <pre className="ep-info">{JSON.stringify(s.info)}</pre>
         </>
       ) : null}
-      {detail.changesFromFirstReset && detail.changesFromFirstReset.length ? (
+      {detail.changesFromSameSeedReset && detail.changesFromSameSeedReset.length && detail.comparedReset ? (
         <div className="ep-leak" data-testid="leak-changes">
-          <strong>This reset did not restore the state of the first reset.</strong> Fields that differ from step 0:
+          <strong>This reset did not restore the state of {resetName(detail.comparedReset)}.</strong> Fields that differ (same seed{' '}
+          {detail.comparedReset.seed ?? 'none'}):
           <ul>
-            {detail.changesFromFirstReset.map((c) => (
+            {detail.changesFromSameSeedReset.map((c) => (
               <li key={c.path}>
                 <code>{c.path}</code> {c.before ?? ''} → {c.after ?? ''}
               </li>

@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 import type { EpisodeSummary } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
-import { useWorkbench } from '../../store/workbench';
+import { useWorkbench, type PairMode } from '../../store/workbench';
 
 interface EpisodesState {
   rows: EpisodeSummary[];
@@ -60,7 +60,7 @@ export function openEpisode(e: Pick<EpisodeSummary, 'id' | 'envName' | 'classNam
   useWorkbench.getState().openTab({ kind: 'episode', episodeId: e.id }, episodeTitle(e));
 }
 
-export function openPair(a: number, b: number, mode: 'hint' | 'divergence', title: string, idx = 0): void {
+export function openPair(a: number, b: number, mode: PairMode, title: string, idx = 0): void {
   useWorkbench.getState().openTab({ kind: 'episode-pair', a, b, mode, idx }, title);
 }
 
