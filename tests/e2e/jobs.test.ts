@@ -91,6 +91,16 @@ describe('jobs in the workbench (Chromium)', () => {
       expect(await page.textContent(`${view} .jobs-detail`)).toMatch(/COMPLETED/);
       await page.selectOption(`${view} [data-testid=jobs-compare]`, { label: 'local example' });
       await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="env/avg_regret"] .u-legend:has-text("local example")`);
+      // The legend names both runs where it can be seen: inside the metrics pane's visible box, above the charts.
+      const legend = page.locator(`${view} [data-testid=jobs-legend]`);
+      expect(await legend.locator('[data-run=this]').textContent()).toBe('slurm example');
+      expect(await legend.locator('[data-run=compared]').textContent()).toBe('local example');
+      const pane = (await page.locator(`${view} [data-testid=jobs-metrics]`).boundingBox())!;
+      const box = (await legend.boundingBox())!;
+      const chart = (await page.locator(`${view} [data-testid=jobs-chart]`).first().boundingBox())!;
+      expect(box.height).toBeGreaterThan(0);
+      expect(box.y).toBeGreaterThanOrEqual(pane.y);
+      expect(box.y + box.height).toBeLessThanOrEqual(Math.min(pane.y + pane.height, chart.y + 1));
       await screenshot(page, 'jobs-slurm-compare');
     } finally {
       delete process.env.SPADE_SSH_CONFIG;

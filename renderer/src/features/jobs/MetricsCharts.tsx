@@ -30,7 +30,8 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
   useEffect(() => {
     const width = Math.max(260, el.current!.clientWidth || 360);
     const series: uPlot.Series[] = [{ label: 'rollout/step' }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
-    if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, points: { show: data[0].length < 200 } });
+    // Dashed, so a run that matches the other step for step stays visible on top of it.
+    if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, dash: [6, 4], points: { show: data[0].length < 200 } });
     plot.current?.destroy();
     // uPlot draws in a microtask after construction: the draw hook marks when pixels are done.
     const t0 = performance.now();
@@ -136,6 +137,19 @@ export function MetricsCharts({ job }: { job: JobSummary }) {
           </select>
         </label>
       </div>
+      {compareId ? (
+        // One legend for every chart, above them: uPlot's own sits under each chart, out of view when the pane scrolls.
+        <div className="jobs-legend" data-testid="jobs-legend">
+          {[job.name, otherName ?? compareId].map((name, i) => (
+            <span key={i} className="jobs-legend-item" data-run={i ? 'compared' : 'this'}>
+              <svg width="22" height="8" aria-hidden="true">
+                <line x1="1" y1="4" x2="21" y2="4" stroke={COLORS[i]} strokeWidth="2" strokeDasharray={i ? '6 4' : undefined} />
+              </svg>
+              {name}
+            </span>
+          ))}
+        </div>
+      ) : null}
       {keys.length === 0 ? <p className="muted">No metrics yet: JSON lines with a rollout/step key in the log (or metrics.jsonl) appear here.</p> : null}
       <div className="jobs-charts">
         {shown.map((k) => (
