@@ -61,7 +61,11 @@ describe('audit in Chromium', () => {
     await page.getByTestId('episode-view').waitFor({ timeout: 60_000 });
     // It opens at the failing step: the second reset, where the leaked state shows.
     const view2 = page.locator('.tab-pane:not([hidden]) [data-testid=episode-view]');
-    await view2.getByText('This reset did not restore the state of the first reset.').waitFor();
+    // ...compared with a fresh instance's reset of the same seed, naming the attribute that leaked.
+    const leakChanges = view2.getByTestId('leak-changes');
+    await leakChanges.waitFor();
+    expect(await leakChanges.textContent()).toContain("This reset did not restore the state of a fresh instance's reset");
+    expect(await leakChanges.locator('code').allTextContents()).toContain('asked');
     const rows = view2.locator('[data-testid=step-list] li');
     expect(await rows.last().getAttribute('class')).toContain('sel');
     await screenshot(page, 'audit-replay');

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { Suspense, useEffect, useRef } from 'react';
 import { useWorkbench, type Tab } from '../store/workbench';
 import { viewFor } from '../views/registry';
 
@@ -65,7 +65,13 @@ export function MainArea() {
           // Inactive tabs stay mounted (hidden) so editors keep their undo stacks and scroll positions.
           return (
             <div key={t.id} className="tab-pane" hidden={t.id !== active} role="tabpanel">
-              {View ? <View tab={t} active={t.id === active} /> : <p className="pad">Unknown view: {t.target.kind}</p>}
+              {View ? (
+                <Suspense fallback={<p className="pad muted">Loading…</p>}>
+                  <View tab={t} active={t.id === active} />
+                </Suspense>
+              ) : (
+                <p className="pad">Unknown view: {t.target.kind}</p>
+              )}
             </div>
           );
         })}

@@ -1,4 +1,4 @@
-import type { ComponentType } from 'react';
+import { lazy, type ComponentType } from 'react';
 import type { Tab, TabKind, TargetOf } from '../store/workbench';
 
 export interface ViewProps<K extends TabKind = TabKind> {
@@ -16,4 +16,12 @@ export function registerView<K extends TabKind>(kind: K, component: ComponentTyp
 
 export function viewFor(kind: TabKind): ComponentType<ViewProps> | undefined {
   return views.get(kind);
+}
+
+/**
+ * A view loaded the first time a tab of its kind opens: the heavy ones (terminals, charts, the
+ * stepper) stay out of the bundle the shell needs to start (host.first_render_ms).
+ */
+export function lazyView<K extends TabKind>(load: () => Promise<ComponentType<ViewProps<K>>>): ComponentType<ViewProps<K>> {
+  return lazy(async () => ({ default: await load() }));
 }

@@ -1,10 +1,8 @@
 import './audit.css';
 import { useCommands } from '../../store/commands';
 import { envIdOf, useWorkbench } from '../../store/workbench';
-import { registerView } from '../../views/registry';
+import { lazyView, registerView } from '../../views/registry';
 import { registerEnvAction } from '../../views/envActions';
-import { AuditView } from './AuditView';
-import { AuditDashboard } from './Dashboard';
 import { openAudit, openAuditDashboard } from './open';
 import { backend, log, useApp } from '../../store/app';
 import { auditsChanged, refreshAuditProblems, runAudit } from '../../store/auditResults';
@@ -26,8 +24,8 @@ async function auditEnvironmentNow(envId: number, name: string): Promise<void> {
 
 export function registerAuditFeature(): void {
   registerEnvAction({ id: 'audit', label: 'Audit', run: (e) => openAudit(e.id, e.name) });
-  registerView('audit', AuditView);
-  registerView('audit-dashboard', AuditDashboard);
+  registerView('audit', lazyView(() => import('./AuditView').then((m) => m.AuditView)));
+  registerView('audit-dashboard', lazyView(() => import('./Dashboard').then((m) => m.AuditDashboard)));
   useCommands.getState().register([
     { id: 'audit.dashboard', category: 'Audit', title: 'Show Pool Audit Dashboard', run: openAuditDashboard },
     {

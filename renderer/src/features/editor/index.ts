@@ -3,13 +3,8 @@ import { backend, log, useApp } from '../../store/app';
 import { useCommands, type Command } from '../../store/commands';
 import { registerQuickOpenProvider } from '../../store/quickOpen';
 import { envIdOf, useWorkbench } from '../../store/workbench';
-import { registerView } from '../../views/registry';
-import { DiffView } from './DiffView';
-import { EnvEditorView } from './EnvEditorView';
-import { ExportView } from './ExportView';
-import { NewEnvironmentView } from './NewEnvironmentView';
+import { lazyView, registerView } from '../../views/registry';
 import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment, openWriteBack } from './open';
-import { WriteBackView } from './WriteBackView';
 import { activeSession, editorTabId, flushAllDrafts } from './session';
 
 function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
@@ -164,11 +159,11 @@ async function reopenDrafts(): Promise<void> {
 export function registerEditorFeature(): void {
   registerEnvAction({ id: 'edit', label: 'Edit', run: (e) => openEditor(e.id, e.name) });
   registerEnvAction({ id: 'write-back', label: 'Write back…', run: (e) => openWriteBack(e.id, e.name) });
-  registerView('write-back', WriteBackView);
-  registerView('editor', EnvEditorView);
-  registerView('editor-diff', DiffView);
-  registerView('editor-new', NewEnvironmentView);
-  registerView('editor-export', ExportView);
+  registerView('write-back', lazyView(() => import('./WriteBackView').then((m) => m.WriteBackView)));
+  registerView('editor', lazyView(() => import('./EnvEditorView').then((m) => m.EnvEditorView)));
+  registerView('editor-diff', lazyView(() => import('./DiffView').then((m) => m.DiffView)));
+  registerView('editor-new', lazyView(() => import('./NewEnvironmentView').then((m) => m.NewEnvironmentView)));
+  registerView('editor-export', lazyView(() => import('./ExportView').then((m) => m.ExportView)));
   useCommands.getState().register(editorCommands());
 
   registerQuickOpenProvider(async (query) => {

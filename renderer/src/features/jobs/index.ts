@@ -2,14 +2,13 @@ import './jobs.css';
 import { useCommands } from '../../store/commands';
 import { useWorkbench } from '../../store/workbench';
 import { registerSidePanel } from '../../views/sidePanels';
-import { registerView } from '../../views/registry';
+import { lazyView, registerView } from '../../views/registry';
 import { JobsPanel } from './JobsPanel';
-import { JobView } from './JobView';
 import { useJobs } from './store';
 
 export function registerJobsFeature(): void {
   registerSidePanel('jobs', JobsPanel);
-  registerView('job', JobView);
+  registerView('job', lazyView(() => import('./JobView').then((m) => m.JobView)));
   useCommands.getState().register([
     {
       id: 'jobs.new',

@@ -1,12 +1,11 @@
 import './library.css';
-import { registerView } from '../../views/registry';
+import { lazyView, registerView } from '../../views/registry';
 import { registerSidePanel } from '../../views/sidePanels';
 import { registerQuickOpenProvider } from '../../store/quickOpen';
 import { useCommands } from '../../store/commands';
 import { useWorkbench } from '../../store/workbench';
 import { backend } from '../../store/app';
 import { LibraryPanel } from './LibraryPanel';
-import { EnvironmentView } from './EnvironmentView';
 import { openEnvironment } from './open';
 import { useLibrary } from './store';
 
@@ -15,7 +14,7 @@ export { openEnvironment };
 /** The Library: side panel (search, facets, virtual table), environment tabs, import, quick open. */
 export function registerLibrary(): void {
   registerSidePanel('library', LibraryPanel);
-  registerView('environment', EnvironmentView);
+  registerView('environment', lazyView(() => import('./EnvironmentView').then((m) => m.EnvironmentView)));
   registerQuickOpenProvider(async (query) => {
     const r = await backend().call('memory.search', { query, limit: 20 });
     return r.rows.map((e) => ({
