@@ -1,7 +1,9 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../../core/cli/main';
+import type { CliIO } from '../../../core/cli/command';
 import { buildSpec } from '../../../core/jobs/launch';
 import type { SshTarget } from '../../../core/jobs/types';
 import { firstPrompt } from '../../../core/episodes/hint';
@@ -271,5 +273,39 @@ d('model endpoints through a job\'s SSH tunnel (real sshd, stand-in server)', ()
     expect(ping.ok).toBe(false);
     await expect(svc.ping(endpoint(deadUrl, { via: { jobId: localJobId } }))).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/has no SSH host/) });
     await expect(svc.ping(endpoint(deadUrl, { via: { jobId: 'jnosuchjob' } }))).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('play --via-job JOB_ID sends the episode through the job\'s SSH connection', async () => {
+    server = await start((b) => ({ content: hinted(b) ? '\\boxed{7}' : '\\boxed{3}' }));
+    const env = join(tmp.dir, 'guess.py');
+    writeFileSync(
+      env,
+      'class GuessEnv:\n    def reset(self, seed=None):\n        self.turn = 0\n        return "Guess my number (1-10).", {}\n\n' +
+        '    def step(self, action):\n        self.turn += 1\n        if action == "\\\\boxed{7}":\n            return "Correct!", 1.0, True, False, {}\n' +
+        '        return f"Not {action}.", 0.0, False, self.turn >= 2, {}\n',
+    );
+    let out = '';
+    let errText = '';
+    const io: CliIO = { out: (t) => (out += `${t}\n`), err: (t) => (errText += `${t}\n`) };
+    process.env.SPADE_TUNNEL_TEST_KEY = KEY;
+    const args = [env, '--endpoint', server.url, '--model', 'stand-in', '--api-key-env', 'SPADE_TUNNEL_TEST_KEY', '--seeds', '1', '--hint', 'seven', '--compare-hint', '--stream', '--runtime', 'pyodide', '--data-dir', tmp.dir, '--json'];
+    const code = await main(['play', ...args, '--via-job', jobId], io);
+    expect(errText).toBe('');
+    expect(code).toBe(0);
+    const j = JSON.parse(out) as { via: unknown; episodes: { hint: boolean; return: number; messages: { role: string; content: string }[] }[] };
+    expect(j.via).toEqual({ jobId });
+    expect(j.episodes.map((e) => [e.hint, e.return]).sort()).toEqual([[false, 0], [true, 1]]);
+    const plain = j.episodes.find((e) => !e.hint)!;
+    expect(server.requests.filter((b) => !hinted(b)).map((b) => b.messages)).toEqual([plain.messages.slice(0, 1), plain.messages.slice(0, 3)]);
+    expect(server.auth.every((a) => a === `Bearer ${KEY}`)).toBe(true);
+    expect(out + errText).not.toContain(KEY);
+    allTunnelled();
+
+    const bad = await main(['play', ...args, '--via-job', localJobId], { out: () => undefined, err: (t) => (errText = t) });
+    expect(bad).toBe(2);
+    expect(errText).toMatch(/has no SSH host: --via-job needs a job run over SSH or Slurm/);
+    expect(await main(['play', ...args, '--via-job', 'jnosuchjob'], { out: () => undefined, err: (t) => (errText = t) })).toBe(2);
+    expect(errText).toMatch(/No job jnosuchjob in /);
+    delete process.env.SPADE_TUNNEL_TEST_KEY;
   });
 });
