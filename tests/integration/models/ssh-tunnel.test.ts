@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -16,6 +16,7 @@ import { ModelError } from '../../../core/models/client';
 import { ModelService } from '../../../core/models/service';
 import { FakeRuntime, type FakeGame } from '../../helpers/fakeRuntime';
 import { startStandIn, type Responder, type StandIn } from '../../helpers/standInOpenAi';
+import { heldHere } from '../../helpers/sockets';
 import { tempDir } from '../../helpers/tmp';
 import { ciServices, makeManager, SERVICES_MISSING, waitFor, waitState } from '../jobs/helpers';
 
@@ -24,30 +25,6 @@ import { ciServices, makeManager, SERVICES_MISSING, waitFor, waitState } from '.
 // stand-in's 127.0.0.1 address is also "the server as the SSH host sees it"; that no request went
 // around the tunnel is checked per request: the client end of the connection the stand-in serves
 // must belong to another process (sshd), not to this one (Linux /proc), and fetch() fails here.
-
-/** Whether this process holds the TCP connection from `localPort` to `remotePort` (Linux /proc). */
-function heldHere(localPort: number, remotePort: number): boolean {
-  const inodes = new Set<string>();
-  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    if (!existsSync(f)) continue;
-    for (const line of readFileSync(f, 'utf8').split('\n').slice(1)) {
-      const c = line.trim().split(/\s+/);
-      if (c.length < 10) continue;
-      const port = (a: string) => parseInt(a.slice(a.lastIndexOf(':') + 1), 16);
-      if (port(c[1]!) === localPort && port(c[2]!) === remotePort && c[9] !== '0') inodes.add(c[9]!);
-    }
-  }
-  if (inodes.size === 0) return false;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
-      if (m && inodes.has(m[1]!)) return true;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return false;
-}
 
 const ci = ciServices();
 if (!ci) console.warn(`[model SSH tunnel tests skipped] ${SERVICES_MISSING}`);
