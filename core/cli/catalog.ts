@@ -63,7 +63,8 @@ export const catalog: CommandInfo[] = [
     usage:
       'spade-workbench play ENV.py|--selection QUERY --endpoint URL --model NAME [--api-key-env VAR] --seeds N [--seed-start S]\n' +
       '       [--hint TEXT|--hint-file F] [--compare-hint] [--concurrency K] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M]\n' +
-      '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]',
+      '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]\n' +
+      '       [--via-job JOB_ID]   (the endpoint as that job\'s SSH host sees it, e.g. http://gpu-node-7:30000/v1; requests go through its SSH connection)',
     load: async () => (await import('./commands/play')).playCommand,
   },
 ];

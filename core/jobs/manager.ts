@@ -127,6 +127,16 @@ export class JobManager {
     return c;
   }
 
+  /**
+   * The SSH connection of a job (the one its follower uses) as a carrier for a model endpoint that
+   * the job's SSH host can reach, e.g. a server the job started on a cluster node.
+   */
+  tunnelFor(jobId: string): ReturnType<SshConnection['forwarder']> {
+    const job = this.get(jobId);
+    if (!job.spec.ssh) throw new DomainError('invalid_input', `Job ${job.name} (${job.id}) has no SSH host, so it cannot carry an endpoint's traffic: choose a job run over SSH`);
+    return this.connection(job.spec.ssh).forwarder(`job ${job.name}`);
+  }
+
   /** Connects once to learn the host key; an unknown key comes back with its fingerprint. */
   async probeHost(t: SshTarget): Promise<{ status: 'trusted' } | { status: 'unknown' | 'changed'; host: string; port: number; keyType: string; fingerprint: string; message: string }> {
     try {

@@ -69,6 +69,7 @@ export class JobService {
       env: j.spec.env,
       secretEnv: j.spec.secretEnv,
       filesBack: this.manager.store.files(j.id).length,
+      ssh: Boolean(j.spec.ssh),
     };
   }
 

@@ -30,6 +30,12 @@ export interface EndpointConfig {
   retries: number;
   concurrency: number;
   stream: boolean;
+  /**
+   * Reach the server through this job's SSH connection: baseUrl is then the server as the job's
+   * SSH host sees it (http://gpu-node-7:30000/v1). The caller gives the client the tunnel's fetch
+   * (core/models/tunnel.ts); null or absent: directly.
+   */
+  via?: { jobId: string } | null;
 }
 
 /** SPADE's actor defaults (SpadeConfig): temperature 1.0, top_p 0.95, top_k 20, max_tokens 8192, 300 s a turn. */

@@ -9,12 +9,15 @@ import type { Endpoint, ModelRun, ModelTurn } from '../api/calls/models';
 import type { EpisodeService } from '../episodes/service';
 import { ChatClient, type EndpointConfig } from './client';
 import { modelPlayer, modelTurn } from './agent';
+import { tunnelFetch, type Forwarder } from './tunnel';
 
 export interface ModelDeps {
   episodes: EpisodeService;
   secret(name: string): string | undefined;
   /** Skill and recorded regret of a library version, when known. */
   envInfo(hash: string): { skill: string | null; recordedRegret: number | null };
+  /** A job's SSH connection, for endpoints reached through it (throws when the job has none). */
+  tunnel?(jobId: string): Forwarder;
 }
 
 export class ModelService {
@@ -26,11 +29,18 @@ export class ModelService {
       apiKey = this.d.secret(e.apiKeySecret) ?? null;
       if (apiKey === null) throw invalidInput(`No secret named ${e.apiKeySecret} is held in this session: add it first (it is kept sealed, never written in plain text)`);
     }
-    return { baseUrl: e.baseUrl, model: e.model, apiKey, temperature: e.temperature, topP: e.topP, topK: e.topK, maxTokens: e.maxTokens, thinking: e.thinking, turnTimeoutMs: e.turnTimeoutSec * 1000, retries: e.retries, concurrency: e.concurrency, stream: e.stream };
+    return { baseUrl: e.baseUrl, model: e.model, apiKey, temperature: e.temperature, topP: e.topP, topK: e.topK, maxTokens: e.maxTokens, thinking: e.thinking, turnTimeoutMs: e.turnTimeoutSec * 1000, retries: e.retries, concurrency: e.concurrency, stream: e.stream, via: e.via };
+  }
+
+  /** A client for the endpoint: directly, or through the named job's SSH connection. */
+  client(cfg: EndpointConfig): ChatClient {
+    if (!cfg.via) return new ChatClient(cfg);
+    if (!this.d.tunnel) throw invalidInput('Endpoints through a job are not available here');
+    return new ChatClient(cfg, { fetch: tunnelFetch(this.d.tunnel(cfg.via.jobId)) });
   }
 
   async ping(e: Endpoint): Promise<{ ok: boolean; latencyMs: number; text: string; error: string | null }> {
-    const client = new ChatClient({ ...this.config(e), maxTokens: 16, retries: 0 });
+    const client = this.client({ ...this.config(e), maxTokens: 16, retries: 0 });
     const t0 = performance.now();
     try {
       const c = await client.complete([{ role: 'user', content: 'Say OK.' }]);
@@ -43,20 +53,20 @@ export class ModelService {
   /** One model turn in a live episode (opened with episodes.open); the transcript lives in the episode's meta. */
   async turn(id: number, e: Endpoint) {
     const cfg = this.config(e);
-    const client = new ChatClient(cfg);
+    const client = this.client(cfg);
     return this.d.episodes.policyTurn(id, async (session, steps, m) => {
       const agent = (m.meta.agent ?? undefined) as Parameters<typeof modelTurn>[2];
       const r = await modelTurn(session, steps, agent, { client, hintText: m.hintEnabled ? m.hintText : null, budget: m.maxTurns, thinking: cfg.thinking === true });
-      return { steps: r.steps, meta: { agent: r.agent, policyKind: 'llm', model: cfg.model, endpoint: cfg.baseUrl }, ended: r.ended };
+      return { steps: r.steps, meta: { agent: r.agent, policyKind: 'llm', model: cfg.model, endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}) }, ended: r.ended };
     });
   }
 
   async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined }): Promise<ModelRun> {
     if (input.hintText !== undefined && input.hashes.length > 1) throw invalidInput('hintText overrides the hint of one environment; a selection plays each with its own');
     const cfg = this.config(input.endpoint);
-    const player = modelPlayer(new ChatClient(cfg), {
+    const player = modelPlayer(this.client(cfg), {
       thinking: cfg.thinking === true,
-      policy: { kind: 'llm', endpoint: cfg.baseUrl, model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking },
+      policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking },
       states: input.hashes.length === 1 && input.seeds <= 4,
     });
     const r = await this.d.episodes.regretMany({

@@ -189,6 +189,7 @@ export class Services {
         const e = getEnvironmentByHash(this.db, hash);
         return { skill: e?.skill ?? null, recordedRegret: e?.regret ?? null };
       },
+      tunnel: (jobId) => this.jobs.manager.tunnelFor(jobId),
     });
     return this.modelsSvc;
   }

@@ -2,6 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import type { Services } from '../../core/services/services';
+import { join } from 'node:path';
+import { buildSpec } from '../../core/jobs/launch';
+import { heldHere } from '../helpers/sockets';
+import { ciServices, SERVICES_MISSING } from '../integration/jobs/helpers';
 
 let ctx: E2EContext | null = null;
 let server: StandIn | null = null;
@@ -142,5 +146,57 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     expect(server.requests[0]).not.toHaveProperty('top_k');
     await screenshot(page, 'episodes-model-turns');
     expect(ctx.errors).toEqual([]);
+  });
+});
+
+const ci = ciServices();
+describe('the LLM policy through a job\'s SSH tunnel in Chromium (real sshd, stand-in model server)', () => {
+  it.skipIf(!ci)(`lists the jobs that have SSH and plays through the chosen one's connection${ci ? '' : ` (skipped: ${SERVICES_MISSING})`}`, async () => {
+    // Per request: did its connection come from this process (direct) or from sshd (tunnel)?
+    const direct: boolean[] = [];
+    let port = 0;
+    server = await startStandIn((b, _n, c) => {
+      direct.push(heldHere(c.remotePort, port));
+      const msgs = b.messages as { role: string; content: string }[];
+      const k = msgs.filter((m) => m.role === 'assistant').length;
+      const moves = msgs[0]!.content.includes('HINT: ') ? shortestPath(msgs[0]!.content) : ['up'];
+      return { content: `Turn ${k + 1}: I move \\boxed{${moves[k % moves.length] ?? 'up'}}`, delayMs: 5 };
+    });
+    port = Number(new URL(server.url).port);
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    const manager = ctx.app.services.jobs.manager;
+    const ssh = { host: ci!.host, port: ci!.port, user: ci!.user, identityFile: ci!.key, knownHostsFile: ci!.knownHosts };
+    // The job a model server would run in; the endpoint URL is the server as its SSH host sees it.
+    const job = await manager.submit(buildSpec({ name: 'sglang on node', backend: 'ssh', ssh, workdir: join(ctx.dataDir, 'remote'), command: ['sleep', '300'], poolDir: null }));
+    await manager.submit(buildSpec({ name: 'local only', backend: 'local', workdir: join(ctx.dataDir, 'local'), command: ['true'], poolDir: null }));
+    try {
+      await waitForEnv(ctx.app.services, 'GridWalkEnv');
+      await page.getByRole('button', { name: 'Episodes', exact: true }).click();
+      await page.getByTestId('ep-env-search').fill('GridWalkEnv');
+      await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
+      await page.getByTestId('ep-env').selectOption({ index: 0 });
+      await page.getByTestId('ep-llm').click();
+      await page.getByTestId('llm-url').fill(server.url);
+      await page.getByTestId('llm-model').fill('stand-in-model');
+      await page.waitForSelector(`[data-testid=llm-via] option[value="${job.id}"]`, { state: 'attached' });
+      const options = await page.locator('[data-testid=llm-via] option').allTextContents();
+      expect(options).toHaveLength(2);
+      expect(options[0]).toBe('this machine (direct)');
+      expect(options[1]).toMatch(/^job sglang on node · .*@127\.0\.0\.1:\d+ · /);
+      await page.getByTestId('llm-via').selectOption(job.id);
+      await page.getByTestId('llm-play').click();
+      await page.waitForSelector('[data-testid=llm-regret], [data-testid=llm-view] .ep-error', { timeout: 120_000 });
+      const errs = page.locator('[data-testid=llm-view] .ep-error');
+      expect(await errs.count(), (await errs.count()) ? ((await errs.first().textContent()) ?? '') : '').toBe(0);
+      expect(Number(await page.getByTestId('llm-r-hint').textContent())).toBe(1);
+      expect(server.requests.length).toBeGreaterThanOrEqual(5);
+      expect(direct).toEqual(server.requests.map(() => false));
+      expect(manager.connection(ssh).forwards).toBe(server.requests.length);
+      await screenshot(page, 'episodes-llm-tunnel');
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      await manager.stop(job.id).catch(() => undefined);
+    }
   });
 });

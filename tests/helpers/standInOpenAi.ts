@@ -14,6 +14,8 @@ export interface StandInAnswer {
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   finish_reason?: string;
   delayMs?: number;
+  /** Streaming only: a pause after each content chunk (a slow model, or time to cut a stream midway). */
+  chunkDelayMs?: number;
 }
 export type StandInReply =
   | StandInAnswer
@@ -21,7 +23,8 @@ export type StandInReply =
   /** Close the connection without an answer (after headers and part of a stream when streaming). */
   | { drop: true; delayMs?: number };
 
-export type Responder = (body: Record<string, unknown>, n: number) => StandInReply;
+/** `conn.remotePort`: the client's end of the request's connection (tests that check who connected). */
+export type Responder = (body: Record<string, unknown>, n: number, conn: { remotePort: number }) => StandInReply;
 
 export interface StandIn {
   url: string;
@@ -69,7 +72,7 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
       }
       requests.push(body);
       auth.push(req.headers.authorization ?? null);
-      const reply = respond(body, n++);
+      const reply = respond(body, n++, { remotePort: req.socket.remotePort ?? 0 });
       if (reply.delayMs) await sleep(reply.delayMs);
       if ('drop' in reply) {
         if (body.stream) {
@@ -106,7 +109,10 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
       const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
       res.write(chunk({ role: 'assistant', content: '' }));
       if (reply.reasoning) res.write(chunk({ reasoning_content: reply.reasoning }));
-      for (let i = 0; i < content.length; i += 7) res.write(chunk({ content: content.slice(i, i + 7) }));
+      for (let i = 0; i < content.length; i += 7) {
+        res.write(chunk({ content: content.slice(i, i + 7) }));
+        if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+      }
       (reply.tool_calls ?? []).forEach((c, index) => {
         res.write(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }));
         const a = c.function.arguments;

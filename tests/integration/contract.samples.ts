@@ -147,6 +147,8 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'episodes.scrub', input: { id: 1, idx: -1 } },
   { call: 'models.play', input: { hashes: [], endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
   { call: 'models.ping', input: { endpoint: { baseUrl: 'file:///etc/passwd', model: 'm' } } },
+  { call: 'models.ping', input: { endpoint: { baseUrl: 'http://gpu-node-7:30000/v1', model: 'm', via: { jobId: 'no-such-job' } } } },
+  { call: 'models.ping', input: { endpoint: { baseUrl: 'http://gpu-node-7:30000/v1', model: 'm', via: { jobId: 'j; rm -rf /' } } } },
   { call: 'editor.draftSave', input: { envId: 1, baseHash: 'abc', source: 'x' } },
   { call: 'editor.create', input: { source: 'x = 1', origin: 'mail' } },  { call: 'runtime.open', input: { source: 'x', versionHash: 'a'.repeat(64) } },
   { call: 'runtime.open', input: {} },

@@ -101,6 +101,8 @@ export const jobSummarySchema = z.object({
   env: z.record(z.string(), z.string()),
   secretEnv: z.array(z.string()),
   filesBack: z.number().int(),
+  /** Runs through an SSH login (ssh, Slurm, tunnelled Ray): its connection can carry a model endpoint's requests. */
+  ssh: z.boolean(),
 });
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 

@@ -30,6 +30,15 @@ export const endpointSchema = z
     retries: z.number().int().min(0).max(20).default(4),
     concurrency: z.number().int().min(1).max(1024).default(8),
     stream: z.boolean().default(false),
+    /**
+     * Through a job's SSH connection (a job run over SSH or Slurm): baseUrl is then the server as
+     * the job's SSH host sees it, e.g. http://gpu-node-7:30000/v1 on a cluster node. Null: directly.
+     */
+    via: z
+      .object({ jobId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a job id') })
+      .strict()
+      .nullable()
+      .default(null),
   })
   .strict();
 export type EndpointInput = z.input<typeof endpointSchema>;

@@ -14,6 +14,9 @@ import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { RuntimeService } from '../../runtime/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
 import { modelPlayer, type Transcript } from '../../models/agent';
+import { tunnelFetch } from '../../models/tunnel';
+import { JobStore } from '../../jobs/store';
+import { SshConnection } from '../../jobs/ssh/connection';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -52,6 +55,7 @@ export const playCommand: Command = {
         retries: { type: 'string' },
         runtime: { type: 'string' },
         'data-dir': { type: 'string' },
+        'via-job': { type: 'string' },
         json: { type: 'boolean' },
       },
       strict: true,
@@ -87,7 +91,25 @@ export const playCommand: Command = {
       retries: num(values.retries, '--retries', 4, (n) => int(n) && n >= 0 && n <= 20),
       concurrency,
       stream: values.stream === true,
+      via: values['via-job'] !== undefined ? { jobId: values['via-job'] } : null,
     };
+
+    // --via-job: the endpoint is the server as that job's SSH host sees it; every request goes
+    // through a forwarded channel of one SSH connection (the job's login, the workbench's known_hosts).
+    let ssh: SshConnection | null = null;
+    let viaFetch: typeof fetch | undefined;
+    if (cfg.via) {
+      const jobs = openDataDir(values['data-dir']);
+      try {
+        const job = new JobStore(jobs.db).get(cfg.via.jobId);
+        if (!job) throw new UsageError(`No job ${cfg.via.jobId} in ${jobs.dataDir} (--via-job takes a job id from the Jobs panel; --data-dir names another library)`);
+        if (!job.spec.ssh) throw new UsageError(`Job ${job.name} (${job.id}) has no SSH host: --via-job needs a job run over SSH or Slurm`);
+        ssh = new SshConnection(job.spec.ssh, { appKnownHosts: join(jobs.dataDir, 'ssh', 'known_hosts') });
+        viaFetch = tunnelFetch(ssh.forwarder(`job ${job.name}`));
+      } finally {
+        jobs.db.close();
+      }
+    }
 
     // One ENV.py plays in a private in-memory library unless --data-dir names one; a selection
     // reads (and records into) the library at --data-dir (or the default one).
@@ -136,7 +158,7 @@ export const playCommand: Command = {
         runtime: runtime === 'auto' ? undefined : runtime,
         concurrency,
         arms,
-        player: modelPlayer(new ChatClient(cfg), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
+        player: modelPlayer(new ChatClient(cfg, viaFetch ? { fetch: viaFetch } : {}), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
         progress: (done) => {
           if (!values.json) io.err(`${done}/${total} episodes`);
         },
@@ -169,7 +191,7 @@ export const playCommand: Command = {
         hint_failed: e.hintFailed,
         recorded_regret: recorded.get(e.hash)?.regret ?? null,
       }));
-      if (values.json) io.out(JSON.stringify({ endpoint: cfg.baseUrl, model: cfg.model, budget, episodes, regret }, null, 2));
+      if (values.json) io.out(JSON.stringify({ endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, budget, episodes, regret }, null, 2));
       else {
         for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}`);
         io.out('');
@@ -180,6 +202,7 @@ export const playCommand: Command = {
       await svc.closeAll();
       await rt.shutdown();
       db.close();
+      ssh?.close();
     }
   },
 };

@@ -117,7 +117,8 @@ export class RayBackend implements JobBackend {
         ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
       timeout: 30_000,
-      ...(tunnel ? { createConnection: () => tunnel as never, agent: false } : {}),
+      // No `agent` with createConnection: `agent: false` makes Node build an agent that connects directly.
+      ...(tunnel ? { createConnection: () => tunnel as never } : {}),
     };
     const req = base.protocol === 'https:' && !tunnel ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {

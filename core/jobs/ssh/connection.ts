@@ -100,6 +100,11 @@ export class SshConnection implements Transport {
   /** How many forwarded streams were opened (tests: proof that traffic went through the tunnel). */
   forwards = 0;
 
+  /** Whether a link is up now (false after a drop until the next operation reconnects). */
+  get connected(): boolean {
+    return this.client !== null;
+  }
+
   constructor(
     readonly target: SshTarget,
     private readonly opts: SshOptions,
@@ -292,7 +297,7 @@ export class SshConnection implements Transport {
     if (code !== 0) throw new Error(`Could not create ${dir} on ${this.label}: ${stderr.trim()}`);
   }
 
-  /** A TCP stream to host:port as seen from the remote machine (the Ray tunnel). */
+  /** A TCP stream to host:port as seen from the remote machine (the Ray tunnel, a model endpoint's requests). */
   async forward(host: string, port: number): Promise<ClientChannel> {
     const c = await this.connect();
     return this.onLink(c, new Promise((resolve, reject) =>
@@ -304,6 +309,14 @@ export class SshConnection implements Transport {
         }
       }),
     ));
+  }
+
+  /**
+   * This connection as a carrier for a model endpoint's requests (core/models/tunnel.ts), labelled
+   * with what it serves (a job) and its login for messages; never a key or passphrase.
+   */
+  forwarder(what: string): { label: string; forward(host: string, port: number): Promise<ClientChannel>; connected(): boolean } {
+    return { label: `${what} (SSH ${this.label})`, forward: (host, port) => this.forward(host, port), connected: () => this.connected };
   }
 
   close(): void {

@@ -4,6 +4,7 @@ import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
 import { errorText, openEpisode } from './store';
+import { subscribeJobs, useJobs } from '../jobs/store';
 
 type Run = CallOutput<'models.play'>;
 type Episode = Run['episodes'][number];
@@ -140,6 +141,10 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
   const lastRun = useRef<string | null>(null);
   useEffect(() => backend().on('episodes.regretProgress', (p) => void (p.runId === runId.current && setProgress(p))), []);
   const set = (patch: Partial<EndpointInput>) => setEp((e) => ({ ...e, ...patch }));
+  useEffect(() => subscribeJobs(), []);
+  // Jobs whose SSH connection can carry the requests (a server on a cluster node); the chosen one stays listed.
+  const jobs = useJobs((st) => st.jobs);
+  const sshJobs = jobs.filter((j) => j.ssh || j.id === ep.via?.jobId);
 
   const go = async (resume: boolean) => {
     const id = resume && lastRun.current ? lastRun.current : `llm-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -179,6 +184,18 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
       <div className="ep-runbar">
         <label>
           endpoint <input value={ep.baseUrl} onChange={(e) => set({ baseUrl: e.target.value })} style={{ width: 240 }} data-testid="llm-url" />
+        </label>
+        <label title="Send the requests through a job's SSH connection: the endpoint is then the server as the job's SSH host sees it (e.g. http://gpu-node-7:30000/v1)">
+          through{' '}
+          <select value={ep.via?.jobId ?? ''} onChange={(e) => set({ via: e.target.value ? { jobId: e.target.value } : null })} data-testid="llm-via">
+            <option value="">this machine (direct)</option>
+            {sshJobs.map((j) => (
+              <option key={j.id} value={j.id}>
+                job {j.name} · {j.host ?? j.backend} · {j.state}
+              </option>
+            ))}
+            {ep.via && !jobs.some((j) => j.id === ep.via?.jobId) ? <option value={ep.via.jobId}>job {ep.via.jobId} (not in the list)</option> : null}
+          </select>
         </label>
         <label>
           model <input value={ep.model} onChange={(e) => set({ model: e.target.value })} style={{ width: 160 }} data-testid="llm-model" />
