@@ -3,6 +3,7 @@
  * text with one action per line (blank lines and lines starting with # are skipped).
  */
 import { ApiError } from '../api/errors';
+import { errorMessage } from '../api';
 
 export function parseActionsFile(text: string): string[] {
   const t = text.trim();
@@ -11,7 +12,7 @@ export function parseActionsFile(text: string): string[] {
     try {
       v = JSON.parse(t);
     } catch (e) {
-      throw new ApiError('invalid_input', `The actions file looks like JSON but does not parse: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ApiError('invalid_input', `The actions file looks like JSON but does not parse: ${errorMessage(e)}`);
     }
     if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new ApiError('invalid_input', 'A JSON actions file must be an array of strings');
     return v as string[];

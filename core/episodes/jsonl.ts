@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { EpisodeMeta, StepRecord } from './store';
+import { errorMessage } from '../api';
 
 const spadeStepSchema = z.object({
   observation: z.string(),
@@ -131,7 +132,7 @@ export function readEpisodeLines(text: string): { line: number; parsed: ParsedLi
     try {
       o = JSON.parse(line);
     } catch (e) {
-      out.push({ line: i + 1, parsed: `not JSON: ${e instanceof Error ? e.message : String(e)}` });
+      out.push({ line: i + 1, parsed: `not JSON: ${errorMessage(e)}` });
       return;
     }
     out.push({ line: i + 1, parsed: parseEpisodeLine(o) });

@@ -12,6 +12,7 @@ import { ApiError } from '../api/errors';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction, toolCallsAsText, type OpenAiToolCall } from './extract';
 import { observationFromFirstPrompt, splitHint } from './hint';
+import { errorMessage } from '../api';
 
 export interface Message {
   role: string;
@@ -154,7 +155,7 @@ export function parseTrajectories(input: string, thinking?: boolean): Trajectory
     try {
       return JSON.parse(l) as unknown;
     } catch (e) {
-      throw new ApiError('invalid_input', `Line ${i + 1} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ApiError('invalid_input', `Line ${i + 1} is not JSON: ${errorMessage(e)}`);
     }
   });
   if (values.every(isMessage)) return [trajectoryFrom(values as Message[], {}, 0, thinking)];

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { failure, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
+import { errorMessage } from '../api/errorMessage';
 
 /**
  * The supervisor of one native fork server (native/cpython_main.py): a Python process, inside
@@ -153,7 +154,7 @@ export class ForkServer {
         c = this.command();
       } catch (e) {
         this.dead = true;
-        reject(e instanceof Error ? e : new Error(String(e)));
+        reject(e instanceof Error ? e : new Error(errorMessage(e)));
         return;
       }
       const proc = spawn(c.cmd, c.args, { cwd: '/', env: c.env, stdio: ['pipe', 'pipe', 'pipe'] });

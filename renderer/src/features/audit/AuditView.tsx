@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { EnvDetail } from '../../../../core/api';
+import { errorMessage, type EnvDetail } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
@@ -182,7 +182,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
                       className="audit-replay"
                       onClick={(e) => {
                         e.stopPropagation();
-                        replayCheck(audit.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay: ${err instanceof Error ? err.message : String(err)}`));
+                        replayCheck(audit.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay: ${errorMessage(err)}`));
                       }}
                     >
                       Replay

@@ -4,6 +4,7 @@ import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openEditor } from './open';
 import { GAME_TEMPLATE, TOOL_USE_TEMPLATE, expandSnippet } from './snippets';
+import { errorMessage } from '../../../../core/api';
 
 type Mode = 'game' | 'tool-use' | 'paste' | 'file';
 
@@ -52,7 +53,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
       useWorkbench.getState().closeTab(tab.id);
       openEditor(r.envId, env.name);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     } finally {
       setBusy(false);
     }

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { backend, log } from '../../store/app';
 import { openDiff, type DiffSide } from './open';
 import type { EditorSession } from './session';
+import { errorMessage } from '../../../../core/api';
 
 function when(iso: string): string {
   const d = new Date(iso);
@@ -30,7 +31,7 @@ export function VersionList({ session }: { session: EditorSession }) {
       session.replaceSaved(fresh);
       log('info', 'editor', `${env.name}: head is now ${hash.slice(0, 12)}`);
     } catch (e) {
-      log('error', 'editor', `Revert failed: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'editor', `Revert failed: ${errorMessage(e)}`);
     }
   };
 

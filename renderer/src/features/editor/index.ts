@@ -11,6 +11,7 @@ import { NewEnvironmentView } from './NewEnvironmentView';
 import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment, openWriteBack } from './open';
 import { WriteBackView } from './WriteBackView';
 import { activeSession, editorTabId, flushAllDrafts } from './session';
+import { errorMessage } from '../../../../core/api';
 
 function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
   return async () => {
@@ -35,7 +36,7 @@ function editorCommands(): Command[] {
           // The message typed in the toolbar goes with it (it was dropped before).
           await s.save();
         } catch (e) {
-          log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
+          log('error', 'editor', `Save failed: ${errorMessage(e)}`);
           useWorkbench.getState().showBottom('logs');
         }
       }),
@@ -157,7 +158,7 @@ async function reopenDrafts(): Promise<void> {
       useWorkbench.getState().markDirty(editorTabId(d.envId), true);
     }
   } catch (e) {
-    log('warn', 'editor', `Could not list unsaved drafts: ${e instanceof Error ? e.message : String(e)}`);
+    log('warn', 'editor', `Could not list unsaved drafts: ${errorMessage(e)}`);
   }
 }
 

@@ -1,9 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CallOutput, EventPayload } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
 import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
-import { errorText, openEpisode } from './store';
+import { openEpisode } from './store';
 
 type Run = CallOutput<'models.play'>;
 type Episode = Run['episodes'][number];
@@ -158,7 +158,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
       setShownEnv(r.envs[0]?.hash ?? null);
       setShownSeed(r.episodes[0]?.seed ?? null);
     } catch (e) {
-      setError(errorText(e));
+      setError(errorMessage(e));
     } finally {
       runId.current = null;
       setBusy(false);
@@ -196,7 +196,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
               const r = await backend().call('models.ping', { endpoint: ep });
               setPing(r.ok ? `answers in ${Math.round(r.latencyMs)} ms: ${r.text.slice(0, 40)}` : `no answer: ${r.error}`);
             } catch (e) {
-              setPing(errorText(e));
+              setPing(errorMessage(e));
             }
           }}
         >

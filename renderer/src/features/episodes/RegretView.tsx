@@ -1,9 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CallOutput, EventPayload } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
 import { LineChart } from './ReturnChart';
-import { errorText } from './store';
 
 type Kind = 'random' | 'solution' | 'script';
 
@@ -111,7 +110,7 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
                 setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
               }
             } catch (e) {
-              setError(errorText(e));
+              setError(errorMessage(e));
             } finally {
               runId.current = null;
               setBusy(false);
@@ -128,7 +127,7 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
             onClick={() => {
               if (!runId.current) return;
               setCancelling(true);
-              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorText(e)));
+              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorMessage(e)));
             }}
           >
             {cancelling ? 'Stopping…' : 'Cancel'}

@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import type { AttachInput } from '../../../../core/api/calls/jobs';
-import { isApiError } from '../../../../core/api/errors';
 import { backend } from '../../store/app';
 import { openJob } from './JobsPanel';
 import { useJobs } from './store';
+import { errorMessage } from '../../../../core/api';
 
 /**
  * Follow a job the workbench did not launch: SPADE's own `spade_games_8b_<pid>` on a Ray head, or
@@ -37,7 +37,7 @@ export function AttachDialog({ onClose }: { onClose: () => void }) {
       openJob(job.id, job.name);
       onClose();
     } catch (e) {
-      setError(isApiError(e) || e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     } finally {
       setBusy(false);
     }

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'react';
 import type { JobRecipe, LaunchInput } from '../../../../core/api/calls/jobs';
-import { isApiError } from '../../../../core/api/errors';
 import { backend } from '../../store/app';
 import { openJob } from './JobsPanel';
 import { useJobs } from './store';
+import { errorMessage } from '../../../../core/api';
 
 type Backend = LaunchInput['backend'];
 
@@ -83,7 +83,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
       if (secretValue) setUseSecrets((u) => [...new Set([...u, secretName.trim()])]);
       setSecretValue('');
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     }
   };
 
@@ -133,7 +133,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
       openJob(job.id, job.name);
       onClose();
     } catch (e) {
-      setError(isApiError(e) || e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     } finally {
       setBusy(false);
     }
