@@ -82,6 +82,16 @@ describe('one-way lint rules', () => {
     const hand = 'export const m = (e: unknown) => (e instanceof Error ? e.message : String(e));\n';
     expect(await ruleMessages('core/memory/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
     expect(await ruleMessages('electron/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/x.tsx', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/episodes/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/runtime/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    const behindOr = "import { isApiError } from '../api';\nexport const m = (e: unknown) => (isApiError(e) || e instanceof Error ? e.message : String(e));\n";
+    expect(await ruleMessages('renderer/src/x.ts', behindOr, 'spade/error-message-helper')).toHaveLength(1);
+    // Wanting the stack, or the error itself, is a different thing and stays allowed.
+    const stack = 'export const m = (e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : String(e));\n';
+    const normalize = 'export const n = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));\n';
+    expect(await ruleMessages('core/runtime/x.ts', stack, 'spade/error-message-helper')).toHaveLength(0);
+    expect(await ruleMessages('core/runtime/x.ts', normalize, 'spade/error-message-helper')).toHaveLength(0);
     expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
   });
 });
