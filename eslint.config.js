@@ -111,8 +111,8 @@ export default tseslint.config(
   {
     files: ['core/**/*.ts', 'electron/**/*.ts'],
     // The wire's edge: the contract itself, the dispatcher, the in-process transport and the
-    // Electron IPC adapter. core/episodes is listed until its service split (issue 12) moves to DomainError.
-    ignores: ['core/api/**', 'core/server/**', 'electron/desktop.ts', 'core/episodes/**'],
+    // Electron IPC adapter.
+    ignores: ['core/api/**', 'core/server/**', 'electron/desktop.ts'],
     plugins: { spade },
     rules: { 'spade/api-error-at-boundary': 'error' },
   },

@@ -58,6 +58,7 @@ describe('one-way lint rules', () => {
   it('refuses an ApiError built outside core/api, the dispatcher and the transports', async () => {
     expect(await ruleMessages('core/memory/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('core/handlers/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
+    expect(await ruleMessages('core/episodes/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('electron/main.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('core/api/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
     expect(await ruleMessages('core/server/dispatcher.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
