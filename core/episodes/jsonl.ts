@@ -5,15 +5,7 @@
 import { z } from 'zod';
 import type { EpisodeMeta, StepRecord } from './store';
 import { errorMessage } from '../api';
-
-const spadeStepSchema = z.object({
-  observation: z.string(),
-  reward: z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]),
-  terminated: z.boolean(),
-  truncated: z.boolean(),
-  info: z.record(z.string(), z.number()),
-  error: z.enum(['exception', 'shape']).optional(),
-});
+import { spadeStepSchema } from '../api/calls/episodes';
 
 const errorSchema = z.object({ kind: z.string(), type: z.string(), message: z.string(), traceback: z.string().optional(), line: z.number().int().optional() }).passthrough();
 
