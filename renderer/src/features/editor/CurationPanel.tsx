@@ -5,8 +5,6 @@ import type { EditorSession } from './session';
 import { ALL_SKILLS } from '../../../../core/api/skills';
 import { errorMessage } from '../../../../core/api';
 
-
-
 function fail(what: string, e: unknown): void {
   log('error', 'editor', `${what}: ${errorMessage(e)}`);
 }

@@ -5,6 +5,7 @@ import type { ViewProps } from '../../views/registry';
 import { openEditor } from './open';
 import { GAME_TEMPLATE, TOOL_USE_TEMPLATE, expandSnippet } from './snippets';
 import { errorMessage } from '../../../../core/api';
+import { ErrorText } from '../../components/ErrorText';
 
 type Mode = 'game' | 'tool-use' | 'paste' | 'file';
 
@@ -112,11 +113,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
           {busy ? 'Creating…' : 'Create'}
         </button>
       </div>
-      {error ? (
-        <p className="error-text" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorText error={error} />
     </div>
   );
 }
