@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { suites } from './suites';
 import type { BenchRow } from './types';
+import { errorMessage } from '../core/api';
 
 function met(row: BenchRow): boolean | null {
   if (!row.goal) return null;
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
       const got = await suite.run((m) => process.stderr.write(`  ${m}\n`));
       rows.push(...got.filter((r) => only.length === 0 || only.some((p) => r.id.startsWith(p))));
     } catch (e) {
-      process.stderr.write(`bench: ${suite.prefix} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.stderr.write(`bench: ${suite.prefix} failed: ${e instanceof Error ? (e.stack ?? e.message) : errorMessage(e)}\n`);
       process.exitCode = 1;
     }
   }

@@ -3,6 +3,7 @@ import { createWsBackend } from '../../core/api/wsClient';
 import { startApp } from '../../core/host/startApp';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, percentile, type BenchRow, type BenchSuite } from '../types';
+import { errorMessage } from '../../core/api';
 
 const CLIENTS = Number(process.env.SPADE_LOAD_CLIENTS ?? 200);
 const SECONDS = Number(process.env.SPADE_LOAD_SECONDS ?? 30);
@@ -46,7 +47,7 @@ export const loadSuite: BenchSuite = {
               latencies.push(performance.now() - t);
             } catch (e) {
               errors++;
-              if (firstErrors.length < 3) firstErrors.push(String(e));
+              if (firstErrors.length < 3) firstErrors.push(errorMessage(e));
             }
           }
         }),

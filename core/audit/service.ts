@@ -7,6 +7,7 @@ import { AuditPool } from './pool';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
 import { verdictOf, type AuditOptions, type EnvAudit } from './types';
+import { errorMessage } from '../api';
 
 export interface AuditServiceOptions {
   db: Db;
@@ -188,7 +189,7 @@ export class AuditService {
         emit(final, null);
       })
       .catch((e: unknown) => {
-        const msg = e instanceof Error ? e.message : String(e);
+        const msg = errorMessage(e);
         this.o.log?.('error', `audit batch ${batchId} failed: ${msg}`);
         updateBatch(this.o.db, batchId, { state: 'failed', done });
         emit('failed', null, msg);

@@ -2,6 +2,7 @@ import type { CliIO } from './command';
 import { UsageError } from './command';
 import { catalog as commands } from './catalog';
 import { appVersion } from '../services/appInfo';
+import { errorMessage } from '../api/errorMessage'; // not ../api: --help must not load zod
 
 const stdio: CliIO = {
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
@@ -63,7 +64,7 @@ export async function main(argv: string[], io: CliIO = stdio): Promise<number> {
       io.err(`${e.message}\nUsage: ${info.usage}`);
       return 2;
     }
-    io.err(`Error: ${e instanceof Error ? e.message : String(e)}`);
+    io.err(`Error: ${errorMessage(e)}`);
     return 1;
   }
 }

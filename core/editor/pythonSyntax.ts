@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Diagnostic } from '../api/calls/editor';
+import { onLines } from '../runtime/childProtocol';
 
 /**
  * Python's own parser, kept warm in one long-lived CPython process, so a check while typing costs
@@ -38,7 +39,6 @@ const TIMEOUT_MS = 5000;
 
 export class PythonSyntaxChecker {
   private child: ChildProcessWithoutNullStreams | null = null;
-  private buf = '';
   private nextId = 1;
   private version = '';
   private readonly pending = new Map<number, { resolve(e: RawError[]): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
@@ -54,8 +54,7 @@ export class PythonSyntaxChecker {
     const child = spawn(this.python, ['-I', '-S', '-u', '-c', `import sys; sys.stdout.write(sys.version.split()[0] + '\\n'); sys.stdout.flush()\n${PARSER}`], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (d: string) => this.onData(d));
+    onLines(child.stdout, (line) => this.onLine(line));
     child.stderr.resume();
     const fail = (why: string) => {
       if (this.child === child) this.child = null;
@@ -68,33 +67,26 @@ export class PythonSyntaxChecker {
     child.on('error', (e) => fail(`Could not start ${this.python} for syntax checks: ${e.message}`));
     child.on('exit', (code, signal) => fail(`The Python parser process ended (${signal ?? code})`));
     this.child = child;
-    this.buf = '';
     this.version = '';
     return child;
   }
 
-  private onData(d: string): void {
-    this.buf += d;
-    let nl: number;
-    while ((nl = this.buf.indexOf('\n')) >= 0) {
-      const line = this.buf.slice(0, nl);
-      this.buf = this.buf.slice(nl + 1);
-      if (!this.version && !line.startsWith('{')) {
-        this.version = line.trim();
-        continue;
-      }
-      let msg: { id: number; errors: RawError[] };
-      try {
-        msg = JSON.parse(line) as { id: number; errors: RawError[] };
-      } catch {
-        continue;
-      }
-      const p = this.pending.get(msg.id);
-      if (!p) continue;
-      this.pending.delete(msg.id);
-      clearTimeout(p.timer);
-      p.resolve(msg.errors);
+  private onLine(line: string): void {
+    if (!this.version && !line.startsWith('{')) {
+      this.version = line.trim();
+      return;
     }
+    let msg: { id: number; errors: RawError[] };
+    try {
+      msg = JSON.parse(line) as { id: number; errors: RawError[] };
+    } catch {
+      return;
+    }
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    clearTimeout(p.timer);
+    p.resolve(msg.errors);
   }
 
   async check(source: string): Promise<Diagnostic[]> {

@@ -14,6 +14,7 @@ import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';
 import { getEnvironment, getVersion } from '../memory/repository';
 import { unifiedDiff } from './patch';
+import { errorMessage } from '../api';
 
 export interface WriteBackPreview {
   path: string;
@@ -55,7 +56,7 @@ export async function previewWriteBack(db: Db, envId: number, hash?: string): Pr
   try {
     fileSource = await readFile(env.sourcePath, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new DomainError('invalid_input', `Cannot read ${env.sourcePath}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new DomainError('invalid_input', `Cannot read ${env.sourcePath}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
   }
   const fileHash = fileSource === null ? null : sha256(fileSource);
   return {
@@ -87,7 +88,7 @@ export async function writeBack(db: Db, envId: number, opts: { hash?: string; ex
     await writeFile(tmp, p.proposed);
     await rename(tmp, p.path);
   } catch (e) {
-    throw new DomainError('invalid_input', `Cannot write ${p.path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw new DomainError('invalid_input', `Cannot write ${p.path}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
   }
   return { ...p, written: true, backupPath };
 }

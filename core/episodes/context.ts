@@ -1,5 +1,5 @@
 /** What every episode module shares: the store, the library, the runtime, settings, events. */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { EnvCatalog, EnvSourceInfo } from './catalog';
 import { EnvSession, type RuntimePort } from './session';
 import type { EpisodeMeta, EpisodeStore } from './store';
@@ -22,13 +22,13 @@ export class EpisodeContext {
 
   env(hash: string): EnvSourceInfo {
     const env = this.d.catalog.byHash(hash);
-    if (!env) throw new ApiError('not_found', `No environment version ${hash.slice(0, 12)} in the library`);
+    if (!env) throw new DomainError('not_found', `No environment version ${hash.slice(0, 12)} in the library`);
     return env;
   }
 
   meta(id: number): EpisodeMeta {
     const m = this.d.store.meta(id);
-    if (!m) throw new ApiError('not_found', `No episode ${id}`);
+    if (!m) throw new DomainError('not_found', `No episode ${id}`);
     return m;
   }
 

@@ -2,7 +2,7 @@
  * Trajectory import: bind OpenAI-style messages to a library environment, find the seed that deals
  * their first observation when none is recorded, record them and replay them.
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { EnvSourceInfo } from './catalog';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import { replayEpisode } from './replay';
@@ -23,7 +23,7 @@ export function bind(ctx: EpisodeContext, t: Trajectory, fileName: string | unde
       const env = ctx.d.catalog.byStem(stem);
       if (env) return { env, by: 'file' };
     }
-    throw new ApiError(
+    throw new DomainError(
       'not_found',
       `Trajectory ${t.index + 1}: cannot tell which environment it was played in (no known env_hash, and no game file name matches the library${t.gameFile ? `: ${t.gameFile}` : ''}); pass envHash`,
     );

@@ -4,15 +4,8 @@
  */
 import { z } from 'zod';
 import type { EpisodeMeta, StepRecord } from './store';
-
-const spadeStepSchema = z.object({
-  observation: z.string(),
-  reward: z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]),
-  terminated: z.boolean(),
-  truncated: z.boolean(),
-  info: z.record(z.string(), z.number()),
-  error: z.enum(['exception', 'shape']).optional(),
-});
+import { errorMessage } from '../api';
+import { spadeStepSchema } from '../api/calls/episodes';
 
 const errorSchema = z.object({ kind: z.string(), type: z.string(), message: z.string(), traceback: z.string().optional(), line: z.number().int().optional() }).passthrough();
 
@@ -131,7 +124,7 @@ export function readEpisodeLines(text: string): { line: number; parsed: ParsedLi
     try {
       o = JSON.parse(line);
     } catch (e) {
-      out.push({ line: i + 1, parsed: `not JSON: ${e instanceof Error ? e.message : String(e)}` });
+      out.push({ line: i + 1, parsed: `not JSON: ${errorMessage(e)}` });
       return;
     }
     out.push({ line: i + 1, parsed: parseEpisodeLine(o) });

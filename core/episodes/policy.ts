@@ -2,7 +2,7 @@
  * Where actions come from when the workbench plays by itself: a script, the environment's own
  * solution(), or SPADE's random-guess baseline (`\boxed{randint(1,100)}`, the "too easy" test).
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { Policy } from '../api/calls/episodes';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction } from './extract';
@@ -84,7 +84,7 @@ export async function actionSourceFor(session: EnvSession, policy: Policy, seed:
   if (policy.kind === 'script') return scriptSource(policy.actions, policy.extract, toolUse);
   if (policy.kind === 'random') return randomSource(policy.seed ?? seed ?? 0, policy.lo, policy.hi);
   const sol = await session.solution();
-  if (!sol.ok) throw new ApiError('invalid_input', `solution() failed: ${sol.message}`);
+  if (!sol.ok) throw new DomainError('invalid_input', `solution() failed: ${sol.message}`);
   return scriptSource(solutionActions(sol.value), false, toolUse);
 }
 

@@ -5,7 +5,7 @@
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
 import { setMaxListeners } from 'node:events';
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import type { EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
@@ -90,7 +90,7 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const one = async (job: RegretJob): Promise<void> => {
     const env = ctx.env(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
-    if (job.hint && hintText === null) throw new ApiError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
+    if (job.hint && hintText === null) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
     const session = await ctx.openSession(env.source, o.budget, o.runtime);
     let played: PlayedEpisode;
     try {

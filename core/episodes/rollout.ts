@@ -5,7 +5,7 @@
  * cuts the batch where SPADE's rollout would have stopped (the converted step's terminated or
  * truncated, or the budget of turns).
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import { stepEnds, type AgentTurn } from './spade';
 import type { StepRecord } from './store';
 
@@ -96,7 +96,7 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
     }
     if (taken >= o.maxSteps) return done('budget');
     if (pending.kind === 'tool') {
-      if (!session.tool) throw new ApiError('invalid_input', 'this session cannot run tool calls');
+      if (!session.tool) throw new DomainError('invalid_input', 'this session cannot run tool calls');
       const item = pending;
       const outputs = [];
       for (const c of item.calls) outputs.push(await session.tool(c.name, c.arguments));
@@ -164,7 +164,7 @@ export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1, too
     }
     if (i > to) return null;
     const s = steps[i++];
-    if (!s) throw new ApiError('internal', `recording has no step ${i - 1}`);
+    if (!s) throw new Error(`recording has no step ${i - 1}`);
     return s.kind === 'reset' ? { kind: 'reset', seed: s.seed } : { kind: 'step', action: s.action ?? '', raw: s.rawAction };
   });
 }

@@ -6,7 +6,7 @@
  * A live episode owns one runtime session. After an app restart nothing is live; the first
  * action or scrub re-executes the recording in a fresh session (that is what "self-sufficient" buys).
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { EpisodeSummary, Policy, ReplayReport, StepDetail, StepView } from '../api/calls/episodes';
 import { EpisodeContext, type EpisodeDeps, type RuntimeChoice, type RuntimeKind } from './context';
 import { extractAction } from './extract';
@@ -96,7 +96,7 @@ export class EpisodeService {
   inspect(id: number, idx: number): StepDetail {
     const m = this.meta(id);
     const cur = this.d.store.step(id, idx);
-    if (!cur) throw new ApiError('not_found', `Episode ${id} has no step ${idx} (it has ${m.stepCount})`);
+    if (!cur) throw new DomainError('not_found', `Episode ${id} has no step ${idx} (it has ${m.stepCount})`);
     const prev = idx > 0 ? this.d.store.step(id, idx - 1) : null;
     const view = this.d.store.viewsRange(m, idx, idx)[0]!;
     const ref = cur.kind === 'reset' ? this.sameSeedReset(m, cur) : null;
@@ -156,7 +156,7 @@ export class EpisodeService {
     const runtime: RuntimeChoice = input.runtime ?? 'auto';
     const maxTurns = input.maxTurns ?? defaults.maxTurns;
     const hintText = input.hintText ?? env.hint;
-    if (input.hint && !hintText) throw new ApiError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
+    if (input.hint && !hintText) throw new DomainError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
     const session = await this.openSession(env.source, maxTurns, runtime);
     try {
       const reset = await session.reset(0, input.seed);
@@ -259,7 +259,7 @@ export class EpisodeService {
   async scrub(id: number, idx: number): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
     return this.exclusive(id, async () => {
       const m = this.meta(id);
-      if (idx >= m.stepCount) throw new ApiError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
+      if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
       const detail = this.inspect(id, idx);
       const live = this.live.get(id);
       if (!live) return { detail, live: false, reexecuted: 0 };
@@ -300,7 +300,7 @@ export class EpisodeService {
       const act = extract ? extractAction(raw, { toolUse }) : raw;
       // play() with one action answers the step and the state in one interpreter round trip.
       const [rec] = await f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] });
-      if (!rec) throw new ApiError('internal', 'the runtime returned no step');
+      if (!rec) throw new Error('the runtime returned no step');
       await this.record(f.id, f.live, rec, rec.state ?? undefined);
       this.d.changed?.([f.id]);
       return this.stepResult(f.id, rec.idx, f.forkedFrom);
@@ -477,12 +477,12 @@ export class EpisodeService {
   /** Regret over several environments (a library selection): per environment, SPADE's arithmetic. */
   async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[]; progress?(done: number, total: number): void }) {
     const player = input.player ?? (input.policy ? scriptedPlayer(input.policy, input.hintPolicy) : null);
-    if (!player) throw new ApiError('invalid_input', 'A regret run needs a policy');
+    if (!player) throw new DomainError('invalid_input', 'A regret run needs a policy');
     const budget = input.maxTurns ?? this.d.defaults().maxTurns;
     const hintFor = (h: string): string | null => (input.hintFor ? input.hintFor(h) : undefined) ?? this.env(h).hint;
     for (const h of input.hashes) this.env(h);
     const runId = input.runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    if (this.regretRuns.has(runId)) throw new ApiError('conflict', `A regret run ${runId} is already running`);
+    if (this.regretRuns.has(runId)) throw new DomainError('conflict', `A regret run ${runId} is already running`);
     const control: RunControl = { cancel: false, abort: new AbortController() };
     this.regretRuns.set(runId, control);
     // Environments without a hint play only their unhinted arm; their regret is 0 (SPADE: hint generation failed).

@@ -3,7 +3,7 @@
  * Environment failures (a raising step, a wrong return shape) come back as data on the step;
  * only runtime failures (a dead interpreter, a protocol error, a load error) throw.
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
@@ -27,7 +27,7 @@ export interface LoadInfo {
   runtime: 'pyodide' | 'cpython';
 }
 
-export class EnvLoadError extends ApiError {
+export class EnvLoadError extends DomainError {
   constructor(
     message: string,
     readonly harness: HarnessError,
@@ -124,11 +124,11 @@ export class EnvSession {
   }
 
   private async call(req: HarnessRequest): Promise<HarnessReply> {
-    if (this.closed) throw new ApiError('conflict', 'this episode session is closed');
+    if (this.closed) throw new DomainError('conflict', 'this episode session is closed');
     return this.host.call(this.id, req);
   }
 
-  /** Harness failures that are not the game's fault (session gone, protocol) become ApiErrors. */
+  /** Harness failures that are not the game's fault (session gone, protocol) become DomainErrors (the dispatcher sends them as ApiErrors). */
   private static runtimeFailure(e: HarnessError): boolean {
     return e.kind === 'unknown_session' || e.kind === 'protocol' || e.kind === 'crashed' || e.kind === 'not_found' || e.kind === 'snapshot_unsupported';
   }
@@ -136,7 +136,7 @@ export class EnvSession {
   private unwrap(reply: HarnessReply): { ok: true; value: unknown } | { ok: false; error: HarnessError } {
     if (reply.ok) return { ok: true, value: reply.result };
     if (reply.error.kind === 'unknown_session' || reply.error.restarted) this.gone = true;
-    if (EnvSession.runtimeFailure(reply.error)) throw new ApiError('unavailable', `Runtime: ${reply.error.message}`, { harness: reply.error });
+    if (EnvSession.runtimeFailure(reply.error)) throw new DomainError('unavailable', `Runtime: ${reply.error.message}`, { harness: reply.error });
     return { ok: false, error: reply.error };
   }
 
@@ -170,7 +170,7 @@ export class EnvSession {
   async play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]> {
     if (actions.length === 0) return [];
     const r = this.unwrap(await this.call({ cmd: 'play', actions, reset: false, stopWhenDone: opts.stopWhenDone, state: opts.state !== false }));
-    if (!r.ok) throw new ApiError('unavailable', `Runtime: ${r.error.message}`, { harness: r.error });
+    if (!r.ok) throw new DomainError('unavailable', `Runtime: ${r.error.message}`, { harness: r.error });
     const steps = ((r.value as { steps?: RawStep[] }).steps ?? []) as RawStep[];
     return steps.map((s, i) => ({ ...stepRecord(firstIdx + i, s.action ?? actions[i] ?? '', opts.rawActions?.[i] ?? null, s), state: s.state ?? null }));
   }
@@ -193,7 +193,7 @@ export class EnvSession {
 
   async restore(token: string): Promise<void> {
     const reply = await this.call({ cmd: 'restore', token });
-    if (!reply.ok) throw new ApiError('unavailable', `Runtime: could not restore a snapshot: ${reply.error.message}`);
+    if (!reply.ok) throw new DomainError('unavailable', `Runtime: could not restore a snapshot: ${reply.error.message}`);
   }
 
   async close(): Promise<void> {

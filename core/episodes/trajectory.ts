@@ -8,10 +8,11 @@
  * SPADE writes no episode logs (SPADE-FORMATS 3), so these come from researchers' own rollout
  * dumps; metadata keys are read in the spellings most such dumps use.
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction, toolCallsAsText, type OpenAiToolCall } from './extract';
 import { observationFromFirstPrompt, splitHint } from './hint';
+import { errorMessage } from '../api';
 
 export interface Message {
   role: string;
@@ -138,23 +139,23 @@ function fromValue(v: unknown, index: number, thinking?: boolean): Trajectory[] 
     const msgs = o.messages ?? o.conversation ?? o.trajectory;
     if (Array.isArray(msgs) && msgs.every(isMessage)) return [trajectoryFrom(msgs, o, index, thinking)];
   }
-  throw new ApiError('invalid_input', `Trajectory ${index + 1}: expected an array of {role, content} messages or an object with "messages"`);
+  throw new DomainError('invalid_input', `Trajectory ${index + 1}: expected an array of {role, content} messages or an object with "messages"`);
 }
 
 export function parseTrajectories(input: string, thinking?: boolean): Trajectory[] {
   const trimmed = input.trim();
-  if (!trimmed) throw new ApiError('invalid_input', 'The trajectory file is empty');
+  if (!trimmed) throw new DomainError('invalid_input', 'The trajectory file is empty');
   try {
     return fromValue(JSON.parse(trimmed), 0, thinking);
   } catch (e) {
-    if (e instanceof ApiError) throw e;
+    if (e instanceof DomainError) throw e;
   }
   const lines = trimmed.split(/\r?\n/).filter((l) => l.trim());
   const values = lines.map((l, i) => {
     try {
       return JSON.parse(l) as unknown;
     } catch (e) {
-      throw new ApiError('invalid_input', `Line ${i + 1} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+      throw new DomainError('invalid_input', `Line ${i + 1} is not JSON: ${errorMessage(e)}`);
     }
   });
   if (values.every(isMessage)) return [trajectoryFrom(values as Message[], {}, 0, thinking)];

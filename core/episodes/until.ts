@@ -4,7 +4,7 @@
  * Python literal (True/False/None, tuples as lists, single-quoted strings). Written as a tiny
  * parser instead of Python eval so the condition cannot run code in the host or the sandbox.
  */
-import { ApiError } from '../api/errors';
+import { DomainError } from '../errors';
 import type { StateNode, StateTree } from './stateDiff';
 
 type Op = '==' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | 'not in';
@@ -25,13 +25,13 @@ function parsePath(p: string): (string | number)[] {
   while (pos < p.length) {
     re.lastIndex = pos;
     m = re.exec(p);
-    if (!m) throw new ApiError('invalid_input', `Cannot read the state path at "${p.slice(pos)}"`);
+    if (!m) throw new DomainError('invalid_input', `Cannot read the state path at "${p.slice(pos)}"`);
     if (m[1] !== undefined) out.push(m[1]);
     else if (m[2] !== undefined) out.push(Number(m[2]));
     else if (m[4] !== undefined) out.push(m[4]);
     pos = re.lastIndex;
   }
-  if (out.length === 0) throw new ApiError('invalid_input', 'The condition names no state field');
+  if (out.length === 0) throw new DomainError('invalid_input', 'The condition names no state field');
   return out;
 }
 
@@ -47,13 +47,13 @@ function parseLiteral(s: string): unknown {
   try {
     return JSON.parse(py);
   } catch {
-    throw new ApiError('invalid_input', `Cannot read the value "${t}" (use a number, a quoted string, True/False/None or a list)`);
+    throw new DomainError('invalid_input', `Cannot read the value "${t}" (use a number, a quoted string, True/False/None or a list)`);
   }
 }
 
 export function parseCondition(text: string): StateCondition {
   const m = /^\s*(len\(\s*(.+?)\s*\)|[^\s=!<>]+)\s*(==|!=|<=|>=|<|>|not in|in)\s*(.+)$/s.exec(text);
-  if (!m) throw new ApiError('invalid_input', `A condition looks like "turn >= 3", "len(asked) > 1" or "pos == (4, 4)"; got "${text}"`);
+  if (!m) throw new DomainError('invalid_input', `A condition looks like "turn >= 3", "len(asked) > 1" or "pos == (4, 4)"; got "${text}"`);
   const len = m[2] !== undefined;
   return { path: parsePath(len ? m[2]! : m[1]!), len, op: m[3] as Op, value: parseLiteral(m[4]!), text };
 }

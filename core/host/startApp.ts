@@ -3,17 +3,13 @@ import { createHandlers } from '../handlers';
 import { createDispatcher } from '../server/dispatcher';
 import { Services } from '../services/services';
 import { packageRoot } from '../services/appInfo';
-import { startWebHost, type WebHost, type WebHostLimits } from './webHost';
+import { startWebHost, type WebHost, type WebHostOptions } from './webHost';
 
-export interface StartAppOptions {
+/** The web host's own options (port, bind address, token, log, limits), with the engine's data directory. */
+export interface StartAppOptions extends Omit<WebHostOptions, 'dispatch' | 'events' | 'staticRoot'> {
   dataDir: string;
-  port?: number;
-  host?: string;
-  hostExplicit?: boolean;
-  token?: string;
+  /** The built renderer; the package's dist/renderer unless given. */
   staticRoot?: string;
-  log?: (msg: string) => void;
-  limits?: Partial<WebHostLimits>;
 }
 
 export interface RunningApp {
@@ -24,21 +20,12 @@ export interface RunningApp {
 
 /** The web mode: engine + web host in one process (what `serve`, the e2e tests and the bench use). */
 export async function startApp(opts: StartAppOptions): Promise<RunningApp> {
-  const services = new Services({ dataDir: opts.dataDir, shell: 'web' });
+  const { dataDir, staticRoot, ...hostOptions } = opts;
+  const services = new Services({ dataDir, shell: 'web' });
   const dispatch = createDispatcher(createHandlers(services), (m) => services.log('error', 'api', m));
   let host: WebHost;
   try {
-    host = await startWebHost({
-      dispatch,
-      events: services.events,
-      staticRoot: opts.staticRoot ?? join(packageRoot(), 'dist', 'renderer'),
-      ...(opts.port !== undefined ? { port: opts.port } : {}),
-      ...(opts.host !== undefined ? { host: opts.host } : {}),
-      ...(opts.hostExplicit !== undefined ? { hostExplicit: opts.hostExplicit } : {}),
-      ...(opts.token !== undefined ? { token: opts.token } : {}),
-      ...(opts.log ? { log: opts.log } : {}),
-      ...(opts.limits ? { limits: opts.limits } : {}),
-    });
+    host = await startWebHost({ ...hostOptions, dispatch, events: services.events, staticRoot: staticRoot ?? join(packageRoot(), 'dist', 'renderer') });
   } catch (e) {
     await services.close();
     throw e;

@@ -16,6 +16,7 @@ import { assertEnvName } from './shell';
 import { JobStore } from './store';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
 import { DomainError } from '../errors';
+import { errorMessage } from '../api';
 
 /** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
 export function submitsToRay(job: JobRecord): boolean {
@@ -233,7 +234,7 @@ export class JobManager {
       });
     } catch (e) {
       if (e instanceof HostKeyError) this.noteHostKeyError(e);
-      const msg = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+      const msg = redact(errorMessage(e), this.o.secrets.values());
       this.store.update(id, { state: 'failed', detail: `submit failed: ${msg}`, finishedAt: new Date().toISOString() });
       this.changed(id);
       throw e;
@@ -297,7 +298,7 @@ export class JobManager {
         await this.backends.ray.stop(view);
         said.push((await this.backends.ray.status(view)).detail);
       } catch (e) {
-        said.push(`ray job ${sub} could not be stopped: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+        said.push(`ray job ${sub} could not be stopped: ${redact(errorMessage(e), this.o.secrets.values()).slice(0, 300)}`);
       }
     }
     // Said as it happens: the follower may see the end while the script is still being stopped.
@@ -349,7 +350,7 @@ export class JobManager {
       const fails = (this.rayFailures.get(job.id) ?? 0) + 1;
       this.rayFailures.set(job.id, fails);
       if (fails < LOG_FAILURES_BEFORE_GIVING_UP) throw e;
-      return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(e instanceof Error ? e.message : String(e), this.o.secrets.values()).slice(0, 300)}`);
+      return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(errorMessage(e), this.o.secrets.values()).slice(0, 300)}`);
     }
     this.rayFailures.delete(job.id);
     const detail = redact(r.detail, this.o.secrets.values());
@@ -449,7 +450,7 @@ export class JobManager {
         await this.tail(job, isTerminal(report.state));
         await this.tailMetricsFile(job, backend, isTerminal(report.state));
       } catch (e) {
-        logError = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+        logError = redact(errorMessage(e), this.o.secrets.values());
         this.o.onError?.(`job ${id}: ${logError}`);
       }
       // A script that submits to Ray ends with `ray job logs --follow`, whose exit code says nothing:
@@ -485,7 +486,7 @@ export class JobManager {
         this.changed(id);
       }
     } catch (e) {
-      const msg = redact(e instanceof Error ? e.message : String(e), this.o.secrets.values());
+      const msg = redact(errorMessage(e), this.o.secrets.values());
       this.o.onError?.(`job ${id}: ${msg}`);
       const j = this.store.get(id);
       if (j && !j.detail.startsWith('reconnecting')) {

@@ -24,6 +24,7 @@ import type { Db } from './db';
 import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
+import { errorMessage } from '../api';
 
 export interface ExportOptions {
   format: 'spade' | 'jsonl';
@@ -257,7 +258,7 @@ export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: Expor
       await rename(tmp, path);
     } catch (e) {
       await unlink(tmp).catch(() => {});
-      throw new DomainError('invalid_input', `Cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      throw new DomainError('invalid_input', `Cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
     }
   }
   return { count: plan.count, files: plan.files.map(([f]) => f) };

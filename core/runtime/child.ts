@@ -14,6 +14,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 import { encodeFatal, encodeReady, lineSplitter, splitHead, type ChildInit } from './childProtocol';
 import { installWheels, type PyodideFsLike } from './pyodideWheels';
+import { errorMessage } from '../api/errorMessage';
 
 interface PyBytes {
   getBuffer(type: 'u8'): { data: Uint8Array; release(): void };
@@ -205,7 +206,7 @@ function executorCall(line: string): string {
   } catch (e) {
     // The game's interpreter itself failed (WebAssembly stack overflow, os._exit): this worker
     // cannot be trusted again. The fatal line is written before exiting, synchronously.
-    post(encodeFatal({ id: currentId, message: (e instanceof Error ? e.message : String(e)).slice(0, 2000) }));
+    post(encodeFatal({ id: currentId, message: errorMessage(e).slice(0, 2000) }));
     process.exit(3);
   }
   if (typeof answer === 'string') return answer;
@@ -255,7 +256,7 @@ async function init(msg: ChildInit): Promise<void> {
       installWheels(py as unknown as PyodideFsLike, msg.wheelsDir);
     } catch (e) {
       // Without them math_verify games go to native CPython, as games that import numpy do.
-      console.error(`math_verify wheels not installed: ${e instanceof Error ? e.message : String(e)}`);
+      console.error(`math_verify wheels not installed: ${errorMessage(e)}`);
     }
   }
   py.FS.mkdirTree('/spade');
@@ -379,7 +380,7 @@ function call(id: number, line: string, timeoutMs: number, audit = false): void 
   } catch (e) {
     // The harness catches everything Python raises; reaching here means the interpreter itself
     // failed (stack overflow in WebAssembly, os._exit, a fatal error). It cannot be trusted again.
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorMessage(e);
     post(encodeFatal({ id, message: message.slice(0, 2000) }));
     dispatch = undefined; // anything read before we exit is answered "not ready", never run
     spinMs = 0;
@@ -438,7 +439,7 @@ function handle(line: string): void {
           for (const l of later) handle(l);
         },
         (e: unknown) => {
-          post(encodeFatal({ id, message: `failed to start the audit's judge: ${e instanceof Error ? e.message : String(e)}`.slice(0, 2000) }));
+          post(encodeFatal({ id, message: `failed to start the audit's judge: ${errorMessage(e)}`.slice(0, 2000) }));
           setTimeout(() => process.exit(4), 10);
         },
       );
@@ -447,7 +448,7 @@ function handle(line: string): void {
     call(id, body, timeoutMs, audit);
   } else if (tag === 73 /* I */) {
     init(JSON.parse(line.slice(1)) as ChildInit).catch((e: unknown) => {
-      post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`.slice(0, 4000) }));
+      post(encodeFatal({ id: -1, message: `failed to start Pyodide: ${e instanceof Error ? (e.stack ?? e.message) : errorMessage(e)}`.slice(0, 4000) }));
       setTimeout(() => process.exit(4), 10);
     });
   } else if (tag === 70 /* F: fresh state for the next environment; Fm: with math_verify imported */) {

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { failure, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
+import { errorMessage } from '../api/errorMessage';
+import { onLines } from './childProtocol';
 
 /**
  * The supervisor of one native fork server (native/cpython_main.py): a Python process, inside
@@ -130,7 +132,6 @@ export class ForkedSession {
 export class ForkServer {
   private proc?: ChildProcess;
   private readonly sessions = new Map<string, ForkedSession>();
-  private buf = '';
   private stderrTail = '';
   private readyPromise?: Promise<Record<string, unknown>>;
   private readyResolve?: (facts: Record<string, unknown>) => void;
@@ -153,13 +154,12 @@ export class ForkServer {
         c = this.command();
       } catch (e) {
         this.dead = true;
-        reject(e instanceof Error ? e : new Error(String(e)));
+        reject(e instanceof Error ? e : new Error(errorMessage(e)));
         return;
       }
       const proc = spawn(c.cmd, c.args, { cwd: '/', env: c.env, stdio: ['pipe', 'pipe', 'pipe'] });
       this.proc = proc;
-      proc.stdout!.setEncoding('utf8');
-      proc.stdout!.on('data', (chunk: string) => this.onData(chunk));
+      onLines(proc.stdout!, (line) => this.onLine(line));
       proc.stderr!.on('data', (d: Buffer) => {
         this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
       });
@@ -178,16 +178,6 @@ export class ForkServer {
       proc.stdin!.on('error', () => {});
     });
     return this.readyPromise;
-  }
-
-  private onData(chunk: string): void {
-    this.buf += chunk;
-    let nl: number;
-    while ((nl = this.buf.indexOf('\n')) >= 0) {
-      const line = this.buf.slice(0, nl);
-      this.buf = this.buf.slice(nl + 1);
-      this.onLine(line);
-    }
   }
 
   private onLine(line: string): void {

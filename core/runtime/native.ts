@@ -7,6 +7,7 @@ import { runtimePaths, type RuntimePaths } from './paths';
 import { venvPython } from './pythonEnv';
 import { failure, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
+import { errorMessage } from '../api/errorMessage';
 
 export interface PythonInfo {
   path: string;
@@ -221,7 +222,7 @@ export class NativeRuntime {
     try {
       s = await this.server(deterministic).open(sessionId, { timeoutSec: this.opts.timeoutMs() / 1000, deterministic, ...(this.options.auditHook === false ? { auditHook: false } : {}) });
     } catch (e) {
-      return failure('unavailable', `could not start native CPython: ${e instanceof Error ? e.message : String(e)}`);
+      return failure('unavailable', `could not start native CPython: ${errorMessage(e)}`);
     }
     this.sessions.set(sessionId, s);
     const reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
@@ -242,7 +243,7 @@ export class NativeRuntime {
     try {
       s = await this.server(false).open(id, { timeoutSec: (timeoutMs ?? this.opts.timeoutMs()) / 1000 });
     } catch (e) {
-      return failure('unavailable', `could not start native CPython: ${e instanceof Error ? e.message : String(e)}`);
+      return failure('unavailable', `could not start native CPython: ${errorMessage(e)}`);
     }
     try {
       return await s.request(req, timeoutMs ?? this.opts.timeoutMs());

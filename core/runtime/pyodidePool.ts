@@ -6,6 +6,7 @@ import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFata
 import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
+import { errorMessage } from '../api/errorMessage';
 
 export interface PoolOptions {
   size?: number;
@@ -303,7 +304,7 @@ export class PyodidePool {
     }
     await Promise.any(this.workers.map((w) => w.ready)).catch((e: unknown) => {
       const inner = e instanceof AggregateError ? e.errors[0] : e;
-      throw inner instanceof Error ? inner : new Error(String(inner));
+      throw inner instanceof Error ? inner : new Error(errorMessage(inner));
     });
   }
 

@@ -10,6 +10,7 @@ import { SettingsView } from './views/SettingsView';
 import { ScratchView } from './views/ScratchView';
 import { runCommand, useCommands } from './store/commands';
 import { registerFeatures } from './features';
+import { errorMessage } from '../../core/api';
 
 const b = createBackend();
 useApp.setState({ backend: b, connection: b.transport === 'websocket' ? 'connecting' : 'connected' });
@@ -26,7 +27,7 @@ async function loadShellState(): Promise<void> {
     useApp.setState({ info, settings });
     await refreshHealth();
   } catch (e) {
-    log('error', 'backend', `Could not load the workbench state: ${e instanceof Error ? e.message : String(e)}`);
+    log('error', 'backend', `Could not load the workbench state: ${errorMessage(e)}`);
   }
 }
 

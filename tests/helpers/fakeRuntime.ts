@@ -6,6 +6,7 @@
  */
 import type { RuntimePort } from '../../core/episodes/session';
 import type { HarnessReply } from '../../core/runtime/types';
+import { errorMessage } from '../../core/api';
 
 export interface FakeGame {
   reset(seed: number | null): unknown;
@@ -76,7 +77,7 @@ export class FakeRuntime implements RuntimePort {
       try {
         return describeStep(g.step(a), withSpade);
       } catch (e) {
-        const message = e instanceof Error ? e.message : String(e);
+        const message = errorMessage(e);
         return { action: a, error: { kind: 'env', type: 'RuntimeError', message }, ...(withSpade ? { spade: { observation: `Error: ${message}`, reward: -1, terminated: true, truncated: false, info: {}, error: 'exception' } } : {}) };
       }
     };
@@ -115,7 +116,7 @@ export class FakeRuntime implements RuntimePort {
         try {
           return ok({ output: g.tool(name, args), returncode: 0 });
         } catch (e) {
-          return ok({ output: `Error calling ${name}: ${e instanceof Error ? e.message : String(e)}`, returncode: 1 });
+          return ok({ output: `Error calling ${name}: ${errorMessage(e)}`, returncode: 1 });
         }
       }
       default:

@@ -3,6 +3,7 @@ import { ApiError, errorMessage } from '../../core/api';
 import { DomainError, isUnreachable } from '../../core/errors';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createHandlers } from '../../core/handlers';
+import { EnvLoadError } from '../../core/episodes/session';
 import { Services } from '../../core/services/services';
 import { validateExternalUrl } from '../../core/handlers/app';
 import { tempDir } from '../helpers/tmp';
@@ -94,6 +95,15 @@ describe('dispatcher', () => {
     const err = await errorOf(createDispatcher(conflicted, (m) => logged.push(m))('app.info', {}, { transport: 'in-process' }));
     expect(err.toJSON()).toEqual({ code: 'conflict', message: 'already there', details: { envId: 7 } });
     expect(logged).toEqual([]); // a domain error is an answer, not a bug
+  });
+
+  it("sends an episode's load failure as the same invalid_input with the harness error in details", async () => {
+    const { services } = setup();
+    const handlers = createHandlers(services);
+    const harness = { kind: 'load', type: 'SyntaxError', message: 'bad', line: 2 };
+    const failing = { ...handlers, 'app.info': () => { throw new EnvLoadError('The environment did not load: bad', harness); } } as typeof handlers;
+    const err = await errorOf(createDispatcher(failing)('app.info', {}, { transport: 'in-process' }));
+    expect(err.toJSON()).toEqual({ code: 'invalid_input', message: 'The environment did not load: bad', details: { harness } });
   });
 
   it('logs an unexpected error with its stack and shows it as internal', async () => {

@@ -58,6 +58,7 @@ describe('one-way lint rules', () => {
   it('refuses an ApiError built outside core/api, the dispatcher and the transports', async () => {
     expect(await ruleMessages('core/memory/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('core/handlers/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
+    expect(await ruleMessages('core/episodes/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('electron/main.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(1);
     expect(await ruleMessages('core/api/x.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
     expect(await ruleMessages('core/server/dispatcher.ts', apiError, 'spade/api-error-at-boundary')).toHaveLength(0);
@@ -82,6 +83,16 @@ describe('one-way lint rules', () => {
     const hand = 'export const m = (e: unknown) => (e instanceof Error ? e.message : String(e));\n';
     expect(await ruleMessages('core/memory/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
     expect(await ruleMessages('electron/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/x.tsx', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/episodes/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    expect(await ruleMessages('core/runtime/x.ts', hand, 'spade/error-message-helper')).toHaveLength(1);
+    const behindOr = "import { isApiError } from '../api';\nexport const m = (e: unknown) => (isApiError(e) || e instanceof Error ? e.message : String(e));\n";
+    expect(await ruleMessages('renderer/src/x.ts', behindOr, 'spade/error-message-helper')).toHaveLength(1);
+    // Wanting the stack, or the error itself, is a different thing and stays allowed.
+    const stack = 'export const m = (e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : String(e));\n';
+    const normalize = 'export const n = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));\n';
+    expect(await ruleMessages('core/runtime/x.ts', stack, 'spade/error-message-helper')).toHaveLength(0);
+    expect(await ruleMessages('core/runtime/x.ts', normalize, 'spade/error-message-helper')).toHaveLength(0);
     expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
   });
 });

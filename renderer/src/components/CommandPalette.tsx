@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { fuzzyScore, useCommands } from '../store/commands';
 import { quickOpenItems, type QuickOpenItem } from '../store/quickOpen';
 import { log } from '../store/app';
+import { errorMessage } from '../../../core/api';
 
 interface Row {
   id: string;
@@ -47,7 +48,7 @@ function PaletteBody({ mode }: { mode: 'commands' | 'quickOpen' }) {
   const execute = (row: Row | undefined) => {
     if (!row) return;
     close();
-    Promise.resolve(row.run()).catch((e: unknown) => log('error', 'command', `${row.label}: ${e instanceof Error ? e.message : String(e)}`));
+    Promise.resolve(row.run()).catch((e: unknown) => log('error', 'command', `${row.label}: ${errorMessage(e)}`));
   };
 
   return (

@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { CallOutput } from '../../../core/api';
+import { errorMessage, type CallOutput } from '../../../core/api';
 import { backend, log, useApp, type Problem } from './app';
 
 export type StoredAudit = NonNullable<CallOutput<'audit.results'>>;
@@ -58,6 +58,6 @@ export async function refreshAuditProblems(): Promise<void> {
     if (total > rows.length) list.push({ id: 'audit:more', severity: 'info', message: `…and ${total - rows.length} more failing environments (Pool audit dashboard)`, source: 'audit' });
     useApp.getState().setProblems('audit', list);
   } catch (e) {
-    log('warn', 'audit', `Could not list failing audits: ${e instanceof Error ? e.message : String(e)}`);
+    log('warn', 'audit', `Could not list failing audits: ${errorMessage(e)}`);
   }
 }

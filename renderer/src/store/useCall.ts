@@ -1,9 +1,6 @@
 import { useCallback, useState } from 'react';
 import { log } from './app';
-
-export function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+import { errorMessage } from '../../../core/api';
 
 /**
  * The busy / error / try-catch block every view had its own copy of: `run(label, fn)` marks the
@@ -20,7 +17,7 @@ export function useCall(source: string) {
       try {
         return await fn();
       } catch (e) {
-        const m = messageOf(e);
+        const m = errorMessage(e);
         setError(m);
         log('error', source, `${label}: ${m}`);
         return undefined;

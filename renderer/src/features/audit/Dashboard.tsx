@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { CallOutput, EventPayload } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
@@ -67,7 +67,7 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
       setS(await backend().call('audit.summary', {}));
       setBatches(await backend().call('audit.batches', { limit: 5 }));
     } catch (e) {
-      log('error', 'audit', String(e));
+      log('error', 'audit', errorMessage(e));
     }
   }, []);
 
@@ -97,7 +97,7 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
     backend()
       .call('audit.batch', { all: true })
       .then(({ batchId, total }) => setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null })))
-      .catch((e: unknown) => log('error', 'audit', String(e)));
+      .catch((e: unknown) => log('error', 'audit', errorMessage(e)));
   const running = progress?.state === 'running' ? progress : null;
   const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
 

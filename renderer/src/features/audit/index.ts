@@ -6,6 +6,7 @@ import { registerEnvAction } from '../../views/envActions';
 import { openAudit, openAuditDashboard } from './open';
 import { backend, log, useApp } from '../../store/app';
 import { auditsChanged, refreshAuditProblems, runAudit } from '../../store/auditResults';
+import { errorMessage } from '../../../../core/api';
 
 export { openAudit, openAuditDashboard };
 export { applyAuditMarkers, auditMarkers } from './markers';
@@ -18,7 +19,7 @@ async function auditEnvironmentNow(envId: number, name: string): Promise<void> {
     const env = await backend().call('memory.get', { id: envId });
     await runAudit(env.hash);
   } catch (e) {
-    log('error', 'audit', `Audit of ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    log('error', 'audit', `Audit of ${name}: ${errorMessage(e)}`);
   }
 }
 

@@ -3,11 +3,10 @@ import { backend, log } from '../../store/app';
 import { forkEnvironment, openExport } from './open';
 import type { EditorSession } from './session';
 import { ALL_SKILLS } from '../../../../core/api/skills';
-
-
+import { errorMessage } from '../../../../core/api';
 
 function fail(what: string, e: unknown): void {
-  log('error', 'editor', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+  log('error', 'editor', `${what}: ${errorMessage(e)}`);
 }
 
 /** Seed flag, tags, rating, skill and notes: what a researcher says about an environment. */

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { DiffEditor } from '../../monaco/DiffEditor';
 import { backend } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
+import { errorMessage } from '../../../../core/api';
 
 type Side = { hash: string } | { draft: number };
 
@@ -16,7 +17,7 @@ export function DiffView({ tab }: ViewProps<'editor-diff'>) {
   useEffect(() => {
     backend()
       .call('editor.diff', { left: toSide(left), right: toSide(right) })
-      .then(setData, (e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+      .then(setData, (e: unknown) => setError(errorMessage(e)));
     // The params identify the tab; `nonce` is the refresh button.
   }, [left, right, envId, nonce]);
   if (error) return <p className="pad">Cannot compare: {error}</p>;

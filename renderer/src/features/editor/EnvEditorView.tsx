@@ -10,6 +10,7 @@ import { EditorSession, sessions } from './session';
 import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
+import { errorMessage } from '../../../../core/api';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
 export function EnvEditorView({ tab }: ViewProps<'editor'>) {
@@ -43,7 +44,7 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
         useWorkbench.getState().markDirty(tab.id, made.dirty);
         setSession(made);
       })
-      .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
+      .catch((e: unknown) => setError(errorMessage(e)));
     return () => {
       gone = true;
       if (made) {
@@ -81,7 +82,7 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
         log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
       }
     } catch (e) {
-      log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'editor', `Save failed: ${errorMessage(e)}`);
       useWorkbench.getState().showBottom('logs');
     } finally {
       setSaving(false);

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { backend } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
+import { ErrorText } from '../../components/ErrorText';
 
 /** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
 export function ExportView(_props: ViewProps<'editor-export'>) {
@@ -47,11 +48,7 @@ export function ExportView(_props: ViewProps<'editor-export'>) {
           {busy ? 'Exporting…' : 'Export'}
         </button>
       </div>
-      {error ? (
-        <p className="error-text" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorText error={error} />
       {result ? (
         <div data-testid="export-result">
           <p>

@@ -4,6 +4,8 @@ import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openEditor } from './open';
 import { GAME_TEMPLATE, TOOL_USE_TEMPLATE, expandSnippet } from './snippets';
+import { errorMessage } from '../../../../core/api';
+import { ErrorText } from '../../components/ErrorText';
 
 type Mode = 'game' | 'tool-use' | 'paste' | 'file';
 
@@ -52,7 +54,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
       useWorkbench.getState().closeTab(tab.id);
       openEditor(r.envId, env.name);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     } finally {
       setBusy(false);
     }
@@ -111,11 +113,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
           {busy ? 'Creating…' : 'Create'}
         </button>
       </div>
-      {error ? (
-        <p className="error-text" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorText error={error} />
     </div>
   );
 }

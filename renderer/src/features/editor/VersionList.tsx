@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { backend, log } from '../../store/app';
 import { openDiff, type DiffSide } from './open';
 import type { EditorSession } from './session';
+import { errorMessage } from '../../../../core/api';
 
 function when(iso: string): string {
   const d = new Date(iso);
@@ -30,7 +31,7 @@ export function VersionList({ session }: { session: EditorSession }) {
       session.replaceSaved(fresh);
       log('info', 'editor', `${env.name}: head is now ${hash.slice(0, 12)}`);
     } catch (e) {
-      log('error', 'editor', `Revert failed: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'editor', `Revert failed: ${errorMessage(e)}`);
     }
   };
 
@@ -43,26 +44,8 @@ export function VersionList({ session }: { session: EditorSession }) {
     <aside className="version-list" aria-label="Versions" data-testid="version-list">
       <div className="pane-title">Versions ({versions.length})</div>
       <div className="compare-with">
-        <label>
-          Compare
-          <select aria-label="Compare left" value={left} onChange={(e) => setLeft(e.target.value)}>
-            {options.map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          with…
-          <select aria-label="Compare right" value={right} onChange={(e) => setRight(e.target.value)}>
-            {options.map((o) => (
-              <option key={o.value} value={o.value}>
-                {o.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <VersionSelect label="Compare" aria="Compare left" value={left} onChange={setLeft} options={options} />
+        <VersionSelect label="with…" aria="Compare right" value={right} onChange={setRight} options={options} />
         <button
           onClick={async () => {
             if (left === 'draft' || right === 'draft') await session.flushDraft();
@@ -112,5 +95,20 @@ export function VersionList({ session }: { session: EditorSession }) {
         })}
       </ol>
     </aside>
+  );
+}
+
+function VersionSelect(props: { label: string; aria: string; value: string; onChange: (v: string) => void; options: { value: string; label: string }[] }) {
+  return (
+    <label>
+      {props.label}
+      <select aria-label={props.aria} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -6,6 +6,7 @@ import { envIdOf, useWorkbench } from '../../store/workbench';
 import { lazyView, registerView } from '../../views/registry';
 import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment, openWriteBack } from './open';
 import { activeSession, editorTabId, flushAllDrafts } from './session';
+import { errorMessage } from '../../../../core/api';
 
 function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
   return async () => {
@@ -30,7 +31,7 @@ function editorCommands(): Command[] {
           // The message typed in the toolbar goes with it (it was dropped before).
           await s.save();
         } catch (e) {
-          log('error', 'editor', `Save failed: ${e instanceof Error ? e.message : String(e)}`);
+          log('error', 'editor', `Save failed: ${errorMessage(e)}`);
           useWorkbench.getState().showBottom('logs');
         }
       }),
@@ -152,7 +153,7 @@ async function reopenDrafts(): Promise<void> {
       useWorkbench.getState().markDirty(editorTabId(d.envId), true);
     }
   } catch (e) {
-    log('warn', 'editor', `Could not list unsaved drafts: ${e instanceof Error ? e.message : String(e)}`);
+    log('warn', 'editor', `Could not list unsaved drafts: ${errorMessage(e)}`);
   }
 }
 

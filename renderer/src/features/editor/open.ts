@@ -1,6 +1,7 @@
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import { editorTabId, type EditorSession } from './session';
+import { errorMessage } from '../../../../core/api';
 
 export type DiffSide = { hash: string } | { draft: number };
 
@@ -27,7 +28,7 @@ export async function forkEnvironment(session: EditorSession): Promise<void> {
     log('info', 'editor', `Forked ${session.env.name} as environment ${r.envId}`);
     openEditor(r.envId, `${session.env.name} (fork)`);
   } catch (e) {
-    log('error', 'editor', `Fork failed: ${e instanceof Error ? e.message : String(e)}`);
+    log('error', 'editor', `Fork failed: ${errorMessage(e)}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Diagnostic, EnvDetail, LoadCheck, VersionInfo } from '../../../../core/api';
+import { errorMessage, type Diagnostic, type EnvDetail, type LoadCheck, type VersionInfo } from '../../../../core/api';
 import { backend, log, useApp, type Problem } from '../../store/app';
 import { tabId, useWorkbench } from '../../store/workbench';
 import type { Monaco } from '../../monaco/setup';
@@ -116,7 +116,7 @@ export class EditorSession {
           await backend().call('editor.draftSave', { envId, baseHash: this.baseHash, source, hint: hint === this.savedHint ? null : hint });
         }
       } catch (e) {
-        log('error', 'editor', `Could not keep the draft of ${this.env.name}: ${e instanceof Error ? e.message : String(e)}`);
+        log('error', 'editor', `Could not keep the draft of ${this.env.name}: ${errorMessage(e)}`);
       }
     });
     return this.draftWrite;
@@ -145,7 +145,7 @@ export class EditorSession {
       this.setMarkers('python-syntax', diagnostics);
       this.publishProblems();
     } catch (e) {
-      log('warn', 'editor', `Syntax check unavailable: ${e instanceof Error ? e.message : String(e)}`);
+      log('warn', 'editor', `Syntax check unavailable: ${errorMessage(e)}`);
     }
   }
 

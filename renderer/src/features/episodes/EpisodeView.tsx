@@ -5,8 +5,9 @@ import { backend } from '../../store/app';
 import { ActionBar, ModelTurns, RunBar } from './Controls';
 import { LineChart } from './ReturnChart';
 import { StepPanel } from './StepPanel';
-import { errorText, openPair } from './store';
+import { openPair } from './store';
 import { useEpisode, type EpisodeController } from './useEpisode';
+import { errorMessage } from '../../../../core/api';
 
 export function Timeline({ ctl, testId = 'timeline' }: { ctl: EpisodeController; testId?: string }) {
   const n = ctl.steps.length;
@@ -86,7 +87,7 @@ export function EpisodeView({ tab }: ViewProps<'episode'>) {
                 setReplayMsg(r.divergence ? `First divergence at step ${r.divergence.idx} (${r.divergence.fields.join(', ')})` : `Replayed ${r.compared} steps: no divergence`);
                 await ctl.reload();
               } catch (e) {
-                setReplayMsg(errorText(e));
+                setReplayMsg(errorMessage(e));
               }
             }}
           >

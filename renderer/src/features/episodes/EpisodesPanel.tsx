@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
-import type { EnvSummary } from '../../../../core/api';
+import { errorMessage, type EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
-import { episodeTitle, errorText, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+import { episodeTitle, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
 
 function download(name: string, text: string): void {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
@@ -36,7 +36,7 @@ export function EpisodesPanel() {
         setEnvs(r.rows);
         if (!hash || !r.rows.some((e) => e.hash === hash)) setHash(r.rows[0]?.hash ?? '');
       } catch (e) {
-        if (alive) setMsg(errorText(e));
+        if (alive) setMsg(errorMessage(e));
       }
     }, 150);
     return () => {
@@ -52,7 +52,7 @@ export function EpisodesPanel() {
     try {
       await fn();
     } catch (e) {
-      setMsg(errorText(e));
+      setMsg(errorMessage(e));
     } finally {
       setBusy(false);
     }

@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CallOutput, EventPayload } from '../../../../core/api';
+import { errorMessage, type CallOutput } from '../../../../core/api';
 import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
-import { errorText, openEpisode } from './store';
+import { openEpisode } from './store';
 import { subscribeJobs, useJobs } from '../jobs/store';
+import { fmt, newRunId, RegretRow, RunProgress, SeedRange, useRegretRun } from './regretParts';
 
 type Run = CallOutput<'models.play'>;
 type Episode = Run['episodes'][number];
@@ -20,8 +21,6 @@ function savedEndpoint(): EndpointInput {
   }
   return { baseUrl: 'http://127.0.0.1:30000/v1', model: '', apiKeySecret: null, temperature: 1, topP: 0.95, topK: 20, maxTokens: 8192, thinking: null, concurrency: 8 };
 }
-
-const fmt = (x: number) => (Math.round(x * 1000) / 1000).toString();
 
 /** Counts of episode returns per bin (SPADE returns lie in [-1, 1]). */
 function histogram(values: number[]): number[] {
@@ -131,29 +130,22 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
   const [seeds, setSeeds] = useState(1);
   const [start, setStart] = useState(0);
   const [budget, setBudget] = useState<number | ''>('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [ping, setPing] = useState<string | null>(null);
   const [run, setRun] = useState<Run | null>(null);
   const [shownSeed, setShownSeed] = useState<number | null>(null);
-  const [progress, setProgress] = useState<EventPayload<'episodes.regretProgress'> | null>(null);
-  const runId = useRef<string | null>(null);
+  const { runId, progress, setProgress, busy, error, play } = useRegretRun();
   const lastRun = useRef<string | null>(null);
-  useEffect(() => backend().on('episodes.regretProgress', (p) => void (p.runId === runId.current && setProgress(p))), []);
   const set = (patch: Partial<EndpointInput>) => setEp((e) => ({ ...e, ...patch }));
   useEffect(() => subscribeJobs(), []);
   // Jobs whose SSH connection can carry the requests (a server on a cluster node); the chosen one stays listed.
   const jobs = useJobs((st) => st.jobs);
   const sshJobs = jobs.filter((j) => j.ssh || j.id === ep.via?.jobId);
 
-  const go = async (resume: boolean) => {
-    const id = resume && lastRun.current ? lastRun.current : `llm-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-    runId.current = id;
+  const go = (resume: boolean) => {
+    const id = resume && lastRun.current ? lastRun.current : newRunId('llm');
     lastRun.current = id;
-    setBusy(true);
-    setError(null);
     localStorage.setItem(ENDPOINT_KEY, JSON.stringify(ep));
-    try {
+    return play(id, async () => {
       if (key && ep.apiKeySecret) await backend().call('jobs.setSecret', { name: ep.apiKeySecret, value: key });
       const hashes = scope === 'env' ? [tab.target.hash] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);
       if (hashes.length === 0) throw new Error(`No environment in the library matches "${query}"`);
@@ -162,13 +154,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
       setRun(r);
       setShownEnv(r.envs[0]?.hash ?? null);
       setShownSeed(r.episodes[0]?.seed ?? null);
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      runId.current = null;
-      setBusy(false);
-      setProgress(null);
-    }
+    });
   };
 
   const env = run?.envs.find((e) => e.hash === shownEnv) ?? run?.envs[0];
@@ -213,7 +199,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
               const r = await backend().call('models.ping', { endpoint: ep });
               setPing(r.ok ? `answers in ${Math.round(r.latencyMs)} ms: ${r.text.slice(0, 40)}` : `no answer: ${r.error}`);
             } catch (e) {
-              setPing(errorText(e));
+              setPing(errorMessage(e));
             }
           }}
         >
@@ -249,12 +235,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
           <input type="radio" checked={scope === 'search'} onChange={() => setScope('search')} data-testid="llm-scope-search" /> library search
         </label>
         {scope === 'search' ? <input value={query} placeholder="query (empty: whole library)" onChange={(e) => setQuery(e.target.value)} style={{ width: 200 }} data-testid="llm-query" /> : null}
-        <label>
-          seeds <input type="number" min={1} value={seeds} onChange={(e) => setSeeds(Number(e.target.value))} style={{ width: 60 }} data-testid="llm-seeds" />
-        </label>
-        <label>
-          from <input type="number" min={0} value={start} onChange={(e) => setStart(Number(e.target.value))} style={{ width: 60 }} />
-        </label>
+        <SeedRange seeds={seeds} setSeeds={setSeeds} start={start} setStart={setStart} testId="llm-seeds" />
         <label>
           budget <input type="number" min={1} value={budget} placeholder="30" onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 60 }} />
         </label>
@@ -271,14 +252,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
           </button>
         ) : null}
       </div>
-      {busy && progress ? (
-        <div className="ep-regret-progress" data-testid="llm-progress">
-          <progress max={progress.total} value={progress.done} />
-          <span>
-            {progress.done} / {progress.total} episodes{progress.etaSec !== null ? ` · about ${Math.ceil(progress.etaSec)} s left` : ''}
-          </span>
-        </div>
-      ) : null}
+      {busy && progress ? <RunProgress progress={progress} testId="llm-progress" /> : null}
       {error ? <div className="ep-error">{error}</div> : null}
       {run && env ? (
         <>
@@ -295,15 +269,9 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
                 <td data-testid="llm-r-no-hint">{fmt(env.rNoHint)}</td>
                 <td className="muted">{env.noHintReturns.length} episodes</td>
               </tr>
-              <tr>
-                <td>
-                  <b>regret</b>
-                </td>
-                <td data-testid="llm-regret-value">
-                  <b>{fmt(env.regret)}</b>
-                </td>
+              <RegretRow value={env.regret} testId="llm-regret-value">
                 <td className="muted">{env.recordedRegret !== null ? `recorded in training: ${fmt(env.recordedRegret)}` : 'no recorded regret for this game'}</td>
-              </tr>
+              </RegretRow>
             </tbody>
           </table>
           {run.envs.length > 1 ? (

@@ -1,9 +1,9 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CallOutput, EventPayload } from '../../../../core/api';
+import { useMemo, useState } from 'react';
+import { errorMessage, type CallOutput } from '../../../../core/api';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
 import { LineChart } from './ReturnChart';
-import { errorText } from './store';
+import { fmt, newRunId, RegretRow, RunProgress, SeedRange, useRegretRun } from './regretParts';
 
 type Kind = 'random' | 'solution' | 'script';
 
@@ -23,38 +23,22 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
   const [hintPolicy, setHintPolicy] = useState<Kind | 'same'>('solution');
   const [script, setScript] = useState('');
   const [budget, setBudget] = useState<number | ''>('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [r, setR] = useState<CallOutput<'episodes.regret'> | null>(null);
   const [stored, setStored] = useState<string | null>(null);
-  const [progress, setProgress] = useState<EventPayload<'episodes.regretProgress'> | null>(null);
+  const { runId, progress, setProgress, busy, error, setError, play } = useRegretRun();
   const [cancelling, setCancelling] = useState(false);
-  const runId = useRef<string | null>(null);
-  useEffect(
-    () =>
-      backend().on('episodes.regretProgress', (p) => {
-        if (p.runId === runId.current) setProgress(p);
-      }),
-    [],
-  );
   const xs = useMemo(() => (r ? r.withHint.returns.map((_, i) => start + i) : []), [r, start]);
   const series = useMemo(
     () => (r ? [{ label: 'with hint', values: r.withHint.returns, color: '#2e9d4f' }, { label: 'without hint', values: r.withoutHint.returns, color: '#e4572e' }] : []),
     [r],
   );
-  const fmt = (x: number) => (Math.round(x * 1000) / 1000).toString();
   return (
     <div className="ep-view" data-testid="regret-view">
       <div className="ep-header">
         <strong>Hint-based regret</strong> <span className="muted">{tab.target.name} · {tab.target.hash.slice(0, 12)}</span>
       </div>
       <div className="ep-runbar">
-        <label>
-          seeds <input type="number" min={1} max={1000} value={seeds} onChange={(e) => setSeeds(Number(e.target.value))} style={{ width: 60 }} data-testid="regret-seeds" />
-        </label>
-        <label>
-          from <input type="number" min={0} value={start} onChange={(e) => setStart(Number(e.target.value))} style={{ width: 60 }} />
-        </label>
+        <SeedRange seeds={seeds} setSeeds={setSeeds} start={start} setStart={setStart} max={1000} testId="regret-seeds" />
         <label>
           policy{' '}
           <select value={policy} onChange={(e) => setPolicy(e.target.value as Kind)} data-testid="regret-policy">
@@ -79,16 +63,13 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
           className="primary"
           disabled={busy}
           data-testid="regret-run"
-          onClick={async () => {
-            const id = `regret-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-            runId.current = id;
-            setBusy(true);
+          onClick={() => {
+            const id = newRunId('regret');
             setCancelling(false);
             setProgress({ runId: id, done: 0, total: seeds * 2, etaSec: null });
-            setError(null);
             setR(null);
             setStored(null);
-            try {
+            void play(id, async () => {
               const result = await backend().call('episodes.regret', {
                 runId: id,
                 hash: tab.target.hash,
@@ -110,13 +91,7 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
                 });
                 setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
               }
-            } catch (e) {
-              setError(errorText(e));
-            } finally {
-              runId.current = null;
-              setBusy(false);
-              setProgress(null);
-            }
+            });
           }}
         >
           {busy ? 'Running…' : 'Run'}
@@ -128,22 +103,14 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
             onClick={() => {
               if (!runId.current) return;
               setCancelling(true);
-              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorText(e)));
+              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorMessage(e)));
             }}
           >
             {cancelling ? 'Stopping…' : 'Cancel'}
           </button>
         ) : null}
       </div>
-      {busy && progress ? (
-        <div className="ep-regret-progress" data-testid="regret-progress">
-          <progress max={progress.total} value={progress.done} />
-          <span>
-            seed {Math.min(seeds, Math.floor(progress.done / 2) + 1)} of {seeds} · {progress.done} / {progress.total} episodes
-            {progress.etaSec !== null ? ` · about ${Math.ceil(progress.etaSec)} s left` : ''}
-          </span>
-        </div>
-      ) : null}
+      {busy && progress ? <RunProgress progress={progress} testId="regret-progress" before={`seed ${Math.min(seeds, Math.floor(progress.done / 2) + 1)} of ${seeds} · `} /> : null}
       {policy === 'script' || hintPolicy === 'script' ? <textarea rows={3} value={script} onChange={(e) => setScript(e.target.value)} placeholder="one action per line" /> : null}
       {error ? <div className="ep-error">{error}</div> : null}
       {r ? (
@@ -180,17 +147,11 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
                 <td>{fmt(r.withoutHint.solveRate)}</td>
                 <td data-testid="n-no-hint">{r.withoutHint.returns.length}</td>
               </tr>
-              <tr>
-                <td>
-                  <b>regret</b>
-                </td>
-                <td data-testid="regret-value">
-                  <b>{fmt(r.regret)}</b>
-                </td>
+              <RegretRow value={r.regret} testId="regret-value">
                 <td colSpan={2} className="muted">
                   return with hint − return without (SPADE's episode return: last reward if terminated, else 0)
                 </td>
-              </tr>
+              </RegretRow>
             </tbody>
           </table>
           {r.hintText ? (

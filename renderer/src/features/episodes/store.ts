@@ -2,6 +2,7 @@ import { create } from 'zustand';
 import type { EpisodeSummary } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
 import { useWorkbench, type PairMode } from '../../store/workbench';
+import { errorMessage } from '../../../../core/api';
 
 interface EpisodesState {
   rows: EpisodeSummary[];
@@ -21,7 +22,7 @@ export const useEpisodes = create<EpisodesState>((set) => ({
       const r = await backend().call('episodes.list', { limit: 300 });
       set({ rows: r.rows, total: r.total, loaded: true, error: null });
     } catch (e) {
-      set({ error: e instanceof Error ? e.message : String(e), loaded: true });
+      set({ error: errorMessage(e), loaded: true });
     }
   },
 }));
@@ -70,8 +71,4 @@ export function openRegret(hash: string, name: string): void {
 
 export function openLlm(hash: string, name: string): void {
   useWorkbench.getState().openTab({ kind: 'episode-llm', hash, name }, `Model: ${name}`);
-}
-
-export function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,8 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { CallInput, CallOutput } from '../../../../core/api';
+import { errorMessage, type CallInput, type CallOutput } from '../../../../core/api';
 import type { EpisodeSummary, StepDetail, StepView } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
-import { errorText } from './store';
 
 export type RunInput = Omit<CallInput<'episodes.run'>, 'id'>;
 
@@ -51,7 +50,7 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
         setIdx(at);
       }
     } catch (e) {
-      if (mine === seq.current) setError(errorText(e));
+      if (mine === seq.current) setError(errorMessage(e));
     }
   }, []);
 
@@ -99,7 +98,7 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
       setError(null);
       await show(id, Math.min(idx, Math.max(0, r.steps.length - 1)), false);
     } catch (e) {
-      setError(errorText(e));
+      setError(errorMessage(e));
     }
   }, [id]);
 
@@ -113,7 +112,7 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     try {
       return await fn();
     } catch (e) {
-      setError(errorText(e));
+      setError(errorMessage(e));
       return null;
     } finally {
       setBusy(false);

@@ -1,9 +1,7 @@
 import { useState } from 'react';
 import type { AttachInput } from '../../../../core/api/calls/jobs';
-import { isApiError } from '../../../../core/api/errors';
 import { backend } from '../../store/app';
-import { openJob } from './JobsPanel';
-import { useJobs } from './store';
+import { JobDialog, sshTargetOf, useJobStart } from './JobDialog';
 
 /**
  * Follow a job the workbench did not launch: SPADE's own `spade_games_8b_<pid>` on a Ray head, or
@@ -19,90 +17,64 @@ export function AttachDialog({ onClose }: { onClose: () => void }) {
   const [port, setPort] = useState('');
   const [user, setUser] = useState('');
   const [outputDir, setOutputDir] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, start } = useJobStart(onClose);
 
-  const submit = async () => {
-    setError('');
-    const input: AttachInput = { name: name.trim() || externalId.trim(), backend: kind, externalId: externalId.trim() };
-    if (host.trim()) input.ssh = { host: host.trim(), ...(port ? { port: Number(port) } : {}), ...(user.trim() ? { user: user.trim() } : {}) };
-    if (kind === 'ray') input.ray = { address: rayAddress.trim(), tunnel: tunnel && Boolean(input.ssh) };
-    const out = outputDir.trim().replace(/\/$/, '');
-    // SPADE's layout under OUTPUT_DIR: games, the cache with its steps and env_memory.json, rejected games beside the games.
-    if (out) input.outputs = { gamesDir: `${out}/spade_games`, cacheDir: `${out}/spade_games_cache`, rejectedDir: `${out}/spade_games_rejected`, metricsFile: `${out}/metrics.jsonl` };
-    setBusy(true);
-    try {
-      const job = await backend().call('jobs.attach', input);
-      useJobs.getState().upsert(job);
-      openJob(job.id, job.name);
-      onClose();
-    } catch (e) {
-      setError(isApiError(e) || e instanceof Error ? e.message : String(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const submit = () =>
+    start(() => {
+      const input: AttachInput = { name: name.trim() || externalId.trim(), backend: kind, externalId: externalId.trim() };
+      const ssh = sshTargetOf(host, port, user);
+      if (ssh) input.ssh = ssh;
+      if (kind === 'ray') input.ray = { address: rayAddress.trim(), tunnel: tunnel && Boolean(input.ssh) };
+      const out = outputDir.trim().replace(/\/$/, '');
+      // SPADE's layout under OUTPUT_DIR: games, the cache with its steps and env_memory.json, rejected games beside the games.
+      if (out) input.outputs = { gamesDir: `${out}/spade_games`, cacheDir: `${out}/spade_games_cache`, rejectedDir: `${out}/spade_games_rejected`, metricsFile: `${out}/metrics.jsonl` };
+      return backend().call('jobs.attach', input);
+    });
 
   return (
-    <div className="jobs-dialog-backdrop" role="dialog" aria-modal="true" aria-label="Attach to a running job">
-      <form
-        className="jobs-dialog"
-        data-testid="jobs-attach"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <h2>Attach to a running job</h2>
-        <div className="jobs-grid">
-          <label>
-            Kind
-            <select value={kind} onChange={(e) => setKind(e.target.value as AttachInput['backend'])} data-testid="jobs-attach-kind">
-              <option value="ray">Ray job (submission id)</option>
-              <option value="slurm">Slurm job (job id)</option>
-            </select>
+    <JobDialog
+      title="Attach to a running job"
+      testId="jobs-attach"
+      onSubmit={() => void submit()}
+      onClose={onClose}
+      error={error}
+      submit={{ label: 'Attach', busyLabel: 'Attaching…', busy, disabled: busy || !externalId.trim(), testId: 'jobs-attach-submit' }}
+    >
+      <div className="jobs-grid">
+        <label>
+          Kind
+          <select value={kind} onChange={(e) => setKind(e.target.value as AttachInput['backend'])} data-testid="jobs-attach-kind">
+            <option value="ray">Ray job (submission id)</option>
+            <option value="slurm">Slurm job (job id)</option>
+          </select>
+        </label>
+        <label>
+          {kind === 'ray' ? 'Submission id (e.g. spade_games_8b_12345)' : 'Slurm job id'}
+          <input value={externalId} onChange={(e) => setExternalId(e.target.value)} data-testid="jobs-attach-id" required />
+        </label>
+        <label>
+          Name
+          <input value={name} placeholder={externalId} onChange={(e) => setName(e.target.value)} />
+        </label>
+        <label>
+          SSH host {kind === 'ray' ? '(for a tunnel to the head node and its files)' : ''}
+          <input value={host} onChange={(e) => setHost(e.target.value)} data-testid="jobs-attach-host" />
+        </label>
+        <label className="jobs-inline">
+          Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} />
+          User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} />
+        </label>
+        {kind === 'ray' ? (
+          <label className="jobs-inline jobs-wide">
+            Dashboard <input value={rayAddress} size={30} onChange={(e) => setRayAddress(e.target.value)} data-testid="jobs-attach-address" />
+            <input type="checkbox" checked={tunnel} onChange={(e) => setTunnel(e.target.checked)} /> through the SSH host
           </label>
-          <label>
-            {kind === 'ray' ? 'Submission id (e.g. spade_games_8b_12345)' : 'Slurm job id'}
-            <input value={externalId} onChange={(e) => setExternalId(e.target.value)} data-testid="jobs-attach-id" required />
-          </label>
-          <label>
-            Name
-            <input value={name} placeholder={externalId} onChange={(e) => setName(e.target.value)} />
-          </label>
-          <label>
-            SSH host {kind === 'ray' ? '(for a tunnel to the head node and its files)' : ''}
-            <input value={host} onChange={(e) => setHost(e.target.value)} data-testid="jobs-attach-host" />
-          </label>
-          <label className="jobs-inline">
-            Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} />
-            User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} />
-          </label>
-          {kind === 'ray' ? (
-            <label className="jobs-inline jobs-wide">
-              Dashboard <input value={rayAddress} size={30} onChange={(e) => setRayAddress(e.target.value)} data-testid="jobs-attach-address" />
-              <input type="checkbox" checked={tunnel} onChange={(e) => setTunnel(e.target.checked)} /> through the SSH host
-            </label>
-          ) : null}
-          <label className="jobs-wide">
-            The run's OUTPUT_DIR on that machine (optional: environments and metrics.jsonl flow back)
-            <input value={outputDir} onChange={(e) => setOutputDir(e.target.value)} />
-          </label>
-        </div>
-        {error ? (
-          <p className="jobs-error" role="alert" data-testid="jobs-error">
-            {error}
-          </p>
         ) : null}
-        <div className="jobs-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy || !externalId.trim()} data-testid="jobs-attach-submit">
-            {busy ? 'Attaching…' : 'Attach'}
-          </button>
-        </div>
-      </form>
-    </div>
+        <label className="jobs-wide">
+          The run's OUTPUT_DIR on that machine (optional: environments and metrics.jsonl flow back)
+          <input value={outputDir} onChange={(e) => setOutputDir(e.target.value)} />
+        </label>
+      </div>
+    </JobDialog>
   );
 }

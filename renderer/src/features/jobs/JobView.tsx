@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { CallOutput } from '../../../../core/api';
+import { errorMessage, type CallOutput } from '../../../../core/api';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
@@ -38,7 +38,7 @@ export function JobView({ tab }: ViewProps<'job'>) {
         setLoaded(j);
         useJobs.getState().upsert(j);
       })
-      .catch((e: unknown) => log('error', 'jobs', e instanceof Error ? e.message : String(e)));
+      .catch((e: unknown) => log('error', 'jobs', errorMessage(e)));
   }, [id]);
   const active = ACTIVE.has((job ?? loaded)?.state ?? '');
   useEffect(() => {
@@ -56,7 +56,7 @@ export function JobView({ tab }: ViewProps<'job'>) {
     try {
       useJobs.getState().upsert(await backend().call('jobs.stop', { id }));
     } catch (e) {
-      log('error', 'jobs', `Stop failed: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'jobs', `Stop failed: ${errorMessage(e)}`);
     }
   };
   return (

@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'react';
 import type { JobRecipe, LaunchInput } from '../../../../core/api/calls/jobs';
-import { isApiError } from '../../../../core/api/errors';
+import { errorMessage } from '../../../../core/api';
 import { backend } from '../../store/app';
-import { openJob } from './JobsPanel';
-import { useJobs } from './store';
+import { JobDialog, sshTargetOf, useJobStart } from './JobDialog';
 
 type Backend = LaunchInput['backend'];
 
@@ -57,8 +56,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   const [container, setContainer] = useState('');
   const [rayAddress, setRayAddress] = useState('http://127.0.0.1:8265');
   const [rayTunnel, setRayTunnel] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, setError, start } = useJobStart(onClose);
   const [hostKey, setHostKey] = useState<HostKeyPrompt | null>(null);
 
   useEffect(() => {
@@ -83,7 +81,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
       if (secretValue) setUseSecrets((u) => [...new Set([...u, secretName.trim()])]);
       setSecretValue('');
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     }
   };
 
@@ -96,9 +94,8 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
     const input: LaunchInput = { name: name.trim() || 'job', backend: kind, env, secretEnv: useSecrets };
     if (recipe) input.recipe = recipe;
     if (workdir.trim()) input.workdir = workdir.trim();
-    if (kind !== 'local' && host.trim()) {
-      input.ssh = { host: host.trim(), ...(port ? { port: Number(port) } : {}), ...(user.trim() ? { user: user.trim() } : {}) };
-    }
+    const ssh = kind !== 'local' ? sshTargetOf(host, port, user) : undefined;
+    if (ssh) input.ssh = ssh;
     if (kind === 'slurm') {
       input.slurm = {
         ...(partition ? { partition } : {}),
@@ -115,29 +112,19 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
     return input;
   };
 
-  const submit = async () => {
-    setError('');
-    const input = request();
-    if (!input) return;
-    setBusy(true);
-    try {
+  const submit = () =>
+    start(async () => {
+      const input = request();
+      if (!input) return null;
       if (input.ssh) {
         const probe = await backend().call('jobs.probeHost', { ssh: input.ssh });
         if (probe.status !== 'trusted') {
           setHostKey({ host: probe.host ?? '', port: probe.port ?? 22, keyType: probe.keyType ?? '', fingerprint: probe.fingerprint ?? '', status: probe.status, message: probe.message ?? '' });
-          return;
+          return null;
         }
       }
-      const job = await backend().call('jobs.submit', input);
-      useJobs.getState().upsert(job);
-      openJob(job.id, job.name);
-      onClose();
-    } catch (e) {
-      setError(isApiError(e) || e instanceof Error ? e.message : String(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return backend().call('jobs.submit', input);
+    });
 
   const trust = async () => {
     if (!hostKey) return;
@@ -147,157 +134,141 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   };
 
   return (
-    <div className="jobs-dialog-backdrop" role="dialog" aria-modal="true" aria-label="Launch a job">
-      <form
-        className="jobs-dialog"
-        data-testid="jobs-launch"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <h2>Launch a job</h2>
-        <div className="jobs-grid">
-          <label>
-            Recipe
-            <select value={recipe} onChange={(e) => setRecipe(e.target.value)} data-testid="jobs-recipe">
-              {recipes.map((r) => (
-                <option key={r.id} value={r.id}>
-                  {r.title}
-                </option>
-              ))}
-              <option value="">(custom command)</option>
-            </select>
-          </label>
-          <label>
-            Backend
-            <select value={kind} onChange={(e) => setKind(e.target.value as Backend)} data-testid="jobs-backend">
-              {(['local', 'ssh', 'slurm', 'ray'] as const).map((b) => (
-                <option key={b} value={b} disabled={!!current && !current.backends.includes(b)}>
-                  {b}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Name
-            <input value={name} onChange={(e) => setName(e.target.value)} data-testid="jobs-name" />
-          </label>
-          <label>
-            Working directory
-            <input value={workdir} placeholder={kind === 'local' ? '~/.spade-workbench-runs' : '~ (on the host)'} onChange={(e) => setWorkdir(e.target.value)} data-testid="jobs-workdir" />
-          </label>
-          {kind !== 'local' ? (
-            <>
-              <label>
-                Host (~/.ssh/config alias or address)
-                <input list="jobs-hosts" value={host} onChange={(e) => setHost(e.target.value)} data-testid="jobs-host" />
-                <datalist id="jobs-hosts">
-                  {hosts.map((h) => (
-                    <option key={h} value={h} />
-                  ))}
-                </datalist>
-              </label>
-              <label className="jobs-inline">
-                Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} data-testid="jobs-port" />
-                User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} data-testid="jobs-user" />
-              </label>
-            </>
-          ) : null}
-          {kind === 'slurm' ? (
-            <label className="jobs-inline jobs-wide">
-              Partition <input value={partition} size={10} onChange={(e) => setPartition(e.target.value)} />
-              GPUs <input value={gpus} size={3} placeholder={String(current?.slurm?.gpus ?? '')} onChange={(e) => setGpus(e.target.value.replace(/\D/g, ''))} />
-              CPUs <input value={cpus} size={4} placeholder={String(current?.slurm?.cpusPerTask ?? '')} onChange={(e) => setCpus(e.target.value.replace(/\D/g, ''))} />
-              Memory <input value={mem} size={6} placeholder={current?.slurm?.mem ?? ''} onChange={(e) => setMem(e.target.value.trim())} />
-              Time <input value={time} size={9} placeholder={current?.slurm?.time ?? '48:00:00'} onChange={(e) => setTime(e.target.value)} />
-              Container <input value={container} size={18} placeholder="(none)" onChange={(e) => setContainer(e.target.value)} />
+    <JobDialog
+      title="Launch a job"
+      testId="jobs-launch"
+      onSubmit={() => void submit()}
+      onClose={onClose}
+      error={error}
+      submit={{ label: 'Launch', busyLabel: 'Launching…', busy, disabled: busy, testId: 'jobs-submit' }}
+    >
+      <div className="jobs-grid">
+        <label>
+          Recipe
+          <select value={recipe} onChange={(e) => setRecipe(e.target.value)} data-testid="jobs-recipe">
+            {recipes.map((r) => (
+              <option key={r.id} value={r.id}>
+                {r.title}
+              </option>
+            ))}
+            <option value="">(custom command)</option>
+          </select>
+        </label>
+        <label>
+          Backend
+          <select value={kind} onChange={(e) => setKind(e.target.value as Backend)} data-testid="jobs-backend">
+            {(['local', 'ssh', 'slurm', 'ray'] as const).map((b) => (
+              <option key={b} value={b} disabled={!!current && !current.backends.includes(b)}>
+                {b}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Name
+          <input value={name} onChange={(e) => setName(e.target.value)} data-testid="jobs-name" />
+        </label>
+        <label>
+          Working directory
+          <input value={workdir} placeholder={kind === 'local' ? '~/.spade-workbench-runs' : '~ (on the host)'} onChange={(e) => setWorkdir(e.target.value)} data-testid="jobs-workdir" />
+        </label>
+        {kind !== 'local' ? (
+          <>
+            <label>
+              Host (~/.ssh/config alias or address)
+              <input list="jobs-hosts" value={host} onChange={(e) => setHost(e.target.value)} data-testid="jobs-host" />
+              <datalist id="jobs-hosts">
+                {hosts.map((h) => (
+                  <option key={h} value={h} />
+                ))}
+              </datalist>
             </label>
-          ) : null}
-          {kind === 'ray' ? (
-            <label className="jobs-inline jobs-wide">
-              <input type="checkbox" checked={rayTunnel} onChange={(e) => setRayTunnel(e.target.checked)} /> through an SSH tunnel to the head node
-              <input
-                value={rayAddress}
-                size={30}
-                title={rayTunnel ? 'The dashboard as the head node reaches it' : 'The dashboard address'}
-                onChange={(e) => setRayAddress(e.target.value)}
-              />
+            <label className="jobs-inline">
+              Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} data-testid="jobs-port" />
+              User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} data-testid="jobs-user" />
             </label>
-          ) : null}
-          <label className="jobs-wide">
-            Environment variables (NAME=value per line)
-            <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv.filter((k) => !current.secretEnv.includes(k)), ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
+          </>
+        ) : null}
+        {kind === 'slurm' ? (
+          <label className="jobs-inline jobs-wide">
+            Partition <input value={partition} size={10} onChange={(e) => setPartition(e.target.value)} />
+            GPUs <input value={gpus} size={3} placeholder={String(current?.slurm?.gpus ?? '')} onChange={(e) => setGpus(e.target.value.replace(/\D/g, ''))} />
+            CPUs <input value={cpus} size={4} placeholder={String(current?.slurm?.cpusPerTask ?? '')} onChange={(e) => setCpus(e.target.value.replace(/\D/g, ''))} />
+            Memory <input value={mem} size={6} placeholder={current?.slurm?.mem ?? ''} onChange={(e) => setMem(e.target.value.trim())} />
+            Time <input value={time} size={9} placeholder={current?.slurm?.time ?? '48:00:00'} onChange={(e) => setTime(e.target.value)} />
+            Container <input value={container} size={18} placeholder="(none)" onChange={(e) => setContainer(e.target.value)} />
           </label>
-          <div className="jobs-wide jobs-secrets">
-            <span>
-              Secrets ({secretStore === 'keychain' ? 'sealed by the OS keychain' : 'kept in memory for this session only'}; never stored in the database, logs or files)
-            </span>
-            <div className="jobs-inline">
-              <input placeholder="NAME" value={secretName} size={16} onChange={(e) => setSecretName(e.target.value)} data-testid="jobs-secret-name" />
-              <input type="password" placeholder="value" value={secretValue} autoComplete="off" onChange={(e) => setSecretValue(e.target.value)} data-testid="jobs-secret-value" />
-              <button type="button" onClick={() => void addSecret()} disabled={!secretName.trim()}>
-                Set
-              </button>
-            </div>
-            <div className="jobs-inline">
-              {secretNames.map((n) => (
-                <label key={n} className="jobs-chip">
-                  <input type="checkbox" checked={useSecrets.includes(n)} onChange={(e) => setUseSecrets((u) => (e.target.checked ? [...u, n] : u.filter((x) => x !== n)))} /> {n}
-                </label>
-              ))}
-              {current?.secretEnv.filter((n) => !secretNames.includes(n)).map((n) => (
-                <span key={n} className="muted jobs-chip">
-                  {n} (not set)
-                </span>
-              ))}
-            </div>
+        ) : null}
+        {kind === 'ray' ? (
+          <label className="jobs-inline jobs-wide">
+            <input type="checkbox" checked={rayTunnel} onChange={(e) => setRayTunnel(e.target.checked)} /> through an SSH tunnel to the head node
+            <input
+              value={rayAddress}
+              size={30}
+              title={rayTunnel ? 'The dashboard as the head node reaches it' : 'The dashboard address'}
+              onChange={(e) => setRayAddress(e.target.value)}
+            />
+          </label>
+        ) : null}
+        <label className="jobs-wide">
+          Environment variables (NAME=value per line)
+          <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv.filter((k) => !current.secretEnv.includes(k)), ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />
+        </label>
+        <div className="jobs-wide jobs-secrets">
+          <span>
+            Secrets ({secretStore === 'keychain' ? 'sealed by the OS keychain' : 'kept in memory for this session only'}; never stored in the database, logs or files)
+          </span>
+          <div className="jobs-inline">
+            <input placeholder="NAME" value={secretName} size={16} onChange={(e) => setSecretName(e.target.value)} data-testid="jobs-secret-name" />
+            <input type="password" placeholder="value" value={secretValue} autoComplete="off" onChange={(e) => setSecretValue(e.target.value)} data-testid="jobs-secret-value" />
+            <button type="button" onClick={() => void addSecret()} disabled={!secretName.trim()}>
+              Set
+            </button>
           </div>
-          <label className="jobs-wide jobs-inline">
-            Pool to ship
-            <select value={pool} onChange={(e) => setPool(e.target.value as typeof pool)} data-testid="jobs-pool">
-              <option value="seed">the seed pack</option>
-              <option value="ids">environments from memory (ids)</option>
-              <option value="none">none</option>
-            </select>
-            {pool === 'ids' ? <input value={poolIds} placeholder="1, 2, 3" onChange={(e) => setPoolIds(e.target.value)} /> : null}
-          </label>
-        </div>
-        {current ? <p className="muted jobs-desc">{current.description}</p> : null}
-        {current && current.warnings.length > 0 ? (
-          <div className="jobs-warning" role="note" data-testid="jobs-recipe-warning">
-            {current.warnings.map((w) => (
-              <p key={w}>⚠ {w}</p>
+          <div className="jobs-inline">
+            {secretNames.map((n) => (
+              <label key={n} className="jobs-chip">
+                <input type="checkbox" checked={useSecrets.includes(n)} onChange={(e) => setUseSecrets((u) => (e.target.checked ? [...u, n] : u.filter((x) => x !== n)))} /> {n}
+              </label>
+            ))}
+            {current?.secretEnv.filter((n) => !secretNames.includes(n)).map((n) => (
+              <span key={n} className="muted jobs-chip">
+                {n} (not set)
+              </span>
             ))}
           </div>
-        ) : null}
-        {hostKey ? (
-          <div className={`jobs-hostkey ${hostKey.status}`} data-testid="jobs-hostkey">
-            <p>{hostKey.message}</p>
-            <code>
-              {hostKey.keyType} {hostKey.fingerprint}
-            </code>
-            {hostKey.status === 'unknown' ? (
-              <button type="button" className="primary" onClick={() => void trust()} data-testid="jobs-trust">
-                Trust this key and connect
-              </button>
-            ) : null}
-          </div>
-        ) : null}
-        {error ? (
-          <p className="jobs-error" role="alert" data-testid="jobs-error">
-            {error}
-          </p>
-        ) : null}
-        <div className="jobs-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy} data-testid="jobs-submit">
-            {busy ? 'Launching…' : 'Launch'}
-          </button>
         </div>
-      </form>
-    </div>
+        <label className="jobs-wide jobs-inline">
+          Pool to ship
+          <select value={pool} onChange={(e) => setPool(e.target.value as typeof pool)} data-testid="jobs-pool">
+            <option value="seed">the seed pack</option>
+            <option value="ids">environments from memory (ids)</option>
+            <option value="none">none</option>
+          </select>
+          {pool === 'ids' ? <input value={poolIds} placeholder="1, 2, 3" onChange={(e) => setPoolIds(e.target.value)} /> : null}
+        </label>
+      </div>
+      {current ? <p className="muted jobs-desc">{current.description}</p> : null}
+      {current && current.warnings.length > 0 ? (
+        <div className="jobs-warning" role="note" data-testid="jobs-recipe-warning">
+          {current.warnings.map((w) => (
+            <p key={w}>⚠ {w}</p>
+          ))}
+        </div>
+      ) : null}
+      {hostKey ? (
+        <div className={`jobs-hostkey ${hostKey.status}`} data-testid="jobs-hostkey">
+          <p>{hostKey.message}</p>
+          <code>
+            {hostKey.keyType} {hostKey.fingerprint}
+          </code>
+          {hostKey.status === 'unknown' ? (
+            <button type="button" className="primary" onClick={() => void trust()} data-testid="jobs-trust">
+              Trust this key and connect
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+    </JobDialog>
   );
 }

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend, log } from '../../store/app';
+import { errorMessage } from '../../../../core/api';
 
 interface JobsState {
   jobs: JobSummary[];
@@ -20,7 +21,7 @@ export const useJobs = create<JobsState>((set) => ({
       const { jobs } = await backend().call('jobs.list', {});
       set({ jobs, loaded: true });
     } catch (e) {
-      log('error', 'jobs', `Could not list jobs: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'jobs', `Could not list jobs: ${errorMessage(e)}`);
     }
   },
   upsert: (j) =>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { EnvDetail } from '../../../../core/api';
+import { errorMessage, type EnvDetail } from '../../../../core/api';
 import { CodeEditor } from '../../monaco/CodeEditor';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
@@ -32,7 +32,7 @@ export function EnvironmentView({ tab }: ViewProps<'environment'>) {
       setNotes(d.notes);
       setError(null);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     }
   }, [id]);
 
@@ -48,7 +48,7 @@ export function EnvironmentView({ tab }: ViewProps<'environment'>) {
       await fn();
       await load();
     } catch (e) {
-      log('error', 'library', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'library', `${what}: ${errorMessage(e)}`);
     }
   };
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { ImportProgress } from '../../../../core/api';
+import { errorMessage, type ImportProgress } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
 
 /** Paths typed or pasted (one per line): the web host reads the machine it runs on, so no browser file picker. */
@@ -46,7 +46,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
       const r = await backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}`, ...(followLinks ? { followLinks } : {}) });
       setJobId(r.jobId);
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorMessage(e));
     }
   };
   const running = !!jobId && progress?.phase !== 'done' && progress?.phase !== 'failed';

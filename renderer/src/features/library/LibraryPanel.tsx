@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import type { EnvSummary, MemorySort } from '../../../../core/api';
+import { errorMessage, type EnvSummary, type MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import { PAGE_SIZE, fmt, rowAt, useLibrary } from './store';
@@ -173,7 +173,7 @@ function BulkBar() {
     try {
       await fn();
     } catch (e) {
-      log('error', 'library', `${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+      log('error', 'library', `${what} failed: ${errorMessage(e)}`);
     }
   };
   const validTag = /^[^\s,]{1,64}$/.test(tag.trim());
@@ -215,7 +215,7 @@ function SelectAll({ total }: { total: number }) {
             const r = await selectAll();
             if (r.truncated) log('warn', 'library', `Selected the newest ${r.count.toLocaleString()} matching environments (the most one bulk action takes)`);
           } catch (e) {
-            log('error', 'library', `Select all failed: ${e instanceof Error ? e.message : String(e)}`);
+            log('error', 'library', `Select all failed: ${errorMessage(e)}`);
           } finally {
             setBusy(false);
           }

@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { CallOutput, EnvSummary, MemoryFilters, MemorySort } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EnvSummary, type MemoryFilters, type MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useAuditResults } from '../../store/auditResults';
 
@@ -133,7 +133,7 @@ export const useLibrary = create<LibraryState>((set, get) => {
           .catch((e: unknown) => {
             inflight.delete(key);
             if (get().generation !== generation) return;
-            const message = e instanceof Error ? e.message : String(e);
+            const message = errorMessage(e);
             set({ loading: false, error: message });
             log('warn', 'library', message);
           });

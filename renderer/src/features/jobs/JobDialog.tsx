@@ -1,0 +1,78 @@
+import { useState, type ReactNode } from 'react';
+import { errorMessage } from '../../../../core/api';
+import type { JobSummary, LaunchInput } from '../../../../core/api/calls/jobs';
+import { openJob } from './JobsPanel';
+import { useJobs } from './store';
+
+/** The SSH target a dialog's host, port and user fields name, or none without a host. */
+export function sshTargetOf(host: string, port: string, user: string): NonNullable<LaunchInput['ssh']> | undefined {
+  if (!host.trim()) return undefined;
+  return { host: host.trim(), ...(port ? { port: Number(port) } : {}), ...(user.trim() ? { user: user.trim() } : {}) };
+}
+
+/**
+ * What starting a job from a dialog does, launched or attached: busy while it asks, the failure as
+ * the dialog's error line, and a started job listed, opened and the dialog closed. `fn` answers
+ * null when it stopped short on purpose (a validation message, a host key to confirm first).
+ */
+export function useJobStart(onClose: () => void) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+  const start = async (fn: () => Promise<JobSummary | null>): Promise<void> => {
+    setError('');
+    setBusy(true);
+    try {
+      const job = await fn();
+      if (!job) return;
+      useJobs.getState().upsert(job);
+      openJob(job.id, job.name);
+      onClose();
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, start };
+}
+
+/** The frame both job dialogs share: a modal form with a title, the error line, Cancel and the submit button. */
+export function JobDialog(props: {
+  title: string;
+  testId: string;
+  onSubmit: () => void;
+  onClose: () => void;
+  error: string;
+  submit: { label: string; busyLabel: string; busy: boolean; disabled: boolean; testId: string };
+  children: ReactNode;
+}) {
+  const { submit } = props;
+  return (
+    <div className="jobs-dialog-backdrop" role="dialog" aria-modal="true" aria-label={props.title}>
+      <form
+        className="jobs-dialog"
+        data-testid={props.testId}
+        onSubmit={(e) => {
+          e.preventDefault();
+          props.onSubmit();
+        }}
+      >
+        <h2>{props.title}</h2>
+        {props.children}
+        {props.error ? (
+          <p className="jobs-error" role="alert" data-testid="jobs-error">
+            {props.error}
+          </p>
+        ) : null}
+        <div className="jobs-actions">
+          <button type="button" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={submit.disabled} data-testid={submit.testId}>
+            {submit.busy ? submit.busyLabel : submit.label}
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
