@@ -32,7 +32,8 @@ export class EpisodeContext {
     return m;
   }
 
-  openSession(source: string, maxTurns: number, runtime: RuntimeChoice): Promise<EnvSession> {
-    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime });
+  /** `background`: loaded ahead of its turn, behind the foreground work of running episodes. */
+  openSession(source: string, maxTurns: number, runtime: RuntimeChoice, background = false): Promise<EnvSession> {
+    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime, background });
   }
 }

@@ -90,7 +90,7 @@ export async function actionSourceFor(session: EnvSession, policy: Policy, seed:
 
 /** A scripted policy as a regret player: reset with the seed, then SPADE's loop within the budget. */
 export function scriptedPlayer(policy: Policy, hintPolicy?: Policy): Player {
-  return async (session, arm) => {
+  const play: Player = async (session, arm) => {
     const p = arm.hint && hintPolicy ? hintPolicy : policy;
     const reset = { ...(await session.reset(0, arm.seed)), state: await session.state() };
     // A reset that raised is SPADE's "Error during reset. Starting new game." observation: play goes on.
@@ -98,4 +98,7 @@ export function scriptedPlayer(policy: Policy, hintPolicy?: Policy): Player {
     const r = await playPlan(session, feedFromSource(src, arm.toolUse), { firstIdx: 1, batch: 16, stopWhenDone: true, maxSteps: arm.budget });
     return { steps: [reset, ...r.steps], turns: r.turns, endedBy: r.reason === 'budget' || r.reason === 'policy ended' ? 'budget' : 'env', policy: describePolicy(p) };
   };
+  // Its first call: reset(seed).
+  play.prepare = (session, arm) => session.prefetchReset(arm.seed);
+  return play;
 }

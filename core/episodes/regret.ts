@@ -30,8 +30,14 @@ export interface ArmSpec {
   toolUse: boolean;
 }
 
-/** Plays one episode on an opened session (it resets it itself). */
-export type Player = (session: EnvSession, arm: ArmSpec, signal: AbortSignal) => Promise<PlayedEpisode>;
+/**
+ * Plays one episode on an opened session (it resets it itself). `prepare`, where given, sends the
+ * player's first harness calls ahead (`prefetchTools`, `prefetchReset`), exactly those and in its
+ * order, so a run can load the next episode while the current one waits on its policy.
+ */
+export type Player = ((session: EnvSession, arm: ArmSpec, signal: AbortSignal) => Promise<PlayedEpisode>) & {
+  prepare?(session: EnvSession, arm: ArmSpec): void;
+};
 
 export interface RegretJob {
   hash: string;
@@ -87,14 +93,28 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   o.progress?.(done, o.jobs.length, null);
   let next = 0;
   const changed: number[] = [];
-  const one = async (job: RegretJob): Promise<void> => {
+  const armOf = (job: RegretJob, session: EnvSession): ArmSpec => ({ hint: job.hint, hintText: job.hint ? o.hintFor(job.hash) : null, seed: job.seed, budget: o.budget, toolUse: session.info.toolUse });
+  /** A job's session, loading (and sent the player's first calls) ahead of its turn. */
+  type Prepared = { job: RegretJob; session: Promise<EnvSession> };
+  const prepare = (job: RegretJob): Prepared => {
+    const session = ctx.openSession(ctx.env(job.hash).source, o.budget, o.runtime, true).then((s) => {
+      if (!(job.hint && o.hintFor(job.hash) === null)) o.player.prepare?.(s, armOf(job, s));
+      return s;
+    });
+    session.catch(() => {}); // a load failure is reported when the job's turn comes
+    return { job, session };
+  };
+  const one = async ({ job, session: opening }: Prepared): Promise<void> => {
     const env = ctx.env(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
-    if (job.hint && hintText === null) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
-    const session = await ctx.openSession(env.source, o.budget, o.runtime);
+    if (job.hint && hintText === null) {
+      void opening.then((s) => s.close(), () => {});
+      throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
+    }
+    const session = await opening;
     let played: PlayedEpisode;
     try {
-      played = await o.player(session, { hint: job.hint, hintText, seed: job.seed, budget: o.budget, toolUse: session.info.toolUse }, o.control.abort.signal);
+      played = await o.player(session, armOf(job, session), o.control.abort.signal);
     } finally {
       // Closing needs no answer before the next episode starts (the interpreter frees it in order).
       void session.close();
@@ -123,15 +143,31 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     done++;
     o.progress?.(done, o.jobs.length, r);
   };
-  const worker = async (): Promise<void> => {
-    while (!o.control.cancel) {
-      const job = todo[next++];
-      if (!job) return;
-      await one(job);
+  const take = (): Prepared | null => {
+    const job = todo[next++];
+    return job ? prepare(job) : null;
+  };
+  // Each worker loads its next job's session while the current episode waits on the model, so the
+  // load and get_tools() round trips leave the episode's critical path (policy.regret_throughput_ratio).
+  // Every worker gets its first job before any looks ahead, so a short run still spreads over them.
+  const firsts = Array.from({ length: Math.max(1, Math.min(o.concurrency, todo.length)) }, take);
+  const worker = async (first: Prepared | null): Promise<void> => {
+    let ahead: Prepared | null = first;
+    try {
+      while (!o.control.cancel) {
+        const cur: Prepared | null = ahead ?? take();
+        if (!cur) return;
+        ahead = take();
+        await one(cur);
+      }
+    } finally {
+      // Loaded for a job this worker will not play (cancelled, or the run failed): closed unplayed;
+      // nothing of it is recorded, so a resume plays it.
+      if (ahead) void ahead.session.then((s) => s.close(), () => {});
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, todo.length)) }, worker));
+    await Promise.all(firsts.map(worker));
   } finally {
     if (changed.length) ctx.d.changed?.(changed);
   }

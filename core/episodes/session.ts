@@ -11,11 +11,13 @@ import type { HarnessRequest } from '../runtime/protocol';
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
-  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string }): Promise<
+  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background' }): Promise<
     | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
-  call(sessionId: string, req: HarnessRequest): Promise<HarnessReply>;
+  call(sessionId: string, req: HarnessRequest, opts?: { priority?: 'foreground' | 'background' }): Promise<HarnessReply>;
+  /** The session's background requests go ahead now (optional: runtimes without priorities). */
+  promote?(sessionId: string): void;
   close(sessionId: string): Promise<unknown>;
 }
 
@@ -111,8 +113,8 @@ export class EnvSession {
     readonly info: LoadInfo,
   ) {}
 
-  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string }): Promise<EnvSession> {
-    const r = await host.open({ source, runtime: opts.runtime ?? 'auto', maxTurns: opts.maxTurns, ...(opts.label ? { label: opts.label } : {}) });
+  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean }): Promise<EnvSession> {
+    const r = await host.open({ source, runtime: opts.runtime ?? 'auto', maxTurns: opts.maxTurns, ...(opts.label ? { label: opts.label } : {}), ...(opts.background ? { priority: 'background' as const } : {}) });
     if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
     return new EnvSession(host, r.sessionId, {
       className: r.load.className ?? null,
@@ -123,9 +125,15 @@ export class EnvSession {
     });
   }
 
-  private async call(req: HarnessRequest): Promise<HarnessReply> {
+  private async call(req: HarnessRequest, background = false): Promise<HarnessReply> {
     if (this.closed) throw new DomainError('conflict', 'this episode session is closed');
-    return this.host.call(this.id, req);
+    return background ? this.host.call(this.id, req, { priority: 'background' }) : this.host.call(this.id, req);
+  }
+
+  /** Sent ahead, now awaited: whatever of it still waits in the background goes first. */
+  private take<T>(p: Promise<T>): Promise<T> {
+    this.host.promote?.(this.id);
+    return p;
   }
 
   /** Harness failures that are not the game's fault (session gone, protocol) become DomainErrors (the dispatcher sends them as ApiErrors). */
@@ -140,8 +148,24 @@ export class EnvSession {
     return { ok: false, error: reply.error };
   }
 
+  private prefetchedReset: { seed: number | null; reply: Promise<HarnessReply> } | null = null;
+
+  /**
+   * Sends `reset(seed)` now, for the next `reset` with that seed to take, in the order the calls
+   * are made (a player that asks for its tools first asks for them first here too). Only for a
+   * player that will certainly reset with this seed next: the call runs whether it is taken or not.
+   */
+  prefetchReset(seed: number | null): void {
+    if (this.prefetchedReset) return;
+    const reply = this.call({ cmd: 'reset', seed }, true);
+    reply.catch(() => {});
+    this.prefetchedReset = { seed, reply };
+  }
+
   async reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>> {
-    const r = this.unwrap(await this.call({ cmd: 'reset', seed }));
+    const pre = this.prefetchedReset;
+    this.prefetchedReset = null;
+    const r = this.unwrap(await (pre && pre.seed === seed ? this.take(pre.reply) : this.call({ cmd: 'reset', seed })));
     return resetRecord(idx, seed, r.ok ? (r.value as RawReset) : { error: r.error });
   }
 
@@ -158,9 +182,26 @@ export class EnvSession {
     return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };
   }
 
+  private prefetched: Promise<unknown[]> | null = null;
+
+  /**
+   * Asks for the tools now, for the next `tools()` call to take (one call, one `get_tools()`, as
+   * without it): a regret run loads the next episode's session while the current one plays.
+   */
+  prefetchTools(): void {
+    this.prefetched ??= this.fetchTools(true);
+    this.prefetched.catch(() => {});
+  }
+
   /** The game's tools (`get_tools()`); an empty list for games without tools or a harness without the command. */
   async tools(): Promise<unknown[]> {
-    const reply = await this.call({ cmd: 'get_tools' });
+    const p = this.prefetched;
+    this.prefetched = null;
+    return p ? this.take(p) : this.fetchTools();
+  }
+
+  private async fetchTools(background = false): Promise<unknown[]> {
+    const reply = await this.call({ cmd: 'get_tools' }, background);
     if (!reply.ok) return [];
     const v = reply.result as { tools?: unknown } | unknown[];
     return Array.isArray(v) ? v : Array.isArray((v as { tools?: unknown }).tools) ? ((v as { tools: unknown[] }).tools) : [];

@@ -161,7 +161,7 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
 
 /** A served model as a regret player (and the engine of a single model episode). */
 export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
-  return async (session: EnvSession, arm, signal) => {
+  const play: Player = async (session: EnvSession, arm, signal) => {
     // SPADE takes the tool path whenever get_tools() exists and is non-empty (subclass or not).
     const tools = await session.tools();
     const feed = modelFeed({ client, seed: arm.seed, hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: opts.thinking, tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
@@ -176,6 +176,12 @@ export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTur
       meta: { agent: { messages: tr.messages, turns: tr.turns, tools: tr.tools, toolUse: tr.toolUse, endedBy, toolTurns: r.toolTurns } },
     };
   };
+  // Its first calls, in its order: get_tools(), then reset(seed) (the feed's first item).
+  play.prepare = (session, arm) => {
+    session.prefetchTools();
+    session.prefetchReset(arm.seed);
+  };
+  return play;
 }
 
 /**

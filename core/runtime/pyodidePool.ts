@@ -50,7 +50,12 @@ interface Pending {
   fresh?: boolean | 'math';
   /** What the sandbox refused during this call (V lines), handed back with the reply. */
   violations?: { event: string; detail: string }[];
+  /** The session it belongs to (so its background work can be brought forward). */
+  session?: string;
 }
+
+/** Background work (a session loaded ahead of its turn) waits until nothing in the foreground does. */
+export type Priority = 'foreground' | 'background';
 
 /**
  * The Node flags a Pyodide child runs under: the permission model with reads of Pyodide's files and
@@ -90,6 +95,7 @@ class PoolWorker {
   python: string | null = null;
   readonly ready: Promise<void>;
   private queue: Pending[] = [];
+  private background: Pending[] = [];
   /** `phase`: the audit check the call reported last (P lines), named in its failure if it dies. */
   private inflight?: Pending & { started: number; phase?: string };
   /** One slow timer per child instead of timers per call: a step costs microseconds, timers too. */
@@ -168,22 +174,36 @@ class PoolWorker {
   }
 
   get load(): number {
-    return this.sessions.size + this.queue.length + (this.inflight ? 1 : 0);
+    return this.sessions.size + this.queue.length + this.background.length + (this.inflight ? 1 : 0);
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
-  request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false): Promise<HarnessReply> {
+  request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false, priority: Priority = 'foreground'): Promise<HarnessReply> {
     if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
     return new Promise((resolve) => {
       const id = this.nextId++;
-      this.queue.push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve, fresh });
+      const session = 'session' in req && typeof req.session === 'string' ? req.session : undefined;
+      // A session's requests keep their order: behind its own background work, a request waits there too.
+      // A request that restores the pristine interpreter never waits: a session loaded meanwhile would be wiped.
+      const behind = !fresh && (priority === 'background' || (session !== undefined && this.background.some((q) => q.session === session)));
+      (behind ? this.background : this.queue).push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve, fresh, ...(session ? { session } : {}) });
       this.pump();
     });
   }
 
+  /** A session's background work moves to the foreground (its episode now waits on it), in order. */
+  promote(session: string): void {
+    const mine = this.background.filter((q) => q.session === session);
+    if (mine.length === 0) return;
+    this.background = this.background.filter((q) => q.session !== session);
+    this.queue.push(...mine);
+    this.pump();
+  }
+
   private pump(): void {
-    if (this.state !== 'ready' || this.inflight || this.queue.length === 0) return;
-    const next = this.queue.shift()!;
+    if (this.state !== 'ready' || this.inflight) return;
+    const next = this.queue.shift() ?? this.background.shift();
+    if (!next) return;
     if (next.fresh) this.sendRaw(encodeFresh(next.fresh === 'math'));
     this.inflight = { ...next, started: performance.now() };
     this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
@@ -239,7 +259,7 @@ class PoolWorker {
       cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(inflightNotStarted ? { notStarted: true } : {}), ...(cur.phase ? { phase: cur.phase } : {}) }));
     }
     // Queued requests never ran: say so, so that sessionless work (audits) can go again elsewhere.
-    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
+    for (const q of [...this.queue.splice(0), ...this.background.splice(0)]) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
     try {
       this.proc.kill('SIGKILL');
     } catch {
@@ -251,7 +271,7 @@ class PoolWorker {
   stop(): void {
     if (this.state === 'dead') return;
     this.state = 'dead';
-    for (const q of this.queue.splice(0)) q.resolve(failure('closed', 'the runtime pool is shutting down'));
+    for (const q of [...this.queue.splice(0), ...this.background.splice(0)]) q.resolve(failure('closed', 'the runtime pool is shutting down'));
     clearInterval(this.watch);
     if (this.inflight) {
       this.inflight.resolve(failure('closed', 'the runtime pool is shutting down'));
@@ -341,7 +361,7 @@ export class PyodidePool {
   }
 
   /** Runs a request for a new session on the least loaded child and pins the session there. */
-  async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
+  async open(sessionId: string, req: WireRequest, priority: Priority = 'foreground'): Promise<HarnessReply> {
     await this.start();
     const w = this.pick(true);
     // A child with no other session gets its pristine interpreter back first. (With more open
@@ -353,7 +373,7 @@ export class PyodidePool {
     w.hosted++;
     this.sessionWorker.set(sessionId, w);
     await w.ready.catch(() => {});
-    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh && freshKind(req));
+    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh && freshKind(req), priority);
     if (!reply.ok) this.forget(sessionId);
     return reply;
   }
@@ -362,10 +382,15 @@ export class PyodidePool {
     return this.sessionWorker.has(sessionId);
   }
 
-  async call(sessionId: string, req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
+  async call(sessionId: string, req: WireRequest, timeoutMs?: number, priority: Priority = 'foreground'): Promise<HarnessReply> {
     const w = this.sessionWorker.get(sessionId);
     if (!w || w.state === 'dead') return failure('unknown_session', 'this session is gone (closed, or its interpreter was replaced)');
-    return w.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs());
+    return w.request({ ...req, session: sessionId }, timeoutMs ?? this.opts.timeoutMs(), false, priority);
+  }
+
+  /** The session's background requests go ahead now: its episode waits on them. */
+  promote(sessionId: string): void {
+    this.sessionWorker.get(sessionId)?.promote(sessionId);
   }
 
   /** A request that belongs to no session (syntax checks): any ready child serves it. */

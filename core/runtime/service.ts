@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NativeRuntime, probePython, type NativeIsolation, type PythonInfo } from './native';
-import { PyodidePool, type PoolStatus } from './pyodidePool';
+import { PyodidePool, type Priority, type PoolStatus } from './pyodidePool';
 import type { RuntimePaths } from './paths';
 import { failure, type HarnessError, type HarnessReply, type SpadeValidation } from './types';
 
@@ -22,6 +22,8 @@ export interface OpenOptions {
   spadeMode?: boolean;
   /** "Workbench determinism": random/numpy seeded at every reset(seed), a private random per session. */
   deterministic?: boolean;
+  /** 'background': loaded ahead of its turn, behind every waiting foreground request (Pyodide). */
+  priority?: Priority;
 }
 
 export interface LoadInfo {
@@ -102,7 +104,7 @@ export class RuntimeService {
     }
 
     let id = `rs-${randomUUID()}`;
-    let reply = await this.backend(kind).open(id, loadReq);
+    let reply = kind === 'pyodide' ? await this.pool.open(id, loadReq, o.priority) : await this.native.open(id, loadReq);
     const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' ? retryNatively(reply.error.missingModule) : null;
     if (retry) {
       // SPADE runs games in CPython; a game that imports what Pyodide lacks is not broken.
@@ -125,13 +127,18 @@ export class RuntimeService {
    * One harness command for a session; environment failures come back as data, not exceptions.
    * `timeoutMs` overrides the per-call limit from settings (whole-script work such as audits).
    */
-  async call(sessionId: string, req: WireRequest, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
+  async call(sessionId: string, req: WireRequest, opts: { timeoutMs?: number; priority?: Priority } = {}): Promise<HarnessReply> {
     const s = this.sessions.get(sessionId);
     if (!s) return failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`);
     s.lastUsed = Date.now();
-    const reply = await this.backend(s.runtime).call(sessionId, req, opts.timeoutMs);
+    const reply = s.runtime === 'pyodide' ? await this.pool.call(sessionId, req, opts.timeoutMs, opts.priority) : await this.native.call(sessionId, req, opts.timeoutMs);
     if (!reply.ok && (reply.error.restarted || reply.error.kind === 'unknown_session')) this.sessions.delete(sessionId);
     return reply;
+  }
+
+  /** A session's background requests go ahead now (its episode waits on them). */
+  promote(sessionId: string): void {
+    if (this.sessions.get(sessionId)?.runtime === 'pyodide') this.pool.promote(sessionId);
   }
 
   async close(sessionId: string): Promise<boolean> {

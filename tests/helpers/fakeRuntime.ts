@@ -45,7 +45,9 @@ export class FakeRuntime implements RuntimePort {
   private readonly sessions = new Map<string, FakeGame>();
   private n = 0;
   /** Every request the episode code sent, in order (cmd and session). */
-  readonly log: { session: string; cmd: string; actions?: number }[] = [];
+  readonly log: { session: string; cmd: string; actions?: number; seed?: number | null; background?: true }[] = [];
+  /** Sessions whose background work was brought forward (promote), in order. */
+  readonly promoted: string[] = [];
   opened = 0;
   closed = 0;
 
@@ -54,8 +56,9 @@ export class FakeRuntime implements RuntimePort {
     private readonly opts: { withSpade?: boolean; toolUse?: boolean } = {},
   ) {}
 
-  async open(): Promise<{ ok: true; sessionId: string; runtime: 'pyodide'; load: { className: string; maxTurns: number; toolUse: boolean; hasSolution: boolean } }> {
+  async open(o: { priority?: 'foreground' | 'background' } = {}): Promise<{ ok: true; sessionId: string; runtime: 'pyodide'; load: { className: string; maxTurns: number; toolUse: boolean; hasSolution: boolean } }> {
     const id = `fake-${++this.n}`;
+    this.log.push({ session: id, cmd: 'load', ...(o.priority === 'background' ? { background: true as const } : {}) });
     const g = this.make();
     this.sessions.set(id, g);
     this.opened++;
@@ -67,10 +70,20 @@ export class FakeRuntime implements RuntimePort {
     return this.sessions.delete(sessionId);
   }
 
-  async call(sessionId: string, req: Record<string, unknown>): Promise<HarnessReply> {
+  promote(sessionId: string): void {
+    this.promoted.push(sessionId);
+  }
+
+  async call(sessionId: string, req: Record<string, unknown>, opts: { priority?: 'foreground' | 'background' } = {}): Promise<HarnessReply> {
     const g = this.sessions.get(sessionId);
     const cmd = String(req.cmd);
-    this.log.push({ session: sessionId, cmd, ...(Array.isArray(req.actions) ? { actions: req.actions.length } : {}) });
+    this.log.push({
+      session: sessionId,
+      cmd,
+      ...(Array.isArray(req.actions) ? { actions: req.actions.length } : {}),
+      ...(cmd === 'reset' ? { seed: (req.seed as number | null) ?? null } : {}),
+      ...(opts.priority === 'background' ? { background: true as const } : {}),
+    });
     if (!g) return fail('unknown_session', `no session ${sessionId}`);
     const withSpade = this.opts.withSpade !== false;
     const step = (a: string): Record<string, unknown> => {

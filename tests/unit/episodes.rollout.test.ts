@@ -7,6 +7,7 @@ import { episodeReturn, pyClamp, spadeOf, spadeRegret } from '../../core/episode
 import { injectHint } from '../../core/episodes/hint';
 import { parseEpisodeLine } from '../../core/episodes/jsonl';
 import { FakeRuntime, type FakeGame } from '../helpers/fakeRuntime';
+import type { Player } from '../../core/episodes/regret';
 
 function setup(make: () => FakeGame, opts: { withSpade?: boolean; maxTurns?: number; hint?: string } = {}) {
   const db = openDatabase(':memory:');
@@ -112,6 +113,42 @@ describe('the one rollout loop, against a stand-in runtime', () => {
     expect(new Set(rows.map((r) => `${r.seed}:${r.h}`)).size).toBe(20);
     expect(second.withHint.returns).toHaveLength(10);
     expect(second.regret).toBe(0);
+  });
+});
+
+describe('regret runs load the next episode ahead', () => {
+  it("opens a worker's next session in the background while its episode plays, sends the player's first call ahead once, and plays the same episodes", async () => {
+    const game = (): FakeGame => ({ reset: (seed) => `seed ${seed}`, step: (a) => [`got ${a}`, a === '\\boxed{1}' ? 1 : 0, true, false, {}] });
+    const { svc, rt, hash } = setup(game);
+    const r = await svc.regret({ hash, seeds: 3, seedStart: 5, policy: { kind: 'script', actions: ['\\boxed{1}'], extract: false }, hintText: 'h', concurrency: 1 });
+    expect(r.withHint.returns).toEqual([1, 1, 1]);
+    const sessions = [...new Set(rt.log.map((e) => e.session))];
+    expect(sessions).toHaveLength(6);
+    // The first session is loaded before any look-ahead; every later one in the background.
+    expect(rt.log.filter((e) => e.cmd === 'load').map((e) => e.background === true)).toEqual([true, true, true, true, true, true]);
+    for (const [k, sid] of sessions.entries()) {
+      const mine = rt.log.filter((e) => e.session === sid);
+      // exactly the calls a player makes without look-ahead: load, one reset with the job's seed, its state and steps
+      expect(mine.map((e) => e.cmd)).toEqual(['load', 'reset', 'state', 'play']);
+      expect(mine[1]).toMatchObject({ seed: 5 + Math.floor(k / 2), background: true });
+      expect(mine.slice(2).every((e) => e.background === undefined)).toBe(true);
+      // ...and the next session was loaded before this episode's first step
+      const next = sessions[k + 1];
+      if (next) expect(rt.log.findIndex((e) => e.session === next)).toBeLessThan(rt.log.indexOf(mine[3]!));
+    }
+    // each episode waited on its own reset once: brought forward, never sent twice
+    expect(rt.promoted).toEqual(sessions);
+  });
+
+  it('a player that announces nothing gets no calls ahead', async () => {
+    const { svc, rt, hash } = setup(() => ({ reset: () => 'go', step: () => ['done', 1, true, false, {}] }));
+    const plain: Player = async (session, arm) => {
+      const reset = { ...(await session.reset(0, arm.seed)), state: null };
+      return { steps: [reset], turns: [], endedBy: 'env', policy: { kind: 'plain' } };
+    };
+    await svc.regretMany({ hashes: [hash], seeds: 2, seedStart: 0, hintFor: () => 'h', player: plain, concurrency: 1 });
+    expect(rt.log.filter((e) => e.cmd !== 'load').every((e) => e.background === undefined)).toBe(true);
+    expect(rt.log.filter((e) => e.cmd === 'reset')).toHaveLength(4);
   });
 });
 
