@@ -182,21 +182,21 @@ export class EnvSession {
     return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };
   }
 
-  private prefetched: Promise<unknown[]> | null = null;
+  private prefetchedTools: Promise<unknown[]> | null = null;
 
   /**
    * Asks for the tools now, for the next `tools()` call to take (one call, one `get_tools()`, as
    * without it): a regret run loads the next episode's session while the current one plays.
    */
   prefetchTools(): void {
-    this.prefetched ??= this.fetchTools(true);
-    this.prefetched.catch(() => {});
+    this.prefetchedTools ??= this.fetchTools(true);
+    this.prefetchedTools.catch(() => {});
   }
 
   /** The game's tools (`get_tools()`); an empty list for games without tools or a harness without the command. */
   async tools(): Promise<unknown[]> {
-    const p = this.prefetched;
-    this.prefetched = null;
+    const p = this.prefetchedTools;
+    this.prefetchedTools = null;
     return p ? this.take(p) : this.fetchTools();
   }
 
