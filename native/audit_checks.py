@@ -594,16 +594,13 @@ def leak_scope(key, class_name):
     return "class", key.split(".", 1)[-1]
 
 
-def growth_sites(source, scope, name, class_name):
+def growth_sites(tree, lines, scope, name, class_name):
     """The lines that change a leaking attribute in place or rebind it: `x.append(...)`, `x += 1`,
     `x[k] = v`, `x = ...` (outside __init__ for instance state, which is where it starts), found in
-    the game's source without running it. Each site is {line, method, text}."""
+    the game's source (parsed once, `tree`; `lines` its text) without running it. Each site is
+    {line, method, text}."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
     owners = {"self", "cls"} | ({class_name} if class_name else set())
 
     def names_it(node):
@@ -618,7 +615,6 @@ def growth_sites(source, scope, name, class_name):
             return names_it(t.value) or target_hits(t.value)
         return names_it(t)
 
-    lines = source.split("\n")
     sites = []
 
     def visit(node, method):
@@ -629,7 +625,7 @@ def growth_sites(source, scope, name, class_name):
                 hit = target_hits(child.target)
             elif isinstance(child, (ast.Assign, ast.AnnAssign)):
                 targets = child.targets if isinstance(child, ast.Assign) else [child.target]
-                hit = method is not None and any(target_hits(t) for t in targets) and not (scope == "instance" and method == "__init__")
+                hit = any(target_hits(t) for t in targets) and not (scope == "instance" and method == "__init__")
             elif isinstance(child, ast.Delete):
                 hit = any(target_hits(t) for t in child.targets)
             elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in MUTATORS:
@@ -651,11 +647,18 @@ def growth_sites(source, scope, name, class_name):
 def name_leak(A, differing):
     """The leaking attribute to name (shared state first: it is what every instance inherits) and
     the lines that grow it."""
+    import ast
+
+    try:
+        tree = ast.parse(A.source)
+    except SyntaxError:
+        tree = None
+    lines = A.source.split("\n")
     order = {"class": 0, "module": 1, "instance": 2}
     best = None
     for key in differing:
         scope, name = leak_scope(key, A.class_name)
-        sites = growth_sites(A.source, scope, name, A.class_name)
+        sites = growth_sites(tree, lines, scope, name, A.class_name) if tree is not None else []
         rank = (0 if sites else 1, order[scope])
         if best is None or rank < best[0]:
             best = (rank, key, scope, sites)

@@ -93,28 +93,31 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   o.progress?.(done, o.jobs.length, null);
   let next = 0;
   const changed: number[] = [];
-  const armOf = (job: RegretJob, session: EnvSession): ArmSpec => ({ hint: job.hint, hintText: job.hint ? o.hintFor(job.hash) : null, seed: job.seed, budget: o.budget, toolUse: session.info.toolUse });
-  /** A job's session, loading (and sent the player's first calls) ahead of its turn. */
-  type Prepared = { job: RegretJob; session: Promise<EnvSession> };
+  /**
+   * A job's environment and hint, read once, and its session loading (sent the player's first
+   * calls) ahead of its turn; no session for a hinted job without a hint, which fails on its turn.
+   */
+  type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null };
+  const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, budget: o.budget, toolUse: session.info.toolUse });
   const prepare = (job: RegretJob): Prepared => {
-    const session = ctx.openSession(ctx.env(job.hash).source, o.budget, o.runtime, true).then((s) => {
-      if (!(job.hint && o.hintFor(job.hash) === null)) o.player.prepare?.(s, armOf(job, s));
-      return s;
-    });
-    session.catch(() => {}); // a load failure is reported when the job's turn comes
-    return { job, session };
-  };
-  const one = async ({ job, session: opening }: Prepared): Promise<void> => {
     const env = ctx.env(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
-    if (job.hint && hintText === null) {
-      void opening.then((s) => s.close(), () => {});
-      throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
-    }
-    const session = await opening;
+    const p: Prepared = { job, env, hintText, session: null };
+    if (job.hint && hintText === null) return p;
+    p.session = ctx.openSession(env.source, o.budget, o.runtime, true).then((s) => {
+      o.player.prepare?.(s, armOf(p, s));
+      return s;
+    });
+    p.session.catch(() => {}); // a load failure is reported when the job's turn comes
+    return p;
+  };
+  const one = async (p: Prepared): Promise<void> => {
+    const { job, env, hintText } = p;
+    if (!p.session) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
+    const session = await p.session;
     let played: PlayedEpisode;
     try {
-      played = await o.player(session, armOf(job, session), o.control.abort.signal);
+      played = await o.player(session, armOf(p, session), o.control.abort.signal);
     } finally {
       // Closing needs no answer before the next episode starts (the interpreter frees it in order).
       void session.close();
@@ -163,7 +166,7 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     } finally {
       // Loaded for a job this worker will not play (cancelled, or the run failed): closed unplayed;
       // nothing of it is recorded, so a resume plays it.
-      if (ahead) void ahead.session.then((s) => s.close(), () => {});
+      if (ahead?.session) void ahead.session.then((s) => s.close(), () => {});
     }
   };
   try {

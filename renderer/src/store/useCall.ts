@@ -5,7 +5,8 @@ import { errorMessage } from '../../../core/api';
 /**
  * The busy / error / try-catch block every view had its own copy of: `run(label, fn)` marks the
  * view busy with `label`, keeps the error message to show (and logs it), and resolves to fn's
- * value or undefined when it failed.
+ * value or undefined when it failed. `setError` shows a message of the view's own (a validation
+ * failure, a side action that failed) in the same place.
  */
 export function useCall(source: string) {
   const [busy, setBusy] = useState<string | null>(null);
@@ -27,5 +28,5 @@ export function useCall(source: string) {
     },
     [source],
   );
-  return { busy, error, run, clearError: () => setError(null) };
+  return { busy, error, run, setError, clearError: () => setError(null) };
 }

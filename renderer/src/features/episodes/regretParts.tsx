@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { errorMessage, type EventPayload } from '../../../../core/api';
+import type { EventPayload } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { useCall } from '../../store/useCall';
 
 /** Hint-regret runs (RegretView: a policy; LlmView: a served model) share their numbers, progress and rows. */
 
@@ -11,14 +12,13 @@ export const newRunId = (prefix: string) => `${prefix}-${Date.now().toString(36)
 type Progress = EventPayload<'episodes.regretProgress'>;
 
 /**
- * One regret run at a time: its id while it runs (null when none), busy, the progress the engine
- * reports for it, and its failure as the view's error. `play(id, fn)` runs fn as run `id`.
+ * One regret run at a time (useCall's busy and error line): its id while it runs (null when none)
+ * and the progress the engine reports for it. `play(id, fn)` runs fn as run `id`.
  */
 export function useRegretRun() {
   const runId = useRef<string | null>(null);
   const [progress, setProgress] = useState<Progress | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, setError, run } = useCall('episodes');
   useEffect(
     () =>
       backend().on('episodes.regretProgress', (p) => {
@@ -28,19 +28,14 @@ export function useRegretRun() {
   );
   const play = async (id: string, fn: () => Promise<void>): Promise<void> => {
     runId.current = id;
-    setBusy(true);
-    setError(null);
     try {
-      await fn();
-    } catch (e) {
-      setError(errorMessage(e));
+      await run('Regret run', fn);
     } finally {
       runId.current = null;
-      setBusy(false);
       setProgress(null);
     }
   };
-  return { runId, progress, setProgress, busy, error, setError, play };
+  return { runId, progress, setProgress, busy: busy !== null, error, setError, play };
 }
 
 export function RunProgress({ progress, testId, before = '' }: { progress: Progress; testId: string; before?: string }) {

@@ -1,5 +1,5 @@
-import { useState, type ReactNode } from 'react';
-import { errorMessage } from '../../../../core/api';
+import type { ReactNode } from 'react';
+import { useCall } from '../../store/useCall';
 import type { JobSummary, LaunchInput } from '../../../../core/api/calls/jobs';
 import { openJob } from './JobsPanel';
 import { useJobs } from './store';
@@ -11,29 +11,20 @@ export function sshTargetOf(host: string, port: string, user: string): NonNullab
 }
 
 /**
- * What starting a job from a dialog does, launched or attached: busy while it asks, the failure as
- * the dialog's error line, and a started job listed, opened and the dialog closed. `fn` answers
- * null when it stopped short on purpose (a validation message, a host key to confirm first).
+ * What starting a job from a dialog does, launched or attached (useCall's busy and error line): a
+ * started job listed, opened and the dialog closed. `fn` answers null when it stopped short on
+ * purpose (a validation message, a host key to confirm first).
  */
 export function useJobStart(onClose: () => void) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState('');
+  const { busy, error, setError, run } = useCall('jobs');
   const start = async (fn: () => Promise<JobSummary | null>): Promise<void> => {
-    setError('');
-    setBusy(true);
-    try {
-      const job = await fn();
-      if (!job) return;
-      useJobs.getState().upsert(job);
-      openJob(job.id, job.name);
-      onClose();
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
+    const job = await run('Start job', fn);
+    if (!job) return;
+    useJobs.getState().upsert(job);
+    openJob(job.id, job.name);
+    onClose();
   };
-  return { busy, error, setError, start };
+  return { busy: busy !== null, error: error ?? '', setError, start };
 }
 
 /** The frame both job dialogs share: a modal form with a title, the error line, Cancel and the submit button. */
