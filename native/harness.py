@@ -78,7 +78,8 @@ class SharedBaseline:
 
     Games of one interpreter share its modules; a game that patches `builtins.len` or `re.search`
     (by accident or on purpose) must not change the next game. Checking ~1,500 identities costs
-    well under a millisecond, so it runs at load, reset, play and close, not at every step.
+    well under a millisecond (a few dozen µs on the untouched path, which compares in C), so it runs at load,
+    reset, play and close, not at every step.
     """
 
     def __init__(self):
@@ -88,7 +89,8 @@ class SharedBaseline:
                 mod = importlib.import_module(name)
             except Exception:
                 continue
-            self.saved.append((name, mod, dict(mod.__dict__)))
+            saved = dict(mod.__dict__)
+            self.saved.append((name, mod, saved, tuple(saved), tuple(saved.values())))
         self._bdict = builtins.__dict__
         self._bvals = tuple(self._bdict.values())
 
@@ -103,12 +105,14 @@ class SharedBaseline:
 
     def restore(self):
         fixed = []
-        for name, mod, saved in self.saved:
+        for name, mod, saved, keys, vals in self.saved:
             if sys.modules.get(name) is not mod:
                 sys.modules[name] = mod
                 fixed.append(f"sys.modules[{name!r}]")
             d = mod.__dict__
-            if len(d) == len(saved) and all(d.get(k, _MISSING) is v for k, v in saved.items()):
+            # The untouched case at C speed: the same keys and values, by identity, in order. Anything
+            # else (even a harmless reordering) takes the careful path below, which repairs and names.
+            if len(d) == len(keys) and all(map(_is, d.values(), vals)) and all(map(_is, d, keys)):
                 continue
             for k in [k for k in d if k not in saved and not isinstance(d[k], types.ModuleType)]:
                 del d[k]

@@ -6,6 +6,7 @@
  */
 import type { OpenAiToolCall } from '../episodes/extract';
 import { errorMessage } from '../api/errors';
+import { directFetch } from './httpFetch';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -105,6 +106,9 @@ class Gate {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   constructor(private readonly n: number) {}
+  get size(): number {
+    return this.n;
+  }
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active >= this.n) await new Promise<void>((r) => this.waiting.push(r));
     this.active++;
@@ -127,7 +131,7 @@ export class ChatClient {
     private readonly deps: ClientDeps = {},
   ) {
     this.gate = new Gate(Math.max(1, cfg.concurrency));
-    this.fetch = deps.fetch ?? fetch;
+    this.fetch = deps.fetch ?? directFetch(this.gate.size);
     this.sleep = deps.sleep ?? defaultSleep;
   }
 

@@ -74,6 +74,25 @@ describe('chat client against the stand-in server', () => {
     await expect(new ChatClient(cfg(server.url), { sleep: async () => {} }).complete([{ role: 'user', content: 'x' }])).rejects.toMatchObject({ kind: 'http', status: 400, message: 'HTTP 400: bad top_k' });
     expect(server.requests).toHaveLength(1);
   });
+  it('keeps connections alive: turns reuse them, never more than the concurrency; a refused connection is a network error', async () => {
+    const ports: number[] = [];
+    server = await startStandIn((_b, _n, conn) => (ports.push(conn.remotePort), { content: 'ok', delayMs: 20 }));
+    const client = new ChatClient(cfg(server.url, { concurrency: 3 }));
+    for (let i = 0; i < 5; i++) await client.complete([{ role: 'user', content: `one at a time ${i}` }]);
+    // The undici fetch also kept connections alive; the point is that ours does as well.
+    expect(new Set(ports).size).toBe(1);
+    ports.length = 0;
+    await Promise.all(Array.from({ length: 12 }, (_, i) => client.complete([{ role: 'user', content: `together ${i}` }])));
+    expect(ports).toHaveLength(12);
+    expect(new Set(ports).size).toBeLessThanOrEqual(3);
+    // SSE over a kept-alive connection, after JSON answers on it.
+    const s = await new ChatClient(cfg(server.url, { stream: true, concurrency: 1 })).complete([{ role: 'user', content: 'streamed' }]);
+    expect(s.text).toBe('ok');
+    const url = server.url;
+    await server.close();
+    server = null;
+    await expect(new ChatClient(cfg(url, { retries: 0 })).complete([{ role: 'user', content: 'x' }])).rejects.toMatchObject({ kind: 'network', message: expect.stringMatching(/ECONNREFUSED/) });
+  });
   it('a stream cut before its end is retried; a slow answer past the turn timeout fails', async () => {
     server = await startStandIn((_b, n) => (n === 0 ? { drop: true } : n === 1 ? { content: 'whole answer' } : { content: 'slow', delayMs: 800 }));
     const c = await new ChatClient(cfg(server.url, { stream: true }), { sleep: async () => {} }).complete([{ role: 'user', content: 'x' }]);
