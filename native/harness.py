@@ -333,6 +333,7 @@ def cmd_load(h, req):
         "budget": budget,
         "toolUse": isinstance(s.env, ToolUseBaseEnv),
         "hasSolution": callable(getattr(s.env, "solution", None)),
+        "mayHaveTools": _may_have_tools(s.env),
         "runtime": h.runtime,
         "python": sys.version.split()[0],
         "spadeMode": s.spade,
@@ -342,6 +343,20 @@ def cmd_load(h, req):
         **({"validation": validation} if validation is not None else {}),
         **({"restoredShared": restored[:50]} if restored else {}),
     }
+
+
+def _may_have_tools(env):
+    """Whether get_tools() could answer anything but [] (a plain game has none, so a player need not
+    ask for them). Read from the class and instance dicts: no game code runs to find out, and a game
+    that could answer dynamically (__getattr__, __getattribute__) counts as having tools."""
+    try:
+        for c in type(env).__mro__:
+            d = c.__dict__
+            if "get_tools" in d or "__getattr__" in d or (c is not object and "__getattribute__" in d):
+                return True
+        return "get_tools" in object.__getattribute__(env, "__dict__")
+    except Exception:
+        return True
 
 
 def _hash_seed():

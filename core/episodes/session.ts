@@ -12,7 +12,7 @@ import type { HarnessRequest } from '../runtime/protocol';
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
   open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background' }): Promise<
-    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean } }
+    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
   call(sessionId: string, req: HarnessRequest, opts?: { priority?: 'foreground' | 'background' }): Promise<HarnessReply>;
@@ -26,6 +26,8 @@ export interface LoadInfo {
   maxTurns: number | null;
   toolUse: boolean;
   hasSolution: boolean;
+  /** False when the game has no get_tools(): its tools are [] without asking the interpreter. */
+  mayHaveTools: boolean;
   runtime: 'pyodide' | 'cpython';
 }
 
@@ -121,6 +123,7 @@ export class EnvSession {
       maxTurns: typeof r.load.maxTurns === 'number' ? r.load.maxTurns : null,
       toolUse: r.load.toolUse === true,
       hasSolution: r.load.hasSolution === true,
+      mayHaveTools: r.load.mayHaveTools !== false,
       runtime: r.runtime,
     });
   }
@@ -201,6 +204,7 @@ export class EnvSession {
   }
 
   private async fetchTools(background = false): Promise<unknown[]> {
+    if (!this.info.mayHaveTools) return [];
     const reply = await this.call({ cmd: 'get_tools' }, background);
     if (!reply.ok) return [];
     const v = reply.result as { tools?: unknown } | unknown[];

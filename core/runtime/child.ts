@@ -109,6 +109,16 @@ let pristineMath: { memory: Uint8Array; libs: number } | undefined;
 let dirty = false;
 let current: { memory: Uint8Array; libs: number } | undefined;
 
+/**
+ * Keeps what trusted code made before any environment (the standard library, the harness, sympy)
+ * out of Python's collector: a full collection over it cost 10-14 ms in Pyodide, and sessions that
+ * come and go triggered one every few hundred calls, stalling whichever episode waited on it.
+ * Frozen objects are never freed, which costs nothing here: they live as long as the interpreter.
+ */
+function freezeBaseline(py: PyodideLike): void {
+  py.runPython('import gc as _gc\n_gc.collect()\n_gc.freeze()\ndel _gc');
+}
+
 function libCount(py: PyodideLike): number {
   return Object.keys(py._module.LDSO?.loadedLibsByName ?? {}).length;
 }
@@ -130,6 +140,7 @@ function restorePristine(withMath: boolean): boolean {
   if (withMath && !pristineMath) {
     try {
       py.runPython('import math_verify');
+      freezeBaseline(py);
     } catch {
       // Not installed: the game's own import fails and says so.
       return true;
@@ -235,6 +246,7 @@ audit_checks.install_judge(_spade_j, harness, spade_executor.call)
 def _spade_judge(line, _d=_spade_j.dispatch):
     return _d(line)
 `);
+  freezeBaseline(jpy);
   judgeDispatch = jpy.globals.get('_spade_judge');
 }
 /** Spin this long reading stdin after a reply before sleeping in the event loop (0: never). */
@@ -357,6 +369,7 @@ del sandbox
     }
   }
   spinMs = process.platform === 'win32' ? 0 : Math.max(0, msg.spinUs ?? 0) / 1000;
+  freezeBaseline(py);
   pristine = { py, memory: py._module.HEAPU8.slice(), libs: libCount(py), reseed };
   current = pristine;
   post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));

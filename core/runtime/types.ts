@@ -76,6 +76,8 @@ export interface LoadResult {
   budget: number;
   toolUse: boolean;
   hasSolution: boolean;
+  /** False when the game certainly has no get_tools() (its tools are then []): no call needed. */
+  mayHaveTools?: boolean;
   runtime: 'pyodide' | 'cpython';
   python: string;
   spadeMode: boolean;

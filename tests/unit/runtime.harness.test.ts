@@ -111,3 +111,26 @@ test.runIf(probePython())('output capture keeps the first 64 KiB and says how mu
   expect(out[1]).toContain('400 more chars');
   expect(out[2]).toBe('');
 });
+
+test.runIf(probePython())('a player skips get_tools() only for a game that certainly has none, found without running game code', () => {
+  const out = py(String.raw`
+calls = []
+class Plain:
+    def reset(self, seed=None): return "o", {}
+class Tools(harness.ToolUseBaseEnv):
+    def reset(self, seed=None): return "o", {}
+class Own:
+    def get_tools(self): return [{"name": "x"}]
+class Later:
+    def __init__(self): self.get_tools = lambda: []
+class Dynamic:
+    def __getattr__(self, name):
+        calls.append(name)
+        raise AttributeError(name)
+class Hidden:
+    def __getattribute__(self, name):
+        calls.append(name)
+        return object.__getattribute__(self, name)
+print(json.dumps([harness._may_have_tools(c()) for c in (Plain, Tools, Own, Later, Dynamic, Hidden)] + [calls]))`);
+  expect(out).toEqual([false, true, true, true, true, true, []]);
+});
