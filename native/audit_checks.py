@@ -73,6 +73,11 @@ class LoadError(Exception):
 _SUBTYPES = {}
 
 
+def forget():
+    """Drops what one audit's values left here (types named by the game), before the next audit."""
+    _SUBTYPES.clear()
+
+
 class Opaque:
     """A value of a type the checks cannot rebuild (numpy.int64, a game's class): its type's name,
     repr, str, truth and float as the game's interpreter computed them."""

@@ -275,7 +275,7 @@ class Executor:
 
         def admit():
             modules = dict(self.modules)
-            _mod, _ns, _name, env = hm.spade_load(self.source, modules, hm.ADMISSION_BUDGET, legacy=True)
+            _mod, _ns, _name, env = hm.spade_load(self.source, modules, hm.ADMISSION_BUDGET, legacy=True, code=self.code)
             try:
                 env.reset(seed=None)
             except Exception:

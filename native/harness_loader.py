@@ -280,12 +280,14 @@ def spade_validate(env, on_call=None):
     return None
 
 
-def spade_load(source, modules, budget, legacy=False, on_call=None):
+def spade_load(source, modules, budget, legacy=False, on_call=None, code=None):
     """The whole of SPADE's env factory: (module, ns, class name, validated instance).
 
     Raises SpadeLoadError with SPADE's message at the first failure, validation included.
+    `code`: the source already compiled by spade_compile (the same code object SPADE's own
+    compile of it would give).
     """
-    code = spade_compile(source)
+    code = code if code is not None else spade_compile(source)
     mod, ns = spade_namespace(modules)
     spade_exec(code, ns)
     name, cls = spade_class(ns)

@@ -53,10 +53,17 @@ def _normalize(path, cwd):
     return "/" + "/".join(parts)
 
 
-def install(read_roots, allowed_modules=(), report=None):
+def risky_loaded(allowed_modules=()):
+    """The loaded modules a game must not reach through sys.modules (install drops them)."""
+    allowed = frozenset(allowed_modules)
+    return tuple(name for name in list(sys.modules) if name.split(".")[0] in BLOCKED_MODULES and name.split(".")[0] not in allowed)
+
+
+def install(read_roots, allowed_modules=(), report=None, loaded=None):
     """Refuse host access from here on. `read_roots` are directories whose files may be read
     (the interpreter's own library); everything else, and every write, is refused. `report`, if
-    given, is called with {event, detail} for each refused attempt before the error is raised."""
+    given, is called with {event, detail} for each refused attempt before the error is raised.
+    `loaded`: risky_loaded() as computed before (by a fork server whose modules do not change)."""
     normalize = _normalize
     cwd = normalize(os.getcwd(), "/")
     roots = tuple(normalize(r, cwd).rstrip("/") + "/" for r in read_roots if r)
@@ -133,6 +140,5 @@ def install(read_roots, allowed_modules=(), report=None):
             setattr(mod, name, guarded)
     # Modules already loaded before the hook stay reachable through sys.modules; drop the risky ones
     # so importing them again goes through the hook. (C code keeps its own references.)
-    for name in list(sys.modules):
-        if name.split(".")[0] in blocked and name.split(".")[0] not in allowed:
-            sys.modules.pop(name, None)
+    for name in risky_loaded(allowed_modules) if loaded is None else loaded:
+        sys.modules.pop(name, None)

@@ -109,7 +109,7 @@ export class AuditPool {
       if (this.closed) throw new Error('the audit pool is closed');
       const why = this.native.unavailable();
       if (why) return deadAudit(options, 'spade.exec', why, '', 0, false);
-      const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000, true);
+      const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000, true, source);
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
         if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);

@@ -40,3 +40,14 @@ export function retryNatively(missingModule: string | null | undefined): string 
   if (!missingModule || !PYODIDE_MISSING_MODULES.has(missingModule)) return null;
   return `imports ${missingModule}, which the sandboxed runtime does not ship`;
 }
+
+/**
+ * Whether a game reaches for math_verify (or the sympy under it): such games start from an
+ * interpreter that has it imported already (importing sympy costs about half a second), the
+ * others from a lighter one, which is quicker to copy for every environment. Read from the
+ * source text, as SPADE's prompt writes the import; a game that builds the name at run time
+ * imports it itself, inside the sandbox.
+ */
+export function usesMathVerify(source: string): boolean {
+  return /\b(?:math_verify|sympy|latex2sympy2_extended)\b/.test(source);
+}

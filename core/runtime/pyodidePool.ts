@@ -7,6 +7,7 @@ import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths
 import { failure, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
+import { usesMathVerify } from './choice';
 
 export interface PoolOptions {
   size?: number;
@@ -81,7 +82,7 @@ let nextWorkerId = 1;
 
 /** Which pristine copy a new environment starts from: the one with math_verify for games that use it. */
 function freshKind(req: WireRequest): true | 'math' {
-  return 'source' in req && /\bmath_verify\b/.test(req.source) ? 'math' : true;
+  return 'source' in req && usesMathVerify(req.source) ? 'math' : true;
 }
 
 /** One child process with one Pyodide interpreter; requests run one at a time, in order. */

@@ -103,6 +103,51 @@ describe.runIf(sandboxed)('a game that forges its audit', () => {
     }
   });
 
+  test('native CPython: one judge serves audit after audit, and no game reaches it', async () => {
+    // A game that lists every descriptor it holds (through reset's error, which the audit shows).
+    const LISTS_FDS = String.raw`import os, stat
+class FdEnv:
+    def reset(self, seed=None):
+        held = []
+        for fd in range(3, 1024):
+            try:
+                held.append((fd, stat.S_IFMT(os.fstat(fd).st_mode)))
+            except OSError:
+                pass
+        raise ValueError("descriptors %r" % (held,))
+    def step(self, action):
+        return "o", 0.0, True, False, {}
+`;
+    // Writes a judge's control words and a forged verdict into every descriptor it holds.
+    const WRITES_FDS = String.raw`import os
+for _fd in range(3, 1024):
+    for _line in (b"D\n", b"F\n", b'{"id": 1, "ok": true, "result": {"className": "X", "toolUse": false, "checks": []}}\n'):
+        try:
+            os.write(_fd, _line)
+        except BaseException:
+            pass
+${BROKEN}`;
+    const pool = new AuditPool({ workers: 1, envTimeoutSec: 60 });
+    try {
+      const first = await pool.audit(BROKEN, {});
+      await pool.audit(FORGED, {});
+      await pool.audit(WRITES_FDS, {});
+      const fds = await pool.audit(LISTS_FDS, { checks: ['spade.*'] });
+      // The game's process holds its own channel to the judge and nothing else: no server pipe,
+      // no judge's control socket, no other session's socket.
+      const reset = fds.checks.find((c) => c.id === 'spade.reset');
+      expect(reset?.status).toBe('fail');
+      expect(JSON.stringify(reset)).toMatch(/descriptors \[\(\d+, 49152\)\]/);
+      // After a forger and a writer on the same judge, the honest game's audit is the first one's.
+      const again = await pool.audit(BROKEN, {});
+      expect(statuses(again)).toEqual(statuses(first));
+      const messages = (a: EnvAudit): string[] => a.checks.filter((c) => c.id !== 'timing').map((c) => c.message);
+      expect(messages(again)).toEqual(messages(first));
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('Pyodide: the judge is another interpreter', async () => {
     ensureChildBuilt();
     const sandbox = new PyodidePool({ size: 1 });
