@@ -34,12 +34,20 @@ STATEFUL_MODULES = ["random"]
 _MODULE_SPECS = {}
 
 
+_PREMADE = {}
+
+
 def fresh_module(name):
     """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game.
 
     The module's code object is found and compiled once: Pyodide's standard library is a zip of
     sources, and compiling random.py again for every session cost more than the rest of opening it.
     """
+    mod = _PREMADE.pop(name, None)
+    if mod is not None:
+        if name == "random":
+            mod.seed()  # its own stream from fresh OS entropy, as importing it anew would give
+        return mod
     known = _MODULE_SPECS.get(name)
     if known is None:
         spec = importlib.util.find_spec(name)
@@ -56,6 +64,10 @@ def warm():
     for the session's own copy costs ~10 ms in Pyodide; cached here it is a fresh exec."""
     for name in STATEFUL_MODULES:
         fresh_module(name)
+        # One copy made ahead, taken by the first fresh_module() after this: each forked process
+        # (and each restored Pyodide interpreter) takes its own, once. Executing random.py in a
+        # freshly forked process cost a millisecond of copy-on-write faults.
+        _PREMADE[name] = fresh_module(name)
     _tool_module()
 
 

@@ -205,9 +205,10 @@ class PoolWorker {
     if (this.state !== 'ready' || this.inflight) return;
     const next = this.queue.shift() ?? this.background.shift();
     if (!next) return;
-    if (next.fresh) this.sendRaw(encodeFresh(next.fresh === 'math'));
     this.inflight = { ...next, started: performance.now() };
-    this.sendRaw(encodeCall(next.id, next.timeoutMs, next.line));
+    // One write for both lines: each write to a sleeping child's pipe costs the host a wake-up.
+    const call = encodeCall(next.id, next.timeoutMs, next.line);
+    this.sendRaw(next.fresh ? encodeFresh(next.fresh === 'math') + call : call);
   }
 
   private settle(id: number, reply: HarnessReply): void {
