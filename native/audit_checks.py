@@ -240,6 +240,21 @@ class Audit:
             raise RuntimeError(f"{op} failed: {r}")
         return decode(r["v"])
 
+    def seq(self, items):
+        """Operations played in one crossing (audit_exec.Executor.op_seq), in order, up to the first
+        that did not return; each answer is then read with value_of()/outcome() exactly as if it
+        had been asked alone. None: not played (an earlier one failed, or its `when` was false)."""
+        got = self.x("seq", items=items).get("items") or []
+        return list(got[: len(items)]) + [None] * (len(items) - len(got))
+
+    def value_of(self, tagged, op, **args):
+        """value() of an answer from seq(), or asked now when it was not played."""
+        if tagged is None:
+            return self.value(op, **args)
+        if "v" not in tagged:
+            raise RuntimeError(f"{op} failed: {tagged}")
+        return decode(tagged["v"])
+
     def call(self, label, op, action=None, seed=None, **args):
         """An operation that calls environment code: its value, or Hang / StepFailed / LoadError."""
         r = self.x(op, limit=self.call_limit, action=action, seed=seed, **args)
@@ -568,10 +583,14 @@ def _show(x):
 def check_seed_ignored(A, env):
     seeds = [0, 1, 2, 3, 4]
     firsts, states = [], []
+    plan = []
     for s in seeds:
-        obs, _ = A.reset(env, s)
+        plan += [{"op": "reset", "seed": s, "env": env.id, "limit": A.call_limit}, {"op": "fields", "env": env.id, "globals": env.globals}]
+    got = A.seq(plan)
+    for i, s in enumerate(seeds):
+        obs, _ = A.reset(env, s, tagged=got[2 * i])
         firsts.append(_plainobs(obs))
-        states.append(json.dumps(_fields(A, env), sort_keys=True))
+        states.append(json.dumps(A.value_of(got[2 * i + 1], "fields", env=env.id, globals=env.globals), sort_keys=True))
     if len(set(firsts)) == 1:
         if len(set(states)) > 1:
             # Games with a hidden secret show the same opening text for every seed; the state tells.
@@ -811,20 +830,20 @@ def check_solution(A, env):
 def check_too_easy(A, env):
     if A.tool_use:
         return A.put("too-easy", "skip", "SPADE's random-guess test applies to games")
+    # SPADE draws its guesses from an unseeded generator; this one is seeded, so the test is
+    # repeatable, and deals five guesses to every episode (played or not), so that all twenty
+    # episodes go to the game's interpreter in one crossing.
     rng = _random_mod.Random(20260)
+    deals = [[f"\\boxed{{{rng.randint(1, 100)}}}" for _ in range(5)] for _seed in range(20)]
+    batch = A.episodes(env, [{"seed": seed, "reset": True, "actions": deals[seed], "stop": True} for seed in range(20)])
     wins, first = 0, None
     for seed in range(20):
-        # The episode's five guesses go in one crossing; the generator then advances by the
-        # guesses actually played, as when they were drawn one at a time.
-        state = rng.getstate()
-        guesses = [f"\\boxed{{{rng.randint(1, 100)}}}" for _ in range(5)]
-        rng.setstate(state)
-        got = A.episodes(env, [{"seed": seed, "reset": True, "actions": guesses, "stop": True}])[0]
+        got = batch[seed]
         A.reset(env, seed, tagged=got.get("reset"))
         answers = got.get("steps", [])
         played = []
         for i in range(5):
-            a = f"\\boxed{{{rng.randint(1, 100)}}}"
+            a = deals[seed][i]
             o, r, te, tr = A.step(env, a, seed, played, tagged=answers[i] if i < len(answers) else None)
             played.append(a)
             if te or tr:
@@ -1141,13 +1160,22 @@ def play_checks(A, env):
             A.put(cid, "skip", f"Audit error in this check: {type(e).__name__}: {_cut(str(e), 200)}")
 
     def collect_answers():
+        plan = []
         for seed in range(5):
-            A.reset(env, seed)
-            if solution_fn(A, env) is not None:
-                v = A.call("solution", "solution", seed=seed, env=env.id)
+            has = len(plan) + 1
+            plan += [{"op": "reset", "seed": seed, "env": env.id, "limit": A.call_limit}, {"op": "has_solution", "env": env.id},
+                     {"op": "solution", "env": env.id, "limit": A.call_limit, "when": has}]
+            if A.tool_use:
+                plan.append({"op": "attr", "env": env.id, "name": "_expected_answer", "unless": has})
+        got = iter(A.seq(plan))
+        for seed in range(5):
+            A.reset(env, seed, tagged=next(got))
+            has, sol, attr = next(got), next(got), next(got) if A.tool_use else None
+            if A.value_of(has, "has_solution", env=env.id):
+                v = A.call("solution", "solution", seed=seed, env=env.id) if sol is None else A.outcome("solution", sol, None, seed)
                 answers.append((seed, " ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
             elif A.tool_use:
-                expected = A.value("attr", env=env.id, name="_expected_answer")
+                expected = A.value_of(attr, "attr", env=env.id, name="_expected_answer")
                 if expected is not None:
                     answers.append((seed, str(expected)))
 

@@ -331,6 +331,29 @@ class Executor:
                     break
         return {"raw": out}
 
+    def op_seq(self, req):
+        """Several operations in one crossing, in order, each answer exactly what the operation
+        alone gives (tagged). It ends after the first that did not return (raised, hung, refused),
+        where the checks stop; `when: k` / `unless: k` play an item only if answer k was / was not
+        the value True (has_solution's answer, say). Skipped items answer None."""
+        hm = self.hm
+        out = []
+        for item in req["items"]:
+            if not isinstance(item, dict) or item.get("op") in SEQ_EXCLUDED or item.get("op") not in OPS:
+                raise hm.HarnessError("protocol", f"operation {item.get('op') if isinstance(item, dict) else item!r} cannot be sequenced")
+            cond = item.get("when", item.get("unless"))
+            if cond is not None:
+                prev = out[cond] if isinstance(cond, int) and 0 <= cond < len(out) else None
+                hit = prev is not None and prev.get("v") is True
+                if hit != ("when" in item):
+                    out.append(None)
+                    continue
+            r = _tagged(OPS[item["op"]](self, item), hm)
+            out.append(r)
+            if "v" not in r:
+                break
+        return {"v": None, "items": out}
+
     # -- reading an instance
     def op_attr(self, req):
         env, _ns = self.env(req)
@@ -455,6 +478,8 @@ def fields(hm, env, ns):
 
 
 OPS = {name[3:]: fn for name, fn in vars(Executor).items() if name.startswith("op_")}
+# What a sequence may not hold: loading stages (one at a time, by design) and sequences themselves.
+SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes"))
 
 
 def cmd_x(h, req, hm, ex):

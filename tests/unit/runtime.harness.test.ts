@@ -134,3 +134,40 @@ class Hidden:
 print(json.dumps([harness._may_have_tools(c()) for c in (Plain, Tools, Own, Later, Dynamic, Hidden)] + [calls]))`);
   expect(out).toEqual([false, true, true, true, true, true, []]);
 });
+
+test.runIf(probePython())('an audit sequence answers each operation as if asked alone, stops at the first failure, and plays when/unless items by an earlier True', () => {
+  const out = py(String.raw`
+import audit_exec
+h = harness.Harness()
+audit_exec.install(h, harness)
+src = '''
+class SeqEnv:
+    def reset(self, seed=None):
+        if seed == 9:
+            raise ValueError("nine")
+        self.seed = seed
+        return "seed %s" % seed, {}
+    def step(self, action):
+        return "o", 0.0, True, False, {}
+    def solution(self):
+        return self.seed + 1
+'''
+def x(op, **kw):
+    return json.loads(h.dispatch(json.dumps({"cmd": "x", "op": op, "id": 1, **kw})))["result"]
+x("start", source=src)
+x("compile"); x("exec", limit=5); x("class")
+e = x("fresh", mode="respect", budget=30, limit=5)["v"]
+def strip(r):
+    return None if r is None else {k: v for k, v in r.items() if k != "d"}
+alone = [strip(x("reset", env=e, seed=3, limit=5)), strip(x("has_solution", env=e)), strip(x("solution", env=e, limit=5))]
+got = x("seq", items=[{"op": "reset", "env": e, "seed": 3, "limit": 5}, {"op": "has_solution", "env": e}, {"op": "solution", "env": e, "limit": 5, "when": 1},
+                      {"op": "attr", "env": e, "name": "seed", "unless": 1}, {"op": "reset", "env": e, "seed": 9, "limit": 5}, {"op": "reset", "env": e, "seed": 4, "limit": 5}])["items"]
+refused = json.loads(h.dispatch(json.dumps({"cmd": "x", "op": "seq", "id": 2, "items": [{"op": "admission", "limit": 5}]})))
+print(json.dumps([alone, [strip(r) for r in got[:3]], got[3], got[4]["raise"]["type"], len(got), refused["ok"]]))`);
+  const [alone, seq, skipped, raised, n, ok] = out as [unknown[], unknown[], unknown, string, number, boolean];
+  expect(seq).toEqual(alone);
+  expect(skipped).toBeNull();
+  expect(raised).toBe('ValueError');
+  expect(n).toBe(5); // the reset after the one that raised was not played
+  expect(ok).toBe(false); // loading stages are never sequenced
+});
