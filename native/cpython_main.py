@@ -186,6 +186,25 @@ class ForkServer:
         elif tag == b"P":
             self.emit(b"Z " + json.dumps({"pong": True, "children": len(self.children)}).encode() + b"\n")
 
+    def spawn(self, run, opts):
+        """Forks a process that runs `run(server, its socket, its stderr's write end, opts)` and
+        never returns here; gives (pid, the other end of its socket, the read end of its stderr)."""
+        import socket
+
+        ours, theirs = socket.socketpair()
+        err_r, err_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                os.close(err_r)
+                run(self, theirs, err_w, opts)
+            finally:
+                os._exit(70)
+        theirs.close()
+        os.close(err_w)
+        return pid, ours, err_r
+
     def open(self, sid, opts):
         if sid in self.children:
             return
@@ -194,18 +213,7 @@ class ForkServer:
         if opts.get("judge"):
             self.open_audit(sid, opts, socket)
             return
-        parent_sock, child_sock = socket.socketpair()
-        err_r, err_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            try:
-                parent_sock.close()
-                os.close(err_r)
-                run_child(self, child_sock, err_w, opts)
-            finally:
-                os._exit(70)
-        child_sock.close()
-        os.close(err_w)
+        pid, parent_sock, err_r = self.spawn(run_child, opts)
         child = Child(sid, pid, parent_sock, err_r)
         self.children[sid] = child
         self.by_fd[child.sock.fileno()] = (child, "sock")
@@ -219,18 +227,7 @@ class ForkServer:
         in a judge, a process that runs no environment code and is reused from audit to audit
         (as the Pyodide worker's judge interpreter is). The judge gets the executor's end of a
         fresh socket pair over its control socket and drives it until the session ends."""
-        judge_end, exec_end = socket.socketpair()
-        err_r, err_w = os.pipe()
-        xpid = os.fork()
-        if xpid == 0:
-            try:
-                judge_end.close()
-                os.close(err_r)
-                run_child(self, exec_end, err_w, opts)
-            finally:
-                os._exit(70)
-        exec_end.close()
-        os.close(err_w)
+        xpid, judge_end, err_r = self.spawn(run_child, opts)
         judge = self.idle_judge(opts)
         child = Child(sid, xpid, None, err_r, judge=judge)
         self.children[sid] = child
@@ -249,20 +246,7 @@ class ForkServer:
         for j in self.judges:
             if j.sid is None and not j.draining:
                 return j
-        import socket
-
-        server_end, judge_end = socket.socketpair()
-        err_r, err_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                server_end.close()
-                os.close(err_r)
-                run_judge(self, judge_end, err_w, opts)
-            finally:
-                os._exit(70)
-        judge_end.close()
-        os.close(err_w)
+        pid, server_end, err_r = self.spawn(run_judge, opts)
         j = Judge(pid, server_end, err_r)
         self.judges.append(j)
         self.by_fd[server_end.fileno()] = (j, "judge")
@@ -528,12 +512,12 @@ def leave_server(server, err_w, keep=()):
     server.sel = None
 
 
-def serve_lines(fd, h):
-    """Answers request lines on `fd` with the harness until EOF, then exits."""
+def read_lines(read):
+    """The lines `read()` delivers, in order; the process exits when it delivers nothing (EOF)."""
     buf = b""
     while True:
         try:
-            chunk = os.read(fd, 1 << 16)
+            chunk = read()
         except InterruptedError:
             continue
         if not chunk:
@@ -544,8 +528,13 @@ def serve_lines(fd, h):
             if nl < 0:
                 break
             line, buf = buf[:nl], buf[nl + 1:]
-            if not line.strip():
-                continue
+            yield line
+
+
+def serve_lines(fd, h):
+    """Answers request lines on `fd` with the harness until EOF, then exits."""
+    for line in read_lines(lambda: os.read(fd, 1 << 16)):
+        if line.strip():
             reply = h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n"
             view = memoryview(reply)
             while view:
@@ -607,35 +596,28 @@ def run_judge(server, ctl, err_w, opts):
         while view:
             view = view[ctl.send(view):]
 
-    fds, buf = [], b""
-    while True:
-        try:
-            data, got, _flags, _addr = socket.recv_fds(ctl, 1 << 16, 4)
-        except InterruptedError:
-            continue
-        fds.extend(got)
-        if not data:
-            os._exit(0)
-        buf += data
-        while True:
-            nl = buf.find(b"\n")
-            if nl < 0:
-                break
-            line, buf = buf[:nl], buf[nl + 1:]
-            tag = line[:1]
-            if tag == b"A":
-                if current["fd"] is not None:
-                    os.close(current["fd"])
-                current["fd"], current["buf"] = (fds.pop(0) if fds else None), b""
-                checks.forget()
-            elif tag == b"D":
-                if current["fd"] is not None:
-                    os.close(current["fd"])
-                current["fd"], current["buf"] = None, b""
-                checks.forget()
-                write(b"F\n")
-            elif line.strip():
-                write(h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n")
+    fds = []
+
+    def receive():
+        data, got, _flags, _addr = socket.recv_fds(ctl, 1 << 16, 4)
+        fds.extend(got)  # each arrives with the `A` line it belongs to, never after it
+        return data
+
+    for line in read_lines(receive):
+        tag = line[:1]
+        if tag == b"A":
+            if current["fd"] is not None:
+                os.close(current["fd"])
+            current["fd"], current["buf"] = (fds.pop(0) if fds else None), b""
+            checks.forget()
+        elif tag == b"D":
+            if current["fd"] is not None:
+                os.close(current["fd"])
+            current["fd"], current["buf"] = None, b""
+            checks.forget()
+            write(b"F\n")
+        elif line.strip():
+            write(h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n")
 
 
 def run_child(server, sock, err_w, opts):
