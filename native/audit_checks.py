@@ -74,7 +74,7 @@ _SUBTYPES = {}
 
 
 def forget():
-    """Drops what one audit's values left here (types named by the game), before the next audit."""
+    """Drops what an earlier audit's values left here (types named by its game)."""
     _SUBTYPES.clear()
 
 
@@ -1117,6 +1117,7 @@ def tool_checks(A, env):
 
 
 def run_audit(hm, transport, source, options):
+    forget()  # a judge serves audit after audit (both runtimes): the last one's types are not this one's
     A = Audit(hm, transport, source, options)
     t0 = time.perf_counter()
     A.x("start", source=source)

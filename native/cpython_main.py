@@ -208,10 +208,8 @@ class ForkServer:
     def open(self, sid, opts):
         if sid in self.children:
             return
-        import socket
-
         if opts.get("judge"):
-            self.open_audit(sid, opts, socket)
+            self.open_audit(sid, opts)
             return
         pid, parent_sock, err_r = self.spawn(run_child, opts)
         child = Child(sid, pid, parent_sock, err_r)
@@ -222,11 +220,13 @@ class ForkServer:
         self.sel.register(err_r, selectors.EVENT_READ, None)
         self.emit(b"Z " + json.dumps({"opened": sid, "pid": pid}).encode() + b"\n")
 
-    def open_audit(self, sid, opts, socket):
+    def open_audit(self, sid, opts):
         """An audit: the game runs in a process forked for it alone (the executor); the checks run
         in a judge, a process that runs no environment code and is reused from audit to audit
         (as the Pyodide worker's judge interpreter is). The judge gets the executor's end of a
         fresh socket pair over its control socket and drives it until the session ends."""
+        import socket
+
         xpid, judge_end, err_r = self.spawn(run_child, opts)
         judge = self.idle_judge(opts)
         child = Child(sid, xpid, None, err_r, judge=judge)
@@ -265,18 +265,11 @@ class ForkServer:
             self.judge_gone(j)
             return
         if kind == "judge-err":
-            buf = j.errbuf + chunk
-            parts = buf.split(b"\n")
-            j.errbuf = parts.pop()[-65536:]
-            child = self.children.get(j.sid) if j.sid is not None else None
-            parts = [p[:4000] for p in parts if p.strip()]
-            if child is not None and parts:
-                prefix = b"E" + child.sid.encode() + b" "
-                self.emit(b"".join(prefix + p + b"\n" for p in parts))
+            parts, j.errbuf = split_lines(j.errbuf, chunk, stderr=True)
+            if j.sid in self.children:
+                self.tagged(b"E", j.sid, parts)
             return
-        buf = j.out + chunk
-        parts = buf.split(b"\n")
-        j.out = parts.pop()
+        parts, j.out = split_lines(j.out, chunk)
         for line in parts:
             if j.draining:
                 if line == b"F":  # every reply of the ended session is behind it
@@ -284,13 +277,13 @@ class ForkServer:
                     if j.audits >= JUDGE_AUDITS:
                         self.retire(j)
                 continue
-            child = self.children.get(j.sid) if j.sid is not None else None
+            child = self.children.get(j.sid)
             if child is None:
                 continue
             # What the executor reported before the answer the judge just used (sandbox attempts)
             # goes out first, so the host has every attempt when it reads the verdict.
             self.drain(child)
-            self.emit(b"R" + child.sid.encode() + b" " + line + b"\n")
+            self.tagged(b"R", child.sid, [line])
 
     def drain(self, child):
         if not child.err_open:
@@ -330,7 +323,7 @@ class ForkServer:
             os.close(j.err)
         except OSError:
             pass
-        child = self.children.get(j.sid) if j.sid is not None else None
+        child = self.children.get(j.sid)
         if child is not None:
             self.end_audit(child, {"code": None, "judge": "exited"})
 
@@ -353,17 +346,12 @@ class ForkServer:
             os.close(child.err)
         except OSError:
             pass
-        if status is None:
-            try:
-                _, st = os.waitpid(child.pid, 0)
-                status = {"code": os.waitstatus_to_exitcode(st)}
-            except ChildProcessError:
-                status = {"code": None}
-        else:
-            try:
-                os.waitpid(child.pid, 0)
-            except ChildProcessError:
-                pass
+        try:
+            _, st = os.waitpid(child.pid, 0)
+            code = os.waitstatus_to_exitcode(st)
+        except ChildProcessError:  # reaped already, when its stderr closed
+            code = None
+        status = status or {"code": code}
         j = child.judge
         if j is not None and j.sid == child.sid:
             j.sid = None
@@ -405,20 +393,16 @@ class ForkServer:
             elif kind == "sock":
                 child.kill()  # the protocol is gone: the process must go too
             return
-        tag = b"R" if kind == "sock" else b"E"
-        buf = (child.out if kind == "sock" else child.errbuf) + chunk
-        parts = buf.split(b"\n")
-        rest = parts.pop()
-        prefix = tag + child.sid.encode() + b" "
-        if parts:
-            if kind == "err":
-                parts = [p[:4000] for p in parts if p.strip()]
-            if parts:
-                self.emit(b"".join(prefix + p + b"\n" for p in parts))
         if kind == "sock":
-            child.out = rest
+            parts, child.out = split_lines(child.out, chunk)
         else:
-            child.errbuf = rest[-65536:]
+            parts, child.errbuf = split_lines(child.errbuf, chunk, stderr=True)
+        self.tagged(b"R" if kind == "sock" else b"E", child.sid, parts)
+
+    def tagged(self, tag, sid, parts):
+        if parts:
+            prefix = tag + sid.encode() + b" "
+            self.emit(b"".join(prefix + p + b"\n" for p in parts))
 
     def reap(self, child):
         self.children.pop(child.sid, None)
@@ -445,6 +429,16 @@ class ForkServer:
                 os.kill(j.pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def split_lines(buf, chunk, stderr=False):
+    """(the complete lines, what is left) of buf + chunk. Stderr lines are a tail for people:
+    blank ones dropped, each cut at 4,000 bytes, an endless one kept to its last 64 KiB."""
+    parts = (buf + chunk).split(b"\n")
+    rest = parts.pop()
+    if stderr:
+        return [p[:4000] for p in parts if p.strip()], rest[-65536:]
+    return parts, rest
 
 
 class Child:
@@ -609,12 +603,10 @@ def run_judge(server, ctl, err_w, opts):
             if current["fd"] is not None:
                 os.close(current["fd"])
             current["fd"], current["buf"] = (fds.pop(0) if fds else None), b""
-            checks.forget()
         elif tag == b"D":
             if current["fd"] is not None:
                 os.close(current["fd"])
             current["fd"], current["buf"] = None, b""
-            checks.forget()
             write(b"F\n")
         elif line.strip():
             write(h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n")
