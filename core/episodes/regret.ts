@@ -111,10 +111,11 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     p.session.catch(() => {}); // a load failure is reported when the job's turn comes
     return p;
   };
-  const one = async (p: Prepared): Promise<void> => {
+  const one = async (p: Prepared, started: () => void): Promise<void> => {
     const { job, env, hintText } = p;
     if (!p.session) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
     const session = await p.session;
+    started();
     let played: PlayedEpisode;
     try {
       played = await o.player(session, armOf(p, session), o.control.abort.signal);
@@ -160,8 +161,12 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
       while (!o.control.cancel) {
         const cur: Prepared | null = ahead ?? take();
         if (!cur) return;
-        ahead = take();
-        await one(cur);
+        ahead = null;
+        // The look-ahead loads once this episode has its session: at the start of a run the first
+        // episodes' loads then do not queue behind the loads of the episodes that follow them.
+        await one(cur, () => {
+          if (!o.control.cancel) ahead = take();
+        });
       }
     } finally {
       // Loaded for a job this worker will not play (cancelled, or the run failed): closed unplayed;
