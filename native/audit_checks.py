@@ -14,6 +14,7 @@ message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ..
 Written from SPADE-FORMATS.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
 """
 
+import collections
 import json
 import math
 import os
@@ -196,6 +197,7 @@ class Audit:
         self.hung = None
         self.first_obs = None
         self.current = None
+        self.ahead = collections.deque()
 
     # -- results
     def want(self, cid):
@@ -219,6 +221,15 @@ class Audit:
     # -- the executor
     def x(self, op, **args):
         """One operation in the game's interpreter; its tagged answer ({v} | {raise} | {hang} | {load})."""
+        ahead = self.ahead
+        if ahead:
+            # Answers played ahead (ahead_of): taken only for exactly the request they answer, in
+            # order; at the first request they do not answer, the rest are dropped and asked live.
+            want, got = ahead[0]
+            if want == {"op": op, **args} and isinstance(got, dict):
+                ahead.popleft()
+                return got
+            ahead.clear()
         try:
             reply = self.transport(json.dumps({"cmd": "x", "op": op, **args}))
         except ExecutorGone:
@@ -239,6 +250,12 @@ class Audit:
         if "v" not in r:
             raise RuntimeError(f"{op} failed: {r}")
         return decode(r["v"])
+
+    def ahead_of(self, op, **args):
+        """Has the executor play a whole check ahead (audit_exec: op_solve), in one crossing: its
+        records ([request, answer], in order) answer the check's own requests as they come (x)."""
+        got = self.x(op, **args).get("records")
+        self.ahead = collections.deque(r for r in got if isinstance(r, list) and len(r) == 2) if isinstance(got, list) else collections.deque()
 
     def seq(self, items):
         """Operations played in one crossing (audit_exec.Executor.op_seq), in order, up to the first
@@ -546,15 +563,33 @@ def _ev(e):
 # ---------------------------------------------------------------- checks SPADE lacks
 
 
-def script_for(A, env, n):
-    """A fixed action script: SPADE's probes, then plausible guesses, cycled to n actions."""
-    base = PROBE_ACTIONS + ["\\boxed{7}", "\\boxed{0}", "\\boxed{up}", "\\boxed{A}", "\\boxed{13}", "\\boxed{yes}", "\\boxed{2 3}"]
+def script_base(A):
+    """SPADE's probes, then plausible guesses (tool use: an answer, no tags, an unknown tool)."""
     if A.tool_use:
-        base = ["<answer>0</answer>", "no tags", '<tool_call>{"name": "none", "arguments": {}}</tool_call>']
+        return ["<answer>0</answer>", "no tags", '<tool_call>{"name": "none", "arguments": {}}</tool_call>']
+    return PROBE_ACTIONS + ["\\boxed{7}", "\\boxed{0}", "\\boxed{up}", "\\boxed{A}", "\\boxed{13}", "\\boxed{yes}", "\\boxed{2 3}"]
+
+
+def script_for(A, env, n):
+    """A fixed action script: script_base cycled to n actions."""
+    base = script_base(A)
     return [base[i % len(base)] for i in range(n)]
 
 
+def played_ahead(A, op, fn, *args, **ahead):
+    """fn(A, *args) with the executor playing its requests ahead in one crossing (Audit.ahead_of)."""
+    A.ahead_of(op, **ahead)
+    try:
+        return fn(A, *args)
+    finally:
+        A.ahead.clear()  # what this check did not take is never an answer to another's request
+
+
 def check_determinism(A):
+    played_ahead(A, "twice", _determinism, seed=7, limit=A.call_limit, mode=A.mode, budget=A.budget, script=script_base(A))
+
+
+def _determinism(A):
     seed = 7
     runs = []
     for _ in range(2):
@@ -693,6 +728,10 @@ def name_leak(A, differing):
 
 
 def check_reset_leak(A, solution_actions):
+    played_ahead(A, "leak", _reset_leak, solution_actions, seed=5, firstSeed=3, limit=A.call_limit, mode=A.mode, budget=A.budget, toolUse=A.tool_use, script=script_base(A))
+
+
+def _reset_leak(A, solution_actions):
     first_seed, seed = 3, 5
 
     def snapshot_fresh():
@@ -798,6 +837,10 @@ def get_solution(A, env, seed):
 
 
 def check_solution(A, env):
+    played_ahead(A, "solve", _solution, env, env=env.id, seeds=[0, 1, 2], limit=A.call_limit, budget=A.budget, toolUse=A.tool_use)
+
+
+def _solution(A, env):
     if solution_fn(A, env) is None:
         if A.tool_use:
             return A.put("solution", "skip", "No solution(); tool-use environments are checked by tool.done_reachable")

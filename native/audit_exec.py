@@ -354,6 +354,102 @@ class Executor:
                 break
         return {"v": None, "items": out}
 
+    # -- whole checks played ahead: each answers with the operations that check asks, in its order,
+    # as [the request the checks send, its tagged answer], for the checks to take in turn (Audit.x).
+    # Every choice (a turn limit, actions from solution()'s value, the end and win of an episode)
+    # is made on the encoded answers exactly as the checks make it on decoded ones; where that is
+    # not certain (a value of an unusual type) the play stops and the checks ask the rest
+    # themselves. None of them plays an operation the checks would not ask next.
+
+    def op_solve(self, req):
+        """check_solution: has_solution, then for each seed reset, max_turns and solution() played."""
+        eid, limit, rec = req["env"], req["limit"], _Recorder(self)
+        if rec.ask(op="has_solution", env=eid).get("v") is not True:
+            return rec.done()
+        for seed in req["seeds"]:
+            if "v" not in rec.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=False):
+                return rec.done()
+            turns = rec.turns(eid, req["budget"])
+            if turns is None:
+                return rec.done()
+            played, last, won = 0, None, False
+            while played < turns + 1:
+                acts = rec.solution(eid, limit, seed, req["toolUse"])
+                if not acts:
+                    return rec.done()
+                ended = False
+                for a in acts:
+                    last = rec.ask(op="step", limit=limit, action=a, seed=seed, env=eid)
+                    if "v" not in last:
+                        return rec.done()
+                    played += 1
+                    ended = _ended(last["v"])
+                    if ended or played > turns:
+                        break
+                if ended:
+                    won = _won_of(last["v"])
+                    break
+            if won is not True:
+                return rec.done()
+        return rec.done()
+
+    def op_leak(self, req):
+        """check_reset_leak: two fresh snapshots, an episode of solution() (or the script), and the
+        reset and snapshot after it."""
+        limit, rec = req["limit"], _Recorder(self)
+        seed, first = req["seed"], req["firstSeed"]
+        fresh = dict(op="fresh", limit=limit, action=None, seed=None, mode=req["mode"], budget=req["budget"])
+        for k in range(3):
+            got = rec.ask(**fresh)
+            if "v" not in got or type(got["v"]) is not int:
+                return rec.done()
+            eid = got["v"]
+            if "v" not in rec.ask(op="reset", limit=limit, action=None, seed=seed if k < 2 else first, env=eid, preseed=True):
+                return rec.done()
+            if k < 2 and "v" not in rec.ask(op="fields", env=eid, globals=True):
+                return rec.done()
+        has = rec.ask(op="has_solution", env=eid)
+        if "v" not in has:
+            return rec.done()
+        acts = []
+        if has["v"] is True:
+            acts = rec.solution(eid, limit, None, req["toolUse"])
+            if acts is None:
+                return rec.done()
+        if not acts:
+            turns = rec.turns(eid, req["budget"])
+            if turns is None:
+                return rec.done()
+            acts = _cycled(req["script"], turns)
+        turns = rec.turns(eid, req["budget"])
+        if turns is None:
+            return rec.done()
+        got = rec.ask(op="episodes", env=eid, limit=limit, items=[{"actions": acts[: turns + 2], "stop": True}])
+        steps = (got.get("raw") or [{}])[0].get("steps", [])
+        if any("hang" in t or "load" in t for t in steps):
+            return rec.done()
+        if "v" in rec.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=True):
+            rec.ask(op="fields", env=eid, globals=True)
+        return rec.done()
+
+    def op_twice(self, req):
+        """check_determinism: twice a fresh instance, its max_turns, and the script played from reset."""
+        limit, rec = req["limit"], _Recorder(self)
+        for _ in range(2):
+            got = rec.ask(op="fresh", limit=limit, action=None, seed=None, mode=req["mode"], budget=req["budget"])
+            if "v" not in got or type(got["v"]) is not int:
+                return rec.done()
+            eid = got["v"]
+            turns = rec.turns(eid, req["budget"])
+            if turns is None:
+                return rec.done()
+            item = {"seed": req["seed"], "preseed": False, "reset": True, "actions": _cycled(req["script"], turns), "stop": True}
+            got = rec.ask(op="episodes", env=eid, limit=limit, items=[item])
+            raw = (got.get("raw") or [{}])[0]
+            if "v" not in (raw.get("reset") or {}) or any("hang" in t or "load" in t for t in raw.get("steps", [])):
+                return rec.done()
+        return rec.done()
+
     # -- reading an instance
     def op_attr(self, req):
         env, _ns = self.env(req)
@@ -436,6 +532,84 @@ def _ended(enc):
     if not isinstance(items, list) or len(items) != 5:
         return True
     return _truthy(items[2]) or _truthy(items[3])
+
+
+class _Recorder:
+    """The operations a check played ahead asks, each kept with its tagged answer."""
+
+    def __init__(self, ex):
+        self.ex, self.out = ex, []
+
+    def ask(self, **r):
+        got = _tagged(OPS[r["op"]](self.ex, r), self.ex.hm)
+        self.out.append([r, got])
+        return got
+
+    def done(self):
+        return {"v": None, "records": self.out}
+
+    def turns(self, eid, budget):
+        """Audit.turns(): max_turns read and judged, or None where the checks stop or it is uncertain."""
+        got = self.ask(op="attr", env=eid, name="max_turns")
+        return _turns_of(got["v"], budget) if "v" in got else None
+
+    def solution(self, eid, limit, seed, tool_use):
+        """get_solution(): its actions ([] where solution_fn says none), or None where the checks stop."""
+        has = self.ask(op="has_solution", env=eid)
+        if "v" not in has:
+            return None
+        if has["v"] is not True:
+            return []
+        got = self.ask(op="solution", limit=limit, action=None, seed=seed, env=eid)
+        return _actions_of(got["v"], tool_use) if "v" in got else None
+
+
+def _cycled(base, n):
+    return [base[i % len(base)] for i in range(n)] if base else []
+
+
+def _turns_of(enc, budget):
+    """Audit.turns() of an encoded max_turns, or None where the encoding leaves it uncertain."""
+    if isinstance(enc, dict):
+        return None if "O" in enc and enc["O"].get("b") == "int" else budget
+    return enc if type(enc) is int and 0 < enc <= 10_000 else budget
+
+
+def _actions_of(enc, tool_use):
+    """get_solution()'s actions for an encoded solution() value, or None where uncertain."""
+    plain = lambda x: x is None or type(x) in (str, int, float, bool)
+    if isinstance(enc, dict):
+        items = enc.get("T", enc.get("L"))
+        if not isinstance(items, list) or not all(map(plain, items)):
+            return None
+        return [_boxed_text(str(x)) for x in items]
+    if not plain(enc):
+        return None
+    return [f"<answer>{enc}</answer>"] if tool_use else [_boxed_text(str(enc))]
+
+
+def _boxed_text(a):
+    return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
+
+
+def _won_of(enc):
+    """audit_checks._won of an ended step's encoded return: True, False, or None where uncertain."""
+    items = enc.get("T") if isinstance(enc, dict) else None
+    if not isinstance(items, list) or len(items) != 5:
+        return None if isinstance(enc, dict) and "O" in enc else False
+    r = items[1]
+    if isinstance(r, dict):
+        if "O" in r:
+            return None
+        reward = 0.0
+    else:
+        try:
+            reward = float(r)
+        except Exception:
+            reward = 0.0
+        if not math.isfinite(reward):
+            reward = 0.0
+    return _truthy(items[2]) and reward > 0
 
 
 def load_error(hm, e):
