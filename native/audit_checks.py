@@ -794,12 +794,22 @@ def fuzz_actions(A, first_obs):
     return acts
 
 
+def fuzz_items(fuzz):
+    """Each fuzz action on its own episode, from reset(seed k % 3); up to five may raise."""
+    return [{"seed": k % 3, "reset": True, "actions": [a], "tolerate": True} for k, a in enumerate(fuzz)]
+
+
 def check_crash(A, first_obs):
+    items = fuzz_items(fuzz_actions(A, first_obs))
+    played_ahead(A, "fuzz", _crash, first_obs, limit=A.call_limit, mode=A.mode, budget=A.budget, items=items, maxRaises=5)
+
+
+def _crash(A, first_obs):
     crashes = []
     tried = 0
-    env = A.crash_env
+    env = A.fresh()
     fuzz = fuzz_actions(A, first_obs)
-    answers = A.episodes(env, [{"seed": k % 3, "reset": True, "actions": [a], "tolerate": True} for k, a in enumerate(fuzz)], max_raises=5)
+    answers = A.episodes(env, fuzz_items(fuzz), max_raises=5)
     for k, a in enumerate(fuzz):
         env_seed = k % 3
         got = answers[k]
@@ -901,12 +911,16 @@ def check_too_easy(A, env):
 
 
 def check_max_turns(A, env, answers):
-    seed = 11
-    A.reset(env, seed)
-    limit = A.turns(env)
     ans = {_norm(x) for x in answers}
     wrong = next(c for c in ("0", "-7", "zz", "31415") if _norm(c) not in ans)
     a = f"<answer>{wrong}</answer>" if A.tool_use else f"\\boxed{{{wrong}}}"
+    played_ahead(A, "truncate", _max_turns, env, a, env=env.id, limit=A.call_limit, seed=11, budget=A.budget, action=a)
+
+
+def _max_turns(A, env, a):
+    seed = 11
+    A.reset(env, seed)
+    limit = A.turns(env)
     played = []
     answers = A.episodes(env, [{"actions": [a] * (limit + 5), "stop": True}])[0].get("steps", [])
     for i in range(limit + 5):
@@ -1233,10 +1247,7 @@ def play_checks(A, env):
     run("seed-ignored", check_seed_ignored, A, env)
     run("reset-leak", check_reset_leak, A, sol_actions)
     if A.want("crash-on-action"):
-        def crash():
-            A.crash_env = A.fresh()
-            check_crash(A, A.first_obs)
-        guarded("crash-on-action", crash)
+        guarded("crash-on-action", check_crash, A, A.first_obs)
     run("solution", check_solution, A, env)
     run("too-easy", check_too_easy, A, env)
     guarded("hint-leak", collect_answers) if (A.want("hint-leak") or A.want("max-turns")) else None

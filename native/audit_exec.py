@@ -450,6 +450,23 @@ class Executor:
                 return rec.done()
         return rec.done()
 
+    def op_fuzz(self, req):
+        """check_crash: a fresh instance, then its fuzz episodes (given: they follow from nothing it answers)."""
+        rec = _Recorder(self)
+        got = rec.ask(op="fresh", limit=req["limit"], action=None, seed=None, mode=req["mode"], budget=req["budget"])
+        if "v" in got and type(got["v"]) is int:
+            rec.ask(op="episodes", env=got["v"], limit=req["limit"], items=req["items"], maxRaises=req["maxRaises"])
+        return rec.done()
+
+    def op_truncate(self, req):
+        """check_max_turns: reset, max_turns, then the never-winning action played max_turns + 5 times."""
+        eid, limit, rec = req["env"], req["limit"], _Recorder(self)
+        if "v" in rec.ask(op="reset", limit=limit, action=None, seed=req["seed"], env=eid, preseed=False):
+            turns = rec.turns(eid, req["budget"])
+            if turns is not None:
+                rec.ask(op="episodes", env=eid, limit=limit, items=[{"actions": [req["action"]] * (turns + 5), "stop": True}])
+        return rec.done()
+
     # -- reading an instance
     def op_attr(self, req):
         env, _ns = self.env(req)
