@@ -68,7 +68,7 @@ class Session:
         self.snap_counter = 0
 
 
-GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "json", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types"]
+GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types"]
 _MISSING = object()
 _is = __import__("operator").is_
 

@@ -69,9 +69,24 @@ def warm():
         # freshly forked process cost a millisecond of copy-on-write faults.
         _PREMADE[name] = fresh_module(name)
     _tool_module()
+    injected_names({})
+
+
+_INJECTED = {}
 
 
 def injected_names(session_modules):
+    """The names every game's namespace starts with, in SPADE's order; the session's own modules
+    (a private `random`) in their places. Made once per interpreter, as SPADE binds them once: a
+    failed `import numpy` cost Pyodide a search of its whole path at every load."""
+    if not _INJECTED:
+        _INJECTED.update(_injected_base())
+    ns = dict(_INJECTED)
+    ns.update({k: v for k, v in session_modules.items() if k in INJECTED_MODULES})
+    return ns
+
+
+def _injected_base():
     import collections
     import functools
     import heapq
@@ -79,7 +94,6 @@ def injected_names(session_modules):
     import typing
 
     ns = {name: importlib.import_module(name) for name in INJECTED_MODULES}
-    ns.update({k: v for k, v in session_modules.items() if k in INJECTED_MODULES})
     try:
         import numpy  # noqa: F401  (only where the interpreter has it)
 
@@ -141,14 +155,24 @@ def _spade_syntax_message(e):
         return f"Syntax error in generated game code: {e}"
 
 
+_COMPILED = {}  # source -> code object: the last few sources (a regret run loads one many times)
+
+
 def spade_compile(source):
+    code = _COMPILED.get(source)
+    if code is not None:
+        return code  # immutable, and exec'd into a fresh namespace each time, as a new compile would be
     try:
-        return compile(source, ENV_FILENAME, "exec")
+        code = compile(source, ENV_FILENAME, "exec")
     except SyntaxError as e:
         raise SpadeLoadError("syntax", _spade_syntax_message(e), e)
     except (ValueError, OverflowError, MemoryError, RecursionError) as e:
         # exec(str) compiles inside SPADE's try, where only SyntaxError gets its own wording.
         raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
+    if len(_COMPILED) >= 8:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    _COMPILED[source] = code
+    return code
 
 
 def spade_namespace(modules):
