@@ -99,8 +99,15 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
    */
   type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null };
   const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, budget: o.budget, toolUse: session.info.toolUse });
+  // Each environment is read from memory once per run (every seed and arm plays the version the run started with).
+  const envs = new Map<string, Prepared['env']>();
+  const envOf = (hash: string): Prepared['env'] => {
+    let env = envs.get(hash);
+    if (!env) envs.set(hash, (env = ctx.env(hash)));
+    return env;
+  };
   const prepare = (job: RegretJob): Prepared => {
-    const env = ctx.env(job.hash);
+    const env = envOf(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
     const p: Prepared = { job, env, hintText, session: null };
     if (job.hint && hintText === null) return p;
