@@ -393,11 +393,6 @@ def _norm(s):
     return " ".join(re.sub(r"[^0-9a-z\u00c0-\uffff.\-]+", " ", str(s).lower()).split()).strip(" .")
 
 
-def _boxed(a):
-    a = str(a)
-    return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
-
-
 def _won(r, te):
     return te and r > 0
 
@@ -838,12 +833,7 @@ def get_solution(A, env, seed):
     fn = solution_fn(A, env)
     if fn is None:
         return None
-    v = A.call("solution", "solution", seed=seed, env=env.id)
-    if isinstance(v, (list, tuple)):
-        return [_boxed(x) for x in v]
-    if A.tool_use:
-        return [f"<answer>{v}</answer>"]
-    return [_boxed(v)]
+    return A.hm.solution_actions(A.call("solution", "solution", seed=seed, env=env.id), A.tool_use)
 
 
 def check_solution(A, env):

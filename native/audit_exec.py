@@ -367,7 +367,7 @@ class Executor:
         if rec.ask(op="has_solution", env=eid).get("v") is not True:
             return rec.done()
         for seed in req["seeds"]:
-            if "v" not in rec.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=False):
+            if not rec.reset(eid, seed, limit):
                 return rec.done()
             turns = rec.turns(eid, req["budget"])
             if turns is None:
@@ -397,17 +397,14 @@ class Executor:
         """check_reset_leak: two fresh snapshots, an episode of solution() (or the script), and the
         reset and snapshot after it."""
         limit, rec = req["limit"], _Recorder(self)
-        seed, first = req["seed"], req["firstSeed"]
-        fresh = dict(op="fresh", limit=limit, action=None, seed=None, mode=req["mode"], budget=req["budget"])
-        for k in range(3):
-            got = rec.ask(**fresh)
-            if "v" not in got or type(got["v"]) is not int:
+        seed = req["seed"]
+        for _ in range(2):
+            eid = rec.fresh(req)
+            if eid is None or not rec.reset(eid, seed, limit, preseed=True) or not rec.fields(eid):
                 return rec.done()
-            eid = got["v"]
-            if "v" not in rec.ask(op="reset", limit=limit, action=None, seed=seed if k < 2 else first, env=eid, preseed=True):
-                return rec.done()
-            if k < 2 and "v" not in rec.ask(op="fields", env=eid, globals=True):
-                return rec.done()
+        eid = rec.fresh(req)
+        if eid is None or not rec.reset(eid, req["firstSeed"], limit, preseed=True):
+            return rec.done()
         has = rec.ask(op="has_solution", env=eid)
         if "v" not in has:
             return rec.done()
@@ -424,47 +421,38 @@ class Executor:
         turns = rec.turns(eid, req["budget"])
         if turns is None:
             return rec.done()
-        got = rec.ask(op="episodes", env=eid, limit=limit, items=[{"actions": acts[: turns + 2], "stop": True}])
-        steps = (got.get("raw") or [{}])[0].get("steps", [])
-        if any("hang" in t or "load" in t for t in steps):
-            return rec.done()
-        if "v" in rec.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=True):
-            rec.ask(op="fields", env=eid, globals=True)
+        if rec.episode(eid, limit, {"actions": acts[: turns + 2], "stop": True}) and rec.reset(eid, seed, limit, preseed=True):
+            rec.fields(eid)
         return rec.done()
 
     def op_twice(self, req):
         """check_determinism: twice a fresh instance, its max_turns, and the script played from reset."""
         limit, rec = req["limit"], _Recorder(self)
         for _ in range(2):
-            got = rec.ask(op="fresh", limit=limit, action=None, seed=None, mode=req["mode"], budget=req["budget"])
-            if "v" not in got or type(got["v"]) is not int:
-                return rec.done()
-            eid = got["v"]
-            turns = rec.turns(eid, req["budget"])
+            eid = rec.fresh(req)
+            turns = None if eid is None else rec.turns(eid, req["budget"])
             if turns is None:
                 return rec.done()
             item = {"seed": req["seed"], "preseed": False, "reset": True, "actions": _cycled(req["script"], turns), "stop": True}
-            got = rec.ask(op="episodes", env=eid, limit=limit, items=[item])
-            raw = (got.get("raw") or [{}])[0]
-            if "v" not in (raw.get("reset") or {}) or any("hang" in t or "load" in t for t in raw.get("steps", [])):
+            if not rec.episode(eid, limit, item):
                 return rec.done()
         return rec.done()
 
     def op_fuzz(self, req):
         """check_crash: a fresh instance, then its fuzz episodes (given: they follow from nothing it answers)."""
         rec = _Recorder(self)
-        got = rec.ask(op="fresh", limit=req["limit"], action=None, seed=None, mode=req["mode"], budget=req["budget"])
-        if "v" in got and type(got["v"]) is int:
-            rec.ask(op="episodes", env=got["v"], limit=req["limit"], items=req["items"], maxRaises=req["maxRaises"])
+        eid = rec.fresh(req)
+        if eid is not None:
+            rec.ask(op="episodes", env=eid, limit=req["limit"], items=req["items"], maxRaises=req["maxRaises"])
         return rec.done()
 
     def op_truncate(self, req):
         """check_max_turns: reset, max_turns, then the never-winning action played max_turns + 5 times."""
         eid, limit, rec = req["env"], req["limit"], _Recorder(self)
-        if "v" in rec.ask(op="reset", limit=limit, action=None, seed=req["seed"], env=eid, preseed=False):
+        if rec.reset(eid, req["seed"], limit):
             turns = rec.turns(eid, req["budget"])
             if turns is not None:
-                rec.ask(op="episodes", env=eid, limit=limit, items=[{"actions": [req["action"]] * (turns + 5), "stop": True}])
+                rec.episode(eid, limit, {"actions": [req["action"]] * (turns + 5), "stop": True})
         return rec.done()
 
     # -- reading an instance
@@ -565,6 +553,27 @@ class _Recorder:
     def done(self):
         return {"v": None, "records": self.out}
 
+    # The requests below are built exactly as audit_checks.Audit builds them (x compares them whole).
+    def fresh(self, req):
+        """Audit.fresh(): the new instance's id, or None where the checks stop."""
+        got = self.ask(op="fresh", limit=req["limit"], action=None, seed=None, mode=req["mode"], budget=req["budget"])
+        return got["v"] if "v" in got and type(got["v"]) is int else None
+
+    def reset(self, eid, seed, limit, preseed=False):
+        """Audit.reset(): whether it returned (the checks stop where it did not)."""
+        return "v" in self.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=preseed)
+
+    def fields(self, eid):
+        return "v" in self.ask(op="fields", env=eid, globals=True)
+
+    def episode(self, eid, limit, item):
+        """Audit.episodes() of one item: whether the checks go on after it (no failed reset, no hang
+        or refusal; a step that raised ends the episode, not the check)."""
+        got = (self.ask(op="episodes", env=eid, limit=limit, items=[item]).get("raw") or [{}])[0]
+        if item.get("reset") and "v" not in (got.get("reset") or {}):
+            return False
+        return not any("hang" in t or "load" in t for t in got.get("steps", []))
+
     def turns(self, eid, budget):
         """Audit.turns(): max_turns read and judged, or None where the checks stop or it is uncertain."""
         got = self.ask(op="attr", env=eid, name="max_turns")
@@ -578,7 +587,7 @@ class _Recorder:
         if has["v"] is not True:
             return []
         got = self.ask(op="solution", limit=limit, action=None, seed=seed, env=eid)
-        return _actions_of(got["v"], tool_use) if "v" in got else None
+        return _actions_of(got["v"], tool_use, self.ex.hm) if "v" in got else None
 
 
 def _cycled(base, n):
@@ -592,21 +601,17 @@ def _turns_of(enc, budget):
     return enc if type(enc) is int and 0 < enc <= 10_000 else budget
 
 
-def _actions_of(enc, tool_use):
-    """get_solution()'s actions for an encoded solution() value, or None where uncertain."""
+def _actions_of(enc, tool_use, hm):
+    """get_solution()'s actions for an encoded solution() value, or None where uncertain: plain
+    values (and lists or tuples of them) decode to themselves, so the checks' rule applies as is."""
     plain = lambda x: x is None or type(x) in (str, int, float, bool)
     if isinstance(enc, dict):
-        items = enc.get("T", enc.get("L"))
-        if not isinstance(items, list) or not all(map(plain, items)):
+        enc = enc.get("T", enc.get("L"))
+        if not isinstance(enc, list) or not all(map(plain, enc)):
             return None
-        return [_boxed_text(str(x)) for x in items]
-    if not plain(enc):
+    elif not plain(enc):
         return None
-    return [f"<answer>{enc}</answer>"] if tool_use else [_boxed_text(str(enc))]
-
-
-def _boxed_text(a):
-    return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
+    return hm.solution_actions(enc, tool_use)
 
 
 def _won_of(enc):
@@ -669,8 +674,8 @@ def fields(hm, env, ns):
 
 
 OPS = {name[3:]: fn for name, fn in vars(Executor).items() if name.startswith("op_")}
-# What a sequence may not hold: loading stages (one at a time, by design) and sequences themselves.
-SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes"))
+# What a sequence may not hold: loading stages (one at a time, by design), batches and whole checks.
+SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solve", "leak", "twice", "fuzz", "truncate"))
 
 
 def cmd_x(h, req, hm, ex):

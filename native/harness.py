@@ -26,7 +26,7 @@ import types
 from harness_loader import (  # noqa: F401  (re-exported: harness.X is the harness's interface)
     ADMISSION_ACTIONS, ADMISSION_BUDGET, DEFAULT_BUDGET, INJECTED_MODULES, PROBE_ACTIONS, STATEFUL_MODULES, TYPING_NAMES,
     SpadeLoadError, _instantiate, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
-    spade_exec, spade_instantiate, spade_load, spade_namespace, spade_validate, step_problem, warm,
+    solution_actions, spade_exec, spade_instantiate, spade_load, spade_namespace, spade_validate, step_problem, warm,
 )
 from harness_output import CappedOutput  # noqa: F401
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401

@@ -137,6 +137,19 @@ PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
 ADMISSION_ACTIONS = ["1", "2", "test"]
 
 
+def solution_actions(value, tool_use):
+    """The actions a solution() value stands for, as the audit plays them: each item of a list or
+    tuple boxed (unless already an answer), else one boxed answer (tool use: one <answer>)."""
+    if isinstance(value, (list, tuple)):
+        return [_boxed(x) for x in value]
+    return [f"<answer>{value}</answer>"] if tool_use else [_boxed(value)]
+
+
+def _boxed(a):
+    a = str(a)
+    return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
+
+
 class SpadeLoadError(Exception):
     """A load that SPADE's factory refuses: `stage` names the check, str() is SPADE's message."""
 
