@@ -1,5 +1,5 @@
 import { cpus } from 'node:os';
-import type { SandboxViolation } from '../runtime/forkServer';
+import type { SandboxViolation } from '../runtime/supervisor';
 import { NativeRuntime } from '../runtime/native';
 import { ALL_CHECKS, SANDBOX_CHECK, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
 

@@ -1,7 +1,7 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
 import { chooseRuntime, PYODIDE_MISSING_MODULES, retryNatively } from '../runtime/choice';
 import { deadAudit, withHostChecks, type AuditPool } from './pool';
-import type { SandboxViolation } from '../runtime/forkServer';
+import type { SandboxViolation } from '../runtime/supervisor';
 import type { AuditOptions, EnvAudit } from './types';
 
 /**

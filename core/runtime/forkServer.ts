@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { failure, type HarnessReply } from './types';
+import type { HarnessReply } from './types';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
 import { onLines } from './childProtocol';
+import { CallSupervisor, StderrTail, type SandboxViolation } from './supervisor';
+
+export type { SandboxViolation } from './supervisor';
 
 /**
  * The supervisor of one native fork server (native/cpython_main.py): a Python process, inside
@@ -19,56 +22,54 @@ export interface ForkServerCommand {
   env: Record<string, string>;
 }
 
-export interface SandboxViolation {
-  event: string;
-  detail: string;
-}
-
-interface Pending {
-  line: string;
-  timeoutMs: number;
-  resolve: (r: HarnessReply) => void;
-}
-
-/** One session's process inside the server: a queue of requests answered in order. */
+/** One session's process inside the server, its calls kept by the shared supervisor. */
 export class ForkedSession {
-  private queue: Pending[] = [];
-  private inflight?: Pending & { timer: NodeJS.Timeout };
-  private nextId = 1;
-  dead = false;
+  private readonly calls: CallSupervisor;
   /** Refused attempts (open, fork, socket ...) the sandbox reported for this session. */
   readonly violations: SandboxViolation[] = [];
-  /** The last check an audit announced (`@audit-phase`), to blame a dead audit precisely. */
-  phase = '';
-  stderrTail = '';
+  private readonly tail = new StderrTail(2000);
 
   constructor(
     readonly id: string,
     private readonly server: ForkServer,
-    private readonly graceMs: number,
-  ) {}
-
-  request(req: WireRequest, timeoutMs: number): Promise<HarnessReply> {
-    if (this.dead) return Promise.resolve(failure('crashed', 'the Python process is gone; this session is closed'));
-    return new Promise((resolve) => {
-      const id = this.nextId++;
-      this.queue.push({ line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve });
-      this.pump();
-    });
+    graceMs: number,
+  ) {
+    this.calls = new CallSupervisor(
+      {
+        send: (call) => server.write(`S${id} ${call.line}\n`),
+        kill: () => server.kill(id),
+      },
+      {
+        graceMs,
+        texts: { failure: 'Native interpreter failure', gone: 'the Python process is gone; this session is closed', closed: 'the session was closed' },
+      },
+    );
   }
 
-  private pump(): void {
-    if (this.dead || this.inflight || !this.queue.length) return;
-    const next = this.queue.shift()!;
-    // The child's own timer interrupts Python; this one is for hangs in C code, which only a kill ends.
-    const timer = setTimeout(() => this.fail(`call ran past ${next.timeoutMs} ms and did not stop at the timer; the process was killed`, 'timeout'), next.timeoutMs + this.graceMs);
-    this.inflight = { ...next, timer };
-    this.server.write(`S${this.id} ${next.line}\n`);
+  get dead(): boolean {
+    return this.calls.state === 'dead';
+  }
+
+  /** What the session's process wrote to stderr lately (its own lines, not the harness's). */
+  get stderrTail(): string {
+    return this.tail.value;
+  }
+
+  /** ": its last stderr lines", for a failure's message. */
+  stderrSuffix(): string {
+    return this.tail.suffix();
+  }
+
+  /** The last check an audit announced (`@audit-phase`), to blame a dead audit precisely. */
+  get phase(): string {
+    return this.calls.phase;
+  }
+
+  request(req: WireRequest, timeoutMs: number): Promise<HarnessReply> {
+    return this.calls.request(req, timeoutMs);
   }
 
   onReply(line: string): void {
-    const cur = this.inflight;
-    if (!cur) return;
     let reply: HarnessReply;
     try {
       reply = JSON.parse(line) as HarnessReply;
@@ -76,10 +77,7 @@ export class ForkedSession {
       this.fail('the Python process wrote something that is not a protocol reply', 'crashed');
       return;
     }
-    clearTimeout(cur.timer);
-    this.inflight = undefined;
-    cur.resolve(reply);
-    this.pump();
+    this.calls.settle(reply);
   }
 
   onStderr(line: string): void {
@@ -94,45 +92,26 @@ export class ForkedSession {
     }
     const m = /^@audit-phase (\S+)/.exec(line);
     if (m) {
-      this.phase = m[1]!;
+      this.calls.notePhase(m[1]!);
       return;
     }
-    this.stderrTail = (this.stderrTail + line + '\n').slice(-2000);
+    this.tail.add(line + '\n');
   }
 
   fail(reason: string, kind: string): void {
-    if (this.dead) return;
-    this.dead = true;
-    const cur = this.inflight;
-    this.inflight = undefined;
-    if (cur) {
-      clearTimeout(cur.timer);
-      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : 'Native interpreter failure'}: ${reason}`, { restarted: true, ...(this.phase ? { phase: this.phase } : {}) }));
-    }
-    for (const q of this.queue.splice(0)) q.resolve(failure('crashed', `the Python process is gone (${reason})`));
-    this.server.kill(this.id);
+    this.calls.die(reason, kind);
   }
 
   /** Ends the session: its process and everything it holds are gone after this. */
   close(): void {
-    if (!this.dead) {
-      this.dead = true;
-      for (const q of this.queue.splice(0)) q.resolve(failure('closed', 'the session was closed'));
-      const cur = this.inflight;
-      this.inflight = undefined;
-      if (cur) {
-        clearTimeout(cur.timer);
-        cur.resolve(failure('closed', 'the session was closed'));
-      }
-    }
-    this.server.kill(this.id);
+    this.calls.close();
   }
 }
 
 export class ForkServer {
   private proc?: ChildProcess;
   private readonly sessions = new Map<string, ForkedSession>();
-  private stderrTail = '';
+  private readonly tail = new StderrTail(4000);
   private readyPromise?: Promise<Record<string, unknown>>;
   private readyResolve?: (facts: Record<string, unknown>) => void;
   facts: Record<string, unknown> = {};
@@ -161,10 +140,10 @@ export class ForkServer {
       this.proc = proc;
       onLines(proc.stdout!, (line) => this.onLine(line));
       proc.stderr!.on('data', (d: Buffer) => {
-        this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
+        this.tail.add(d.toString('utf8'));
       });
       proc.on('exit', (code, signal) => {
-        const why = `the Python fork server exited (${signal ?? code})${this.stderrTail ? `: ${this.stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`;
+        const why = `the Python fork server exited (${signal ?? code})${this.tail.suffix()}`;
         if (!this.readyResolve) this.die(why);
         else {
           this.die(why);
@@ -208,7 +187,7 @@ export class ForkServer {
       this.sessions.delete(sid);
       if (!s.dead) {
         this.crashes++;
-        s.fail(`the session's process exited (${rest})${s.stderrTail ? `: ${s.stderrTail.trim().split('\n').slice(-3).join(' | ')}` : ''}`, 'crashed');
+        s.fail(`the session's process exited (${rest})${s.stderrSuffix()}`, 'crashed');
       }
     }
   }

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
+import { CallSupervisor, StderrTail, type Priority } from './supervisor';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
 import { usesMathVerify } from './choice';
@@ -42,21 +43,7 @@ export interface PoolStatus {
   lastRestartReason: string | null;
 }
 
-interface Pending {
-  id: number;
-  line: string;
-  timeoutMs: number;
-  resolve: (r: HarnessReply) => void;
-  /** Restore the pristine interpreter first ('math': the copy with math_verify imported). */
-  fresh?: boolean | 'math';
-  /** What the sandbox refused during this call (V lines), handed back with the reply. */
-  violations?: { event: string; detail: string }[];
-  /** The session it belongs to (so its background work can be brought forward). */
-  session?: string;
-}
-
-/** Background work (a session loaded ahead of its turn) waits until nothing in the foreground does. */
-export type Priority = 'foreground' | 'background';
+export type { Priority } from './supervisor';
 
 /**
  * The Node flags a Pyodide child runs under: the permission model with reads of Pyodide's files and
@@ -85,28 +72,21 @@ function freshKind(req: WireRequest): true | 'math' {
   return 'source' in req && usesMathVerify(req.source) ? 'math' : true;
 }
 
-/** One child process with one Pyodide interpreter; requests run one at a time, in order. */
+/** One child process with one Pyodide interpreter; its calls are kept by the shared supervisor. */
 class PoolWorker {
   readonly wid = nextWorkerId++;
   readonly proc: ChildProcess;
-  state: 'starting' | 'ready' | 'dead' = 'starting';
   readonly sessions = new Set<string>();
   hosted = 0;
   coldMs: number | null = null;
   python: string | null = null;
   readonly ready: Promise<void>;
-  private queue: Pending[] = [];
-  private background: Pending[] = [];
-  /** `phase`: the audit check the call reported last (P lines), named in its failure if it dies. */
-  private inflight?: Pending & { started: number; phase?: string };
-  /** One slow timer per child instead of timers per call: a step costs microseconds, timers too. */
-  private readonly watch: NodeJS.Timeout;
-  private nextId = 1;
-  private stderrTail = '';
+  private readonly calls: CallSupervisor;
+  private readonly stderrTail = new StderrTail(4000);
 
   constructor(
     private readonly opts: Required<Pick<PoolOptions, 'memoryMb' | 'graceMs' | 'spinUs'>> & { paths: RuntimePaths; files: Record<string, string> },
-    private readonly onDeath: (w: PoolWorker, reason: string) => void,
+    onDeath: (w: PoolWorker, reason: string) => void,
   ) {
     const p = opts.paths;
     const args = [...childNodeFlags(p), p.childScript];
@@ -115,9 +95,32 @@ class PoolWorker {
       env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {},
       stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
     });
+    this.calls = new CallSupervisor(
+      {
+        // One write for both lines: each write to a sleeping child's pipe costs the host a wake-up.
+        send: (c) => {
+          const call = encodeCall(c.id, c.timeoutMs, c.line);
+          this.sendRaw(c.fresh ? encodeFresh(c.fresh === 'math') + call : call);
+        },
+        kill: () => {
+          try {
+            this.proc.kill('SIGKILL');
+          } catch {
+            // already gone
+          }
+        },
+        onDeath: (reason) => onDeath(this, reason),
+        onTick: () => this.checkMemory(),
+      },
+      {
+        graceMs: opts.graceMs,
+        ready: false,
+        texts: { failure: 'Interpreter failure', aftermath: 'the interpreter was replaced', gone: 'the interpreter was restarted; this session is gone', closed: 'the runtime pool is shutting down' },
+      },
+    );
     this.proc.stdin!.on('error', () => {});
     this.proc.stderr?.on('data', (d: Buffer) => {
-      this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
+      this.stderrTail.add(d.toString('utf8'));
     });
     this.ready = new Promise<void>((resolve, reject) => {
       onLines(this.proc.stdio[3] as Readable, (line) => {
@@ -131,25 +134,21 @@ class PoolWorker {
             this.die('the interpreter sent a malformed reply', 'crashed');
             return;
           }
-          this.settle(id, reply);
+          this.calls.settle(reply, id);
         } else if (tag === 89 /* Y */) {
           const m = JSON.parse(line.slice(1)) as ChildReady;
-          this.state = 'ready';
           this.coldMs = m.coldMs;
           this.python = m.python;
           resolve();
-          this.pump();
+          this.calls.ready();
         } else if (tag === 80 /* P */) {
-          if (this.inflight) this.inflight.phase = line.slice(1);
+          this.calls.notePhase(line.slice(1));
         } else if (tag === 86 /* V */) {
-          const cur = this.inflight;
-          if (cur && (cur.violations ??= []).length < 200) {
-            try {
-              const v = JSON.parse(line.slice(1)) as { event?: unknown; detail?: unknown };
-              if (typeof v.event === 'string') cur.violations.push({ event: v.event.slice(0, 100), detail: String(v.detail ?? '').slice(0, 300) });
-            } catch {
-              // not one of ours
-            }
+          try {
+            const v = JSON.parse(line.slice(1)) as { event?: unknown; detail?: unknown };
+            if (typeof v.event === 'string') this.calls.noteViolation({ event: v.event, detail: String(v.detail ?? '') });
+          } catch {
+            // not one of ours
           }
         } else if (tag === 70 /* F */) {
           const m = JSON.parse(line.slice(1)) as ChildFatal;
@@ -159,76 +158,35 @@ class PoolWorker {
         }
       });
       this.proc.on('exit', (code, signal) => {
-        if (this.state === 'starting') reject(new Error(`Pyodide child exited during start (${signal ?? code}): ${this.stderrTail.slice(-1000)}`));
+        if (this.calls.state === 'starting') reject(new Error(`Pyodide child exited during start (${signal ?? code}): ${this.stderrTail.value.slice(-1000)}`));
         this.die(`process exited (${signal ?? code})`, 'crashed');
       });
       this.proc.on('error', (e) => reject(e));
     });
     this.ready.catch(() => {});
-    this.watch = setInterval(() => this.tick(), 250);
-    this.watch.unref();
     this.sendRaw(encodeInit({ pyodideDir: p.pyodideDir, files: opts.files, spinUs: opts.spinUs, ...(wheelsPresent(p) ? { wheelsDir: p.wheelsDir } : {}) }));
   }
 
+  get state(): 'starting' | 'ready' | 'dead' {
+    return this.calls.state;
+  }
+
   get busy(): boolean {
-    return this.inflight !== undefined;
+    return this.calls.busy;
   }
 
   get load(): number {
-    return this.sessions.size + this.queue.length + this.background.length + (this.inflight ? 1 : 0);
+    return this.sessions.size + this.calls.pending;
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
   request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false, priority: Priority = 'foreground'): Promise<HarnessReply> {
-    if (this.state === 'dead') return Promise.resolve(failure('crashed', 'the interpreter was restarted; this session is gone'));
-    return new Promise((resolve) => {
-      const id = this.nextId++;
-      const session = 'session' in req && typeof req.session === 'string' ? req.session : undefined;
-      // A session's requests keep their order: behind its own background work, a request waits there too.
-      // A request that restores the pristine interpreter never waits: a session loaded meanwhile would be wiped.
-      const behind = !fresh && (priority === 'background' || (session !== undefined && this.background.some((q) => q.session === session)));
-      (behind ? this.background : this.queue).push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, resolve, fresh, ...(session ? { session } : {}) });
-      this.pump();
-    });
+    return this.calls.request(req, timeoutMs, { fresh, priority });
   }
 
   /** A session's background work moves to the foreground (its episode now waits on it), in order. */
   promote(session: string): void {
-    const mine = this.background.filter((q) => q.session === session);
-    if (mine.length === 0) return;
-    this.background = this.background.filter((q) => q.session !== session);
-    this.queue.push(...mine);
-    this.pump();
-  }
-
-  private pump(): void {
-    if (this.state !== 'ready' || this.inflight) return;
-    const next = this.queue.shift() ?? this.background.shift();
-    if (!next) return;
-    this.inflight = { ...next, started: performance.now() };
-    // One write for both lines: each write to a sleeping child's pipe costs the host a wake-up.
-    const call = encodeCall(next.id, next.timeoutMs, next.line);
-    this.sendRaw(next.fresh ? encodeFresh(next.fresh === 'math') + call : call);
-  }
-
-  private settle(id: number, reply: HarnessReply): void {
-    const cur = this.inflight;
-    if (!cur || cur.id !== id) return;
-    this.inflight = undefined;
-    if (!reply.ok && cur.phase && reply.error.phase === undefined) reply.error.phase = cur.phase;
-    if (cur.violations) (reply as HarnessReply & { violations?: unknown }).violations = cur.violations;
-    cur.resolve(reply);
-    this.pump();
-  }
-
-  private tick(): void {
-    const cur = this.inflight;
-    if (!cur) return;
-    if (performance.now() - cur.started > cur.timeoutMs + this.opts.graceMs) {
-      this.die(`call ran past ${cur.timeoutMs} ms and did not stop when interrupted`, 'timeout');
-      return;
-    }
-    this.checkMemory();
+    this.calls.promote(session);
   }
 
   private checkMemory(): void {
@@ -252,34 +210,11 @@ class PoolWorker {
   }
 
   die(reason: string, kind: string, inflightNotStarted = false): void {
-    if (this.state === 'dead') return;
-    this.state = 'dead';
-    clearInterval(this.watch);
-    const cur = this.inflight;
-    this.inflight = undefined;
-    if (cur) {
-      cur.resolve(failure(kind, `${kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : 'Interpreter failure'}: ${reason}; the interpreter was replaced`, { restarted: true, ...(inflightNotStarted ? { notStarted: true } : {}), ...(cur.phase ? { phase: cur.phase } : {}) }));
-    }
-    // Queued requests never ran: say so, so that sessionless work (audits) can go again elsewhere.
-    for (const q of [...this.queue.splice(0), ...this.background.splice(0)]) q.resolve(failure('crashed', `the interpreter was replaced (${reason}); this session is gone`, { restarted: true, notStarted: true }));
-    try {
-      this.proc.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-    this.onDeath(this, reason);
+    this.calls.die(reason, kind, inflightNotStarted);
   }
 
   stop(): void {
-    if (this.state === 'dead') return;
-    this.state = 'dead';
-    for (const q of [...this.queue.splice(0), ...this.background.splice(0)]) q.resolve(failure('closed', 'the runtime pool is shutting down'));
-    clearInterval(this.watch);
-    if (this.inflight) {
-      this.inflight.resolve(failure('closed', 'the runtime pool is shutting down'));
-      this.inflight = undefined;
-    }
-    this.proc.kill('SIGKILL');
+    this.calls.close();
   }
 }
 
