@@ -94,6 +94,12 @@ class ForkServer:
         self.by_fd = {}  # fd -> (Child, "sock" | "err")
         self.sel = selectors.DefaultSelector()
         self.inbuf = b""
+        # The next audit's executor, forked and walled while the server had nothing else to do, so
+        # that an audit's open does not wait for a fork: (its options, pid, socket end, stderr).
+        # It has run nothing; an audit with other options gets a process of its own instead.
+        self.spare = None
+        self.spare_for = None  # the options of the last audit opened: a spare is made for these
+        self.unreaped = set()  # killed executors, reaped when idle instead of waited for in line
 
     def prepare(self):
         if self.seccomp is not None:
@@ -127,7 +133,12 @@ class ForkServer:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         self.emit(b"Z " + json.dumps({"ready": True, "pid": os.getpid(), **self.facts()}).encode() + b"\n")
         while True:
-            for key, _ in self.sel.select():
+            events = self.sel.select(0) if self.idle_work() else ()
+            if not events:
+                self.when_idle()
+                # A killed process may still be dying: look again shortly rather than leave a zombie.
+                events = self.sel.select(0.05 if self.unreaped else None)
+            for key, _ in events:
                 if key.fd == self.fd_in:
                     chunk = os.read(self.fd_in, 1 << 16)
                     if not chunk:
@@ -150,6 +161,52 @@ class ForkServer:
                         self.judge_input(owner, kind)
                     else:
                         self.pump(owner, kind)
+
+    def idle_work(self):
+        return bool(self.unreaped) or (self.spare is None and self.spare_for is not None)
+
+    def when_idle(self):
+        """What waits for a moment with nothing to read: reaping killed executors, the next spare."""
+        for pid in list(self.unreaped):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.unreaped.discard(pid)
+        if self.spare is None and self.spare_for is not None:
+            opts = self.spare_for
+            self.spare = (json.dumps(opts, sort_keys=True), *self.spawn(run_child, opts))
+
+    def take_spare(self, opts):
+        """The spare executor if it was made for these options and is alive; else None (dropped)."""
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        key, pid, sock, err_r = spare
+        alive = key == json.dumps(opts, sort_keys=True)
+        if alive:
+            try:
+                alive = os.waitpid(pid, os.WNOHANG)[0] == 0
+            except ChildProcessError:
+                alive = False
+        if alive:
+            return pid, sock, err_r
+        self.drop_spare((key, pid, sock, err_r))
+        return None
+
+    def drop_spare(self, spare):
+        _key, pid, sock, err_r = spare
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.unreaped.add(pid)
+        sock.close()
+        try:
+            os.close(err_r)
+        except OSError:
+            pass
 
     def facts(self):
         import platform
@@ -227,7 +284,8 @@ class ForkServer:
         fresh socket pair over its control socket and drives it until the session ends."""
         import socket
 
-        xpid, judge_end, err_r = self.spawn(run_child, opts)
+        xpid, judge_end, err_r = self.take_spare(opts) or self.spawn(run_child, opts)
+        self.spare_for = opts
         judge = self.idle_judge(opts)
         child = Child(sid, xpid, None, err_r, judge=judge)
         self.children[sid] = child
@@ -346,12 +404,11 @@ class ForkServer:
             os.close(child.err)
         except OSError:
             pass
-        try:
-            _, st = os.waitpid(child.pid, 0)
-            code = os.waitstatus_to_exitcode(st)
-        except ChildProcessError:  # reaped already, when its stderr closed
-            code = None
-        status = status or {"code": code}
+        # Killed: reaped when the server is idle. Waiting here held every other session up while
+        # the kernel tore the process down.
+        if not child.reaped:
+            self.unreaped.add(child.pid)
+        status = status or {"code": None, "killed": True}
         j = child.judge
         if j is not None and j.sid == child.sid:
             j.sid = None
@@ -383,6 +440,7 @@ class ForkServer:
                     os.waitpid(child.pid, 0)
                 except ChildProcessError:
                     pass
+                child.reaped = True  # its pid may be another process's from now on
                 return
             if kind == "sock":
                 child.sock_open = False
@@ -422,6 +480,9 @@ class ForkServer:
         self.emit(b"X" + child.sid.encode() + b" " + json.dumps(status).encode() + b"\n")
 
     def shutdown(self):
+        if self.spare is not None:
+            self.drop_spare(self.spare)
+            self.spare = None
         for child in list(self.children.values()):
             child.kill()
         for j in list(self.judges):
@@ -451,6 +512,7 @@ class Child:
         self.errbuf = b""
         self.sock_open = sock is not None
         self.err_open = True
+        self.reaped = False
 
     def send(self, data):
         try:
@@ -459,6 +521,8 @@ class Child:
             self.kill()
 
     def kill(self):
+        if self.reaped:
+            return
         try:
             os.kill(self.pid, signal.SIGKILL)
         except OSError:

@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditPool } from '../../../core/audit/pool';
+
+// Real CPython fork servers (inside bubblewrap where it runs). The server forks the next audit's
+// executor while it has nothing else to do and reaps killed ones when idle; this test watches its
+// processes from the host.
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  state: string;
+  cmd: string;
+}
+
+function processes(): Proc[] {
+  const out: Proc[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push({ pid: Number(d), ppid: Number(rest[1]), state: rest[0]!, cmd: readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The processes forked by this test's fork server (its judges, executors and the spare). */
+function serverChildren(): Proc[] {
+  const all = processes();
+  const byPid = new Map(all.map((p) => [p.pid, p]));
+  const mine = (p: Proc): boolean => {
+    for (let q: Proc | undefined = p; q; q = byPid.get(q.ppid)) if (q.pid === process.pid) return true;
+    return false;
+  };
+  // The Python processes (bubblewrap's own command line names the script too).
+  const python = (p: Proc | undefined): boolean => !!p && p.cmd.includes('cpython_main.py') && !p.cmd.split(' ')[0]!.endsWith('bwrap');
+  const server = all.find((p) => python(p) && mine(p) && !python(byPid.get(p.ppid)));
+  if (!server) throw new Error('no fork server among this process’s descendants');
+  return all.filter((p) => p.ppid === server.pid);
+}
+
+const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
+const game = readFileSync(join(__dirname, 'fixtures', 'spade', '00_accepted.py'), 'utf8');
+
+let pool: AuditPool;
+beforeAll(() => {
+  pool = new AuditPool({ workers: 1, envTimeoutSec: 30 });
+});
+afterAll(async () => {
+  await pool.close();
+});
+
+describe('the executor made ahead', () => {
+  it('serves the next audit, is replaced by a new one, and no killed executor is left unreaped', async () => {
+    const first = await pool.audit(game, {});
+    expect(first.checks.filter((c) => c.status === 'fail')).toEqual([]);
+    await settle();
+    const before = serverChildren();
+    expect(before.filter((p) => p.state === 'Z')).toEqual([]);
+
+    const second = await pool.audit(`${game}\n_SECOND = 2\n`, {});
+    expect(second.checks.filter((c) => c.status === 'fail')).toEqual([]);
+    await settle();
+    const after = serverChildren();
+    const gone = before.filter((p) => !after.some((q) => q.pid === p.pid));
+    const born = after.filter((p) => !before.some((q) => q.pid === p.pid));
+    // The spare waiting after the first audit ran the second game and was killed with it; a new
+    // spare waits now. Judges live on.
+    expect(gone).toHaveLength(1);
+    expect(born).toHaveLength(1);
+    expect(after.filter((p) => p.state === 'Z')).toEqual([]);
+
+    // Ten more, back to back: killed executors are reaped, never piled up.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => pool.audit(`${game}\n_MORE = ${i}\n`, { checks: ['spade.*'] })));
+    await settle();
+    const later = serverChildren();
+    expect(later.filter((p) => p.state === 'Z')).toEqual([]);
+    expect(later.length).toBeLessThanOrEqual(after.length + 1);
+  });
+});
