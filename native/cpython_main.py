@@ -176,37 +176,33 @@ class ForkServer:
                 self.unreaped.discard(pid)
         if self.spare is None and self.spare_for is not None:
             opts = self.spare_for
-            self.spare = (json.dumps(opts, sort_keys=True), *self.spawn(run_child, opts))
+            self.spare = (opts, *self.spawn(run_child, opts))
 
     def take_spare(self, opts):
-        """The spare executor if it was made for these options and is alive; else None (dropped)."""
+        """The spare executor if it was made for these options and is alive; else None, and the
+        spare is dropped (opts None: just drop it)."""
         spare, self.spare = self.spare, None
         if spare is None:
             return None
-        key, pid, sock, err_r = spare
-        alive = key == json.dumps(opts, sort_keys=True)
-        if alive:
-            try:
-                alive = os.waitpid(pid, os.WNOHANG)[0] == 0
-            except ChildProcessError:
-                alive = False
-        if alive:
-            return pid, sock, err_r
-        self.drop_spare((key, pid, sock, err_r))
-        return None
-
-    def drop_spare(self, spare):
-        _key, pid, sock, err_r = spare
+        made_for, pid, sock, err_r = spare
         try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.unreaped.add(pid)
+            exited = os.waitpid(pid, os.WNOHANG)[0] != 0  # reaped now if so: never signal it again
+        except ChildProcessError:
+            exited = True
+        if made_for == opts and not exited:
+            return pid, sock, err_r
+        if not exited:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.unreaped.add(pid)
         sock.close()
         try:
             os.close(err_r)
         except OSError:
             pass
+        return None
 
     def facts(self):
         import platform
@@ -480,9 +476,7 @@ class ForkServer:
         self.emit(b"X" + child.sid.encode() + b" " + json.dumps(status).encode() + b"\n")
 
     def shutdown(self):
-        if self.spare is not None:
-            self.drop_spare(self.spare)
-            self.spare = None
+        self.take_spare(None)
         for child in list(self.children.values()):
             child.kill()
         for j in list(self.judges):

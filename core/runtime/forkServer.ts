@@ -3,7 +3,7 @@ import type { HarnessReply } from './types';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
 import { onLines } from './childProtocol';
-import { CallSupervisor, StderrTail, type SandboxViolation } from './supervisor';
+import { CallSupervisor, readViolation, StderrTail, type SandboxViolation } from './supervisor';
 
 export type { SandboxViolation } from './supervisor';
 
@@ -82,12 +82,8 @@ export class ForkedSession {
 
   onStderr(line: string): void {
     if (line.startsWith('@sandbox-violation ')) {
-      try {
-        const v = JSON.parse(line.slice(19)) as SandboxViolation;
-        if (this.violations.length < 200 && typeof v.event === 'string') this.violations.push({ event: v.event.slice(0, 100), detail: String(v.detail ?? '').slice(0, 300) });
-      } catch {
-        // not one of ours
-      }
+      const v = readViolation(line.slice(19));
+      if (v && this.violations.length < 200) this.violations.push(v);
       return;
     }
     const m = /^@audit-phase (\S+)/.exec(line);

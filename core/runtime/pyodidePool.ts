@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
 import { failure, type HarnessReply } from './types';
-import { CallSupervisor, StderrTail, type Priority } from './supervisor';
+import { CallSupervisor, readViolation, StderrTail, type Priority } from './supervisor';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
 import { usesMathVerify } from './choice';
@@ -144,12 +144,8 @@ class PoolWorker {
         } else if (tag === 80 /* P */) {
           this.calls.notePhase(line.slice(1));
         } else if (tag === 86 /* V */) {
-          try {
-            const v = JSON.parse(line.slice(1)) as { event?: unknown; detail?: unknown };
-            if (typeof v.event === 'string') this.calls.noteViolation({ event: v.event, detail: String(v.detail ?? '') });
-          } catch {
-            // not one of ours
-          }
+          const v = readViolation(line.slice(1));
+          if (v) this.calls.noteViolation(v);
         } else if (tag === 70 /* F */) {
           const m = JSON.parse(line.slice(1)) as ChildFatal;
           if (m.id === -1) reject(new Error(m.message));

@@ -17,6 +17,16 @@ export interface SandboxViolation {
   detail: string;
 }
 
+/** A refusal as the process reported it (one JSON object), trimmed; undefined if it is not one. */
+export function readViolation(json: string): SandboxViolation | undefined {
+  try {
+    const v = JSON.parse(json) as { event?: unknown; detail?: unknown };
+    return typeof v.event === 'string' ? { event: v.event.slice(0, 100), detail: String(v.detail ?? '').slice(0, 300) } : undefined;
+  } catch {
+    return undefined; // not one of ours
+  }
+}
+
 /** Background work (a session loaded ahead of its turn) waits until nothing in the foreground does. */
 export type Priority = 'foreground' | 'background';
 
@@ -186,10 +196,10 @@ export class CallSupervisor {
     this.phase = phase;
   }
 
-  /** The sandbox refused something during the call in flight. */
+  /** The sandbox refused something during the call in flight (as readViolation gives it). */
   noteViolation(v: SandboxViolation): void {
     const cur = this.inflight;
-    if (cur && (cur.violations ??= []).length < 200) cur.violations.push({ event: v.event.slice(0, 100), detail: String(v.detail ?? '').slice(0, 300) });
+    if (cur && (cur.violations ??= []).length < 200) cur.violations.push(v);
   }
 
   /** Called by the shared timer: a call past its limit and grace ends with its process. */
