@@ -60,6 +60,9 @@ describe('library (Chromium)', () => {
 
     // Select all matching: every row of a search, not only the rows the table has loaded.
     const chip = page.locator('.lib-chips button:has-text("tool-use")');
+    // Facets arrive apart from the rows: wait until the chip counts the whole library again, not the seeds.
+    const toolUse = (ctx.app.services.db.prepare("SELECT count(*) AS n FROM environments WHERE kind = 'tool-use'").get() as { n: number }).n;
+    await page.waitForFunction((n) => [...document.querySelectorAll('.lib-chips button')].some((b) => b.textContent === `tool-use ${n.toLocaleString()}`), toolUse);
     const matching = Number((await chip.textContent())!.replace(/[^\d]/g, ''));
     expect(matching).toBeGreaterThanOrEqual(5);
     await chip.click();
