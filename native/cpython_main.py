@@ -566,7 +566,7 @@ def leave_server(server, err_w, keep=()):
 
 def read_lines(read):
     """The lines `read()` delivers, in order; the process exits when it delivers nothing (EOF)."""
-    buf = b""
+    pending = []  # the start of a line not ended yet, in chunks: joined once, never rescanned
     while True:
         try:
             chunk = read()
@@ -574,13 +574,17 @@ def read_lines(read):
             continue
         if not chunk:
             os._exit(0)
-        buf += chunk
-        while True:
-            nl = buf.find(b"\n")
-            if nl < 0:
-                break
-            line, buf = buf[:nl], buf[nl + 1:]
+        start, nl = 0, chunk.find(b"\n")
+        while nl >= 0:
+            if pending:
+                pending.append(chunk[start:nl])
+                line, pending = b"".join(pending), []
+            else:
+                line = chunk[start:nl]
             yield line
+            start, nl = nl + 1, chunk.find(b"\n", nl + 1)
+        if start < len(chunk):
+            pending.append(chunk[start:])
 
 
 def serve_lines(fd, h):
@@ -624,16 +628,23 @@ def run_judge(server, ctl, err_w, opts):
         try:
             while data:
                 data = data[os.write(xfd, data):]
-            while True:
-                buf = current["buf"]
+            buf = current["buf"]
+            nl = buf.find(b"\n")
+            if nl < 0:
+                # Reads of 64 KiB come from the heap; a 1 MiB one was an mmap, a shrinking mremap and
+                # a munmap for every reply. Chunks are joined once, so a huge reply is not quadratic.
+                parts = [buf] if buf else []
+                while True:
+                    chunk = os.read(xfd, 1 << 16)
+                    if not chunk:
+                        return ""
+                    parts.append(chunk)
+                    if b"\n" in chunk:
+                        break
+                buf = b"".join(parts)
                 nl = buf.find(b"\n")
-                if nl >= 0:
-                    current["buf"] = buf[nl + 1:]
-                    return buf[:nl].decode("utf-8", "replace")
-                chunk = os.read(xfd, 1 << 20)
-                if not chunk:
-                    return ""
-                current["buf"] = buf + chunk
+            current["buf"] = buf[nl + 1:]
+            return buf[:nl].decode("utf-8", "replace")
         except OSError:
             return ""
 
