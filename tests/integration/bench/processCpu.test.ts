@@ -1,0 +1,34 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { treeCpuMs } from '../../../bench/processCpu';
+
+// Real processes: a grandchild that burns CPU, read live and again after it was reaped.
+
+/** A shell that runs a Python busy loop of `ms` as its child and then waits for a line. */
+function burner(ms: number) {
+  const sh = spawn('sh', ['-c', `python3 -c "import time
+t = time.process_time()
+while time.process_time() - t < ${ms / 1000}: pass
+print('done', flush=True)"; read line`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const done = new Promise<void>((resolve) => sh.stdout.on('data', (d: Buffer) => d.toString().includes('done') && resolve()));
+  return { sh, done };
+}
+
+describe.runIf(process.platform === 'linux')('CPU of the process tree', () => {
+  it('counts a descendant’s CPU once, whether it is reaped by a descendant or not', async () => {
+    const before = treeCpuMs()!;
+    const { sh, done } = burner(400);
+    await done;
+    // The Python process has exited and its shell reaped it: its time is in the shell's cutime.
+    const whileShellLives = treeCpuMs()! - before;
+    expect(whileShellLives).toBeGreaterThanOrEqual(350);
+    expect(whileShellLives).toBeLessThan(400 + 300);
+    sh.stdin.end('\n');
+    await once(sh, 'exit');
+    // Now Node has reaped the shell: the same time, in this process's cutime, not twice.
+    const afterReap = treeCpuMs()! - before;
+    expect(afterReap).toBeGreaterThanOrEqual(350);
+    expect(afterReap).toBeLessThan(whileShellLives + 150);
+  }, 20_000);
+});
