@@ -566,6 +566,13 @@ def leave_server(server, err_w, keep=()):
 
 def read_lines(read):
     """The lines `read()` delivers, in order; the process exits when it delivers nothing (EOF)."""
+    yield from lines_of(read)
+    os._exit(0)
+
+
+def lines_of(read):
+    """The lines `read()` delivers, in order, until it delivers nothing (EOF). A long line's
+    chunks are joined once, so a huge line costs its length, not its length squared."""
     pending = []  # the start of a line not ended yet, in chunks: joined once, never rescanned
     while True:
         try:
@@ -573,7 +580,7 @@ def read_lines(read):
         except InterruptedError:
             continue
         if not chunk:
-            os._exit(0)
+            return
         start, nl = 0, chunk.find(b"\n")
         while nl >= 0:
             if pending:
@@ -618,7 +625,7 @@ def run_judge(server, ctl, err_w, opts):
     apply_walls(server, opts)
     harness = server.harness
     checks = sys.modules["audit_checks"]
-    current = {"fd": None, "buf": b""}
+    current = {"fd": None, "replies": iter(())}
 
     def transport(line):
         xfd = current["fd"]
@@ -628,25 +635,16 @@ def run_judge(server, ctl, err_w, opts):
         try:
             while data:
                 data = data[os.write(xfd, data):]
-            buf = current["buf"]
-            nl = buf.find(b"\n")
-            if nl < 0:
-                # Reads of 64 KiB come from the heap; a 1 MiB one was an mmap, a shrinking mremap and
-                # a munmap for every reply. Chunks are joined once, so a huge reply is not quadratic.
-                parts = [buf] if buf else []
-                while True:
-                    chunk = os.read(xfd, 1 << 16)
-                    if not chunk:
-                        return ""
-                    parts.append(chunk)
-                    if b"\n" in chunk:
-                        break
-                buf = b"".join(parts)
-                nl = buf.find(b"\n")
-            current["buf"] = buf[nl + 1:]
-            return buf[:nl].decode("utf-8", "replace")
+            return next(current["replies"], b"").decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def attach(xfd):
+        if current["fd"] is not None:
+            os.close(current["fd"])
+        current["fd"] = xfd
+        # 64 KiB reads come from the heap; a 1 MiB one was an mmap, a shrinking mremap and a munmap per reply.
+        current["replies"] = lines_of(lambda: os.read(xfd, 1 << 16)) if xfd is not None else iter(())
 
     h = harness.Harness()
     checks.install_judge(h, harness, transport)
@@ -669,13 +667,9 @@ def run_judge(server, ctl, err_w, opts):
     for line in read_lines(receive):
         tag = line[:1]
         if tag == b"A":
-            if current["fd"] is not None:
-                os.close(current["fd"])
-            current["fd"], current["buf"] = (fds.pop(0) if fds else None), b""
+            attach(fds.pop(0) if fds else None)
         elif tag == b"D":
-            if current["fd"] is not None:
-                os.close(current["fd"])
-            current["fd"], current["buf"] = None, b""
+            attach(None)
             write(b"F\n")
         elif line.strip():
             write(h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n")
