@@ -18,7 +18,6 @@ import collections
 import json
 import math
 import os
-import random as _random_mod
 import re
 import time
 
@@ -870,34 +869,49 @@ def _solution(A, env):
     A.put("solution", "pass", "solution() wins on seeds 0, 1, 2", seed=[0, 1, 2])
 
 
-def check_too_easy(A, env):
+def check_too_easy(A):
+    """SPADE's offline too-easy test, as SPADE runs it (audit_exec.Executor.op_guess plays it):
+    a fresh load, 20 runs of up to 5 guesses drawn from the game's process-global random, a run
+    won at the first reward above 0; the game fails above a 15% win rate."""
     if A.tool_use:
         return A.put("too-easy", "skip", "SPADE's random-guess test applies to games")
-    # SPADE draws its guesses from an unseeded generator; this one is seeded, so the test is
-    # repeatable, and deals five guesses to every episode (played or not), so that all twenty
-    # episodes go to the game's interpreter in one crossing.
-    rng = _random_mod.Random(20260)
-    deals = [[f"\\boxed{{{rng.randint(1, 100)}}}" for _ in range(5)] for _seed in range(20)]
-    batch = A.episodes(env, [{"seed": seed, "reset": True, "actions": deals[seed], "stop": True} for seed in range(20)])
+    runs, tries = A.hm.GUESS_RUNS, A.hm.GUESS_TRIES
+    r = A.x("guess", runs=runs, tries=tries, budget=A.budget, limit=A.call_limit, loadLimit=A.spade_limit)
+    if "runs" not in r:
+        try:
+            A.outcome("load", r)
+        except LoadError as e:
+            return A.put("too-easy", "fail", f"SPADE's test loads the game again, and that load failed: {_cut(e.message, 300)}", stage=e.stage)
+        raise RuntimeError("the executor gave no runs")
+    got = r["runs"]
+    if not isinstance(got, list) or not got or len(got) > runs:
+        raise RuntimeError("the executor's runs do not follow the test")
     wins, first = 0, None
-    for seed in range(20):
-        got = batch[seed]
-        A.reset(env, seed, tagged=got.get("reset"))
-        answers = got.get("steps", [])
-        played = []
-        for i in range(5):
-            a = deals[seed][i]
-            o, r, te, tr = A.step(env, a, seed, played, tagged=answers[i] if i < len(answers) else None)
+    for seed, run in enumerate(got):
+        if "reset" in run:
+            A.outcome("reset", run["reset"], None, seed)  # a hang (or an exit) in the wrapper's reset
+        played, end = [], None
+        for s in run["steps"]:
+            if end is not None or len(played) >= tries or not isinstance(s.get("a"), str):
+                raise RuntimeError("the executor's runs do not follow the test")
+            a = s["a"]
+            d = s.get("d")
+            A.durations.append((d if isinstance(d, float) and d >= 0 else 0.0, "step", a, seed))
+            if "v" not in s:
+                A.outcome("step", s, a, seed)  # raises: a hang, or an exception the wrapper does not catch
             played.append(a)
-            if te or tr:
-                if _won(r, te):
-                    wins += 1
-                    first = first or {"seed": seed, "actions": list(played)}
-                break
-    rate = wins / 20
+            end = A.hm.spade_guess_end(s["v"])
+        if end is None and len(played) < tries:
+            raise RuntimeError("the executor's runs do not follow the test")
+        if end == "won":
+            wins += 1
+            first = first or {"seed": seed, "actions": played}
+    if len(got) < runs:
+        raise RuntimeError("the executor's runs do not follow the test")
+    rate = wins / runs
     if rate > 0.15:
-        return A.put("too-easy", "fail", f"Random guesses win {wins}/20 episodes ({rate:.0%} > 15%)", expected="<= 0.15", observed=rate, **(first or {}))
-    A.put("too-easy", "pass", f"Random guesses win {wins}/20 episodes ({rate:.0%})", observed=rate)
+        return A.put("too-easy", "fail", f"Random guesses win {wins}/{runs} episodes ({rate:.0%} > 15%)", expected="<= 0.15", observed=rate, **(first or {}))
+    A.put("too-easy", "pass", f"Random guesses win {wins}/{runs} episodes ({rate:.0%})", observed=rate)
 
 
 def check_max_turns(A, env, answers):
@@ -1239,7 +1253,7 @@ def play_checks(A, env):
     if A.want("crash-on-action"):
         guarded("crash-on-action", check_crash, A, A.first_obs)
     run("solution", check_solution, A, env)
-    run("too-easy", check_too_easy, A, env)
+    run("too-easy", check_too_easy, A)
     guarded("hint-leak", collect_answers) if (A.want("hint-leak") or A.want("max-turns")) else None
     if "hint-leak" not in A.results:
         run("hint-leak", check_hint_leak, A, answers)

@@ -455,6 +455,56 @@ class Executor:
                 rec.episode(eid, limit, {"actions": [req["action"]] * (turns + 5), "stop": True})
         return rec.done()
 
+    def op_guess(self, req):
+        """check_too_easy: SPADE's offline too-easy test (test_game_difficulty), played whole as
+        SPADE plays it. A fresh SPADE load (its own validation included); then for each run the
+        wrapper's reset(seed=run), whose exceptions the wrapper swallows, and up to `tries` wrapper
+        steps, each with \\boxed{randint(1, 100)} drawn from the game's own process-global random
+        just before the step (a game that seeds it at reset decides the guesses, as in SPADE),
+        until harness.spade_guess_end says the run is over. Raw views only; the judge counts.
+
+        Answers {runs: [{steps: [{a, v: {reward, terminated, truncated}, d}]}]}; a call that did not
+        return ends everything, its tagged outcome in place of `v`. A failed load answers as a
+        call does (load / hang / raise)."""
+        hm, limit = self.hm, req["limit"]
+        loaded = self.call(lambda: hm.spade_load(self.source, dict(self.modules), req["budget"], code=self.code)[3], limit=req["loadLimit"])
+        if "v" not in loaded:
+            return loaded
+        env, rnd = loaded["v"], self.modules["random"]
+        runs = []
+
+        def reset(seed):
+            try:
+                env.reset(seed=seed)
+            except Exception:
+                pass  # the wrapper answers "Error during reset. Starting new game."
+
+        def guessed(drawn):
+            a = "\\boxed{" + str(rnd.randint(1, 100)) + "}"
+            drawn.append(a)
+            try:
+                view = hm.spade_step_view(env.step(a))
+            except Exception as e:
+                view = hm.spade_step_error(e)
+            return {k: view[k] for k in ("reward", "terminated", "truncated")}
+
+        for run in range(req["runs"]):
+            steps = []
+            runs.append({"steps": steps})
+            r = self.call(reset, run, limit=limit)
+            if "v" not in r:
+                runs[-1]["reset"] = r
+                break
+            drawn = []
+            for _ in range(req["tries"]):
+                r = self.call(guessed, drawn, limit=limit)
+                steps.append({**r, "a": drawn[-1] if drawn else None})
+                if "v" not in r:
+                    return {"v": None, "runs": runs}
+                if hm.spade_guess_end(r["v"]):
+                    break
+        return {"v": None, "runs": runs}
+
     # -- reading an instance
     def op_attr(self, req):
         env, _ns = self.env(req)
@@ -675,7 +725,7 @@ def fields(hm, env, ns):
 
 OPS = {name[3:]: fn for name, fn in vars(Executor).items() if name.startswith("op_")}
 # What a sequence may not hold: loading stages (one at a time, by design), batches and whole checks.
-SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solve", "leak", "twice", "fuzz", "truncate"))
+SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solve", "leak", "twice", "fuzz", "truncate", "guess"))
 
 
 def cmd_x(h, req, hm, ex):
