@@ -690,16 +690,12 @@ def run_child(server, sock, err_w, opts):
 
     default_timeout = float(opts.get("timeoutSec") or 30)
 
-    def on_alarm(signum, frame):
-        raise harness.CallTimeout()
-
-    signal.signal(signal.SIGALRM, on_alarm)
+    alarm = harness.call_alarm(harness.CallTimeout)
 
     def before(timeout=None):
-        signal.setitimer(signal.ITIMER_REAL, float(timeout or default_timeout))
+        alarm.arm(float(timeout or default_timeout))
 
-    def after():
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    after = alarm.disarm
 
     h.before_call = before
     h.after_call = after

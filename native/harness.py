@@ -28,6 +28,7 @@ from harness_loader import (  # noqa: F401  (re-exported: harness.X is the harne
     SpadeLoadError, _instantiate, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
     solution_actions, spade_exec, spade_instantiate, spade_load, spade_namespace, spade_validate, step_problem, warm,
 )
+from harness_alarm import call_alarm  # noqa: F401
 from harness_output import CappedOutput  # noqa: F401
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401
 from harness_values import (  # noqa: F401

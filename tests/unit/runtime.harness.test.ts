@@ -158,7 +158,7 @@ x("start", source=src)
 x("compile"); x("exec", limit=5); x("class")
 e = x("fresh", mode="respect", budget=30, limit=5)["v"]
 def strip(r):
-    return None if r is None else {k: v for k, v in r.items() if k != "d"}
+    return None if r is None else {k: v for k, v in r.items() if k != "ns"}
 alone = [strip(x("reset", env=e, seed=3, limit=5)), strip(x("has_solution", env=e)), strip(x("solution", env=e, limit=5))]
 got = x("seq", items=[{"op": "reset", "env": e, "seed": 3, "limit": 5}, {"op": "has_solution", "env": e}, {"op": "solution", "env": e, "limit": 5, "when": 1},
                       {"op": "attr", "env": e, "name": "seed", "unless": 1}, {"op": "reset", "env": e, "seed": 9, "limit": 5}, {"op": "reset", "env": e, "seed": 4, "limit": 5}])["items"]
@@ -170,4 +170,46 @@ print(json.dumps([alone, [strip(r) for r in got[:3]], got[3], got[4]["raise"]["t
   expect(raised).toBe('ValueError');
   expect(n).toBe(5); // the reset after the one that raised was not played
   expect(ok).toBe(false); // loading stages are never sequenced
+});
+
+test.runIf(probePython())('the call alarm: one system call for a run of short calls, and a call past its limit is interrupted at it whatever was set before', () => {
+  const out = py(String.raw`
+import signal, time
+calls = []
+real = harness.call_alarm.__globals__["_setitimer"]
+def counting(which, secs):
+    calls.append(secs)
+    return real(which, secs)
+harness.call_alarm.__globals__["_setitimer"] = counting
+a = harness.call_alarm(harness.CallTimeout)
+for _ in range(200):
+    a.arm(5.0); a.disarm()
+short_runs = len(calls)
+def spin(limit, secs):
+    a.arm(limit)
+    t = time.perf_counter()
+    try:
+        while time.perf_counter() - t < secs:
+            pass
+        return ["returned", time.perf_counter() - t]
+    except harness.CallTimeout:
+        return ["interrupted", time.perf_counter() - t]
+    finally:
+        a.disarm()
+# the alarm pending is set for 5 s: a call with a 0.3 s limit must still end at 0.3 s
+hung = spin(0.3, 3)
+# set for 0.2 s by a call that returned: it rings early, during a call allowed 1 s, which goes on
+a.arm(0.2); a.disarm()
+long_ok = spin(1.0, 0.6)
+# a ring between calls interrupts nothing
+a.arm(0.1); a.disarm(); time.sleep(0.3)
+idle = "ok"
+print(json.dumps([short_runs, hung, long_ok, idle]))`) as [number, [string, number], [string, number], string];
+  expect(out[0]).toBe(1);
+  // never before its limit; the bound above only says it was not left to run its 3 s
+  expect(out[1][0]).toBe('interrupted');
+  expect(out[1][1]).toBeGreaterThanOrEqual(0.3);
+  expect(out[1][1]).toBeLessThan(2);
+  expect(out[2][0]).toBe('returned');
+  expect(out[3]).toBe('ok');
 });
