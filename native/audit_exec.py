@@ -472,7 +472,7 @@ class Executor:
 
         def reset(seed):
             try:
-                env.reset(seed=seed)
+                hm.spade_reset_view(env.reset(seed=seed))  # the wrapper's reading of it, side effects and all
             except Exception:
                 pass  # the wrapper answers "Error during reset. Starting new game."
 
