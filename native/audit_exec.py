@@ -477,7 +477,7 @@ class Executor:
                 pass  # the wrapper answers "Error during reset. Starting new game."
 
         def guessed(drawn):
-            a = "\\boxed{" + str(rnd.randint(1, 100)) + "}"
+            a = "\\boxed{" + str(rnd.randint(1, 100)) + "}"  # the game may have patched randint: inside the call
             drawn.append(a)
             try:
                 view = hm.spade_step_view(env.step(a))
@@ -492,10 +492,10 @@ class Executor:
             if "v" not in r:
                 runs[-1]["reset"] = r
                 break
-            drawn = []
             for _ in range(req["tries"]):
+                drawn = []
                 r = self.call(guessed, drawn, limit=limit)
-                steps.append({**r, "a": drawn[-1] if drawn else None})
+                steps.append({**r, "a": drawn[0] if drawn else None})  # None: the draw itself did not return
                 if "v" not in r:
                     return {"v": None, "runs": runs}
                 if hm.spade_guess_end(r["v"]):

@@ -28,8 +28,8 @@ const tooEasy = (a: EnvAudit) => {
   return c;
 };
 const runtimes = [
-  ['native CPython', (s: string) => native.audit(s, { checks: ['too-easy'] })],
-  ['Pyodide', (s: string) => sandbox.audit(s, { checks: ['too-easy'] })],
+  ['native CPython', (s: string, callTimeoutSec = 5) => native.audit(s, { checks: ['too-easy'], callTimeoutSec })],
+  ['Pyodide', (s: string, callTimeoutSec = 5) => sandbox.audit(s, { checks: ['too-easy'], callTimeoutSec })],
 ] as const;
 
 describe.each(runtimes)('too-easy in %s', (_name, audit) => {
@@ -53,6 +53,14 @@ describe.each(runtimes)('too-easy in %s', (_name, audit) => {
     expect(c.status).toBe('pass');
     expect(c.message).toBe('Random guesses win 0/20 episodes (0%)');
   });
+
+  it('says a guess whose draw never returns (the game replaced random.randint) hung, and goes on', async () => {
+    const a = await audit(readFileSync(join(dir, 'hang_in_randint.py'), 'utf8'), 1);
+    const c = tooEasy(a);
+    expect(c.status).toBe('fail');
+    expect(c.message).toBe('random.randint hung (no return within 1 s)');
+    expect(c.evidence).toMatchObject({ call: 'random.randint', hang: true });
+  });
 });
 
 it('wins as many runs as SPADE’s test written out plainly, on the seed pack and the fixtures (games that seed their random)', async () => {
@@ -61,7 +69,7 @@ it('wins as many runs as SPADE’s test written out plainly, on the seed pack an
   const games = join(root, 'resources', 'seed-pack', 'games');
   const files = [
     ...readdirSync(games).filter((f) => f.endsWith('.py')).map((f) => join(games, f)),
-    ...readdirSync(dir).filter((f) => f.endsWith('.py')).map((f) => join(dir, f)),
+    ...readdirSync(dir).filter((f) => f.endsWith('.py') && !f.startsWith('hang_')).map((f) => join(dir, f)),
   ];
   const r = spawnSync(python!.path, ['-s', join(root, 'tests', 'helpers', 'spade_too_easy.py'), ...files], { encoding: 'utf8', timeout: 120_000 });
   expect(r.status, r.stderr.slice(-3000)).toBe(0);
