@@ -460,7 +460,7 @@ class Executor:
         just before the step (a game that seeds it at reset decides the guesses, as in SPADE),
         until harness.spade_guess_end says the run is over. Raw views only; the judge counts.
 
-        Answers {runs: [{steps: [{a, v: {reward, terminated, truncated}, ns}]}]}; a call that did not
+        Answers {runs: [{reset: {v: None, ns}, steps: [{a, v: {reward, terminated, truncated}, ns}]}]}; a call that did not
         return ends everything, its tagged outcome in place of `v`. A failed load answers as a
         call does (load / hang / raise)."""
         hm, limit = self.hm, req["limit"]
@@ -487,10 +487,9 @@ class Executor:
 
         for run in range(req["runs"]):
             steps = []
-            runs.append({"steps": steps})
             r = self.call(reset, run, limit=limit)
+            runs.append({"reset": r, "steps": steps})
             if "v" not in r:
-                runs[-1]["reset"] = r
                 break
             for _ in range(req["tries"]):
                 drawn = []

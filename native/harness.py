@@ -447,7 +447,6 @@ def spade_step_error(e):
     return {"observation": cut(f"Error: {str_safe(e)}", VALUE_MAX_STR), "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "exception"}
 
 
-_NONFINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 GUESS_RUNS, GUESS_TRIES = 20, 5  # test_game_difficulty's defaults: 20 episodes, 5 guesses each
 
 
@@ -457,7 +456,7 @@ def spade_guess_end(view):
     end; None to guess again. `view`: spade_step_view's reward, terminated and truncated."""
     r = view["reward"]
     if type(r) is str:
-        r = _NONFINITE[r]  # _num's spelling of a non-finite reward: NaN > 0 is False, as in SPADE
+        r = float(r)  # _num's spelling of a non-finite reward ("NaN", "Infinity"): NaN > 0 is False, as in SPADE
     if r > 0:
         return "won"
     return "ended" if view["terminated"] or view["truncated"] else None
