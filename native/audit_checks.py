@@ -125,14 +125,15 @@ _FLOATS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 def decode(x):
     """The value audit_exec.encode described, with the same types (subclasses by name)."""
-    if not isinstance(x, dict):
+    if type(x) is not dict:
         return x
+    # Items that are not dicts are their own values (as at the top): tested here, not in a call each.
     if "T" in x:
-        return tuple(decode(v) for v in x["T"])
+        return tuple([v if type(v) is not dict else decode(v) for v in x["T"]])
     if "L" in x:
-        return [decode(v) for v in x["L"]]
+        return [v if type(v) is not dict else decode(v) for v in x["L"]]
     if "D" in x:
-        return {_key(decode(k)): decode(v) for k, v in x["D"]}
+        return {(k if type(k) is str else _key(decode(k))): (v if type(v) is not dict else decode(v)) for k, v in x["D"]}
     if "F" in x:
         return _FLOATS[x["F"]]
     o = x["O"]

@@ -23,6 +23,7 @@ import time
 # Containers deeper or longer than this arrive cut: enough for every check's comparisons (which
 # read observations, rewards and flags) and for evidence, bounded against hostile values.
 MAX_DEPTH = 12
+_ns = time.perf_counter_ns
 MAX_ITEMS = 5000
 
 
@@ -36,6 +37,7 @@ class Timer:
         self.host = sys.platform == "emscripten"
         if hasattr(signal, "setitimer") and not self.host and threading.current_thread() is threading.main_thread():
             self.alarm = hm.call_alarm(hm.CallTimeout)
+            self.arm, self.disarm = self.alarm.arm, self.alarm.disarm  # a call a call saved: ~200 an audit
 
     def arm(self, limit):
         if self.alarm is not None:
@@ -66,10 +68,15 @@ def _safe(fn, v, default=None):
         return default
 
 
+# Values that are their own encoding. Containers test their items against it before recursing:
+# a step's answer is mostly these, and a call per item was most of encoding one.
+_PLAIN = frozenset((str, bool, int, type(None)))
+
+
 def encode(v, hm, depth=0):
     """A JSON tree that the checks turn back into a value of the same types (see audit_checks.decode)."""
     t = type(v)
-    if t is str or t is bool or t is int or v is None:
+    if t in _PLAIN:
         return v
     if t is float:
         if math.isfinite(v):
@@ -77,12 +84,13 @@ def encode(v, hm, depth=0):
         return {"F": "nan" if v != v else ("inf" if v > 0 else "-inf")}
     if depth >= MAX_DEPTH:
         return _opaque(v, hm, None, None)
+    d = depth + 1
     if t is tuple:
-        return {"T": [encode(x, hm, depth + 1) for x in v[:MAX_ITEMS]]}
+        return {"T": [x if type(x) in _PLAIN else encode(x, hm, d) for x in v[:MAX_ITEMS]]}
     if t is list:
-        return {"L": [encode(x, hm, depth + 1) for x in list(v)[:MAX_ITEMS]]}
+        return {"L": [x if type(x) in _PLAIN else encode(x, hm, d) for x in list(v)[:MAX_ITEMS]]}
     if t is dict:
-        return {"D": [[encode(k, hm, depth + 1), encode(x, hm, depth + 1)] for k, x in list(v.items())[:MAX_ITEMS]]}
+        return {"D": [[k if type(k) in _PLAIN else encode(k, hm, d), x if type(x) in _PLAIN else encode(x, hm, d)] for k, x in list(v.items())[:MAX_ITEMS]]}
     base, inner = None, None
     for b in (int, float, str, tuple, list, dict):
         if isinstance(v, b):
@@ -156,33 +164,35 @@ class Executor:
         """One call into environment code, as the audit always made it: the audit's own modules,
         output swallowed, a time limit; the outcome tagged ok / raised / hung / refused by SPADE."""
         hm = self.hm
-        saved = {name: sys.modules.get(name) for name in self.modules}
-        sys.modules.update(self.modules)
+        modules = sys.modules
+        saved = [(name, modules.get(name)) for name in self.modules]
+        modules.update(self.modules)
         out, err = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = self.h.out
+        sys.stdout = sys.stderr = sink = self.h.out
         self.timer.arm(limit)
         # Nanoseconds, an int: a float's shortest repr cost a third of encoding an audit's answers.
-        t0 = time.perf_counter_ns()
+        t0 = _ns()
         try:
-            return {"v": fn(*args), "ns": time.perf_counter_ns() - t0}
+            return {"v": fn(*args), "ns": _ns() - t0}
         except (hm.CallTimeout, KeyboardInterrupt):
-            return {"hang": True, "ns": time.perf_counter_ns() - t0}
+            return {"hang": True, "ns": _ns() - t0}
         except hm.SpadeLoadError as e:
-            return {"load": load_error(hm, e), "ns": time.perf_counter_ns() - t0}
+            return {"load": load_error(hm, e), "ns": _ns() - t0}
         except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
-            ns = time.perf_counter_ns() - t0
+            ns = _ns() - t0
             info = hm.error_info(e)
             info["text"] = hm.str_safe(e)
             return {"raise": info, "ns": ns}
         finally:
             self.timer.disarm()
             sys.stdout, sys.stderr = out, err
-            for name, mod in saved.items():
+            for name, mod in saved:
                 if mod is None:
-                    sys.modules.pop(name, None)
+                    modules.pop(name, None)
                 else:
-                    sys.modules[name] = mod
-            self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
+                    modules[name] = mod
+            if sink.parts:
+                sink.take()  # what games print is not evidence; drop it so a flood costs nothing
 
     def env(self, req):
         e = self.envs.get(req.get("env"))
@@ -550,8 +560,9 @@ class Executor:
 
 
 def _tagged(r, hm):
+    """The answer with its value encoded, in place: every answer is a dict made for this one reply."""
     if "v" in r:
-        return {**r, "v": encode(r["v"], hm)}
+        r["v"] = encode(r["v"], hm)
     return r
 
 
@@ -691,21 +702,26 @@ def load_error(hm, e):
     return out
 
 
+# json.dumps(v, sort_keys=True, default=str) makes an encoder a call; fields() made ~70 an audit.
+_FIELD_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
+
+
 def fields(hm, env, ns):
     """Every attribute, module global and class attribute, as JSON text: the state to compare."""
     import types as _t
 
+    dumps = _FIELD_JSON
     out = {}
     for k, v in list(getattr(env, "__dict__", {}).items()):
         try:
-            out[f"self.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+            out[f"self.{k}"] = dumps(hm.plain(v))
         except Exception:
             out[f"self.{k}"] = hm.repr_safe(v)[:2000]
     for k, v in list(ns.items()):
         if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
             continue
         try:
-            out[f"global {k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+            out[f"global {k}"] = dumps(hm.plain(v))
         except Exception:
             pass
     cls = type(env)
@@ -713,7 +729,7 @@ def fields(hm, env, ns):
         if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
             continue
         try:
-            out[f"{cls.__name__}.{k}"] = json.dumps(hm.plain(v), sort_keys=True, default=str)
+            out[f"{cls.__name__}.{k}"] = dumps(hm.plain(v))
         except Exception:
             pass
     return out
