@@ -319,11 +319,11 @@ class ForkServer:
             self.judge_gone(j)
             return
         if kind == "judge-err":
-            parts, j.errbuf = split_lines(j.errbuf, chunk, stderr=True)
+            parts = split_lines(j.errbuf, chunk, stderr=True)
             if j.sid in self.children:
                 self.tagged(b"E", j.sid, parts)
             return
-        parts, j.out = split_lines(j.out, chunk)
+        parts = split_lines(j.out, chunk)
         for line in parts:
             if j.draining:
                 if line == b"F":  # every reply of the ended session is behind it
@@ -448,9 +448,9 @@ class ForkServer:
                 child.kill()  # the protocol is gone: the process must go too
             return
         if kind == "sock":
-            parts, child.out = split_lines(child.out, chunk)
+            parts = split_lines(child.out, chunk)
         else:
-            parts, child.errbuf = split_lines(child.errbuf, chunk, stderr=True)
+            parts = split_lines(child.errbuf, chunk, stderr=True)
         self.tagged(b"R" if kind == "sock" else b"E", child.sid, parts)
 
     def tagged(self, tag, sid, parts):
@@ -486,14 +486,25 @@ class ForkServer:
                 pass
 
 
-def split_lines(buf, chunk, stderr=False):
-    """(the complete lines, what is left) of buf + chunk. Stderr lines are a tail for people:
-    blank ones dropped, each cut at 4,000 bytes, an endless one kept to its last 64 KiB."""
-    parts = (buf + chunk).split(b"\n")
-    rest = parts.pop()
+def split_lines(pending, chunk, stderr=False):
+    """The lines that `chunk` completes. `pending` (a list, updated in place) holds the start of a
+    line not ended yet, as the chunks it came in, joined once when its end arrives: relaying a line
+    read in n pieces costs its length, not n times its length (re-joining a growing buffer at every
+    64 KiB read took 175 ms for the 6 MB reply of a 20,000-step play). Stderr lines are a tail for
+    people: blank ones dropped, each cut at 4,000 bytes, an endless one kept to its last 64 KiB."""
+    last = chunk.rfind(b"\n")
+    if last < 0:
+        pending.append(chunk)
+        if stderr and sum(map(len, pending)) > 65536:
+            pending[:] = [b"".join(pending)[-65536:]]
+        return []
+    done = b"".join([*pending, chunk[:last]]) if pending else chunk[:last]
+    rest = chunk[last + 1:]
+    pending[:] = [rest[-65536:] if stderr else rest] if rest else []
+    parts = done.split(b"\n")
     if stderr:
-        return [p[:4000] for p in parts if p.strip()], rest[-65536:]
-    return parts, rest
+        return [p[:4000] for p in parts if p.strip()]
+    return parts
 
 
 class Child:
@@ -502,8 +513,8 @@ class Child:
     def __init__(self, sid, pid, sock, err, judge=None):
         self.sid, self.pid, self.sock, self.err = sid, pid, sock, err
         self.judge = judge
-        self.out = b""
-        self.errbuf = b""
+        self.out = []  # the start of a reply line not ended yet (split_lines)
+        self.errbuf = []
         self.sock_open = sock is not None
         self.err_open = True
         self.reaped = False
@@ -535,8 +546,8 @@ class Judge:
         self.sid = None
         self.draining = False
         self.audits = 0
-        self.out = b""
-        self.errbuf = b""
+        self.out = []  # the start of a reply line not ended yet (split_lines)
+        self.errbuf = []
 
 
 def leave_server(server, err_w, keep=()):
