@@ -448,7 +448,16 @@ class ForkServer:
                 child.kill()  # the protocol is gone: the process must go too
             return
         if kind == "sock":
+            if child.cut:
+                return  # read to its end, relayed no more
             parts = split_lines(child.out, chunk)
+            child.out_len = sum(map(len, child.out)) if parts else child.out_len + len(chunk)
+            if child.out_len > MAX_REPLY_LINE:
+                # Only game code writes a reply that never ends (the harness ends each one): it would
+                # hold this server's memory, which every session depends on. That session goes.
+                child.out, child.out_len, child.cut = [], 0, True
+                self.tagged(b"E", child.sid, [b"the session wrote a reply line over %d MiB without ending it; its process was ended" % (MAX_REPLY_LINE >> 20)])
+                child.kill()
         else:
             parts = split_lines(child.errbuf, chunk, stderr=True)
         self.tagged(b"R" if kind == "sock" else b"E", child.sid, parts)
@@ -486,6 +495,10 @@ class ForkServer:
                 pass
 
 
+# The longest reply line relayed to the host (which could not hold a longer string anyway).
+MAX_REPLY_LINE = 256 << 20
+
+
 def split_lines(pending, chunk, stderr=False):
     """The lines that `chunk` completes. `pending` (a list, updated in place) holds the start of a
     line not ended yet, as the chunks it came in, joined once when its end arrives: relaying a line
@@ -514,6 +527,8 @@ class Child:
         self.sid, self.pid, self.sock, self.err = sid, pid, sock, err
         self.judge = judge
         self.out = []  # the start of a reply line not ended yet (split_lines)
+        self.out_len = 0
+        self.cut = False  # its reply passed MAX_REPLY_LINE: killed, and nothing more of it relayed
         self.errbuf = []
         self.sock_open = sock is not None
         self.err_open = True

@@ -194,6 +194,27 @@ describe.each(kinds)('escape attempts in %s', (kind) => {
   });
 });
 
+describe.runIf(probePython())('escape attempts specific to native CPython', () => {
+  test('an endless line written straight to the session’s reply socket ends that session only', async () => {
+    // The fork server relays each session's replies line by line; a line that never ends would
+    // hold its memory, which every session depends on. 30 s: the flood must reach the cap, not the call limit.
+    const own = makeRuntime({ stepTimeoutSec: 30, memoryMb: 900 });
+    try {
+      const flood = 'import os, stat\nfor fd in range(3, 256):\n    try:\n        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n            block = b"x" * (1 << 20)\n            while True:\n                os.write(fd, block)\n    except OSError:\n        pass\nreturn "no socket found"';
+      const opened = await own.open({ source: game(flood), runtime: 'cpython' });
+      expect(opened.ok).toBe(false);
+      if (!opened.ok) expect(opened.error.message).toContain('reply line over 256 MiB without ending it');
+      const s = await own.open({ source: GUESS_GAME, runtime: 'cpython' });
+      expect(s.ok, JSON.stringify(s)).toBe(true);
+      if (!s.ok) return;
+      const r = await own.call(s.sessionId, { cmd: 'play', seed: 1, actions: ['\\boxed{1}', '\\boxed{2}'] });
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+    } finally {
+      await own.shutdown();
+    }
+  });
+});
+
 describe('escape attempts specific to Pyodide', () => {
   test('import js / pyodide_js and the host JavaScript through any JsProxy', async () => {
     for (const body of ['import js\nreturn js.process.pid', 'import pyodide_js\nreturn pyodide_js._module', 'import sys\nreturn [k for k in sys.modules if k == "js" or k.startswith(("pyodide", "_pyodide"))]', 'from pyodide.code import run_js\nreturn run_js("process.pid")', 'import _pyodide_core\nreturn dir(_pyodide_core)']) {
