@@ -12,7 +12,7 @@ import { constants as fsConstants, fstatSync, readSync, writeSync } from 'node:f
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
-import { encodeFatal, encodeReady, lineSplitter, splitHead, type ChildInit } from './childProtocol';
+import { boundedLineWriter, encodeFatal, encodeReady, lineSplitter, splitHead, type ChildInit } from './childProtocol';
 import { installWheels, type PyodideFsLike } from './pyodideWheels';
 import { errorMessage } from '../api/errorMessage';
 
@@ -29,6 +29,8 @@ interface PyodideLike {
   FS: { mkdirTree(p: string): void; writeFile(p: string, data: string): void };
   runPython(code: string): unknown;
   setInterruptBuffer(buf: Int32Array): void;
+  setStdout(opts: { write(buf: Uint8Array): number }): void;
+  setStderr(opts: { write(buf: Uint8Array): number }): void;
   unregisterJsModule(name: string): void;
   registerJsModule(name: string, module: object): void;
   globals: { get(name: string): PyProxyFn };
@@ -263,6 +265,10 @@ async function init(msg: ChildInit): Promise<void> {
   loadPy = loadPyodide;
   const py = await loadPyodide(pyodideOptions(msg, onStderrLine));
   py.setInterruptBuffer(interrupt);
+  // Game code can write to fds 1 and 2 directly, past the harness's capped sys.stdout: nothing
+  // it writes there may grow without bound in this process (see boundedLineWriter).
+  py.setStdout({ write: (buf) => buf.length });
+  py.setStderr(boundedLineWriter(onStderrLine));
   if (msg.wheelsDir) {
     try {
       installWheels(py as unknown as PyodideFsLike, msg.wheelsDir);

@@ -64,6 +64,54 @@ export function lineSplitter(fn: (line: string) => void): (chunk: string) => voi
   };
 }
 
+/**
+ * A Pyodide stream writer (`setStderr({ write })`) that calls fn for each complete line of what
+ * Python writes to the fd, decoded as UTF-8 with NUL bytes dropped (as Pyodide's own line writer
+ * does). A line that never ends is kept to its last `keep` bytes: game code can write to fd 2
+ * directly, and Pyodide's own writer held such a line byte by byte until the process ran out of
+ * memory, taking every session it hosted with it.
+ */
+export function boundedLineWriter(fn: (line: string) => void, keep = 65536): { write(buf: Uint8Array): number } {
+  const decoder = new TextDecoder();
+  let pending: Uint8Array[] = [];
+  let pendingLen = 0;
+  const joined = (last: Uint8Array): Uint8Array => {
+    const out = new Uint8Array(pendingLen + last.length);
+    let at = 0;
+    for (const p of pending) {
+      out.set(p, at);
+      at += p.length;
+    }
+    out.set(last, at);
+    return out;
+  };
+  const text = (bytes: Uint8Array): string => decoder.decode(bytes.includes(0) ? bytes.filter((b) => b !== 0) : bytes);
+  return {
+    write(buf) {
+      let start = 0;
+      for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, start)) {
+        const piece = buf.subarray(start, nl);
+        const line = pendingLen > 0 ? joined(piece) : piece;
+        pending = [];
+        pendingLen = 0;
+        fn(text(line));
+        start = nl + 1;
+      }
+      if (start < buf.length) {
+        // A copy: `buf` is a view of memory the interpreter reuses.
+        pending.push(buf.slice(start));
+        pendingLen += buf.length - start;
+        if (pendingLen > keep) {
+          const all = joined(new Uint8Array(0));
+          pending = [all.slice(all.length - keep)];
+          pendingLen = keep;
+        }
+      }
+      return buf.length;
+    },
+  };
+}
+
 /** Calls fn for each complete line of a text stream. */
 export function onLines(stream: Readable, fn: (line: string) => void): void {
   stream.setEncoding('utf8');

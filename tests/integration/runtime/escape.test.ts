@@ -216,6 +216,19 @@ describe.runIf(probePython())('escape attempts specific to native CPython', () =
 });
 
 describe('escape attempts specific to Pyodide', () => {
+  test('an endless line written straight to fds 1 and 2 costs only its own call, not the interpreter’s other sessions', async () => {
+    const other = await rt.open({ source: GUESS_GAME, runtime: 'pyodide' });
+    expect(other.ok, JSON.stringify(other)).toBe(true);
+    if (!other.ok) return;
+    // One interpreter process here (pool of 1): the flood runs beside the other session.
+    const a = await attempt('pyodide', 'import os\nblock = b"x" * (1 << 20)\nwhile True:\n    os.write(2, block)\n    os.write(1, block)');
+    expect(refused(a), a.text).toBe(true);
+    expect(a.text).not.toMatch(/crashed|replaced|restarted/);
+    const r = await rt.call(other.sessionId, { cmd: 'play', seed: 1, actions: ['\\boxed{1}', '\\boxed{2}'] });
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    await rt.close(other.sessionId);
+  });
+
   test('import js / pyodide_js and the host JavaScript through any JsProxy', async () => {
     for (const body of ['import js\nreturn js.process.pid', 'import pyodide_js\nreturn pyodide_js._module', 'import sys\nreturn [k for k in sys.modules if k == "js" or k.startswith(("pyodide", "_pyodide"))]', 'from pyodide.code import run_js\nreturn run_js("process.pid")', 'import _pyodide_core\nreturn dir(_pyodide_core)']) {
       const a = await attempt('pyodide', body);
