@@ -597,9 +597,9 @@ def read_lines(read):
 
 
 def lines_of(read):
-    """The lines `read()` delivers, in order, until it delivers nothing (EOF). A long line's
-    chunks are joined once, so a huge line costs its length, not its length squared."""
-    pending = []  # the start of a line not ended yet, in chunks: joined once, never rescanned
+    """The lines `read()` delivers, in order, until it delivers nothing (EOF); split as the server
+    relays them (split_lines), so a huge line costs its length, not its length squared."""
+    pending = []
     while True:
         try:
             chunk = read()
@@ -607,17 +607,7 @@ def lines_of(read):
             continue
         if not chunk:
             return
-        start, nl = 0, chunk.find(b"\n")
-        while nl >= 0:
-            if pending:
-                pending.append(chunk[start:nl])
-                line, pending = b"".join(pending), []
-            else:
-                line = chunk[start:nl]
-            yield line
-            start, nl = nl + 1, chunk.find(b"\n", nl + 1)
-        if start < len(chunk):
-            pending.append(chunk[start:])
+        yield from split_lines(pending, chunk)
 
 
 def serve_lines(fd, h):

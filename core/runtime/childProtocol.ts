@@ -43,14 +43,19 @@ export function splitHead(s: string, from: number): [number, number] {
   return [Number(s.slice(from, sp)), sp + 1];
 }
 
-/** A feed for text arriving in chunks: calls fn for each complete line (lines never contain a raw newline: JSON escapes it). */
-export function lineSplitter(fn: (line: string) => void): (chunk: string) => void {
+/**
+ * A feed for text arriving in chunks: calls fn for each complete line (protocol lines never contain
+ * a raw newline: JSON escapes it). With `keep`, a line that has not ended is held to its last
+ * `keep` characters (output written by game code, which may never end a line).
+ */
+export function lineSplitter(fn: (line: string) => void, keep = Infinity): (chunk: string) => void {
   let buf = '';
   return (chunk) => {
     let start = 0;
     let nl = chunk.indexOf('\n');
     if (nl < 0) {
       buf += chunk;
+      if (buf.length > keep) buf = buf.slice(-keep);
       return;
     }
     while (nl >= 0) {
@@ -61,52 +66,25 @@ export function lineSplitter(fn: (line: string) => void): (chunk: string) => voi
       nl = chunk.indexOf('\n', start);
     }
     buf = chunk.slice(start);
+    if (buf.length > keep) buf = buf.slice(-keep);
   };
 }
 
 /**
  * A Pyodide stream writer (`setStderr({ write })`) that calls fn for each complete line of what
- * Python writes to the fd, decoded as UTF-8 with NUL bytes dropped (as Pyodide's own line writer
- * does). A line that never ends is kept to its last `keep` bytes: game code can write to fd 2
+ * Python writes to the fd, as UTF-8 with NUL characters dropped (as Pyodide's own line writer
+ * does). An unended line is held to its last `keep` characters: game code can write to fd 2
  * directly, and Pyodide's own writer held such a line byte by byte until the process ran out of
  * memory, taking every session it hosted with it.
  */
 export function boundedLineWriter(fn: (line: string) => void, keep = 65536): { write(buf: Uint8Array): number } {
   const decoder = new TextDecoder();
-  let pending: Uint8Array[] = [];
-  let pendingLen = 0;
-  const joined = (last: Uint8Array): Uint8Array => {
-    const out = new Uint8Array(pendingLen + last.length);
-    let at = 0;
-    for (const p of pending) {
-      out.set(p, at);
-      at += p.length;
-    }
-    out.set(last, at);
-    return out;
-  };
-  const text = (bytes: Uint8Array): string => decoder.decode(bytes.includes(0) ? bytes.filter((b) => b !== 0) : bytes);
+  const feed = lineSplitter(fn, keep);
   return {
     write(buf) {
-      let start = 0;
-      for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, start)) {
-        const piece = buf.subarray(start, nl);
-        const line = pendingLen > 0 ? joined(piece) : piece;
-        pending = [];
-        pendingLen = 0;
-        fn(text(line));
-        start = nl + 1;
-      }
-      if (start < buf.length) {
-        // A copy: `buf` is a view of memory the interpreter reuses.
-        pending.push(buf.slice(start));
-        pendingLen += buf.length - start;
-        if (pendingLen > keep) {
-          const all = joined(new Uint8Array(0));
-          pending = [all.slice(all.length - keep)];
-          pendingLen = keep;
-        }
-      }
+      // stream: a character cut between two writes is decoded whole with the next one
+      const text = decoder.decode(buf, { stream: true });
+      feed(text.includes('\0') ? text.replaceAll('\0', '') : text);
       return buf.length;
     },
   };
