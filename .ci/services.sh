@@ -94,7 +94,9 @@ start_ray() {
   else
     mkdir -p "$RAY_TMP"
     # In a session of its own, so that stop finds every process of this head by its session id.
-    RAY_ADDRESS="" setsid "$RAY_VENV/bin/ray" start --head --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
+    # --node-ip-address pins the head (GCS, raylet, object manager) to loopback: without it Ray binds
+    # the machine's external address, and a test service must never listen beyond 127.0.0.1.
+    RAY_ADDRESS="" setsid "$RAY_VENV/bin/ray" start --head --node-ip-address=127.0.0.1 --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
       --dashboard-port="$RAY_DASHBOARD_PORT" --num-cpus=2 --num-gpus=0 --object-store-memory=536870912 \
       --disable-usage-stats --temp-dir="$RAY_TMP" >"$DIR/ray-start.log" 2>&1 || { cat "$DIR/ray-start.log" >&2; return 1; }
     local one
