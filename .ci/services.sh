@@ -7,7 +7,7 @@
 # $SPADE_CI_DIR (default /tmp/spade-ci) except /etc/slurm/slurm.conf, where the Slurm commands
 # look when a job is submitted over SSH (no environment is carried into the remote shell).
 # Tests read $SPADE_CI_DIR/env (sshd, Slurm) and $SPADE_CI_DIR/ray.env (the Ray head).
-#   .ci/services.sh start | stop | status | start-ray | stop-ray
+#   .ci/services.sh start | stop | status | start-ray | stop-ray | check-loopback
 set -euo pipefail
 
 DIR="${SPADE_CI_DIR:-/tmp/spade-ci}"
@@ -94,9 +94,11 @@ start_ray() {
   else
     mkdir -p "$RAY_TMP"
     # In a session of its own, so that stop finds every process of this head by its session id.
-    # --node-ip-address pins the head (GCS, raylet, object manager) to loopback: without it Ray binds
-    # the machine's external address, and a test service must never listen beyond 127.0.0.1.
-    RAY_ADDRESS="" setsid "$RAY_VENV/bin/ray" start --head --node-ip-address=127.0.0.1 --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
+    # The head listens on loopback only, as every test service does. --node-ip-address alone is not
+    # enough: Ray turns 127.0.0.1 into the machine's external address unless it is told this is not a
+    # multi-node cluster (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, read by ray._private.services); with
+    # both, no Ray port is bound beyond 127.0.0.1 (checked with ss -ltn).
+    RAY_ADDRESS="" RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 setsid "$RAY_VENV/bin/ray" start --head --node-ip-address=127.0.0.1 --port="$RAY_GCS_PORT" --dashboard-host=127.0.0.1 \
       --dashboard-port="$RAY_DASHBOARD_PORT" --num-cpus=2 --num-gpus=0 --object-store-memory=536870912 \
       --disable-usage-stats --temp-dir="$RAY_TMP" >"$DIR/ray-start.log" 2>&1 || { cat "$DIR/ray-start.log" >&2; return 1; }
     local one
@@ -192,6 +194,8 @@ StateSaveLocation=/var/spool/slurmctld
 SlurmdSpoolDir=/var/spool/slurmd
 SlurmctldPort=6817
 SlurmdPort=6818
+# Bind the daemons to the addresses named here (127.0.0.1), not to every interface.
+CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
 MinJobAge=300
 KillWait=5
 InactiveLimit=0
@@ -243,6 +247,22 @@ stop_all() {
   rm -f "$DIR/env" "$DIR/slurm/munged.pid"
 }
 
+# Every port our services listen on is a loopback one: a test service reachable from the network
+# would be a hole, so a start that left one fails here instead of passing quietly.
+check_loopback() {
+  local pids pid bad=""
+  pids="$(ray_pids; for f in "$DIR/ssh/sshd.pid" "$DIR/slurm/slurmctld.pid" "$DIR/slurm/slurmd.pid"; do [ -s "$f" ] && cat "$f"; done)"
+  for pid in $pids; do
+    bad+="$(ss -ltnpH 2>/dev/null | grep -F "pid=$pid," | awk '{print $4}' | grep -vE '^(127\.[0-9.]+|\[::1\]|\[::ffff:127\.[0-9.]+\]):[0-9]+$' | sed "s/^/pid $pid listens on /" || true)"
+  done
+  if [ -n "$bad" ]; then
+    echo "a test service listens beyond loopback:" >&2
+    echo "$bad" >&2
+    return 1
+  fi
+  echo "every service port is on loopback"
+}
+
 case "${1:-start}" in
   start)
     mkdir -p "$DIR"
@@ -250,6 +270,7 @@ case "${1:-start}" in
     start_slurm
     write_env
     start_ray
+    check_loopback
     ;;
   stop) stop_all ;;
   start-ray) start_ray ;;
@@ -259,5 +280,6 @@ case "${1:-start}" in
     sinfo 2>/dev/null || echo "slurm: down"
     if [ -x "$RAY_VENV/bin/python" ] && ray_http "$RAY_URL" up; then echo "ray: up at $RAY_URL"; else echo "ray: down"; fi
     ;;
-  *) echo "usage: $0 start|stop|status|start-ray|stop-ray" >&2; exit 2 ;;
+  check-loopback) check_loopback ;;
+  *) echo "usage: $0 start|stop|status|start-ray|stop-ray|check-loopback" >&2; exit 2 ;;
 esac
