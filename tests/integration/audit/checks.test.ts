@@ -127,8 +127,9 @@ describe("SPADE's load checks", () => {
         expect(firstFail.message.startsWith(msg), `${f}: ${firstFail.message}`).toBe(true);
         const after = spade.slice(spade.indexOf(firstFail) + 1);
         expect(after.every((c) => c.status === 'skip'), f).toBe(true);
-        // Play checks never run on what SPADE rejects (the sandbox check judges whatever code did run).
-        expect(a.checks.filter((c) => !c.id.startsWith('spade.') && c.id !== 'sandbox').every((c) => c.status === 'skip'), f).toBe(true);
+        // Play checks never run on what SPADE rejects (sandbox and output-flood judge whatever code did run).
+        expect(a.checks.filter((c) => !c.id.startsWith('spade.') && c.id !== 'sandbox' && c.id !== 'output-flood').every((c) => c.status === 'skip'), f).toBe(true);
+        expect(a.checks.find((c) => c.id === 'output-flood')?.status, f).toBe('pass');
       }
     }
   });

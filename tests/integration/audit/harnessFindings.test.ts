@@ -8,7 +8,8 @@ import { ensureChildBuilt } from '../runtime/helpers';
 /**
  * Issue 31, in both runtimes (real CPython in bubblewrap, real Pyodide): what the harness does on
  * the game's behalf is never the game's finding (a syntax error is SPADE's load failure and nothing
- * else), while what the game does itself still is (its own reads are refused and reported).
+ * else), while what the game does itself still is (its own reads are refused and reported, and a
+ * flood of printed output is a finding of its own, with the byte count).
  */
 ensureChildBuilt();
 const pyodide = new PyodidePool({ size: 1, graceMs: 2000 });
@@ -60,6 +61,34 @@ const OWN_READS: [string, string][] = [
   ['linecache.getline("/dev/null", 1)', "'/dev/null'"],
 ];
 
+const game = (flood: boolean) => String.raw`
+import random, sys
+
+class NoisyEnv:
+    def __init__(self):
+        self.max_turns = 5
+        self.turn = 0
+        self.secret = 0
+
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.turn = 0
+        self.secret = random.randint(1, 9)
+        if seed == 42:  # SPADE's load resets with 42: a flood on every load, in 1 MiB chunks
+            ${flood ? 'for _ in range(25):\n                print("x" * (1 << 20))\n                print("y" * (1 << 20), file=sys.stderr)' : 'pass'}
+        return "Guess a digit from 1 to 9", {}
+
+    def step(self, action):
+        self.turn += 1
+        if action == "\\boxed{%d}" % self.secret:
+            return "right", 1.0, True, False, {}
+        return "no", 0.0, False, self.turn >= self.max_turns, {}
+
+    def solution(self):
+        return self.secret
+`;
+
 describe.each(runtimes)('issue 31 in %s', (_name, audit) => {
   it('a syntax error fails SPADE\'s load with SPADE\'s message and nothing else: compiling the source is the harness\'s doing', async () => {
     const a = await audit(SYNTAX_ERROR);
@@ -82,5 +111,22 @@ describe.each(runtimes)('issue 31 in %s', (_name, audit) => {
       expect(sb.status, attempt).toBe('fail');
       expect(sb.evidence.attempts, attempt).toContainEqual({ event: 'open', detail });
     }
+  });
+
+  it('a game that prints ~50 MB is flagged (output-flood, warn) with the byte count; SPADE\'s verdict and the other checks stay as without the prints', async () => {
+    const loud = await audit(game(true));
+    const quiet = await audit(game(false));
+    const flood = check(loud, 'output-flood');
+    expect(flood.status).toBe('warn');
+    const bytes = flood.evidence.bytes as number;
+    expect(bytes).toBeGreaterThanOrEqual(50 * (1 << 20));
+    // Every byte of stdout and stderr, kept or not: 25 MiB and 25 newlines to each, at every load.
+    expect(bytes % (50 * (1 << 20) + 50)).toBe(0);
+    expect(flood.message).toContain(`${bytes} bytes`);
+    expect(check(quiet, 'output-flood')).toMatchObject({ status: 'pass', evidence: { bytes: 0 } });
+    expect(spadeVerdictOf(loud.checks)).toEqual({ verdict: 'accept', message: null, check: null });
+    // timing apart: writing 50 MB takes the time it takes.
+    const others = (a: EnvAudit) => a.checks.filter((c) => c.id !== 'output-flood' && c.id !== 'timing').map((c) => `${c.id}:${c.status}`);
+    expect(others(loud)).toEqual(others(quiet));
   });
 });
