@@ -32,7 +32,7 @@ export interface AuditOptions {
   hint?: string | null;
 }
 
-export const SPADE_CHECKS = ['spade.syntax', 'spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
+export const SPADE_CHECKS = ['spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
 export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
 export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
 /** Over the whole audit, loaded or not: bytes the game wrote to stdout and stderr past a bound (a warning; the count is the evidence). */

@@ -92,8 +92,8 @@ class NoisyEnv:
 describe.each(runtimes)('issue 31 in %s', (_name, audit) => {
   it('a syntax error fails SPADE\'s load with SPADE\'s message and nothing else: compiling the source is the harness\'s doing', async () => {
     const a = await audit(SYNTAX_ERROR);
-    expect(failed(a)).toEqual(['spade.syntax']);
-    expect(check(a, 'spade.syntax').message).toBe("Syntax error in generated game code: expected ':' (<string>, line 2)");
+    expect(failed(a)).toEqual(['spade.exec']);
+    expect(check(a, 'spade.exec').message).toBe("Syntax error in generated game code: expected ':' (<string>, line 2)");
     expect(check(a, 'sandbox').status).toBe('pass');
     expect(spadeVerdictOf(a.checks).verdict).toBe('reject');
 
