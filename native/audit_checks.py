@@ -21,10 +21,12 @@ import os
 import re
 import time
 
-SPADE_CHECKS = ["spade.syntax", "spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
+SPADE_CHECKS = ["spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
 PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
 TOOL_CHECKS = ["tool.schema", "tool.methods", "tool.params", "tool.reset_gate", "tool.criteria_at_reset", "tool.done_reachable"]
-ALL_CHECKS = SPADE_CHECKS + PLAY_CHECKS + TOOL_CHECKS
+# Over the whole audit, whether or not the game loaded: what it wrote to stdout and stderr.
+OUTPUT_CHECKS = ["output-flood"]
+ALL_CHECKS = SPADE_CHECKS + PLAY_CHECKS + TOOL_CHECKS + OUTPUT_CHECKS
 
 PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
 REWARD_RANGE = (-10.0, 10.0)
@@ -195,6 +197,7 @@ class Audit:
         self.type_issues = []
         self.type_steps = 0
         self.hung = None
+        self.printed = 0  # bytes the game wrote to stdout and stderr, as the executor last counted them
         self.first_obs = None
         self.current = None
         self.ahead = collections.deque()
@@ -246,7 +249,11 @@ class Audit:
         if not msg.get("ok"):
             err = msg.get("error") or {}
             raise RuntimeError(f"{err.get('type')}: {_cut(err.get('message', ''), 300)}")
-        return msg["result"]
+        result = msg["result"]
+        printed = result.pop("printed", None) if type(result) is dict else None
+        if type(printed) is int and printed > self.printed:
+            self.printed = printed
+        return result
 
     def value(self, op, **args):
         """An operation that runs no environment method: its value, or a RuntimeError."""
@@ -454,22 +461,18 @@ def _spade_checks(A):
         stop_after(cid)
         return None
 
-    A.phase("spade.syntax")
-    try:
-        A.call("compile", "compile")
-    except LoadError as e:
-        return fail("spade.syntax" if e.stage == "syntax" else "spade.exec", str(e), e)
-    A.put("spade.syntax", "pass", "Source compiles")
-
+    # SPADE's first check is one exec of the source: compiling it (a SyntaxError has its own
+    # wording) and running the module's code. Two operations here, one check.
     A.phase("spade.exec")
     try:
+        A.call("compile", "compile")
         A.call("exec", "exec")
     except LoadError as e:
         return fail("spade.exec", str(e), e)
     except Hang as e:
         return fail("spade.exec", f"Failed to execute game code: {_timed_out(e)}", e)
 
-    A.put("spade.exec", "pass", "Module code runs")
+    A.put("spade.exec", "pass", "Source compiles and its module code runs")
 
     try:
         found = A.call("class", "class")
@@ -1015,6 +1018,25 @@ def check_timing(A):
     A.put("timing", status, f"median {ev['medianMs']:.3f} ms, max {ev['maxMs']:.3f} ms ({slow[1]})", **ev)
 
 
+# Past this many bytes written to stdout and stderr in one audit, printing is a finding. A game that
+# prints a line a step stays far below it (an audit makes a few hundred calls); what passes it would
+# fill a SPADE run's log, where a game's prints land (SPADE neither captures nor bounds them).
+OUTPUT_FLOOD_BYTES = 1 << 20
+
+
+def check_output_flood(A):
+    """`output-flood`: a warning, not a failure: SPADE plays such a game as it plays any other (what
+    is printed reaches neither the agent nor a return), but every episode pays for the writing and
+    the training log fills with it. The harness keeps 64 KiB a call and drops the rest, so the
+    count is the executor's, of every byte written."""
+    n = A.printed
+    ev = {"bytes": n, "bound": OUTPUT_FLOOD_BYTES}
+    if n > OUTPUT_FLOOD_BYTES:
+        A.put("output-flood", "warn", f"The game wrote {n} bytes ({n / (1 << 20):.1f} MiB) to stdout and stderr during the audit, past the bound of {OUTPUT_FLOOD_BYTES} bytes", **ev)
+    else:
+        A.put("output-flood", "pass", f"The game wrote {n} bytes to stdout and stderr during the audit", **ev)
+
+
 # ---------------------------------------------------------------- tool-use checks (section 4)
 
 JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
@@ -1194,18 +1216,17 @@ def run_audit(hm, transport, source, options):
     env = spade_checks(A)
     if env is not None:
         play_checks(A, env)
+    check_output_flood(A)
     checks = []
-    order = ALL_CHECKS if A.tool_use else SPADE_CHECKS + PLAY_CHECKS
+    order = ALL_CHECKS if A.tool_use else SPADE_CHECKS + PLAY_CHECKS + OUTPUT_CHECKS
     for cid in order:
         r = A.results.get(cid)
         if r is None:
-            continue
+            if env is not None or cid in SPADE_CHECKS:
+                continue
+            r = {"id": cid, "status": "skip", "message": "Not run: the environment did not pass SPADE's load checks", "evidence": {}}
         if A.want(cid):
             checks.append(r)
-    if env is None:
-        for cid in order[len(SPADE_CHECKS):]:
-            if A.want(cid):
-                checks.append({"id": cid, "status": "skip", "message": "Not run: the environment did not pass SPADE's load checks", "evidence": {}})
     return {"className": A.class_name, "toolUse": A.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
 
 

@@ -154,6 +154,7 @@ class Executor:
         self.modules = {"random": hm.fresh_module("random"), "tool_use_base_env": hm._tool_module()}
         self.code = self.ns = self.cls = None
         self.envs = {}
+        self.h.out.written = 0  # what this audit's game writes, from here on
 
     def call(self, fn, *args, limit=5.0):
         """One call into environment code, as the audit always made it: the audit's own modules,
@@ -742,8 +743,13 @@ def cmd_x(h, req, hm, ex):
     fn = OPS.get(op)
     if fn is None:
         raise hm.HarnessError("protocol", f"unknown audit operation {op!r}")
-    r = fn(ex, req)
-    return _tagged(r, hm)
+    r = _tagged(fn(ex, req), hm)
+    # Bytes the game has written to stdout and stderr in this audit so far (each call's output is
+    # dropped after it): every answer carries the running total, the judge keeps the largest.
+    printed = ex.h.out.written
+    if printed:
+        r["printed"] = printed
+    return r
 
 
 def install(h, hm):

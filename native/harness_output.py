@@ -16,14 +16,21 @@ _json_dumps, _json_loads = json.dumps, json.loads
 # ---------------------------------------------------------------- output capture
 
 
+_isascii, _encode = str.isascii, str.encode
+
+
 class CappedOutput(io.TextIOBase):
-    """Collects what environment code prints; past the cap it only counts, so a flood costs nothing."""
+    """Collects what environment code prints; past the cap it only counts, so a flood costs nothing.
+
+    `written` counts the UTF-8 bytes of everything written, kept or not, until its owner sets it
+    back to 0 (take() leaves it): the audit's `output-flood` check reads it."""
 
     def __init__(self, cap=OUTPUT_CAP):
         self.cap = cap
         self.parts = []
         self.size = 0
         self.dropped = 0
+        self.written = 0
 
     def writable(self):
         return True
@@ -31,6 +38,8 @@ class CappedOutput(io.TextIOBase):
     def write(self, s):
         if not isinstance(s, str):
             s = str(s)
+        # An ASCII str knows it is one (a flag, no scan): a flood in big chunks costs no encoding.
+        self.written += len(s) if _isascii(s) else len(_encode(s, "utf-8", "surrogatepass"))
         room = self.cap - self.size
         if room > 0:
             self.parts.append(s[:room])

@@ -72,7 +72,7 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
     denied = DENIED_PREFIXES
     write_flags = WRITE_FLAGS
     violation = SandboxViolation
-    _str, _int, _bytes, _isinstance, _repr = str, int, bytes, isinstance, repr
+    _str, _int, _bytes, _isinstance, _repr, _type = str, int, bytes, isinstance, repr, type
     _report = report
 
     def readable(path):
@@ -104,6 +104,13 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
             path, mode, flags = args
             if path is None or _isinstance(path, _int):
                 deny("open(fd)", _repr(path))
+            if _type(path) is _str and _type(mode) is _str and mode == "rb" and _type(flags) is _int and flags == 0 and path[:1] == "<" and path[-1:] == ">" and "/" not in path:
+                # CPython's parser looking up a SyntaxError's line in the file the code names (a C
+                # fopen: mode "rb", no flags; every open() from Python has flags, O_CLOEXEC at least).
+                # A pseudo-file (the harness's "<env>", exec's "<string>") is no file: refused as
+                # ever, but not reported. Compiling was asked for (of the source, by the harness),
+                # not a read: a syntax error is SPADE's load failure, never a sandbox attempt.
+                raise violation("not a file: " + path)
             if (_isinstance(mode, _str) and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (_isinstance(flags, _int) and flags & write_flags):
                 deny("open for writing", _repr(path))
             if not readable(path):

@@ -32,7 +32,7 @@ async function rate(items: { source: string; hint: string | null }[], workers: n
   const pool = new AuditPool({ workers });
   try {
     // Warm-up: start every process (numpy import) before the clock runs.
-    await Promise.all(Array.from({ length: workers * 2 }, (_, i) => pool.audit(items[i % items.length]!.source, { checks: ['spade.syntax'] })));
+    await Promise.all(Array.from({ length: workers * 2 }, (_, i) => pool.audit(items[i % items.length]!.source, { checks: ['spade.exec'] })));
     const cpu = treeCpuMs();
     const t = performance.now();
     await Promise.all(items.map((it) => pool.audit(it.source, { hint: it.hint, ...(checks ? { checks } : {}) })));
@@ -51,7 +51,7 @@ async function sandboxRate(items: { source: string; hint: string | null }[], wor
   const runners = { native: () => native, sandbox: () => sandbox };
   try {
     await pyodide.allReady();
-    await Promise.all(Array.from({ length: workers * 2 }, (_, i) => auditIn('pyodide', runners, items[i % items.length]!.source, { checks: ['spade.syntax'] })));
+    await Promise.all(Array.from({ length: workers * 2 }, (_, i) => auditIn('pyodide', runners, items[i % items.length]!.source, { checks: ['spade.exec'] })));
     let sentNative = 0;
     let next = 0;
     const cpu = treeCpuMs();

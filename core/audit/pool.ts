@@ -115,7 +115,7 @@ export class AuditPool {
         if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);
         // The judge outlives a game process that exits or crashes, and says so ('crash').
         if (r.error.restarted || r.error.kind === 'crash') this.restarts++;
-        const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax');
+        const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
         return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options);
       } finally {
         s.close();

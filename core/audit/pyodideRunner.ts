@@ -30,7 +30,7 @@ export class PyodideAuditRunner {
     }
     const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
     if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options);
-    const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax';
+    const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec';
     const timedOut = r.error.kind === 'timeout';
     return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options);
   }

@@ -17,17 +17,17 @@ describe('audit report', () => {
 
   it('counts every status per check and meets --fail-on by level', () => {
     const r = buildReport({ name: 't' }, [
-      reportEnv('a.py', 'x'.repeat(64), 'a', { className: 'AEnv', toolUse: false, checks: [c('spade.syntax', 'pass'), c('types', 'warn')], elapsedMs: 1 }),
-      reportEnv('b.py', 'y'.repeat(64), 'b', { className: null, toolUse: false, checks: [c('spade.syntax', 'fail'), c('types', 'skip')], elapsedMs: 1 }),
+      reportEnv('a.py', 'x'.repeat(64), 'a', { className: 'AEnv', toolUse: false, checks: [c('spade.exec', 'pass'), c('types', 'warn')], elapsedMs: 1 }),
+      reportEnv('b.py', 'y'.repeat(64), 'b', { className: null, toolUse: false, checks: [c('spade.exec', 'fail'), c('types', 'skip')], elapsedMs: 1 }),
     ]);
-    expect(r.summary).toEqual({ environments: 2, by_check: { 'spade.syntax': { pass: 1, warn: 0, fail: 1, skip: 0 }, types: { pass: 0, warn: 1, fail: 0, skip: 1 } } });
+    expect(r.summary).toEqual({ environments: 2, by_check: { 'spade.exec': { pass: 1, warn: 0, fail: 1, skip: 0 }, types: { pass: 0, warn: 1, fail: 0, skip: 1 } } });
     expect(r.environments.map((e) => [e.name, e.verdict])).toEqual([['AEnv', 'warn'], ['b', 'fail']]);
     expect(failOnMet(r, undefined)).toBe(false);
     expect(failOnMet(r, 'fail')).toBe(true);
     const warnOnly = buildReport({}, [r.environments[0]!]);
     expect(failOnMet(warnOnly, 'fail')).toBe(false);
     expect(failOnMet(warnOnly, 'warn')).toBe(true);
-    expect(toTable(r)).toMatch(/FAIL\s+REJECT\s+b\s+spade\.syntax/);
+    expect(toTable(r)).toMatch(/FAIL\s+REJECT\s+b\s+spade\.exec/);
     // SPADE's verdict: spade.* alone; the workbench's own checks apart
     expect(r.environments.map((e) => [e.spade.verdict, e.workbenchVerdict])).toEqual([['accept', 'warn'], ['reject', 'pass']]);
     expect(toMarkdown(r)).toContain('| types | 0 | 1 | 0 | 1 |');

@@ -97,7 +97,7 @@ describe("SPADE's load checks", () => {
   // fixture -> [first failing spade check (or null when SPADE accepts), SPADE's message prefix]
   const want: Record<string, [string | null, string]> = {
     '00_accepted': [null, ''],
-    '01_syntax': ['spade.syntax', 'Syntax error in generated game code'],
+    '01_syntax': ['spade.exec', 'Syntax error in generated game code'],
     '02_exec': ['spade.exec', 'Failed to execute game code'],
     '03_no_class': ['spade.class', 'No valid game class found'],
     '04_instantiate': ['spade.instantiate', 'Failed to instantiate game class'],
@@ -127,15 +127,16 @@ describe("SPADE's load checks", () => {
         expect(firstFail.message.startsWith(msg), `${f}: ${firstFail.message}`).toBe(true);
         const after = spade.slice(spade.indexOf(firstFail) + 1);
         expect(after.every((c) => c.status === 'skip'), f).toBe(true);
-        // Play checks never run on what SPADE rejects (the sandbox check judges whatever code did run).
-        expect(a.checks.filter((c) => !c.id.startsWith('spade.') && c.id !== 'sandbox').every((c) => c.status === 'skip'), f).toBe(true);
+        // Play checks never run on what SPADE rejects (sandbox and output-flood judge whatever code did run).
+        expect(a.checks.filter((c) => !c.id.startsWith('spade.') && c.id !== 'sandbox' && c.id !== 'output-flood').every((c) => c.status === 'skip'), f).toBe(true);
+        expect(a.checks.find((c) => c.id === 'output-flood')?.status, f).toBe('pass');
       }
     }
   });
 
   it('shows evidence: line of a syntax error, traceback of an exec error, the probe action', async () => {
     const syn = await pool.audit(readFileSync(join(fixtures, 'spade', '01_syntax.py'), 'utf8'));
-    expect(check(syn, 'spade.syntax').evidence.line).toBe(2);
+    expect(check(syn, 'spade.exec').evidence.line).toBe(2);
     const ex = await pool.audit(readFileSync(join(fixtures, 'spade', '02_exec.py'), 'utf8'));
     expect(String(check(ex, 'spade.exec').evidence.traceback)).toContain('undefined_name');
     expect(check(ex, 'spade.exec').evidence.line).toBe(2);

@@ -41,7 +41,7 @@ describe('spade-workbench audit', () => {
     }
     const summary = j.summary as { environments: number; by_check: Record<string, Record<string, number>> };
     expect(summary.environments).toBe(7);
-    expect(Object.keys(summary.by_check['spade.syntax']!)).toEqual(['pass', 'warn', 'fail', 'skip']);
+    expect(Object.keys(summary.by_check['spade.exec']!)).toEqual(['pass', 'warn', 'fail', 'skip']);
     expect(summary.by_check['determinism']!.fail).toBe(1);
     expect(summary.by_check['too-easy']!.fail).toBe(1);
     const names = envs.map((e) => e.name);
@@ -68,7 +68,7 @@ describe('spade-workbench audit', () => {
     const r = await cli([join(fixtures, 'spade'), '--format', 'md', '--out', out, '--checks', 'spade.*']);
     expect(r.code).toBe(0);
     const md = readFileSync(out, 'utf8');
-    expect(md).toContain('| spade.syntax |');
+    expect(md).toContain('| spade.exec |');
     expect(md).toContain('Syntax error in generated game code');
     expect((await cli([])).code).toBe(2);
     expect((await cli([fixtures, '--format', 'xml'])).code).toBe(2);
