@@ -722,9 +722,9 @@ def fields(hm, env, ns, shared=False):
         except Exception:
             out[f"self.{k}"] = hm.repr_safe(v)[:2000]
     for k, v in list(ns.items()):
-        if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
-            continue
-        try:
+        try:  # isinstance() may read a hostile __class__: that value is left out, not the check
+            if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
+                continue
             out[f"global {k}"] = dumps(plain(v))
         except Exception:
             pass
@@ -732,9 +732,9 @@ def fields(hm, env, ns, shared=False):
         # The game's class keeps its plain name (what SPADE picked); others their qualified one.
         name = cls.__name__ if c is cls else _qualname(c)
         for k, v in list(vars(c).items()):
-            if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
-                continue
             try:
+                if k.startswith("__") or callable(v) or isinstance(v, (staticmethod, classmethod, property)):
+                    continue
                 out.setdefault(f"{name}.{k}", dumps(plain(v)))
             except Exception:
                 pass
@@ -766,14 +766,14 @@ def _game_classes(hm, cls, ns):
             seen.add(id(c))
             out.append(c)
             for v in list(vars(c).values()):
-                if isinstance(v, type):
+                if issubclass(type(v), type):
                     add(v)
 
     try:
         for c in cls.__mro__:
             add(c)
         for v in list(ns.values()):
-            if isinstance(v, type):
+            if issubclass(type(v), type):
                 add(v)
     except Exception:
         pass
@@ -811,14 +811,15 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
     fns = [v for v in list(ns.values()) if type(v) is fn_type]
     for c in ours:
         for v in list(vars(c).values()):
-            if isinstance(v, (staticmethod, classmethod)):
+            # By exact type throughout: isinstance() may read a hostile __class__ (game code).
+            if type(v) in (staticmethod, classmethod):
                 v = v.__func__
-            if isinstance(v, property):
+            if type(v) is property:
                 fns += [v.fget, v.fset, v.fdel]
             else:
                 fns.append(v)
     for v in list(getattr(env, "__dict__", {}).values()):
-        fns.append(v.__func__ if isinstance(v, _t.MethodType) else v)
+        fns.append(v.__func__ if type(v) is _t.MethodType else v)
     seen_fn, seen_cell, i = set(), set(), 0
     while i < len(fns) and len(seen_fn) < MAX_FUNCTIONS:
         f = fns[i]
@@ -831,7 +832,7 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
         pos = code.co_varnames[: code.co_argcount]
         pairs = list(zip(pos[len(pos) - len(defaults):], defaults)) + list((f.__kwdefaults__ or {}).items())
         for p, d in pairs:
-            if not isinstance(d, _IMMUTABLE):
+            if type(d) not in _IMMUTABLE:
                 _put(out, f"default {qual}.{p}", d, plain, hm)
         for n, cell in zip(code.co_freevars, f.__closure__ or ()):
             if n == "__class__" or id(cell) in seen_cell:
@@ -843,7 +844,7 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
                 continue  # not bound yet
             if type(c) is fn_type:
                 fns.append(c)
-            elif not isinstance(c, (type, _t.ModuleType)) and not callable(c):
+            elif type(c) is not _t.ModuleType and not callable(c):  # classes are callable
                 _put(out, f"closure {qual}.{n}", c, plain, hm)
 
 

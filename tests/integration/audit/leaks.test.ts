@@ -34,6 +34,7 @@ const SHAPES: [file: string, attribute: string, scope: string, method: string][]
   ['l08_default_kwonly_item', 'default CostEnv._cost.cache', 'default', '_cost'],
   ['l09_closure_nonlocal', 'closure make_counter.<locals>.tick.count', 'closure', 'tick'],
   ['l10_closure_lambda_add', 'closure make_memory.<locals>.<lambda>.seen', 'closure', 'make_memory'],
+  ['l11_hostile_values', 'Helper.store', 'class', 'step'],
 ];
 
 const leakCheck = (a: EnvAudit) => {
