@@ -15,7 +15,7 @@ const seedPack = ['games', 'tool-use'].flatMap((d) => py(join('resources', 'seed
 test('checks played ahead give the verdicts and evidence of the same checks asked live', () => {
   const python = probePython();
   expect(python, 'a CPython for native runs').not.toBeNull();
-  const files = [...seedPack, ...py('tests/fixtures/spade-corpus'), ...['spade', 'defects', 'ahead'].flatMap((d) => py(join('tests', 'integration', 'audit', 'fixtures', d)))];
+  const files = [...seedPack, ...py('tests/fixtures/spade-corpus'), ...['spade', 'defects', 'ahead', 'leaks'].flatMap((d) => py(join('tests', 'integration', 'audit', 'fixtures', d)))];
   const r = spawnSync(python!.path, ['-s', join(root, 'tests', 'helpers', 'played_ahead.py'), join(root, 'native'), ...files], { encoding: 'utf8', timeout: 240_000, maxBuffer: 1 << 26 });
   expect(r.status, r.stderr.slice(-3000)).toBe(0);
   const got = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
