@@ -127,7 +127,7 @@ export const runtimeCalls = {
         mode: z.enum(['respect', 'legacy']).optional(),
       })
       .strict()
-      .refine((o) => (o.source === undefined) !== (o.versionHash === undefined), 'give exactly one of source or versionHash'),
+      .refine((o) => (o.source === undefined) !== (o.versionHash === undefined), 'Give exactly one of a source or a stored version.'),
     output: z.object({
       ok: z.boolean(),
       sessionId: z.string().optional(),
