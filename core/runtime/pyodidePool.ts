@@ -41,6 +41,8 @@ export interface PoolStatus {
   coldMs: number | null;
   python: string | null;
   lastRestartReason: string | null;
+  /** Seconds the pool has been starting with no interpreter ready yet (Pyodide's cold start), else null. */
+  startingSec: number | null;
 }
 
 export type { Priority } from './supervisor';
@@ -398,6 +400,7 @@ export class PyodidePool {
       coldMs: first?.coldMs ?? null,
       python: first?.python ?? null,
       lastRestartReason: this.lastReason,
+      startingSec: this.coldSince === null ? null : (Date.now() - this.coldSince) / 1000,
     };
   }
 

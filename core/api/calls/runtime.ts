@@ -90,6 +90,8 @@ export const poolStatusSchema = z.object({
   coldMs: z.number().nullable(),
   python: z.string().nullable(),
   lastRestartReason: z.string().nullable(),
+  /** Seconds the pool has been starting with no interpreter ready yet (a cold start takes several), else null. */
+  startingSec: z.number().nullable(),
 });
 
 export const runtimeStatusSchema = z.object({
