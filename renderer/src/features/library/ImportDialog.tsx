@@ -8,7 +8,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
   const [paths, setPaths] = useState('');
   // The desktop app can offer its native picker; a browser's picker would name files on the
   // wrong machine (the web host reads the machine it runs on), so web mode keeps the path field.
-  const desktop = useApp((s) => s.info?.shell === 'electron');
+  const desktop = useApp((s) => s.info?.picker === true);
   const browse = async (folders: boolean) => {
     const r = await backend().call('app.pickPaths', { title: 'Import into the library', folders });
     if (r.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
