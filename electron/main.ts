@@ -34,8 +34,9 @@ async function start(): Promise<void> {
     ...(existsSync(electronBinding) ? { nativeBinding: electronBinding } : {}),
     platform: {
       openExternal: (url) => openExternalLink(shell, url),
-      pickPaths: async ({ title, folders }) => {
-        const r = await dialog.showOpenDialog({ title, properties: [folders ? 'openDirectory' : 'openFile', 'multiSelections'] });
+      pickPaths: async ({ title, folders, multiple }) => {
+        // createDirectory: an export folder may not exist yet (macOS shows the button only when asked).
+        const r = await dialog.showOpenDialog({ title, properties: [folders ? 'openDirectory' : 'openFile', ...(multiple ? (['multiSelections'] as const) : []), 'createDirectory'] });
         return r.canceled ? [] : r.filePaths;
       },
     },

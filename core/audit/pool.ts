@@ -57,6 +57,20 @@ export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolatio
   return { ...a, checks: [...a.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };
 }
 
+/** What a caller of one audit can do while it runs: hear which check starts, and stop it. */
+export interface AuditControl {
+  onPhase?: (check: string) => void;
+  signal?: AbortSignal;
+}
+
+/** Thrown (never stored as a verdict) when the user stopped an audit. */
+export class AuditCancelled extends Error {
+  constructor() {
+    super('The audit was cancelled; nothing was stored.');
+    this.name = 'AuditCancelled';
+  }
+}
+
 export class AuditPool {
   private readonly native: NativeRuntime;
   private readonly size: number;
@@ -82,6 +96,11 @@ export class AuditPool {
     return this.size;
   }
 
+  /** The wall-clock limit of one whole audit, in seconds (shown while it runs). */
+  get limitSec(): number {
+    return this.envTimeoutMs / 1000;
+  }
+
   /** Why native audits cannot run here (no OS sandbox and not allowed), or null. */
   unavailable(): string | null {
     return this.native.unavailable();
@@ -101,23 +120,29 @@ export class AuditPool {
     else this.active--;
   }
 
-  async audit(source: string, options: AuditOptions = {}): Promise<EnvAudit> {
+  async audit(source: string, options: AuditOptions = {}, ctl: AuditControl = {}): Promise<EnvAudit> {
     if (this.closed) throw new Error('the audit pool is closed');
     await this.slot();
     const started = Date.now();
     try {
       if (this.closed) throw new Error('the audit pool is closed');
+      if (ctl.signal?.aborted) throw new AuditCancelled();
       const why = this.native.unavailable();
       if (why) return deadAudit(options, 'spade.exec', why, '', 0, false);
       const s = await this.native.fork(`audit-${++this.seq}`, this.envTimeoutMs / 1000, true, source);
+      // Cancel kills this audit's own process; the judge and other audits go on.
+      const stop = () => s.fail('cancelled by the user', 'cancelled');
+      ctl.signal?.addEventListener('abort', stop, { once: true });
       try {
-        const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
+        const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl.onPhase);
+        if (ctl.signal?.aborted) throw new AuditCancelled();
         if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);
         // The judge outlives a game process that exits or crashes, and says so ('crash').
         if (r.error.restarted || r.error.kind === 'crash') this.restarts++;
         const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
         return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options);
       } finally {
+        ctl.signal?.removeEventListener('abort', stop);
         s.close();
       }
     } finally {

@@ -1,6 +1,6 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
 import { chooseRuntime, PYODIDE_MISSING_MODULES, retryNatively } from '../runtime/choice';
-import { deadAudit, withHostChecks, type AuditPool } from './pool';
+import { AuditCancelled, deadAudit, withHostChecks, type AuditControl, type AuditPool } from './pool';
 import type { SandboxViolation } from '../runtime/supervisor';
 import type { AuditOptions, EnvAudit } from './types';
 
@@ -21,13 +21,17 @@ export class PyodideAuditRunner {
     return this.pool().size;
   }
 
-  async audit(source: string, options: AuditOptions): Promise<EnvAudit> {
+  get limitSec(): number {
+    return this.envTimeoutMs / 1000;
+  }
+
+  async audit(source: string, options: AuditOptions, ctl: AuditControl = {}): Promise<EnvAudit> {
     const started = Date.now();
-    let r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
+    const ask = () => this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl);
+    let r = await ask();
     // Queued behind an audit whose interpreter was killed: it never ran, so it runs on the replacement.
-    for (let retry = 0; !r.ok && r.error.notStarted === true && retry < 3; retry++) {
-      r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
-    }
+    for (let retry = 0; !r.ok && r.error.notStarted === true && !ctl.signal?.aborted && retry < 3; retry++) r = await ask();
+    if (ctl.signal?.aborted) throw new AuditCancelled();
     const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
     if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options);
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec';
@@ -57,14 +61,22 @@ export async function auditIn(
   runners: { native: () => AuditPool; sandbox: (() => PyodideAuditRunner) | undefined },
   source: string,
   options: AuditOptions,
+  ctl: AuditControl & { onRuntime?: (runtime: AuditRuntime, limitSec: number) => void } = {},
 ): Promise<{ audit: EnvAudit; runtime: AuditRuntime; why?: string }> {
+  const native = () => {
+    const p = runners.native();
+    ctl.onRuntime?.('cpython', p.limitSec);
+    return p.audit(source, options, ctl);
+  };
   if (where === 'pyodide' && runners.sandbox) {
     const first = chooseRuntime({ choice: 'auto', source, preferred: 'pyodide', nativeUsable: true });
-    if (first.kind === 'cpython') return { audit: await runners.native().audit(source, options), runtime: 'cpython', ...(first.why ? { why: first.why } : {}) };
-    const a = await runners.sandbox().audit(source, options);
+    if (first.kind === 'cpython') return { audit: await native(), runtime: 'cpython', ...(first.why ? { why: first.why } : {}) };
+    const sandbox = runners.sandbox();
+    ctl.onRuntime?.('pyodide', sandbox.limitSec);
+    const a = await sandbox.audit(source, options, ctl);
     const why = retryNatively(needsNativeModule(a));
     if (!why) return { audit: a, runtime: 'pyodide' };
-    return { audit: await runners.native().audit(source, options), runtime: 'cpython', why };
+    return { audit: await native(), runtime: 'cpython', why };
   }
-  return { audit: await runners.native().audit(source, options), runtime: 'cpython' };
+  return { audit: await native(), runtime: 'cpython' };
 }

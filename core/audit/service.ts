@@ -3,10 +3,11 @@ import type { Db } from '../memory/db';
 import type { EventBus } from '../server/events';
 import { appVersion } from '../services/appInfo';
 import type { PyodidePool } from '../runtime/pyodidePool';
-import { AuditPool } from './pool';
+import { AuditCancelled, AuditPool, type AuditControl } from './pool';
+import { DomainError } from '../errors';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
-import { verdictOf, type AuditOptions, type EnvAudit } from './types';
+import { checkSelected, PLAY_CHECKS, TOOL_CHECKS, verdictOf, type AuditOptions, type EnvAudit } from './types';
 import { errorMessage } from '../api';
 
 export interface AuditServiceOptions {
@@ -35,10 +36,18 @@ interface Running {
   done: Promise<void>;
 }
 
+/** The checks that announce themselves as they start (native/audit_checks.py): SPADE's load stages, then the workbench's. */
+const PHASED_SPADE = ['spade.syntax', 'spade.exec', 'spade.instantiate', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'];
+
+/** How often a single audit says it is alive while one check runs long (a hang, a slow game). */
+const HEARTBEAT_MS = 500;
+
 /** Runs audits on a lazily started pool, stores them per version, and drives resumable batches. */
 export class AuditService {
   private pool?: AuditPool;
   private readonly running = new Map<string, Running>();
+  /** Single audits started with a runId, by that id: what cancels each. */
+  private readonly runs = new Map<string, AbortController>();
 
   constructor(private readonly o: AuditServiceOptions) {}
 
@@ -68,12 +77,12 @@ export class AuditService {
     return this.o.runtime?.() === 'pyodide' && this.o.makePyodide ? this.sandboxNow().size : this.getPool().workers;
   }
 
-  private async auditWhere(source: string, options: AuditOptions): ReturnType<typeof auditIn> {
+  private async auditWhere(source: string, options: AuditOptions, ctl: Parameters<typeof auditIn>[4] = {}): ReturnType<typeof auditIn> {
     const sandbox = this.o.makePyodide ? () => (this.sandboxed ??= new PyodideAuditRunner(() => this.sandboxNow(), 120_000)) : undefined;
     this.auditsInFlight++;
     clearTimeout(this.sandboxIdle);
     try {
-      return await auditIn(this.o.runtime?.() ?? 'cpython', { native: () => this.getPool(), sandbox }, source, options);
+      return await auditIn(this.o.runtime?.() ?? 'cpython', { native: () => this.getPool(), sandbox }, source, options, ctl);
     } finally {
       if (--this.auditsInFlight === 0 && this.sandboxPool) {
         // Interpreters hold a few hundred MB; an app that audited once should not keep them all day.
@@ -105,12 +114,90 @@ export class AuditService {
     return { maxTurns: this.o.maxTurns(), ...(extra.checks?.length ? { checks: extra.checks } : {}), ...(extra.callTimeoutSec ? { callTimeoutSec: extra.callTimeoutSec } : {}) };
   }
 
-  async runOne(hash: string, extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined } = {}): Promise<StoredAudit | null> {
+  /**
+   * One audit, now. With a `runId` it reports as it goes (audit.runProgress: the sandbox starting,
+   * each check as it begins, a heartbeat with the elapsed time against the audit's limit) and
+   * `cancelRun(runId)` stops it: its interpreter is killed and nothing is stored.
+   */
+  async runOne(hash: string, extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined } = {}, runId?: string): Promise<StoredAudit | null> {
     const [t] = targetsFor(this.o.db, [hash]);
     if (!t) return null;
     const opts = this.options(extra);
-    const r = await this.auditWhere(t.source, { ...opts, hint: t.hint });
-    return saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+    if (!runId) {
+      const r = await this.auditWhere(t.source, { ...opts, hint: t.hint });
+      return saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+    }
+    if (this.runs.has(runId)) throw new DomainError('conflict', `An audit named ${runId} is already running.`);
+    const abort = new AbortController();
+    this.runs.set(runId, abort);
+    const started = Date.now();
+    const seen = new Set<string>();
+    let check: string | null = null;
+    let runtime: AuditRuntime | null = null;
+    let limitSec: number | null = null;
+    const total = () => {
+      const phased = [...PHASED_SPADE, ...PLAY_CHECKS, ...([...seen].some((c) => c.startsWith('tool.')) ? TOOL_CHECKS : [])];
+      return Math.max(phased.filter((c) => c.startsWith('spade.') || checkSelected(c, opts.checks)).length, seen.size);
+    };
+    const emit = (state: 'starting' | 'running' | 'done' | 'cancelled' | 'failed', message?: string) =>
+      this.o.events.emit('audit.runProgress', {
+        runId,
+        hash,
+        state,
+        runtime,
+        check,
+        checksDone: state === 'done' ? total() : Math.max(0, seen.size - 1),
+        checksTotal: total(),
+        elapsedSec: (Date.now() - started) / 1000,
+        limitSec,
+        ...(message ? { message } : {}),
+      });
+    // Before the first check the time goes into starting an interpreter (Pyodide's first: seconds).
+    const beat = () =>
+      check === null
+        ? emit('starting', runtime === 'pyodide' && (this.sandboxPool?.coldSince != null || !this.sandboxPool?.isStarted) ? 'Starting the Pyodide sandbox (the first audit after a while waits for it)' : 'Starting the interpreter')
+        : emit('running');
+    const heartbeat = setInterval(beat, HEARTBEAT_MS);
+    heartbeat.unref();
+    const ctl: AuditControl & { onRuntime: (r: AuditRuntime, l: number) => void } = {
+      signal: abort.signal,
+      onPhase: (c) => {
+        check = c;
+        seen.add(c);
+        emit('running');
+      },
+      onRuntime: (r, l) => {
+        runtime = r;
+        limitSec = l;
+        beat();
+      },
+    };
+    beat();
+    try {
+      const r = await this.auditWhere(t.source, { ...opts, hint: t.hint }, ctl);
+      if (abort.signal.aborted) throw new AuditCancelled();
+      const saved = saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+      emit('done');
+      return saved;
+    } catch (e) {
+      if (e instanceof AuditCancelled || abort.signal.aborted) {
+        emit('cancelled', 'Cancelled: nothing was stored.');
+        throw new DomainError('cancelled', 'The audit was cancelled; nothing was stored.');
+      }
+      emit('failed', errorMessage(e));
+      throw e;
+    } finally {
+      clearInterval(heartbeat);
+      this.runs.delete(runId);
+    }
+  }
+
+  /** Stops a single audit started with this runId; false when none runs under it. */
+  cancelRun(runId: string): boolean {
+    const a = this.runs.get(runId);
+    if (!a) return false;
+    a.abort();
+    return true;
   }
 
   results(hash: string): StoredAudit | null {
@@ -199,6 +286,7 @@ export class AuditService {
 
   async close(): Promise<void> {
     for (const r of this.running.values()) r.cancelled = true;
+    for (const a of this.runs.values()) a.abort();
     await this.pool?.close();
     clearTimeout(this.sandboxIdle);
     await this.sandboxPool?.shutdown();

@@ -40,6 +40,7 @@ export function appHandlers(s: Services): Pick<Handlers, AppCalls> {
       dataDir: s.dataDir,
       databasePath: s.dbPath,
       nodeVersion: process.versions.node,
+      picker: s.platform.pickPaths !== undefined,
     }),
     'app.health': () => {
       const database = databaseHealth(s);

@@ -14,9 +14,9 @@ type AuditCall = Extract<CallName, `audit.${string}`>;
 
 export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
   return {
-    'audit.run': async ({ hash, checks, callTimeoutSec }) => {
+    'audit.run': async ({ hash, runId, checks, callTimeoutSec }) => {
       checkIds(checks);
-      const r = await s.audit.runOne(hash, { checks, callTimeoutSec });
+      const r = await s.audit.runOne(hash, { checks, callTimeoutSec }, runId);
       if (!r) throw new DomainError('not_found', `No environment version ${hash.slice(0, 12)}`);
       return r;
     },
@@ -26,6 +26,7 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
       return s.audit.startBatch({ envIds, all }, { checks, callTimeoutSec });
     },
     'audit.cancel': ({ batchId }) => ({ cancelled: s.audit.cancel(batchId) }),
+    'audit.runCancel': ({ runId }) => ({ cancelled: s.audit.cancelRun(runId) }),
     'audit.resume': ({ batchId }) => {
       const r = s.audit.resume(batchId);
       if (!r) throw new DomainError('not_found', `No audit batch ${batchId}`);

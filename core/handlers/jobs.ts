@@ -4,6 +4,7 @@ import { HostKeyError } from '../jobs/ssh/connection';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { loadRecipes } from '../jobs/recipes';
+import { sshLocalPaths } from './paths';
 
 type JobCalls = Extract<CallName, `jobs.${string}`>;
 
@@ -45,19 +46,19 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
       })),
     }),
     'jobs.sshHosts': () => ({ hosts: j.sshHosts() }),
-    'jobs.probeHost': ({ ssh }) => guard(() => j.manager.probeHost(ssh)),
+    'jobs.probeHost': ({ ssh }) => guard(() => j.manager.probeHost(sshLocalPaths(ssh))),
     'jobs.trustHost': ({ host, port, fingerprint }) =>
       guard(() => {
         j.manager.trustHostKey(host, port, fingerprint);
         return { trusted: true };
       }),
-    'jobs.submit': (input) => guard(() => j.submit(input)),
+    'jobs.submit': (input) => guard(() => j.submit(input.ssh ? { ...input, ssh: sshLocalPaths(input.ssh) } : input)),
     'jobs.watch': ({ id }) =>
       guard(() => {
         j.manager.watch(id);
         return { watching: true };
       }),
-    'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input))),
+    'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input.ssh ? { ...input, ssh: sshLocalPaths(input.ssh) } : input))),
     'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
     'jobs.remove': ({ id }) =>
       guard(async () => {

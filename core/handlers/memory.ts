@@ -1,7 +1,7 @@
-import { resolve } from 'node:path';
 import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
+import { localPath } from './paths';
 
 // Write-back and stats calls have handlers of their own (writeBack.ts, stats.ts).
 type MemoryCall = Exclude<Extract<CallName, `memory.${string}`>, 'memory.setStats' | 'memory.jobImports' | 'memory.snippets'>;
@@ -20,14 +20,14 @@ export function memoryHandlers(s: Services): Pick<Handlers, MemoryCall> {
     'memory.update': ({ id, ...patch }) => lib.update(id, patch),
     'memory.import': ({ paths, jobId, runId, followLinks }) => ({
       jobId: s.memory.startImport(
-        paths.map((p) => resolve(p)),
+        paths.map(localPath),
         { ...(jobId ? { jobId } : {}), ...(runId ? { runId } : {}), ...(followLinks ? { followLinks } : {}) },
       ).jobId,
     }),
     'memory.importCancel': ({ jobId }) => ({ cancelled: s.memory.cancel(jobId) }),
     'memory.importStatus': ({ jobId }) => s.memory.status(jobId),
     'memory.export': async ({ selection, format, outDir }) => {
-      const out = resolve(outDir);
+      const out = localPath(outDir);
       return { ...(await lib.exportAsync(selection, { format, outDir: out })), outDir: out };
     },
     'memory.stats': () => lib.stats(),

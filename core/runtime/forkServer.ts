@@ -65,8 +65,8 @@ export class ForkedSession {
     return this.calls.phase;
   }
 
-  request(req: WireRequest, timeoutMs: number): Promise<HarnessReply> {
-    return this.calls.request(req, timeoutMs);
+  request(req: WireRequest, timeoutMs: number, onPhase?: (phase: string) => void): Promise<HarnessReply> {
+    return this.calls.request(req, timeoutMs, onPhase ? { onPhase } : {});
   }
 
   onReply(line: string): void {

@@ -41,6 +41,8 @@ export interface PoolStatus {
   coldMs: number | null;
   python: string | null;
   lastRestartReason: string | null;
+  /** Seconds the pool has been starting with no interpreter ready yet (Pyodide's cold start), else null. */
+  startingSec: number | null;
 }
 
 export type { Priority } from './supervisor';
@@ -176,8 +178,8 @@ class PoolWorker {
   }
 
   /** `fresh`: restore the pristine interpreter first (a new environment on an otherwise idle child). */
-  request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false, priority: Priority = 'foreground'): Promise<HarnessReply> {
-    return this.calls.request(req, timeoutMs, { fresh, priority });
+  request(req: WireRequest, timeoutMs: number, fresh: boolean | 'math' = false, priority: Priority = 'foreground', onPhase?: (phase: string) => void): Promise<HarnessReply> {
+    return this.calls.request(req, timeoutMs, { fresh, priority, ...(onPhase ? { onPhase } : {}) });
   }
 
   /** A session's background work moves to the foreground (its episode now waits on it), in order. */
@@ -227,6 +229,7 @@ export class PyodidePool {
   private lastReason: string | null = null;
   private closed = false;
   private started = false;
+  private startedAt = 0;
   readonly size: number;
   private readonly opts: Required<Omit<PoolOptions, 'size' | 'paths' | 'log'>> & Pick<PoolOptions, 'log'>;
   private readonly paths: RuntimePaths;
@@ -253,6 +256,7 @@ export class PyodidePool {
       if (!childBuilt(this.paths)) throw new Error(`The runtime child is not built (${this.paths.childScript}); run \`npm run build\``);
       this.files = readHarness(this.paths);
       this.started = true;
+      this.startedAt = Date.now();
       for (let i = 0; i < this.size; i++) this.workers.push(this.spawn());
     }
     await Promise.any(this.workers.map((w) => w.ready)).catch((e: unknown) => {
@@ -326,14 +330,32 @@ export class PyodidePool {
     this.sessionWorker.get(sessionId)?.promote(sessionId);
   }
 
-  /** A request that belongs to no session (syntax checks): any ready child serves it. */
-  async anyCall(req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
+  /**
+   * A request that belongs to no session (syntax checks, whole audits): any ready child serves it.
+   * `onPhase` hears the audit's checks as they start; `signal` ends the call at once by killing
+   * its child (replaced as after a crash), the only way to stop Python that never yields.
+   */
+  async anyCall(req: WireRequest, timeoutMs?: number, ctl: { onPhase?: (phase: string) => void; signal?: AbortSignal } = {}): Promise<HarnessReply> {
+    if (ctl.signal?.aborted) return failure('cancelled', 'cancelled before it started', { notStarted: true });
     await this.start();
     // A whole-environment command (the audit) runs on pristine state when the child hosts no session.
     const whole = req.cmd === 'audit';
     const w = this.pick(whole);
     await w.ready.catch(() => {});
-    return w.request(req, timeoutMs ?? this.opts.timeoutMs(), whole && w.sessions.size === 0 && freshKind(req));
+    if (ctl.signal?.aborted) return failure('cancelled', 'cancelled before it started', { notStarted: true });
+    const stop = () => w.die('cancelled by the user', 'cancelled');
+    ctl.signal?.addEventListener('abort', stop, { once: true });
+    try {
+      return await w.request(req, timeoutMs ?? this.opts.timeoutMs(), whole && w.sessions.size === 0 && freshKind(req), 'foreground', ctl.onPhase);
+    } finally {
+      ctl.signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  /** Since when the pool has been starting with no interpreter ready yet (ms since epoch), or null. */
+  get coldSince(): number | null {
+    if (!this.started || this.workers.some((w) => w.state === 'ready')) return null;
+    return this.startedAt;
   }
 
   async close(sessionId: string): Promise<void> {
@@ -378,6 +400,7 @@ export class PyodidePool {
       coldMs: first?.coldMs ?? null,
       python: first?.python ?? null,
       lastRestartReason: this.lastReason,
+      startingSec: this.coldSince === null ? null : (Date.now() - this.coldSince) / 1000,
     };
   }
 

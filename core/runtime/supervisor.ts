@@ -43,6 +43,7 @@ export interface Call {
 
 interface Pending extends Call {
   resolve: (r: HarnessReply) => void;
+  onPhase: ((phase: string) => void) | undefined;
 }
 
 interface InFlight extends Pending {
@@ -148,14 +149,14 @@ export class CallSupervisor {
    * behind background work (a session loaded meanwhile would be wiped). A session's requests keep
    * their order: behind its own background work, a foreground request waits there too.
    */
-  request(req: WireRequest, timeoutMs: number, opts: { fresh?: boolean | 'math'; priority?: Priority } = {}): Promise<HarnessReply> {
+  request(req: WireRequest, timeoutMs: number, opts: { fresh?: boolean | 'math'; priority?: Priority; onPhase?: (phase: string) => void } = {}): Promise<HarnessReply> {
     if (this.stateNow === 'dead') return Promise.resolve(failure('crashed', this.opts.texts.gone));
     return new Promise((resolve) => {
       const id = this.nextId++;
       const session = 'session' in req && typeof req.session === 'string' ? req.session : undefined;
       const fresh = opts.fresh ?? false;
       const behind = !fresh && (opts.priority === 'background' || (session !== undefined && this.background.some((q) => q.session === session)));
-      (behind ? this.background : this.queue).push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, fresh, session, resolve });
+      (behind ? this.background : this.queue).push({ id, line: JSON.stringify({ ...req, id, timeoutSec: timeoutMs / 1000 }), timeoutMs, fresh, session, resolve, onPhase: opts.onPhase });
       this.pump();
     });
   }
@@ -194,6 +195,8 @@ export class CallSupervisor {
   /** The process said which audit check runs now. */
   notePhase(phase: string): void {
     this.phase = phase;
+    // Whoever asked sees the audit move from check to check (a single audit's progress line).
+    this.inflight?.onPhase?.(phase);
   }
 
   /** The sandbox refused something during the call in flight (as readViolation gives it). */

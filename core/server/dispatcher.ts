@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ApiError, calls, errorMessage, isCallName, type CallName, type CallOutput, type Calls } from '../api';
 import { DomainError } from '../errors';
+import { issuesSentence } from '../api/issueSentence';
 
 /**
  * Cancellation is not part of the context: no handler could honour an abort signal (the work it
@@ -70,15 +71,11 @@ export function createDispatcher(handlers: Handlers, log: (msg: string) => void 
   return async (name, input, ctx) => {
     if (!isCallName(name)) throw new ApiError('unknown_call', `Unknown call: ${String(name).slice(0, 200)}`);
     const def = calls[name];
-    const parsed = def.input.safeParse(input ?? {});
+    // reportInput: a missing field (input undefined) reads "is required", not "must be a number".
+    const parsed = def.input.safeParse(input ?? {}, { reportInput: true });
     if (!parsed.success) {
-      const issues = zodIssues(parsed.error);
-      const first = issues[0];
-      throw new ApiError(
-        'invalid_input',
-        `Invalid input for ${name}: ${first ? `${first.path || '(root)'}: ${first.message}` : 'rejected'}`,
-        { issues },
-      );
+      // People read sentences; scripts read the issues (path and zod's message) in details.
+      throw new ApiError('invalid_input', issuesSentence(parsed.error.issues), { call: name, issues: zodIssues(parsed.error) });
     }
     let result: unknown;
     try {

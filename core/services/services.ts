@@ -34,7 +34,7 @@ export interface ServiceOptions {
   platform?: {
     openExternal?: (url: string) => Promise<void>;
     /** A native picker for files or folders on this machine (Electron's dialog). */
-    pickPaths?: (opts: { title: string; folders: boolean }) => Promise<string[]>;
+    pickPaths?: (opts: { title: string; folders: boolean; multiple: boolean }) => Promise<string[]>;
   };
   /** Electron's safeStorage, so job secrets are sealed by the OS keychain (desktop only). */
   secretSealer?: Sealer;

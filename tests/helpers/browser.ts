@@ -35,12 +35,12 @@ export interface E2EContext {
 }
 
 /** A web host on a fresh data directory and a page opened on it; page errors are collected. */
-export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'light' | 'dark' } = {}): Promise<E2EContext> {
+export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<E2EContext> {
   const tmp = opts.dataDir ? null : tempDir('spade-e2e-');
   const dataDir = opts.dataDir ?? tmp!.dir;
   const app = await startApp({ dataDir, port: 0 });
   const browser = await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 860 }, colorScheme: opts.colorScheme ?? 'light' });
+  const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1400, height: 860 }, colorScheme: opts.colorScheme ?? 'light' });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {

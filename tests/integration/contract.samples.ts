@@ -99,6 +99,7 @@ export const samples: Sample[] = [
   { call: 'audit.batch', input: { envIds: [], checks: ['spade.*'] }, volatile: ['batchId'] },
   { call: 'audit.batches', input: { limit: 5 }, volatile: ['id', 'createdAt', 'updatedAt'] },
   { call: 'audit.cancel', input: { batchId: 'no-such-batch' } },
+  { call: 'audit.runCancel', input: { runId: 'no-such-run' } },
   { call: 'audit.resume', input: { batchId: 'no-such-batch' } },
   { call: 'audit.environments', input: { checkId: 'reset-leak', status: 'fail' } },
   // editor: a fresh environment, its draft, a save, a diff and a fork; then refusals for a missing one.

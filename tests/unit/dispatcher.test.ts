@@ -45,9 +45,35 @@ describe('dispatcher', () => {
     const { dispatch } = setup();
     const err = await errorOf(dispatch('settings.update', { stepTimeoutSec: -3 }, { transport: 'in-process' }));
     expect(err.code).toBe('invalid_input');
-    expect(err.message).toContain('stepTimeoutSec');
+    expect((err.details as { issues: { path: string }[] }).issues[0]!.path).toBe('stepTimeoutSec');
     const extra = await errorOf(dispatch('app.info', { sneaky: true }, { transport: 'in-process' }));
     expect(extra.code).toBe('invalid_input');
+  });
+
+  // Issue 31: what a person reads is a sentence naming the field in words, never zod's own text.
+  it('says what is wrong with an input in a sentence, on every rule a form can break', async () => {
+    const { dispatch } = setup();
+    const said = async (name: string, input: unknown) => (await errorOf(dispatch(name, input, { transport: 'in-process' }))).message;
+    expect(await said('memory.search', { query: 'x'.repeat(501) })).toBe('Search is limited to 500 characters.');
+    expect(await said('settings.update', { stepTimeoutSec: -3 })).toBe('The step time limit (seconds) must be at least 1.');
+    expect(await said('settings.update', { maxTurns: 2.5 })).toBe('The turn limit must be a whole number.');
+    expect(await said('memory.export', { selection: { seeds: true }, format: 'spade' })).toBe('The export folder is required.');
+    expect(await said('memory.export', { selection: { seeds: true }, format: 'zip', outDir: '/tmp/x' })).toBe('The format must be one of "spade", "jsonl".');
+    expect(await said('memory.import', { paths: [] })).toBe('Each path: give at least one.');
+    expect(await said('app.info', { sneaky: true })).toBe('Unknown field: sneaky.');
+    expect(await said('runtime.open', { source: 'x', versionHash: 'a'.repeat(64) })).toBe('Give exactly one of a source or a stored version.');
+    for (const [name, input] of [
+      ['memory.search', { query: 'x'.repeat(501) }],
+      ['settings.update', { theme: 'purple' }],
+      ['memory.import', { paths: ['a'], followLinks: 'yes' }],
+      ['memory.import', {}],
+      ['jobs.setSecret', { name: '1bad', value: 'v' }],
+    ] as const) {
+      const m = await said(name, input);
+      // No zod wording ("Too big: expected string to have <=500 characters", "Invalid input: expected ...").
+      expect(m, name).not.toMatch(/expected|Too (big|small)|Invalid (input|option)|<=|>=/);
+      expect(m, name).toMatch(/^[A-Z].*[.)]$/);
+    }
   });
 
   it('persists settings in SQLite across a restart', async () => {

@@ -54,6 +54,8 @@ export const appCalls = {
       dataDir: z.string(),
       databasePath: z.string(),
       nodeVersion: z.string(),
+      /** The desktop offers its native file/folder picker (app.pickPaths); the web host has none. */
+      picker: z.boolean(),
     }),
   }),
   'app.health': defineCall({
@@ -94,7 +96,7 @@ export const appCalls = {
   'app.pickPaths': defineCall({
     name: 'app.pickPaths',
     summary: "The desktop's native file/folder picker; the web host has none and returns available: false.",
-    input: z.object({ title: z.string().max(200).default('Choose'), folders: z.boolean().default(true) }).strict(),
+    input: z.object({ title: z.string().max(200).default('Choose'), folders: z.boolean().default(true), multiple: z.boolean().default(true) }).strict(),
     output: z.object({ available: z.boolean(), paths: z.array(z.string()) }),
   }),
   'app.openExternal': defineCall({

@@ -11,6 +11,8 @@ const checkId = z.string().min(1).max(64).regex(/^[a-z0-9_.*-]+$/, 'a check id l
 const status = z.enum(['pass', 'warn', 'fail', 'skip']);
 const verdict = z.enum(['pass', 'warn', 'fail']);
 const batchId = z.string().min(1).max(64);
+/** Names one single audit while it runs, chosen by the caller: its progress events and its cancel. */
+const runId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
 
 export const checkResultSchema = z.object({
   id: z.string(),
@@ -52,9 +54,15 @@ const runOptions = {
 export const auditCalls = {
   'audit.run': defineCall({
     name: 'audit.run',
-    summary: 'Audit one environment version now and store the result.',
-    input: z.object({ hash, ...runOptions }).strict(),
+    summary: 'Audit one environment version now and store the result; with a runId, progress comes as audit.runProgress and audit.runCancel stops it.',
+    input: z.object({ hash, runId: runId.optional(), ...runOptions }).strict(),
     output: storedAuditSchema,
+  }),
+  'audit.runCancel': defineCall({
+    name: 'audit.runCancel',
+    summary: 'Stop a single audit started with a runId: its interpreter is killed and nothing is stored (audit.run fails with cancelled).',
+    input: z.object({ runId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
   }),
   'audit.batch': defineCall({
     name: 'audit.batch',
@@ -113,6 +121,25 @@ export const auditCalls = {
 } as const;
 
 export const auditEvents = {
+  'audit.runProgress': defineEvent({
+    name: 'audit.runProgress',
+    summary: 'A single audit (audit.run with a runId) is starting its sandbox, moved to the next check, is still running, or ended.',
+    payload: z.object({
+      runId: z.string(),
+      hash: z.string(),
+      /** starting: the sandbox's interpreters are still loading (first use: seconds). */
+      state: z.enum(['starting', 'running', 'done', 'cancelled', 'failed']),
+      runtime: runtimeKindSchema.nullable(),
+      /** The check running now (SPADE's load checks, then the workbench's), null before the first. */
+      check: z.string().nullable(),
+      checksDone: z.number().int(),
+      checksTotal: z.number().int(),
+      elapsedSec: z.number(),
+      /** The whole audit is stopped after this many seconds (its interpreter killed); null until known. */
+      limitSec: z.number().nullable(),
+      message: z.string().optional(),
+    }),
+  }),
   'audit.progress': defineEvent({
     name: 'audit.progress',
     summary: 'A batch advanced, finished, failed or was cancelled.',

@@ -6,7 +6,7 @@ import { defineCall, defineEvent } from '../contract';
 export const backendSchema = z.enum(['local', 'ssh', 'slurm', 'ray']);
 export const jobStateSchema = z.enum(['submitting', 'pending', 'running', 'suspended', 'succeeded', 'failed', 'cancelled', 'timeout', 'lost']);
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name');
-const text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'no NUL bytes');
+const text = (max: number) => z.string().max(max).refine((s) => !s.includes('\0'), 'Text fields cannot contain NUL bytes.');
 
 export const sshTargetSchema = z
   .object({

@@ -8,7 +8,7 @@ export const envKindSchema = z.enum(['game', 'tool-use']);
 const range = z.object({ min: z.number().optional(), max: z.number().optional() }).strict();
 const id = idSchema;
 const hash = hashSchema;
-const tag = z.string().trim().min(1).max(64).regex(/^[^\s,]+$/, 'a tag has no spaces or commas');
+const tag = z.string().trim().min(1).max(64).regex(/^[^\s,]+$/, 'A tag cannot contain spaces or commas.');
 
 export const memoryFiltersSchema = z
   .object({

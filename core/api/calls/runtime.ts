@@ -90,6 +90,8 @@ export const poolStatusSchema = z.object({
   coldMs: z.number().nullable(),
   python: z.string().nullable(),
   lastRestartReason: z.string().nullable(),
+  /** Seconds the pool has been starting with no interpreter ready yet (a cold start takes several), else null. */
+  startingSec: z.number().nullable(),
 });
 
 export const runtimeStatusSchema = z.object({
@@ -127,7 +129,7 @@ export const runtimeCalls = {
         mode: z.enum(['respect', 'legacy']).optional(),
       })
       .strict()
-      .refine((o) => (o.source === undefined) !== (o.versionHash === undefined), 'give exactly one of source or versionHash'),
+      .refine((o) => (o.source === undefined) !== (o.versionHash === undefined), 'Give exactly one of a source or a stored version.'),
     output: z.object({
       ok: z.boolean(),
       sessionId: z.string().optional(),

@@ -3,6 +3,7 @@ import { fuzzyScore, useCommands } from '../store/commands';
 import { quickOpenItems, type QuickOpenItem } from '../store/quickOpen';
 import { log } from '../store/app';
 import { errorMessage } from '../../../core/api';
+import { useEscape } from './useEscape';
 
 interface Row {
   id: string;
@@ -26,6 +27,7 @@ function PaletteBody({ mode }: { mode: 'commands' | 'quickOpen' }) {
   const [selected, setSelected] = useState(0);
   const [quickItems, setQuickItems] = useState<QuickOpenItem[]>([]);
   const input = useRef<HTMLInputElement>(null);
+  useEscape(close);
 
   useEffect(() => {
     if (mode !== 'quickOpen') return;

@@ -27,8 +27,9 @@ export async function loadAudit(hash: string): Promise<StoredAudit | null> {
   return a;
 }
 
-export async function runAudit(hash: string): Promise<StoredAudit> {
-  const a = await backend().call('audit.run', { hash });
+/** `runId`: the audit reports as audit.runProgress under this id, and audit.runCancel stops it. */
+export async function runAudit(hash: string, runId?: string): Promise<StoredAudit> {
+  const a = await backend().call('audit.run', { hash, ...(runId ? { runId } : {}) });
   remember(hash, a, true);
   void refreshAuditProblems();
   return a;

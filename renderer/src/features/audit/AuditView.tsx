@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, type EnvDetail } from '../../../../core/api';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { errorMessage, type EnvDetail, type EventPayload } from '../../../../core/api';
+import { ProgressLine } from '../../components/ProgressLine';
 import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
@@ -101,12 +102,78 @@ function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; be
   );
 }
 
+type RunProgress = EventPayload<'audit.runProgress'>;
+interface LiveRun {
+  runId: string;
+  startedAt: number;
+  /** Which version, when two run one after the other (before/after). */
+  what: string;
+  p: RunProgress | null;
+  cancelling: boolean;
+}
+
+/**
+ * One audit running here, seen as it goes: starting the sandbox, the check in progress, the time
+ * spent against the audit's limit, and Cancel. `track(what, fn)` runs fn with a fresh run id.
+ */
+function useLiveAudit() {
+  const [live, setLive] = useState<LiveRun | null>(null);
+  const current = useRef<string | null>(null);
+  useEffect(
+    () =>
+      backend().on('audit.runProgress', (p) => {
+        if (p.runId === current.current) setLive((l) => (l && l.runId === p.runId ? { ...l, p } : l));
+      }),
+    [],
+  );
+  const track = async <T,>(what: string, fn: (runId: string) => Promise<T>): Promise<T> => {
+    const runId = `ui-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    current.current = runId;
+    setLive({ runId, startedAt: Date.now(), what, p: null, cancelling: false });
+    try {
+      return await fn(runId);
+    } finally {
+      if (current.current === runId) {
+        current.current = null;
+        setLive(null);
+      }
+    }
+  };
+  const cancel = () => {
+    const id = current.current;
+    if (!id) return;
+    setLive((l) => (l ? { ...l, cancelling: true } : l));
+    void backend()
+      .call('audit.runCancel', { runId: id })
+      .catch((e: unknown) => log('error', 'audit', `cancel: ${errorMessage(e)}`));
+  };
+  return { live, track, cancel };
+}
+
+function LiveAudit({ live, onCancel }: { live: LiveRun; onCancel(): void }) {
+  const p = live.p;
+  const label = !p || p.state === 'starting' ? (p?.message ?? 'Starting the audit') : p.check ? `Checking ${p.check}` : 'Auditing';
+  const detail = p && p.state === 'running' ? `check ${Math.min(p.checksDone + 1, p.checksTotal)} of ${p.checksTotal}` : undefined;
+  return (
+    <ProgressLine
+      testId="audit-live"
+      label={`${live.what ? `${live.what}: ` : ''}${label}`}
+      startedAt={live.startedAt}
+      limitSec={p?.limitSec ?? null}
+      detail={detail}
+      onCancel={onCancel}
+      cancelling={live.cancelling}
+    />
+  );
+}
+
 /** The audit of an environment's head version: every check, its evidence, replay, source lines, and before/after. */
 export function AuditView({ tab }: ViewProps<'audit'>) {
   const envId = tab.target.envId;
   const [env, setEnv] = useState<EnvDetail | null>(null);
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const { busy, error, run } = useCall('audit');
+  const { live, track, cancel } = useLiveAudit();
   const hash = env?.hash ?? null;
   const parent = env?.versions.find((v) => v.hash === hash)?.parentHash ?? null;
   const audit = useAuditResults((s) => (hash ? s.byHash[hash] : undefined));
@@ -134,14 +201,14 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
   const auditHead = () =>
     run('Audit', async () => {
       const d = await loadEnv();
-      await runAudit(d.hash);
+      await track('', (id) => runAudit(d.hash, id));
     });
   const rerunBoth = () =>
     run('Re-run before/after', async () => {
       const d = await loadEnv();
       const p = d.versions.find((v) => v.hash === d.hash)?.parentHash;
-      if (p) await runAudit(p);
-      await runAudit(d.hash);
+      if (p) await track('version before', (id) => runAudit(p, id));
+      await track(p ? 'this version' : '', (id) => runAudit(d.hash, id));
     });
 
   if (!env) return error ? <p className="pad audit-error">{error}</p> : <p className="pad muted">Loading…</p>;
@@ -175,6 +242,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
           {running ? 'Auditing…' : audit ? 'Audit again' : 'Run audit'}
         </button>
       </header>
+      {live && <LiveAudit live={live} onCancel={cancel} />}
       {error && <p className="audit-error">{error}</p>}
       {!audit && !running && <p className="muted">This version is not audited yet.</p>}
       {audit && before && parent && <BeforeAfter env={env} before={before} after={audit} onRerun={() => void rerunBoth()} busy={running} />}

@@ -4,15 +4,19 @@ import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openAudit } from './open';
+import { ProgressLine, remaining, useNow } from '../../components/ProgressLine';
 
 type Summary = CallOutput<'audit.summary'>;
 type Progress = EventPayload<'audit.progress'>;
 type Batch = CallOutput<'audit.batches'>[number];
 
-function eta(sec: number | null): string {
-  if (sec === null) return 'estimating…';
-  if (sec < 60) return `${Math.ceil(sec)} s left`;
-  return `${Math.floor(sec / 60)} min ${Math.ceil(sec % 60)} s left`;
+/** When the progress was heard (client clock): an estimate counts down from there, it does not freeze. */
+interface Heard {
+  batchId: string;
+  startedAt: number;
+  at: number;
+  lastResultAt: number;
+  done: number;
 }
 
 /** Share of environments failing each check, as horizontal bars; a bar click lists those environments. */
@@ -23,7 +27,8 @@ function Bars({ s, onPick, picked }: { s: Summary; onPick(id: string): void; pic
   const barW = 360;
   const h = rows.length * rowH + 24;
   return (
-    <svg className="audit-bars" width={labelW + barW + 70} height={h} role="img" aria-label="Share of environments failing each check">
+    // Scales down with its pane (viewBox) instead of being cut at narrow widths; never larger than drawn.
+    <svg className="audit-bars" viewBox={`0 0 ${labelW + barW + 70} ${h}`} style={{ width: '100%', maxWidth: labelW + barW + 70 }} role="img" aria-label="Share of environments failing each check">
       {[0, 0.25, 0.5, 0.75, 1].map((t) => (
         <g key={t}>
           <line x1={labelW + t * barW} x2={labelW + t * barW} y1={0} y2={h - 18} className="audit-grid" />
@@ -57,6 +62,7 @@ function Bars({ s, onPick, picked }: { s: Summary; onPick(id: string): void; pic
 export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
   const [s, setS] = useState<Summary | null>(null);
   const [progress, setProgress] = useState<Progress | null>(null);
+  const [heard, setHeard] = useState<Heard | null>(null);
   const [batches, setBatches] = useState<Batch[]>([]);
   const [picked, setPicked] = useState<string | null>(null);
   const [envs, setEnvs] = useState<{ id: number; name: string }[]>([]);
@@ -76,6 +82,12 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
     let last = 0;
     return backend().on('audit.progress', (p) => {
       setProgress(p);
+      const now = Date.now();
+      setHeard((h) =>
+        h && h.batchId === p.batchId
+          ? { ...h, at: now, lastResultAt: p.done !== h.done ? now : h.lastResultAt, done: p.done }
+          : { batchId: p.batchId, startedAt: now, at: now, lastResultAt: now, done: p.done },
+      );
       if (p.state !== 'running' || Date.now() - last > 1500) {
         last = Date.now();
         void refresh();
@@ -96,9 +108,14 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
   const start = () =>
     backend()
       .call('audit.batch', { all: true })
-      .then(({ batchId, total }) => setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null })))
+      .then(({ batchId, total }) => {
+        const now = Date.now();
+        setHeard((h) => (h?.batchId === batchId ? h : { batchId, startedAt: now, at: now, lastResultAt: now, done: 0 }));
+        setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null }));
+      })
       .catch((e: unknown) => log('error', 'audit', errorMessage(e)));
   const running = progress?.state === 'running' ? progress : null;
+  const now = useNow(running !== null);
   const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
 
   return (
@@ -111,15 +128,19 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
           </span>
         )}
         {!running && <button onClick={() => void start()}>Audit all</button>}
-        {running && <button onClick={() => void backend().call('audit.cancel', { batchId: running.batchId })}>Cancel</button>}
         {!running && resumable && <button onClick={() => void backend().call('audit.resume', { batchId: resumable.id })}>Resume ({resumable.done}/{resumable.total})</button>}
       </header>
       {running && (
         <div className="audit-progress" data-testid="audit-progress">
-          <progress max={running.total} value={running.done} />
-          <span>
-            {running.done} / {running.total} · {running.failed} failing · {eta(running.etaSec)}
-          </span>
+          <ProgressLine
+            testId="audit-batch"
+            label="Auditing"
+            startedAt={heard?.batchId === running.batchId ? heard.startedAt : now}
+            done={running.done}
+            total={running.total}
+            detail={`${running.failed} failing · ${heard ? remaining(running.etaSec, (now - heard.at) / 1000, (now - heard.lastResultAt) / 1000) : remaining(running.etaSec, 0, 0)}`}
+            onCancel={() => void backend().call('audit.cancel', { batchId: running.batchId })}
+          />
         </div>
       )}
       {s && s.audited === 0 && !running && <p className="muted">No audits yet: run “Audit all”, or open an environment and audit it.</p>}

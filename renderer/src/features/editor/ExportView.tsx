@@ -3,6 +3,7 @@ import { backend } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { ErrorText } from '../../components/ErrorText';
+import { PathField } from '../../components/PathField';
 
 /** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
 export function ExportView(_props: ViewProps<'editor-export'>) {
@@ -43,7 +44,7 @@ export function ExportView(_props: ViewProps<'editor-export'>) {
         </label>
       </div>
       <div className="row">
-        <input className="fill" aria-label="Export folder" placeholder="Folder on the workbench machine, e.g. /home/me/seeds" value={outDir} onChange={(e) => setOutDir(e.target.value)} />
+        <PathField className="fill" label="Export folder" placeholder="Folder on the workbench machine, e.g. ~/seeds" value={outDir} onChange={setOutDir} testId="export-folder" />
         <button onClick={() => void run()} disabled={busy || !outDir.trim() || (which === 'tag' && !tag.trim())}>
           {busy ? 'Exporting…' : 'Export'}
         </button>

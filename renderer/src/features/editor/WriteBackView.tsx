@@ -4,6 +4,7 @@ import { DiffEditor } from '../../monaco/DiffEditor';
 import { backend, log } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
+import { PathField } from '../../components/PathField';
 
 function download(name: string, text: string): void {
   const a = document.createElement('a');
@@ -93,7 +94,7 @@ export function WriteBackView({ tab }: ViewProps<'write-back'>) {
       <div className="fill">{p && p.state !== 'same' ? <DiffEditor original={p.fileSource ?? ''} modified={p.proposed} ariaLabel="File now and the version to write" /> : null}</div>
       <div className="toolbar">
         <span className="muted">Or export just this environment (SPADE layout):</span>
-        <input aria-label="Export folder" placeholder="/path/to/folder" value={outDir} onChange={(e) => setOutDir(e.target.value)} size={40} />
+        <PathField label="Export folder" placeholder="~/folder or /path/to/folder" value={outDir} onChange={setOutDir} />
         <button onClick={() => void exportOne()} disabled={!outDir.trim() || busy !== null}>
           Export
         </button>

@@ -1,6 +1,7 @@
 import { memo, useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { chartWidth, useChartFit } from '../../components/useChartFit';
 
 export interface ChartSeries {
   label: string;
@@ -19,7 +20,7 @@ export const LineChart = memo(function LineChart({ xs, series, marker, height = 
   const dataRef = useRef(data);
   dataRef.current = data;
   useEffect(() => {
-    const width = Math.max(240, el.current!.clientWidth || 400);
+    const width = chartWidth(el.current, 400);
     plot.current?.destroy();
     plot.current = new uPlot(
       {
@@ -58,6 +59,7 @@ export const LineChart = memo(function LineChart({ xs, series, marker, height = 
     };
     // Rebuilt only when the series themselves change; new points go through setData (cheap).
   }, [labels, height, xLabel]);
+  useChartFit(el, plot, height);
   useEffect(() => {
     plot.current?.setData(dataRef.current);
   }, [xs, series]);

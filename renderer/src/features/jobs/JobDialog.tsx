@@ -3,6 +3,7 @@ import { useCall } from '../../store/useCall';
 import type { JobSummary, LaunchInput } from '../../../../core/api/calls/jobs';
 import { openJob } from './JobsPanel';
 import { useJobs } from './store';
+import { useEscape } from '../../components/useEscape';
 
 /** The SSH target a dialog's host, port and user fields name, or none without a host. */
 export function sshTargetOf(host: string, port: string, user: string): NonNullable<LaunchInput['ssh']> | undefined {
@@ -38,6 +39,8 @@ export function JobDialog(props: {
   children: ReactNode;
 }) {
   const { submit } = props;
+  // Esc does what Cancel does, as in every dialog (components/useEscape).
+  useEscape(props.onClose);
   return (
     <div className="jobs-dialog-backdrop" role="dialog" aria-modal="true" aria-label={props.title}>
       <form

@@ -3,6 +3,7 @@ import type { JobRecipe, LaunchInput } from '../../../../core/api/calls/jobs';
 import { errorMessage } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { JobDialog, sshTargetOf, useJobStart } from './JobDialog';
+import { PathField } from '../../components/PathField';
 
 type Backend = LaunchInput['backend'];
 
@@ -170,7 +171,11 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
         </label>
         <label>
           Working directory
-          <input value={workdir} placeholder={kind === 'local' ? '~/.spade-workbench-runs' : '~ (on the host)'} onChange={(e) => setWorkdir(e.target.value)} data-testid="jobs-workdir" />
+          {kind === 'local' ? (
+            <PathField label="Working directory" value={workdir} placeholder="~/.spade-workbench-runs" onChange={setWorkdir} testId="jobs-workdir" />
+          ) : (
+            <input value={workdir} placeholder="~ (on the host)" onChange={(e) => setWorkdir(e.target.value)} data-testid="jobs-workdir" />
+          )}
         </label>
         {kind !== 'local' ? (
           <>

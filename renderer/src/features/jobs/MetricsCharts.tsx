@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { chartWidth, useChartFit } from '../../components/useChartFit';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend } from '../../store/app';
 import { useJobs } from './store';
@@ -28,7 +29,7 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
   const [drawMs, setDrawMs] = useState(0);
   const data = useMemo(() => align(a, b), [a, b]);
   useEffect(() => {
-    const width = Math.max(260, el.current!.clientWidth || 360);
+    const width = chartWidth(el.current);
     const series: uPlot.Series[] = [{ label: 'rollout/step' }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
     // Dashed, so a run that matches the other step for step stays visible on top of it.
     if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, dash: [6, 4], points: { show: data[0].length < 200 } });
@@ -65,6 +66,7 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
       plot.current = null;
     };
   }, [data, title, nameA, nameB]);
+  useChartFit(el, plot, 180);
   return <div className="jobs-chart" ref={el} data-testid="jobs-chart" data-key={title} data-points={data[0].length} data-draw-ms={drawMs.toFixed(2)} />;
 }
 

@@ -1,13 +1,14 @@
 import { useEffect, useState } from 'react';
 import { errorMessage, type ImportProgress } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
+import { Dialog } from '../../components/Dialog';
 
 /** Paths typed or pasted (one per line): the web host reads the machine it runs on, so no browser file picker. */
 export function ImportDialog({ onClose }: { onClose(): void }) {
   const [paths, setPaths] = useState('');
   // The desktop app can offer its native picker; a browser's picker would name files on the
   // wrong machine (the web host reads the machine it runs on), so web mode keeps the path field.
-  const desktop = useApp((s) => s.info?.shell === 'electron');
+  const desktop = useApp((s) => s.info?.picker === true);
   const browse = async (folders: boolean) => {
     const r = await backend().call('app.pickPaths', { title: 'Import into the library', folders });
     if (r.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
@@ -53,8 +54,7 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
   const summary = progress?.summary;
   const processed = progress ? progress.imported + progress.unchanged + progress.updated + progress.skipped : 0;
   return (
-    <div className="modal-backdrop" role="presentation" onMouseDown={(e) => e.target === e.currentTarget && !running && onClose()}>
-      <div className="modal lib-import" role="dialog" aria-modal="true" aria-label="Import environments" data-testid="import-dialog">
+    <Dialog title="Import environments" onClose={onClose} closable={!running} className="lib-import" testId="import-dialog">
         <h2>Import environments</h2>
         <p className="muted">
           Files or folders on the machine running the workbench, one per line: SPADE game folders and rollout caches, rejected games, a static pool
@@ -147,7 +147,6 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
             Close
           </button>
         </div>
-      </div>
-    </div>
+    </Dialog>
   );
 }

@@ -3,11 +3,14 @@ import type { RuntimeStatus } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
 
 const POLL_MS = 3000;
+/** While the interpreters load (a cold start takes seconds), the item counts them up this often. */
+const STARTING_POLL_MS = 500;
 
 /** The interpreter pool in the status bar: ready / busy / restarted, and the native runtime's caveat. */
 export function RuntimeStatusItem() {
   const connection = useApp((s) => s.connection);
   const [status, setStatus] = useState<RuntimeStatus | null>(null);
+  const starting = status?.pool.startingSec != null;
 
   useEffect(() => {
     if (connection !== 'connected') return;
@@ -21,18 +24,22 @@ export function RuntimeStatusItem() {
       }
     };
     void poll();
-    const timer = setInterval(() => void poll(), POLL_MS);
+    const timer = setInterval(() => void poll(), starting ? STARTING_POLL_MS : POLL_MS);
     return () => {
       alive = false;
       clearInterval(timer);
     };
-  }, [connection]);
+  }, [connection, starting]);
 
   if (!status) return null;
   const p = status.pool;
   const n = status.native;
-  const text = !p.started ? 'Pyodide: idle' : `Pyodide ${p.ready} ready · ${p.busy} busy${p.starting ? ` · ${p.starting} starting` : ''}${p.restarted ? ` · ${p.restarted} restarted` : ''}`;
-  const dot = !p.started ? 'idle' : p.ready + p.busy === 0 ? 'bad' : p.busy > 0 && p.ready === 0 ? 'busy' : 'ok';
+  const text = !p.started
+    ? 'Pyodide: idle'
+    : p.startingSec !== null
+      ? `Pyodide starting… ${Math.floor(p.startingSec)} s${p.coldMs ? '' : ' (first start: about 10 s)'}`
+      : `Pyodide ${p.ready} ready · ${p.busy} busy${p.starting ? ` · ${p.starting} starting` : ''}${p.restarted ? ` · ${p.restarted} restarted` : ''}`;
+  const dot = !p.started ? 'idle' : p.startingSec !== null ? 'busy' : p.ready + p.busy === 0 ? 'bad' : p.busy > 0 && p.ready === 0 ? 'busy' : 'ok';
   const nativeLine = n.python
     ? `Native CPython ${n.python.version}${n.python.numpy ? ' with numpy' : ''} (${n.python.path}): LESS ISOLATED than Pyodide. Network: ${n.isolation.networkDetail}. Limits: ${n.isolation.limits.join(', ') || 'none'}.`
     : 'Native CPython: not found (set SPADE_PYTHON); numpy games cannot run.';
@@ -47,6 +54,7 @@ export function RuntimeStatusItem() {
   return (
     <span className="status-item runtime-status" data-testid="runtime-status" title={title}>
       <span className={`dot ${dot}`} /> {text}
+      {p.startingSec !== null ? <span className="runtime-starting-bar" data-testid="runtime-starting" role="progressbar" aria-label="Pyodide starting" /> : null}
       {n.sessions > 0 ? (
         <span className="runtime-native-warning" data-testid="runtime-native-warning">
           {' '}
