@@ -59,7 +59,11 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         return { watching: true };
       }),
     'jobs.attach': (input) => guard(async () => j.summary(await j.manager.attach(input.ssh ? { ...input, ssh: sshLocalPaths(input.ssh) } : input))),
-    'jobs.stop': ({ id }) => guard(async () => j.summary(await j.manager.stop(id))),
+    'jobs.stop': ({ id, confirmAttached }) =>
+      guard(async () => {
+        const stopped = await j.manager.stop(id, { confirmAttached: confirmAttached === true });
+        return { ...j.summary(stopped), stopAnswer: stopped.stopAnswer };
+      }),
     'jobs.remove': ({ id }) =>
       guard(async () => {
         await j.manager.remove(id);

@@ -1,4 +1,5 @@
 import { defaultPoolDir, loadRecipes, resolveShip, type Recipe } from './recipes';
+import { probePython } from '../runtime/native';
 import { assertEnvName } from './shell';
 import type { BackendKind, JobSpec, RayOptions, SlurmOptions, SshTarget } from './types';
 import { DomainError } from '../errors';
@@ -21,8 +22,20 @@ export interface LaunchRequest {
   importEnvironments?: boolean | undefined;
 }
 
+/**
+ * The interpreter a recipe's `{{PYTHON}}` names: on this machine the one the native runtime runs games
+ * with (SPADE_PYTHON, else the workbench's venv, else a python3 with numpy), so a local run accepts the
+ * numpy games the workbench itself runs; on any other machine its own `python3`.
+ */
+export function recipePython(backend: BackendKind, local: () => string | null = () => probePython()?.path ?? null): string {
+  if (backend !== 'local') return 'python3';
+  const path = local();
+  if (!path) throw new DomainError('unavailable', 'No Python 3.8+ for a local run: set SPADE_PYTHON, or make the workbench venv (node scripts/python-venv.mjs DIR) and set SPADE_WORKBENCH_VENV');
+  return path;
+}
+
 /** Turns what the launch dialog (or the CLI) asked for into a job spec, recipe defaults first. */
-export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes()): JobSpec {
+export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(), localPython?: () => string | null): JobSpec {
   const recipe = req.recipe ? recipes.find((r) => r.id === req.recipe) : undefined;
   if (req.recipe && !recipe) throw new DomainError('invalid_input', `Unknown recipe ${req.recipe}`);
   if (!recipe && (!req.command || req.command.length === 0)) throw new DomainError('invalid_input', 'A job needs a recipe or a command');
@@ -47,7 +60,7 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes())
     name: req.name,
     backend: req.backend,
     recipe: recipe?.id,
-    command: [...(recipe?.command ?? req.command ?? []), ...(req.extraArgs ?? [])],
+    command: [...(recipe ? recipe.command.map((a) => (a === '{{PYTHON}}' ? recipePython(req.backend, localPython) : a)) : (req.command ?? [])), ...(req.extraArgs ?? [])],
     workdir: req.workdir ?? (req.backend === 'local' ? '~/.spade-workbench-runs' : '~'),
     env,
     secretEnv,

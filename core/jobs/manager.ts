@@ -15,7 +15,7 @@ import { HostKeyError, SshConnection } from './ssh/connection';
 import { assertEnvName } from './shell';
 import { JobStore } from './store';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
-import { DomainError } from '../errors';
+import { DomainError, isUnreachable } from '../errors';
 import { errorMessage } from '../api';
 
 /** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
@@ -35,6 +35,12 @@ function rayView(job: JobRecord, submissionId: string, headHost: string | null =
     }
   }
   return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, address, tunnel: job.backend !== 'local' } } };
+}
+
+/** Whose an attached job is, as its engine said when the workbench attached (older records: by its id). */
+export function attachedOwner(job: JobRecord): string {
+  if (job.spec.owner) return job.spec.owner;
+  return `${job.backend === 'slurm' ? 'Slurm' : 'Ray'} job ${job.externalId ?? '?'}${job.host ? ` on ${job.host}` : ''}, started outside this workbench`;
 }
 
 /** `ray job submit` says "Job 'X' submitted successfully"; SPADE's scripts under `set -x` also trace RAY_JOB_ID=X. */
@@ -278,15 +284,23 @@ export class JobManager {
     const job = this.newRecord(spec);
     job.externalId = req.externalId;
     const found = await backend.attach(job);
+    if (found.owner) job.spec.owner = found.owner;
     this.store.insert({ ...job, externalId: found.externalId, remoteLog: found.remoteLog, state: found.state ?? 'pending', detail: `attached; ${found.detail ?? ''}`, startedAt: job.createdAt });
     this.changed(job.id);
     this.follow(job.id);
     return this.get(job.id);
   }
 
-  async stop(id: string): Promise<JobRecord> {
+  /**
+   * Stops a job and says what its engine answered (`stopAnswer`, also in the job's detail). A job the
+   * workbench did not launch (attached) is someone's: it is stopped only with `confirmAttached`.
+   */
+  async stop(id: string, opts: { confirmAttached?: boolean } = {}): Promise<JobRecord & { stopAnswer: string }> {
     const job = this.get(id);
-    if (isTerminal(job.state)) return job;
+    if (isTerminal(job.state)) return { ...job, stopAnswer: `nothing was asked: the job had already ended (${job.state})` };
+    if (job.spec.attached && !opts.confirmAttached) {
+      throw new DomainError('conflict', `${attachedOwner(job)}. The workbench did not launch it: confirm to stop it.`, { attached: true, owner: attachedOwner(job) });
+    }
     this.stopping.set(id, '');
     const said: string[] = [];
     const sub = job.spec.ray?.submissionId;
@@ -294,21 +308,21 @@ export class JobManager {
       // The Ray job first: its driver runs in a session of its own, which killing the script
       // would leave running on the GPUs.
       try {
-        const view = await this.rayJobOf(job, sub);
-        await this.backends.ray.stop(view);
-        said.push((await this.backends.ray.status(view)).detail);
+        said.push(await this.backends.ray.stop(await this.rayJobOf(job, sub)));
       } catch (e) {
         said.push(`ray job ${sub} could not be stopped: ${redact(errorMessage(e), this.o.secrets.values()).slice(0, 300)}`);
       }
     }
     // Said as it happens: the follower may see the end while the script is still being stopped.
     this.stopping.set(id, said.join('; '));
-    await this.backends[job.backend].stop(job);
-    said.push(
-      job.backend === 'slurm'
-        ? `scancel ${job.externalId ?? ''}`
-        : `the launch script's process group${submitsToRay(job) ? ' (with any Ray head it started)' : ''}`,
-    );
+    try {
+      said.push(await this.backends[job.backend].stop(job));
+    } catch (e) {
+      this.stopping.delete(id);
+      if (isUnreachable(e) || e instanceof HostKeyError) throw e;
+      const answer = redact(errorMessage(e), this.o.secrets.values()).slice(0, 600);
+      throw new DomainError('conflict', `${job.backend === 'slurm' ? 'Slurm' : job.backend === 'ray' ? 'The Ray head' : job.host ?? 'The machine'} did not stop ${job.name}: ${answer}`, { answer });
+    }
     this.stopping.set(id, said.join('; '));
     // A poll already in flight began before the stop: wait for it, then look again.
     await this.inFlight.get(id);
@@ -317,9 +331,12 @@ export class JobManager {
     if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {
       this.store.update(id, { state: 'cancelled', detail: `stopped by the user: ${said.join('; ')}`, finishedAt: new Date().toISOString() });
       this.stopping.delete(id);
+    } else if (after.state === 'cancelled' && !after.detail.includes(said.join('; '))) {
+      // The follower saw the end while the engine was still answering: the answer is the news.
+      this.store.update(id, { detail: `stopped by the user: ${said.join('; ')}` });
     }
     this.changed(id);
-    return this.get(id);
+    return { ...this.get(id), stopAnswer: said.join('; ') };
   }
 
   /** The Ray job a launch script submitted, reached where its head listens (asked once per job). */

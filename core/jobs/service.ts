@@ -5,7 +5,7 @@ import type { Db } from '../memory/db';
 import { exportEnvironments } from '../memory/exporter';
 import type { EventBus } from '../server/events';
 import { buildSpec } from './launch';
-import { JobManager } from './manager';
+import { attachedOwner, JobManager } from './manager';
 import { listConfigHosts, readSshConfig } from './ssh/config';
 import { KeychainSecretStore, MemorySecretStore, type Sealer, type SecretStore } from './secrets';
 import type { EnvironmentImporter } from './flowback';
@@ -70,6 +70,8 @@ export class JobService {
       secretEnv: j.spec.secretEnv,
       filesBack: this.manager.store.files(j.id).length,
       ssh: Boolean(j.spec.ssh),
+      attached: Boolean(j.spec.attached),
+      owner: j.spec.attached ? attachedOwner(j) : null,
     };
   }
 

@@ -67,6 +67,8 @@ export interface JobSpec {
   importEnvironments: boolean;
   /** Set when the workbench attached to a job it did not launch (a Ray submission id, a Slurm job id). */
   attached?: boolean | undefined;
+  /** Whose an attached job is, as its engine says (Slurm's user, the Ray head it runs on): asked about before a stop. */
+  owner?: string | undefined;
 }
 
 export interface JobRecord {
@@ -101,6 +103,8 @@ export interface SubmitResult {
   remoteLog: string | null;
   state?: JobState;
   detail?: string;
+  /** Attach only: whose the job is, in the engine's words. */
+  owner?: string;
 }
 
 /** A chunk of a log read from a byte offset; `size` is the whole log's size when known. */
@@ -134,7 +138,11 @@ export interface JobBackend {
   submit(job: JobRecord, secrets: Record<string, string>): Promise<SubmitResult>;
   status(job: JobRecord): Promise<StatusReport>;
   readLog(job: JobRecord, offset: number, max: number): Promise<LogChunk | null>;
-  stop(job: JobRecord): Promise<void>;
+  /**
+   * Ends the job and says what the engine answered (scancel's exit and output, Ray's reply, the
+   * signals sent), in words for the job's detail. Throws, with the engine's answer, when it refused.
+   */
+  stop(job: JobRecord): Promise<string>;
   /** The transport to read the job's files (outputs, metrics file), or null when none (ray). */
   files(job: JobRecord): Promise<Transport | null>;
   /** Finds a job this workbench did not submit, by the cluster's own id; throws if the cluster does not know it. */

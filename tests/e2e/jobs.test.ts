@@ -6,6 +6,15 @@ import { ciRay, ciServices, filesContaining, rayRest, SERVICES_MISSING } from '.
 
 const SECRET = 'sk-e2e-SECRET-39f1c0aa77';
 
+/** The same page at the two widths people use, one screenshot each. */
+async function atWidths(page: E2EContext['page'], name: string): Promise<void> {
+  for (const [width, height] of [[1024, 768], [1440, 900]] as const) {
+    await page.setViewportSize({ width, height });
+    await screenshot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize({ width: 1400, height: 860 });
+}
+
 describe('jobs in the workbench (Chromium)', () => {
   let ctx: E2EContext;
   beforeAll(async () => {
@@ -59,7 +68,26 @@ describe('jobs in the workbench (Chromium)', () => {
       return 0;
     })();
     expect(envs).toBeGreaterThan(0);
-    await screenshot(page, 'jobs-local-example');
+    // It ran with the native runtime's Python: the numpy seed game's variant is a new environment,
+    // and what came back is new games, not the seed games written back.
+    expect(app.services.jobs.manager.readLog(job.id, 0, 1 << 20).text).toMatch(/^python: \S+ \(numpy \d/m);
+    const variant = app.services.db
+      .prepare("SELECT rejected, meta FROM environments WHERE job_id = ? AND name GLOB 'HiddenVector*TurnsEnv'")
+      .get(job.id) as { rejected: number; meta: string } | undefined;
+    expect(variant?.rejected).toBe(0);
+    expect(JSON.parse(variant!.meta).spec.parents[0].name).toBe('HiddenVectorEnv');
+    await page.waitForFunction(() => Number(/Back in the library: (\d+) new/.exec(document.querySelector('[data-testid=job-results-back]')?.textContent ?? '')?.[1]) >= 12, undefined, { timeout: 30_000 });
+    await atWidths(page, 'jobs-local-example');
+    // The new environment's page says which job made it and from which seed game.
+    await page.click('button[aria-label=Library]');
+    await page.fill('[data-testid=library-search]', 'HiddenVector');
+    await page.click('[data-testid=library-row]:has-text("TurnsEnv")');
+    const madeBy = await page.waitForSelector('[data-testid=environment-view] [data-testid=env-made-by]:has([data-testid=env-parent] button)');
+    expect(await madeBy.textContent()).toMatch(/^Made by job local example in rollout 3from HiddenVectorEnv [0-9a-f]{12}$/);
+    await page.waitForSelector('[data-testid=environment-view] [data-testid=code-editor][data-ready=true]');
+    await madeBy.scrollIntoViewIfNeeded();
+    await atWidths(page, 'jobs-local-example-new-environment');
+    await page.click('button[aria-label=Jobs]');
     // The secret was only ever in memory: not in SQLite, the log mirror, or anything under the data folder.
     app.services.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(filesContaining(dataDir, SECRET).filter((p) => !p.endsWith('/job.log'))).toEqual([]);
@@ -136,6 +164,72 @@ describe('jobs in the workbench (Chromium)', () => {
     await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="env/avg_regret"][data-points="6"]`);
     expect(await page.textContent(`${view} .jobs-detail`)).toMatch(/SUCCEEDED/);
     await screenshot(page, 'jobs-ray-attached');
+    expect(ctx.errors).toEqual([]);
+  });
+  it.skipIf(!ci)('launches over SSH with the key file named in the host form', async () => {
+    const { page, dataDir } = ctx;
+    // No ~/.ssh/config and no agent: the key file in the form is the only way in.
+    const cfg = join(dataDir, 'empty_ssh_config');
+    writeFileSync(cfg, '');
+    process.env.SPADE_SSH_CONFIG = cfg;
+    const sock = process.env.SSH_AUTH_SOCK;
+    delete process.env.SSH_AUTH_SOCK;
+    try {
+      await launch(async (p) => {
+        await p.selectOption('[data-testid=jobs-backend]', 'ssh');
+        await p.fill('[data-testid=jobs-name]', 'ssh with key file');
+        await p.fill('[data-testid=jobs-host]', ci!.host);
+        await p.fill('[data-testid=jobs-port]', String(ci!.port));
+        await p.fill('[data-testid=jobs-user]', ci!.user);
+        await p.fill('[data-testid=jobs-keyfile]', ci!.key);
+        await p.fill('[data-testid=jobs-workdir]', join(dataDir, 'ssh-runs'));
+      });
+      await atWidths(page, 'jobs-ssh-keyfile-form');
+      await page.click('[data-testid=jobs-submit]');
+      const view = '[data-testid=job-view]:has(h2:has-text("ssh with key file"))';
+      const first = await page.waitForSelector(`[data-testid=jobs-hostkey], ${view}`);
+      if ((await first.getAttribute('data-testid')) === 'jobs-hostkey') await page.click('[data-testid=jobs-trust]');
+      await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 120_000 });
+      expect(await page.textContent(`${view} .jobs-head`)).toContain(`ssh on ${ci!.user}@${ci!.host}:${ci!.port}`);
+    } finally {
+      delete process.env.SPADE_SSH_CONFIG;
+      if (sock !== undefined) process.env.SSH_AUTH_SOCK = sock;
+    }
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it.skipIf(!ray)("asks before stopping an attached job, says whose it is, and shows what Ray answered", async () => {
+    const { page } = ctx;
+    const id = `spade_games_8b_${process.pid}_e2e_stop`;
+    const sub = await rayRest(ray!.address, 'POST', '/api/jobs/', { entrypoint: 'echo someone else; sleep 300', submission_id: id });
+    expect(sub.status, sub.text).toBe(200);
+    const rayStatus = async () => (JSON.parse((await rayRest(ray!.address, 'GET', `/api/jobs/${id}`)).text) as { status: string }).status;
+    try {
+      await page.click('[data-testid=jobs-attach-open]');
+      await page.fill('[data-testid=jobs-attach-id]', id);
+      await page.fill('[data-testid=jobs-attach-address]', ray!.address);
+      await page.click('[data-testid=jobs-attach-submit]');
+      const view = `[data-testid=job-view]:has(h2:has-text("${id}"))`;
+      await page.waitForSelector(`${view}[data-state=running]`, { timeout: 60_000 });
+      await page.click(`${view} [data-testid=job-stop]`);
+      await page.waitForSelector('[data-testid=job-stop-confirm]');
+      expect(await page.textContent('[data-testid=job-stop-owner]')).toContain(`Ray job ${id} on the head at ${ray!.address}, submitted outside this workbench`);
+      expect(await page.textContent('[data-testid=job-stop-confirm]')).toContain(`POST /api/jobs/${id}/stop`);
+      await atWidths(page, 'jobs-stop-attached-confirm');
+      // Esc keeps it running: nothing was asked of Ray.
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('[data-testid=job-stop-confirm]', { state: 'detached' });
+      expect(await rayStatus()).toBe('RUNNING');
+      await page.click(`${view} [data-testid=job-stop]`);
+      await page.click('[data-testid=job-stop-confirm-button]');
+      const answer = await page.waitForSelector(`${view} [data-testid=job-stop-answer]`, { timeout: 90_000 });
+      expect(await answer.textContent()).toMatch(new RegExp(`^Stop: ray job ${id}: STOPPED.*Ray answered POST /api/jobs/${id}/stop with HTTP 200`));
+      await page.waitForSelector(`${view}[data-state=cancelled]`);
+      expect(await rayStatus()).toBe('STOPPED');
+      await atWidths(page, 'jobs-stop-attached-answer');
+    } finally {
+      await rayRest(ray!.address, 'POST', `/api/jobs/${id}/stop`).catch(() => undefined);
+    }
     expect(ctx.errors).toEqual([]);
   });
 });

@@ -103,6 +103,10 @@ export const jobSummarySchema = z.object({
   filesBack: z.number().int(),
   /** Runs through an SSH login (ssh, Slurm, tunnelled Ray): its connection can carry a model endpoint's requests. */
   ssh: z.boolean(),
+  /** Started outside the workbench and followed by it (a Ray submission id, a Slurm job id): someone else's. */
+  attached: z.boolean(),
+  /** Whose an attached job is, as its engine said (Slurm's user, the Ray head it runs on); null for jobs launched here. */
+  owner: z.string().nullable(),
 });
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 
@@ -180,7 +184,12 @@ export const jobsCalls = {
     input: idInput,
     output: z.object({ watching: z.boolean() }),
   }),
-  'jobs.stop': defineCall({ name: 'jobs.stop', summary: 'Stop (cancel) a job.', input: idInput, output: jobSummarySchema }),
+  'jobs.stop': defineCall({
+    name: 'jobs.stop',
+    summary: "Stop (cancel) a job and say what its engine answered. A job the workbench did not launch (attached) needs confirmAttached: it is someone's.",
+    input: z.object({ id: z.string().min(1).max(64), confirmAttached: z.boolean().optional() }).strict(),
+    output: jobSummarySchema.extend({ stopAnswer: z.string() }),
+  }),
   'jobs.remove': defineCall({ name: 'jobs.remove', summary: 'Forget a finished job (its metrics and log mirror).', input: idInput, output: z.object({ removed: z.boolean() }) }),
   'jobs.log': defineCall({
     name: 'jobs.log',

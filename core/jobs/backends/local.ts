@@ -90,10 +90,9 @@ export class LocalBackend implements JobBackend {
     return this.t.readChunk(job.remoteLog, offset, max);
   }
 
-  async stop(job: JobRecord): Promise<void> {
-    if (!job.externalId) return;
-    const pid = Number(job.externalId.split(':')[0]);
-    if (!Number.isInteger(pid) || pid <= 1) return;
+  async stop(job: JobRecord): Promise<string> {
+    const pid = Number((job.externalId ?? '').split(':')[0]);
+    if (!job.externalId || !Number.isInteger(pid) || pid <= 1) return 'no process recorded: nothing to signal';
     // The whole process group, not just its leader: daemons the script started (a Ray head) stay
     // in it and outlive SIGTERM by seconds, so the group is waited for and then killed.
     const groupAlive = (): boolean => {
@@ -104,21 +103,21 @@ export class LocalBackend implements JobBackend {
         return false;
       }
     };
-    if (!groupAlive()) return;
+    if (!groupAlive()) return `process group ${pid} had already ended`;
     try {
       process.kill(-pid, 'SIGTERM');
     } catch {
-      return;
+      return `process group ${pid} had already ended`;
     }
     for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
-    if (groupAlive()) {
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-      for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!groupAlive()) return `SIGTERM to process group ${pid}: it ended`;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
     }
+    for (let i = 0; i < 50 && groupAlive(); i++) await new Promise((r) => setTimeout(r, 100));
+    return `SIGTERM to process group ${pid}, then SIGKILL after 5 s: ${groupAlive() ? 'some of it is still running' : 'it ended'}`;
   }
 
   files(): Promise<Transport | null> {

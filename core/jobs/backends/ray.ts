@@ -215,7 +215,17 @@ export class RayBackend implements JobBackend {
   async attach(job: JobRecord): Promise<SubmitResult> {
     const s = await this.status(job);
     if (s.state === 'lost') throw new Error(`The Ray head does not know a job ${job.externalId}`);
-    return { externalId: job.externalId!, remoteLog: null, state: s.state, detail: s.detail };
+    // Ray records no user for a job: say where it runs and what it runs, which is what Ray knows.
+    const head = job.spec.ray?.tunnel && job.spec.ssh ? `${job.spec.ray?.address ?? DEFAULT_RAY_ADDRESS} through ${job.spec.ssh.host}` : job.spec.ray?.address ?? DEFAULT_RAY_ADDRESS;
+    let entrypoint = '';
+    try {
+      const info = await this.json(job, 'GET', `/api/jobs/${encodeURIComponent(job.externalId ?? '')}`);
+      if (typeof info.entrypoint === 'string') entrypoint = info.entrypoint.length > 120 ? `${info.entrypoint.slice(0, 120)}…` : info.entrypoint;
+    } catch {
+      // The status above already answered; the entrypoint only helps a person recognise the job.
+    }
+    const owner = `Ray job ${job.externalId} on the head at ${head}, submitted outside this workbench (Ray records no owner)${entrypoint ? `; it runs: ${entrypoint}` : ''}`;
+    return { externalId: job.externalId!, remoteLog: null, state: s.state, detail: s.detail, owner };
   }
 
   /** POST /api/jobs/, retried while a fresh head says its job agent is not up yet. */
@@ -276,18 +286,21 @@ export class RayBackend implements JobBackend {
    * Asks the head to stop the job and waits until it says the job ended: on a real head STOPPED
    * comes seconds after the request (the supervisor signals the driver, then waits).
    */
-  async stop(job: JobRecord): Promise<void> {
-    await this.stopAndWait(job);
+  async stop(job: JobRecord): Promise<string> {
+    const s = await this.stopAndWait(job);
+    return `${s.detail}; Ray answered ${s.reply}`;
   }
 
-  async stopAndWait(job: JobRecord): Promise<StatusReport> {
+  async stopAndWait(job: JobRecord): Promise<StatusReport & { reply: string }> {
     const id = encodeURIComponent(job.externalId ?? '');
-    await this.json(job, 'POST', `/api/jobs/${id}/stop`);
+    const r = await this.call(job, 'POST', `/api/jobs/${id}/stop`);
+    const reply = `POST /api/jobs/${job.externalId}/stop with HTTP ${r.status} ${rayErrorText(r.body) || '(empty body)'}`;
+    if (r.status < 200 || r.status >= 300) throw new Error(`The Ray head refused: ${reply}`);
     const end = Date.now() + (this.deps.stopWaitMs ?? 60_000);
     for (;;) {
       const s = await this.status(job);
-      if (isTerminal(s.state) || Date.now() > end) return s;
-      await new Promise((r) => setTimeout(r, 500));
+      if (isTerminal(s.state) || Date.now() > end) return { ...s, reply };
+      await new Promise((res) => setTimeout(res, 500));
     }
   }
 

@@ -150,7 +150,10 @@ export class SlurmBackend implements JobBackend {
     const info = parseScontrol(r.stdout);
     if (r.code !== 0 || !info) throw new Error(`Slurm does not know a job ${id} on ${t.label}: ${r.stdout.trim().slice(0, 300)}`);
     const out = /\bStdOut=(\S+)/.exec(r.stdout)?.[1] ?? null;
-    return { externalId: id, remoteLog: out, state: mapSlurmState(info.state), detail: `slurm job ${id}: ${info.state}` };
+    // `UserId=alice(1001)`: the job's owner, as Slurm itself records it.
+    const user = /\bUserId=([^\s(]+)/.exec(r.stdout)?.[1];
+    const owner = `Slurm job ${id} on ${t.label}, ${user ? `owned by ${user}` : 'owner not given by scontrol'}`;
+    return { externalId: id, remoteLog: out, state: mapSlurmState(info.state), detail: `slurm job ${id}: ${info.state}`, owner };
   }
 
   /** The node the batch script runs on, unless it is the submit host itself (one-node clusters). */
@@ -192,22 +195,27 @@ export class SlurmBackend implements JobBackend {
     return (await this.transportFor(job)).readChunk(job.remoteLog, offset, max);
   }
 
-  async stop(job: JobRecord): Promise<void> {
+  async stop(job: JobRecord): Promise<string> {
     const id = job.externalId ?? '';
-    if (!/^\d+(_\d+)?$/.test(id)) return;
+    if (!/^\d+(_\d+)?$/.test(id)) return 'no Slurm job id recorded: nothing to cancel';
     const t = await this.transportFor(job);
     const r = await t.exec(`scancel ${id}`);
-    if (r.code !== 0) throw new Error(`scancel ${id} failed: ${r.stderr.trim()}`);
+    const output = `${r.stdout}\n${r.stderr}`.trim().replace(/\s*\n\s*/g, ' / ').slice(0, 500);
+    const answer = `scancel ${id} exited ${r.code}${output ? `: ${output}` : ' with no output'}`;
+    if (r.code !== 0) throw new Error(answer);
     // Slurm takes a few seconds (KillWait) to end the job: wait for it, and forget the cached
     // queue, so the poll after a stop sees the end rather than the queue from before it.
+    let last: string | null = null;
     for (let i = 0; i < 30; i++) {
       const info = parseScontrol((await t.exec(`scontrol show job ${id} 2>/dev/null`)).stdout);
       if (!info) break;
+      last = info.state;
       const st = mapSlurmState(info.state);
       if (st !== 'running' && st !== 'pending' && st !== 'suspended') break;
       await new Promise((res) => setTimeout(res, 500));
     }
     this.queues.delete(t);
+    return `${answer}; Slurm then said ${last ?? 'nothing (the job has left the controller)'}`;
   }
 
   async files(job: JobRecord): Promise<Transport | null> {

@@ -43,17 +43,24 @@ export class SshBackend implements JobBackend {
     return (await this.transportFor(job)).readChunk(job.remoteLog, offset, max);
   }
 
-  async stop(job: JobRecord): Promise<void> {
+  async stop(job: JobRecord): Promise<string> {
     const pid = Number(job.externalId);
-    if (!Number.isInteger(pid) || pid <= 0) return;
+    if (!Number.isInteger(pid) || pid <= 0) return 'no process recorded: nothing to signal';
     const t = await this.transportFor(job);
     // setsid made the pid a process-group leader: signal the whole group, then insist.
     // Wait for the whole group, not just its leader: a Ray head the script started is in it and
-    // outlives SIGTERM by seconds.
-    await t.exec(
-      `kill -TERM -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || exit 0; sleep 0.5; done; ` +
-        `kill -KILL -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || exit 0; sleep 0.5; done; exit 0`,
+    // outlives SIGTERM by seconds. The shell says which of these happened.
+    const r = await t.exec(
+      `kill -0 -- -${pid} 2>/dev/null || { echo gone; exit 0; }; ` +
+        `kill -TERM -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || { echo term; exit 0; }; sleep 0.5; done; ` +
+        `kill -KILL -- -${pid} 2>/dev/null; for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- -${pid} 2>/dev/null || { echo kill; exit 0; }; sleep 0.5; done; echo alive`,
     );
+    const said = r.stdout.trim().split('\n').pop();
+    const on = `process group ${pid} on ${t.label}`;
+    if (said === 'gone') return `${on} had already ended`;
+    if (said === 'term') return `SIGTERM to ${on}: it ended`;
+    if (said === 'kill') return `SIGTERM to ${on}, then SIGKILL after 5 s: it ended`;
+    return `SIGTERM and SIGKILL to ${on}: ${said === 'alive' ? 'some of it is still running' : `unexpected reply ${JSON.stringify(r.stdout.slice(0, 200))} ${r.stderr.slice(0, 200)}`}`;
   }
 
   async files(job: JobRecord): Promise<Transport | null> {

@@ -8,6 +8,7 @@ const { Client, utils } = ssh2;
 type Client = SshClient;
 import type { FileEntry, LogChunk, SshTarget, Transport } from '../types';
 import { readSshConfig, resolveSshConfig } from './config';
+import { DomainError } from '../../errors';
 import { checkHostKey, fingerprint, keyType } from './knownHosts';
 
 /** A host key the user has not trusted yet: shown with its fingerprint, accepted only explicitly. */
@@ -42,17 +43,47 @@ export interface ResolvedTarget {
   knownHosts: string[];
 }
 
+/** A path typed in a form: `~` and `~/…` are this machine's home, where the SSH client runs. */
+export function expandHome(p: string): string {
+  const s = p.trim();
+  return s === '~' ? homedir() : s.startsWith('~/') ? join(homedir(), s.slice(2)) : s;
+}
+
+/**
+ * The key file a person named, checked before any connection: a missing, unreadable or non-key file
+ * is their typo to fix, said as such, not an anonymous authentication failure later. A key with a
+ * passphrase is left to the agent (ssh2 cannot ask for it), as before.
+ */
+function namedKey(path: string): { path: string; key: Buffer } | null {
+  let key: Buffer;
+  try {
+    key = readFileSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new DomainError('invalid_input', `The key file ${path} ${code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a folder, not a key' : `cannot be read (${code ?? 'error'})`}`);
+  }
+  const parsed = utils.parseKey(key);
+  if (!(parsed instanceof Error)) {
+    const first = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (first && !first.isPrivateKey()) throw new DomainError('invalid_input', `The key file ${path} holds a public key: name the private key (usually the same path without .pub)`);
+    return { path, key };
+  }
+  if (/passphrase|encrypted/i.test(parsed.message)) return null;
+  throw new DomainError('invalid_input', `The key file ${path} is not a private key SSH can use (${parsed.message})`);
+}
+
 export function resolveTarget(t: SshTarget, opts: SshOptions): ResolvedTarget {
   const cfg = resolveSshConfig(opts.configText ?? readSshConfig(), t.host);
   const home = homedir();
+  const identity = t.identityFile?.trim() ? expandHome(t.identityFile) : null;
+  const named = identity ? namedKey(identity) : null;
   const candidates = [
-    ...(t.identityFile ? [t.identityFile] : []),
     ...cfg.identityFiles,
-    ...(cfg.identityFiles.length === 0 && !t.identityFile
+    ...(cfg.identityFiles.length === 0 && !identity
       ? ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((n) => join(home, '.ssh', n))
       : []),
   ];
-  const keys: { path: string; key: Buffer }[] = [];
+  const keys: { path: string; key: Buffer }[] = named ? [named] : [];
   for (const path of candidates) {
     if (!existsSync(path)) continue;
     try {
@@ -73,7 +104,7 @@ export function resolveTarget(t: SshTarget, opts: SshOptions): ResolvedTarget {
     keys,
     agent: agent || undefined,
     knownHosts: [
-      ...(t.knownHostsFile ? [t.knownHostsFile] : []),
+      ...(t.knownHostsFile ? [expandHome(t.knownHostsFile)] : []),
       ...(cfg.userKnownHostsFiles.length ? cfg.userKnownHostsFiles : [join(home, '.ssh', 'known_hosts')]),
       opts.appKnownHosts,
     ],

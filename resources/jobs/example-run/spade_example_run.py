@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
-"""A miniature SPADE run over the seed pack, for trying the whole workbench loop without a GPU.
+"""A miniature SPADE run over a pool of seed games, for trying the whole workbench loop without a GPU.
 
-It behaves like a SPADE training run from the outside: each rollout step it takes a batch of
-environment programs from a pool, checks them the way SPADE does before they enter the pool
-(rejects go to spade_games_rejected/ with a reason), plays real episodes with and without the
-privileged hint, computes r_hint, r_no_hint and hint-based regret per environment, prints metrics
-as JSON lines under SPADE's W&B names (step key rollout/step) and appends them to metrics.jsonl,
-and writes games/, spade_games_cache/step_NNNNN/ (game + _hint.txt) and env_memory.json.
+It behaves like a SPADE training run from the outside. Each rollout step a designer writes new
+environment programs, each one from a seed game it read (its parent); they are checked the way
+SPADE checks games before they enter the pool (rejects go to spade_games_rejected/ with SPADE's
+message), played with and without the privileged hint, and scored (r_hint, r_no_hint, hint-based
+regret). Metrics are printed as JSON lines under SPADE's W&B names (step key rollout/step) and
+appended to metrics.jsonl; the games go to spade_games/ (with a <stem>.json naming their parent),
+spade_games_cache/step_NNNNN/ (game + _hint.txt) and spade_games_cache/env_memory.json.
 
-THE PLAYER IS A SCRIPTED DEMONSTRATION POLICY, NOT A LANGUAGE MODEL. It submits the game's own
-solution() with a fixed probability (higher when it is shown the hint) and otherwise a random
-guess. Nothing is trained; the numbers only show the shape of a real run.
+THE DESIGNER AND THE PLAYER ARE SCRIPTED, NOT LANGUAGE MODELS. The designer writes a variant of its
+parent: the same rules with another turn allowance (the default of max_turns), under a new class
+name, with a comment that says so. The player submits the game's own solution() with a fixed
+probability (higher when shown the hint), otherwise a random guess. Nothing is trained; the numbers
+only show the shape of a real run.
 
-Standard library only. Run: python3 spade_example_run.py --pool DIR --output DIR
+Games may use numpy as SPADE's games do: run it with an interpreter that has numpy (the workbench
+runs a local job with the interpreter its native runtime uses). Without numpy a numpy game is
+rejected, as SPADE would reject it.
+Run: python3 spade_example_run.py --pool DIR --output DIR
 """
 import argparse
 import collections
 import copy
 import functools
+import hashlib
 import heapq
 import itertools
 import json
@@ -35,12 +42,14 @@ import time
 import traceback
 import typing
 
-POLICY_NOTICE = ("policy: scripted demonstration policy (NOT a language model): it submits the game's "
-                 "solution() with probability p_hint when hinted and p_no_hint otherwise, else a random guess")
+POLICY_NOTICE = ("policy: scripted demonstration policy (NOT a language model): each episode it plays the game's "
+                 "solution() with probability p_hint when hinted and p_no_hint otherwise, else random guesses")
 GAME_HEADER = '"""SPADE self-play generated game"""'
 SKILLS = ["Pattern Recognition", "Logical Deduction", "Strategic Planning", "Mathematical Reasoning",
           "Spatial Reasoning", "Causal Inference", "Memory Recall", "Optimization", "Language Understanding"]
 CALL_LIMIT_S = 30
+DESIGNER_NOTICE = ("designer: scripted (NOT a language model): each new game is a seed game with another turn allowance, "
+                   "under a new class name; its parent is named in the game and in <stem>.json")
 
 
 class CallTimeout(Exception):
@@ -158,7 +167,7 @@ def load_class(source):
     for name, value in list(ns.items()):
         if name.endswith("Env") and name not in ("Env", "ToolUseBaseEnv") and callable(value):
             return value
-    raise Rejected("class", "No valid game class found (a class whose name ends in Env)")
+    raise Rejected("class", "No valid game class found in code (expected class ending with 'Env')")
 
 
 def instantiate(cls, budget):
@@ -189,7 +198,7 @@ def validate(source, budget):
         raise Rejected("instantiate", "Failed to instantiate game class: %s" % e)
     for method in ("reset", "step"):
         if not callable(getattr(env, method, None)):
-            raise Rejected("class", "Game class is missing required method %s" % method)
+            raise Rejected("class", "Game class missing required method: %s" % method)
     try:
         out = limited(env.reset, seed=42)
         obs, info = (out if isinstance(out, tuple) and len(out) == 2 else (None, None))
@@ -209,7 +218,7 @@ def validate(source, budget):
             if not ok:
                 raise ValueError("bad step return %r" % (res,))
         except Exception as e:
-            raise Rejected("step", "Game step() failed on action %d: %s" % (i, e))
+            raise Rejected("step", "Game step() failed on action %d '%s': %s" % (i + 1, action, e))
         if res[2] or res[3]:
             break
     try:
@@ -223,18 +232,26 @@ def is_tool_use(env):
     return isinstance(env, ToolUseBaseEnv)
 
 
-def demonstration_action(env, rng, p_solve, turn):
-    """The scripted policy. It reads no text: it either submits the game's own solution or guesses."""
-    solve = rng.random() < p_solve
+def demonstration_plan(env, rng, p_solve):
+    """The scripted policy, decided once per episode right after reset(). It reads no text: with
+    probability p_solve it plays the game's own solution() (one answer, or the list of actions a
+    multi-step game needs), otherwise random guesses."""
+    if rng.random() >= p_solve:
+        return None
     if is_tool_use(env):
-        if solve:
-            return "<answer>%s</answer>" % env._expected_answer
+        return ["<answer>%s</answer>" % env._expected_answer]
+    try:
+        sol = env.solution() if callable(getattr(env, "solution", None)) else None
+    except Exception:
+        return None
+    if isinstance(sol, (list, tuple)):
+        return [str(a) for a in sol]
+    return None if sol is None else ["\\boxed{%s}" % (sol,)]
+
+
+def guess(env, rng):
+    if is_tool_use(env):
         return "<answer>%s</answer>" % rng.choice(["unknown", "0", "done?", str(rng.randint(1, 100))])
-    if solve and callable(getattr(env, "solution", None)):
-        try:
-            return "\\boxed{%s}" % (env.solution(),)
-        except Exception:
-            pass
     return "\\boxed{%d}" % rng.randint(1, 100)
 
 
@@ -247,9 +264,10 @@ def play_episode(cls, budget, seed, hint, rng, p_solve):
         obs = "Error during reset. Starting new game."
     if hint:
         obs = "%s\n\nHINT: %s" % (obs, hint)
+    plan = demonstration_plan(env, rng, p_solve)
     reward, terminated = 0.0, False
     for turn in range(budget):
-        action = demonstration_action(env, rng, p_solve, turn)
+        action = plan[turn] if plan and turn < len(plan) else guess(env, rng)
         try:
             res = limited(env.step, action[:100000])
             if not (isinstance(res, tuple) and len(res) == 5):
@@ -264,6 +282,11 @@ def play_episode(cls, budget, seed, hint, rng, p_solve):
 
 def slug(text):
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "game"
+
+
+def skill_slug(skill):
+    """SPADE's file-name slug: lower case, spaces to underscores (a hyphen stays)."""
+    return re.sub(r"[^a-z0-9_-]+", "", skill.lower().replace(" ", "_")) or "game"
 
 
 def read_pool(pool):
@@ -297,9 +320,13 @@ def read_pool(pool):
                 side = json.load(open(side_path, encoding="utf-8"))
             except ValueError:
                 side = {}
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        source = raw.decode("utf-8", errors="replace")
         skill = (side.get("skill") if isinstance(side, dict) else None) or (meta.get(name) or {}).get("skill") \
-            or skill_from_source(open(path, encoding="utf-8").read())
-        entries.append({"path": path, "stem": stem, "hint": hint, "skill": skill, "kind": "game"})
+            or skill_from_source(source)
+        entries.append({"path": path, "stem": stem, "hint": hint, "skill": skill, "kind": "game", "source": source,
+                        "sha256": hashlib.sha256(raw).hexdigest()})
     manifest = os.path.join(pool, "tool-use", "manifest.json")
     if os.path.exists(manifest):
         with open(manifest, encoding="utf-8") as fh:
@@ -335,6 +362,40 @@ def emit(metrics, metrics_path):
         fh.write(line + "\n")
 
 
+TURNS = re.compile(r"(def __init__\(\s*self\s*,\s*max_turns\s*=\s*)(\d+)")
+FIRST_ENV_CLASS = re.compile(r"^class\s+(\w*Env)\b", re.M)
+
+
+def design_variant(parent, rng, rollout):
+    """The scripted designer: the parent's rules with another turn allowance, under a new class name.
+
+    Returns (source, class name, turns, parent turns), or None when the parent has no max_turns
+    default to change (tool-use environments, games written another way)."""
+    source = parent["source"]
+    m = TURNS.search(source)
+    cls = FIRST_ENV_CLASS.search(source)
+    if not m or not cls:
+        return None
+    designed = int(m.group(2))
+    turns = rng.choice([t for t in range(max(1, designed - 2), designed + 4) if t != designed])
+    old = cls.group(1)
+    new = "%s%dTurnsEnv" % (re.sub(r"(\d+Turns)?Env$", "", old), turns)
+    body = source
+    if body.lstrip().startswith(GAME_HEADER):
+        body = body.lstrip()[len(GAME_HEADER):].lstrip("\n")
+    body = TURNS.sub(lambda mm: mm.group(1) + str(turns), body, count=1)
+    body = re.sub(r"\b%s\b" % re.escape(old), new, body)
+    note = ("# Written by the example run's scripted designer (not a language model) in rollout %d: a variant\n"
+            "# of %s (%s, sha256 %s) with %d turns instead of %d.\n"
+            % (rollout, old, os.path.basename(parent["path"]), parent["sha256"][:16], turns, designed))
+    return GAME_HEADER + "\n" + note + body, new, turns, designed
+
+
+def write_text(path, text):
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def main(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -342,19 +403,20 @@ def main(argv=None):
     ap.add_argument("--output", default=os.environ.get("OUTPUT_DIR") or os.path.join(os.getcwd(), ".spade_runs", "example"))
     ap.add_argument("--games-dir", default=os.environ.get("GAMES_DIR") or "")
     ap.add_argument("--rollouts", type=int, default=int(os.environ.get("SPADE_ROLLOUTS", "4")))
-    ap.add_argument("--batch", type=int, default=4, help="environments per rollout step")
+    ap.add_argument("--batch", type=int, default=4, help="new environments per rollout step")
     ap.add_argument("--episodes", type=int, default=4, help="episodes per environment and condition")
     ap.add_argument("--max-turns", type=int, default=int(os.environ.get("MAX_TURNS", "25")))
     ap.add_argument("--p-hint", type=float, default=0.75)
     ap.add_argument("--p-no-hint", type=float, default=0.25)
     ap.add_argument("--step-delay", type=float, default=float(os.environ.get("SPADE_STEP_DELAY", "0")),
                     help="seconds to wait between rollout steps, so a short run can be watched")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=None, help="repeat an earlier run's choices (default: a fresh seed, printed)")
     args = ap.parse_args(argv)
 
-    rng = random.Random(args.seed)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    rng = random.Random(seed)
     output = os.path.abspath(args.output)
-    games_dir = os.path.abspath(args.games_dir) if args.games_dir else os.path.join(output, "games")
+    games_dir = os.path.abspath(args.games_dir) if args.games_dir else os.path.join(output, "spade_games")
     cache_dir = os.path.join(output, "spade_games_cache")
     rejected_dir = os.path.join(os.path.dirname(games_dir), "spade_games_rejected")
     for d in (output, games_dir, cache_dir):
@@ -363,13 +425,20 @@ def main(argv=None):
     memory_path = os.path.join(cache_dir, "env_memory.json")
 
     print("spade-example-run: miniature SPADE run (no GPU, nothing trained)", flush=True)
+    print(DESIGNER_NOTICE, flush=True)
     print(POLICY_NOTICE, flush=True)
+    try:
+        import numpy
+        numpy_line = "numpy %s" % numpy.__version__
+    except ImportError:
+        numpy_line = "no numpy: games that use it are rejected, as SPADE rejects them"
+    print("python: %s (%s)" % (sys.executable, numpy_line), flush=True)
+    print("seed: %d (pass --seed %d to repeat this run)" % (seed, seed), flush=True)
     print("pool: %s" % os.path.abspath(args.pool), flush=True)
     print("output: %s" % output, flush=True)
-    pool = read_pool(args.pool)
+    pool = [e for e in read_pool(args.pool) if e["kind"] == "game"]
     if not pool:
-        print("error: no environments found in the pool %s (expected games/*.py or tool-use/manifest.json)" % args.pool,
-              file=sys.stderr, flush=True)
+        print("error: no games found in the pool %s (expected games/*.py)" % args.pool, file=sys.stderr, flush=True)
         return 2
     memory = []
     if os.path.exists(memory_path):
@@ -384,39 +453,53 @@ def main(argv=None):
         per_env = []
         rejected = 0
         for idx in range(args.batch):
-            entry = pool[cursor % len(pool)]
-            cursor += 1
-            source = open(entry["path"], encoding="utf-8").read()
-            if not source.lstrip().startswith(GAME_HEADER):
-                source = GAME_HEADER + "\n" + source
-            stem = "game_%05d_%03d_%s" % (rollout, idx, slug(entry["skill"]))
+            design = None
+            for _ in range(len(pool)):
+                parent = pool[cursor % len(pool)]
+                cursor += 1
+                design = design_variant(parent, rng, rollout)
+                if design:
+                    break
+            if not design:
+                print("rollout %d: the designer found no game in the pool it can vary (no max_turns default)" % rollout, flush=True)
+                break
+            source, class_name, turns, designed = design
+            skill = parent["skill"]
+            stem = "game_%05d_%03d_%s" % (rollout, idx, skill_slug(skill))
             try:
                 cls = validate(source, args.max_turns)
             except Rejected as r:
                 rejected += 1
                 os.makedirs(rejected_dir, exist_ok=True)
-                base = os.path.join(rejected_dir, "reject_%05d_%03d_%s_%s" % (rollout, idx, slug(entry["skill"]), r.stage))
-                open(base + ".py", "w", encoding="utf-8").write(source)
-                open(base + ".reason.txt", "w", encoding="utf-8").write(r.reason + "\n")
-                print("rollout %d: rejected %s (%s)" % (rollout, entry["stem"], r.reason), flush=True)
+                base = os.path.join(rejected_dir, "reject_%05d_%03d_%s_env_validator" % (rollout, idx, skill_slug(skill)))
+                write_text(base + ".py", source)
+                write_text(base + ".reason.txt", r.reason + "\n")
+                print("rollout %d: rejected %s, a variant of %s (%s)" % (rollout, class_name, parent["stem"], r.reason), flush=True)
                 continue
-            game_path = os.path.join(games_dir, stem + ".py")
-            open(game_path, "w", encoding="utf-8").write(source)
-            hint = entry["hint"]
+            parents = [{"name": FIRST_ENV_CLASS.search(parent["source"]).group(1), "file": os.path.basename(parent["path"]),
+                        "sha256": parent["sha256"]}]
+            hint = parent["hint"]
             r_hint = statistics.mean(play_episode(cls, args.max_turns, 1000 * rollout + e, hint, rng, args.p_hint)
                                      for e in range(args.episodes))
             r_no_hint = statistics.mean(play_episode(cls, args.max_turns, 2000 * rollout + e, "", rng, args.p_no_hint)
                                         for e in range(args.episodes))
             regret = r_hint - r_no_hint
+            game_path = os.path.join(games_dir, stem + ".py")
+            # The spec first: whoever picks up the game finds its parent already beside it.
+            with open(os.path.join(games_dir, stem + ".json"), "w", encoding="utf-8") as fh:
+                json.dump({"name": class_name, "skill": skill, "kind": "game", "parents": parents,
+                           "designer": "example run: scripted variant (not a language model)",
+                           "variant": {"max_turns": turns, "parent_max_turns": designed}}, fh, indent=1)
+            write_text(game_path, source)
             shutil.copyfile(game_path, os.path.join(step_dir, stem + ".py"))
-            open(os.path.join(step_dir, stem + "_hint.txt"), "w", encoding="utf-8").write(hint + "\n")
-            per_env.append({"stem": stem, "skill": entry["skill"], "r_hint": r_hint, "r_no_hint": r_no_hint,
-                            "regret": regret, "source": entry["stem"]})
-            memory.append({"game_file": stem + ".py", "skill": entry["skill"], "code_snippet": source[:2000],
+            write_text(os.path.join(step_dir, stem + "_hint.txt"), hint + "\n")
+            per_env.append({"stem": stem, "skill": skill, "r_hint": r_hint, "r_no_hint": r_no_hint, "regret": regret})
+            memory.append({"game_file": game_path, "skill": skill, "code_snippet": source[:2000],
                            "actor_win_rate": r_no_hint, "regret": regret, "rollout_id": rollout,
                            "metadata": {"hint": hint[:200], "hint_full": hint, "r_hint": r_hint, "r_no_hint": r_no_hint,
-                                        "source": entry["stem"], "policy": "scripted-demonstration"}})
-            print("rollout %d: %s r_hint=%.3f r_no_hint=%.3f regret=%.3f" % (rollout, stem, r_hint, r_no_hint, regret), flush=True)
+                                        "parents": parents, "policy": "scripted-demonstration"}})
+            print("rollout %d: %s (%s, from %s) r_hint=%.3f r_no_hint=%.3f regret=%.3f"
+                  % (rollout, stem, class_name, parent["stem"], r_hint, r_no_hint, regret), flush=True)
         memory = memory[-200:]
         tmp = memory_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

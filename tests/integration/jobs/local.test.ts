@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSpec } from '../../../core/jobs/launch';
+import { importPaths } from '../../../core/memory/importer';
+import { importsOfJob } from '../../../core/memory/importLogStore';
+import { probePython } from '../../../core/runtime/native';
 import { tempDir } from '../../helpers/tmp';
 import { makeManager, rolloutLines, waitFor, waitState } from './helpers';
 
@@ -43,6 +46,44 @@ describe('local backend with the example run', () => {
     expect(manager.store.files(job.id).some((f) => f.path.endsWith('env_memory.json'))).toBe(true);
     expect(rolloutLines(log).length).toBeGreaterThan(0);
     expect(errors).toEqual([]);
+  });
+
+  it("runs with the native runtime's Python: a numpy seed game's variant comes back as a new environment naming its parent", async () => {
+    const py = probePython();
+    expect(py?.numpy, 'this test needs the workbench venv (SPADE_WORKBENCH_VENV) or a python3 with numpy').toBe(true);
+    const tmp = tempDir('spade-jobs-local-new-');
+    const { db, manager } = makeManager(tmp.dir);
+    cleanups.push(async () => {
+      await manager.close();
+      db.close();
+      tmp.cleanup();
+    });
+    // The library the app starts with: the seed pack, which the run reads as its pool.
+    expect((await importPaths(db, [join(process.cwd(), 'resources', 'seed-pack')])).imported).toBe(21);
+    const seed = db.prepare("SELECT id, head_hash AS hash FROM environments WHERE name = 'HiddenVectorEnv'").get() as { id: number; hash: string };
+    const spec = buildSpec({ name: 'numpy example', backend: 'local', recipe: 'example-run', workdir: join(tmp.dir, 'work'), extraArgs: ['--step-delay', '0', '--rollouts', '3'] });
+    expect(spec.command[0]).toBe(py!.path);
+    const job = await manager.submit(spec);
+    const done = await waitState(manager, job.id, ['succeeded', 'failed', 'lost']);
+    expect(done.state, done.detail).toBe('succeeded');
+    const log = manager.readLog(job.id, 0, 1 << 20).text;
+    expect(log).toMatch(/^python: .* \(numpy \d/m);
+    expect(log).not.toMatch(/rejected HiddenVector/);
+    const variant = await waitFor('the numpy game\'s variant in the library', () =>
+      db.prepare("SELECT id, name, job_id AS jobId, rejected, meta FROM environments WHERE name GLOB 'HiddenVector*TurnsEnv'").get() as
+        | { id: number; name: string; jobId: string; rejected: number; meta: string }
+        | undefined,
+    );
+    expect(variant.id).not.toBe(seed.id);
+    expect(variant.jobId).toBe(job.id);
+    expect(variant.rejected).toBe(0);
+    expect((JSON.parse(variant.meta) as { spec: { parents: { sha256: string }[] } }).spec.parents).toEqual([expect.objectContaining({ name: 'HiddenVectorEnv', sha256: seed.hash })]);
+    // Every game it wrote is new: none is a copy of a seed game.
+    await waitFor('the run\'s imports', () => (manager.store.files(job.id).some((f) => f.path.endsWith('env_memory.json')) ? true : null));
+    const back = importsOfJob(db, job.id);
+    expect(back.imported).toBeGreaterThanOrEqual(12);
+    const fromRun = db.prepare('SELECT COUNT(*) AS n FROM environments WHERE job_id = ? AND id > 21').get(job.id) as { n: number };
+    expect(fromRun.n).toBe(back.imported);
   });
 
   it('stop kills the whole process group', async () => {

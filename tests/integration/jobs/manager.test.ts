@@ -30,7 +30,7 @@ function gatedBackend(): { backend: JobBackend; release(): void; statusCalls: nu
         return { state: 'succeeded', detail: 'done', exitCode: 0 };
       },
       readLog: () => Promise.resolve(null),
-      stop: () => Promise.resolve(),
+      stop: () => Promise.resolve('stopped'),
       files: () => Promise.resolve(null),
       remove: (job: JobRecord) => {
         out.removed.push(job.id);
@@ -88,7 +88,7 @@ describe('job manager polling', () => {
         return Promise.resolve({ state: 'running', detail: 'slurm job 42: RUNNING' });
       },
       readLog: () => Promise.resolve(null),
-      stop: () => Promise.resolve(),
+      stop: () => Promise.resolve('stopped'),
       files: () => Promise.resolve(null),
     };
     const { db, manager } = makeManager(tmp.dir, { backends: { slurm }, pollMs: 50, slurmPollMs: { min: 200, max: 800 } });

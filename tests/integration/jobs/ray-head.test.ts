@@ -33,6 +33,8 @@ function processesWith(needle: string): string[] {
 (ray ? describe : describe.skip)('ray backend against a real Ray head (.ci/services.sh start-ray)', () => {
   let tmp: ReturnType<typeof tempDir>;
   let ctx: ReturnType<typeof makeManager>;
+  /** Jobs a failed test would leave on the shared head. */
+  const cleanups: (() => Promise<void>)[] = [];
   const SECRET = `wandb-secret-${randomBytes(8).toString('hex')}`;
   beforeAll(() => {
     tmp = tempDir('spade-jobs-rayhead-');
@@ -41,6 +43,7 @@ function processesWith(needle: string): string[] {
     ctx = makeManager(tmp.dir, { secrets });
   });
   afterAll(async () => {
+    for (const c of cleanups) await c().catch(() => undefined);
     await ctx.manager.close();
     ctx.db.close();
     tmp.cleanup();
@@ -165,6 +168,25 @@ function processesWith(needle: string): string[] {
     expect(done.state, done.detail).toBe('failed');
     expect(ctx.manager.store.metrics(job.id, ['rollout/actor_win_rate']).map((p) => [p.step, p.value])).toEqual([[1, 0.1], [2, 0.2]]);
     await expect(ctx.manager.attach({ name: 'nothing', backend: 'ray', externalId: 'spade_games_8b_0', ray: { address: ray!.address } })).rejects.toThrow(/does not know/);
+  });
+
+  it("stops an attached job only when confirmed, and says what the Ray head answered, not a launch script's fate", async () => {
+    const id = `spade_games_8b_${process.pid}_stop_${Date.now() % 100000}`;
+    const sub = await rayRest(ray!.address, 'POST', '/api/jobs/', { entrypoint: 'echo started; sleep 300', submission_id: id });
+    expect(sub.status, sub.text).toBe(200);
+    cleanups.push(() => rayRest(ray!.address, 'POST', `/api/jobs/${id}/stop`).then(() => undefined));
+    const job = await ctx.manager.attach({ name: 'someone else\'s run', backend: 'ray', externalId: id, ray: { address: ray!.address } });
+    expect(job.spec.owner).toMatch(new RegExp(`^Ray job ${id} on the head at ${ray!.address}, submitted outside this workbench.*sleep 300`));
+    await waitState(ctx.manager, job.id, ['running']);
+    // Without the confirmation nothing is asked of Ray: the job runs on.
+    await expect(ctx.manager.stop(job.id)).rejects.toThrow(/did not launch it: confirm/);
+    expect(JSON.parse((await rayRest(ray!.address, 'GET', `/api/jobs/${id}`)).text).status).toBe('RUNNING');
+    const stopped = await ctx.manager.stop(job.id, { confirmAttached: true });
+    expect(stopped.state).toBe('cancelled');
+    expect(stopped.stopAnswer).toMatch(new RegExp(`^ray job ${id}: STOPPED.*; Ray answered POST /api/jobs/${id}/stop with HTTP 200 \\{"stopped": ?true\\}`));
+    expect(stopped.detail).toContain(stopped.stopAnswer);
+    expect(stopped.detail).not.toMatch(/process group|launch script/);
+    expect(JSON.parse((await rayRest(ray!.address, 'GET', `/api/jobs/${id}`)).text).status).toBe('STOPPED');
   });
 
   it('reports the outcome of a job whose log the head cannot decode (invalid UTF-8), and says why the log stops', async () => {

@@ -207,6 +207,33 @@ d('slurm backend over ssh', () => {
     }
   });
 
+  it("stops an attached Slurm job only when confirmed, naming its owner, and reports scancel's answer", async () => {
+    const ctx = makeManager(join(tmp.dir, 'attached-stop'));
+    const ssh = ctx.manager.connection(target());
+    let slurmId = '';
+    try {
+      // Someone's job, submitted without the workbench.
+      const sub = await ssh.exec(`cd ${tmp.dir} && sbatch --parsable --job-name=not-ours --output=${join(tmp.dir, 'not-ours.out')} --wrap 'echo hello; sleep 300'`);
+      slurmId = sub.stdout.trim().split(';')[0]!;
+      expect(slurmId, sub.stderr).toMatch(/^\d+$/);
+      const job = await ctx.manager.attach({ name: 'not ours', backend: 'slurm', externalId: slurmId, ssh: target() });
+      expect(job.spec.owner).toBe(`Slurm job ${slurmId} on ${ci!.user}@${ci!.host}:${ci!.port}, owned by ${ci!.user}`);
+      await waitState(ctx.manager, job.id, ['running']);
+      await expect(ctx.manager.stop(job.id)).rejects.toThrow(new RegExp(`owned by ${ci!.user}\\. The workbench did not launch it: confirm`));
+      expect((await ssh.exec(`scontrol show job ${slurmId}`)).stdout).toMatch(/JobState=RUNNING/);
+      const stopped = await ctx.manager.stop(job.id, { confirmAttached: true });
+      expect(stopped.stopAnswer).toMatch(new RegExp(`^scancel ${slurmId} exited 0 with no output; Slurm then said CANCELLED`));
+      const final = stopped.state === 'cancelled' ? stopped : await waitState(ctx.manager, job.id, ['cancelled', 'failed', 'succeeded', 'lost']);
+      expect(final.state, final.detail).toBe('cancelled');
+      expect(final.detail).toContain(`scancel ${slurmId} exited 0`);
+    } finally {
+      // A failed run must not leave the sleeper behind in the shared queue.
+      if (/^\d+$/.test(slurmId)) await ssh.exec(`scancel ${slurmId}`).catch(() => undefined);
+      await ctx.manager.close();
+      ctx.db.close();
+    }
+  });
+
   it('re-attaches to a running Slurm job after the app restarts, with a complete log', async () => {
     const dataDir = join(tmp.dir, 'restart');
     const first = makeManager(dataDir);

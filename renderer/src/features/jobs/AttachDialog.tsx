@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { AttachInput } from '../../../../core/api/calls/jobs';
 import { backend } from '../../store/app';
-import { JobDialog, sshTargetOf, useJobStart } from './JobDialog';
+import { JobDialog, KeyFileField, sshTargetOf, useJobStart } from './JobDialog';
 
 /**
  * Follow a job the workbench did not launch: SPADE's own `spade_games_8b_<pid>` on a Ray head, or
@@ -16,13 +16,14 @@ export function AttachDialog({ onClose }: { onClose: () => void }) {
   const [host, setHost] = useState('');
   const [port, setPort] = useState('');
   const [user, setUser] = useState('');
+  const [keyFile, setKeyFile] = useState('');
   const [outputDir, setOutputDir] = useState('');
   const { busy, error, start } = useJobStart(onClose);
 
   const submit = () =>
     start(() => {
       const input: AttachInput = { name: name.trim() || externalId.trim(), backend: kind, externalId: externalId.trim() };
-      const ssh = sshTargetOf(host, port, user);
+      const ssh = sshTargetOf(host, port, user, keyFile);
       if (ssh) input.ssh = ssh;
       if (kind === 'ray') input.ray = { address: rayAddress.trim(), tunnel: tunnel && Boolean(input.ssh) };
       const out = outputDir.trim().replace(/\/$/, '');
@@ -64,6 +65,7 @@ export function AttachDialog({ onClose }: { onClose: () => void }) {
           Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} />
           User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} />
         </label>
+        <KeyFileField value={keyFile} onChange={setKeyFile} testId="jobs-attach-keyfile" />
         {kind === 'ray' ? (
           <label className="jobs-inline jobs-wide">
             Dashboard <input value={rayAddress} size={30} onChange={(e) => setRayAddress(e.target.value)} data-testid="jobs-attach-address" />

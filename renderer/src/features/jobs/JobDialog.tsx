@@ -5,10 +5,28 @@ import { openJob } from './JobsPanel';
 import { useJobs } from './store';
 import { useEscape } from '../../components/useEscape';
 
-/** The SSH target a dialog's host, port and user fields name, or none without a host. */
-export function sshTargetOf(host: string, port: string, user: string): NonNullable<LaunchInput['ssh']> | undefined {
+/**
+ * The SSH target a dialog's host, port, user and key-file fields name, or none without a host. The key
+ * file is a path on the workbench's machine; the engine expands its `~`.
+ */
+export function sshTargetOf(host: string, port: string, user: string, keyFile = ''): NonNullable<LaunchInput['ssh']> | undefined {
   if (!host.trim()) return undefined;
-  return { host: host.trim(), ...(port ? { port: Number(port) } : {}), ...(user.trim() ? { user: user.trim() } : {}) };
+  return {
+    host: host.trim(),
+    ...(port ? { port: Number(port) } : {}),
+    ...(user.trim() ? { user: user.trim() } : {}),
+    ...(keyFile.trim() ? { identityFile: keyFile.trim() } : {}),
+  };
+}
+
+/** The key-file field both job dialogs share. */
+export function KeyFileField({ value, onChange, testId }: { value: string; onChange: (v: string) => void; testId: string }) {
+  return (
+    <label className="jobs-wide" title="A private key on the workbench's machine. Left empty: ~/.ssh/config, the SSH agent, then ~/.ssh/id_*">
+      Key file (optional; ~ is the workbench machine's home)
+      <input value={value} placeholder="~/.ssh/id_ed25519" spellCheck={false} autoComplete="off" onChange={(e) => onChange(e.target.value)} data-testid={testId} />
+    </label>
+  );
 }
 
 /**

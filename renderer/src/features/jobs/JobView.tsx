@@ -5,6 +5,7 @@ import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
+import { StopConfirmDialog } from './StopConfirmDialog';
 import { STATE_ICON, subscribeJobs, useJobs } from './store';
 
 const ACTIVE = new Set(['submitting', 'pending', 'running', 'suspended']);
@@ -51,12 +52,23 @@ export function JobView({ tab }: ViewProps<'job'>) {
   }, [id, active]);
   const j = job ?? loaded;
   const back = useJobImports(id, j?.filesBack ?? 0);
+  const [confirming, setConfirming] = useState(false);
+  const [stopping, setStopping] = useState(false);
+  /** What the engine answered the last stop (or why it refused), shown as said. */
+  const [answer, setAnswer] = useState<{ ok: boolean; text: string } | null>(null);
   if (!j) return <div className="jobs-view muted">Loading job…</div>;
-  const stop = async () => {
+  const stop = async (confirmAttached: boolean) => {
+    setConfirming(false);
+    setStopping(true);
     try {
-      useJobs.getState().upsert(await backend().call('jobs.stop', { id }));
+      const { stopAnswer, ...summary } = await backend().call('jobs.stop', { id, confirmAttached });
+      useJobs.getState().upsert(summary);
+      setAnswer({ ok: true, text: stopAnswer });
     } catch (e) {
+      setAnswer({ ok: false, text: errorMessage(e) });
       log('error', 'jobs', `Stop failed: ${errorMessage(e)}`);
+    } finally {
+      setStopping(false);
     }
   };
   return (
@@ -74,12 +86,24 @@ export function JobView({ tab }: ViewProps<'job'>) {
         <span className="jobs-detail muted" title={j.detail}>
           {j.detail}
         </span>
+        {j.attached ? (
+          <span className="jobs-chip" title={j.owner ?? undefined} data-testid="job-attached">
+            attached: not launched here
+          </span>
+        ) : null}
         {ACTIVE.has(j.state) ? (
-          <button onClick={() => void stop()} data-testid="job-stop">
-            Stop
+          <button onClick={() => (j.attached ? setConfirming(true) : void stop(false))} disabled={stopping} data-testid="job-stop">
+            {stopping ? 'Stopping…' : 'Stop'}
           </button>
         ) : null}
       </header>
+      {answer ? (
+        <div className={`jobs-stop-answer ${answer.ok ? '' : 'jobs-error'}`} role="status" data-testid="job-stop-answer">
+          {answer.ok ? 'Stop: ' : 'Not stopped: '}
+          <span className="mono">{answer.text}</span>
+        </div>
+      ) : null}
+      {confirming ? <StopConfirmDialog job={j} onConfirm={() => void stop(true)} onClose={() => setConfirming(false)} /> : null}
       {back && back.imports > 0 ? (
         <div className="jobs-back muted" data-testid="job-results-back">
           Back in the library: {back.imported} new, {back.updated} updated, {back.unchanged} unchanged · stats attached to {back.statsAttached}

@@ -37,6 +37,7 @@ export function JobsPanel() {
             <span className="jobs-meta muted">
               {j.backend}
               {j.host ? ` · ${j.host}` : ''} · {j.state}
+              {j.attached ? ' · attached' : ''}
             </span>
           </li>
         ))}

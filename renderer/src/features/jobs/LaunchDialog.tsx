@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import type { JobRecipe, LaunchInput } from '../../../../core/api/calls/jobs';
 import { errorMessage } from '../../../../core/api';
 import { backend } from '../../store/app';
-import { JobDialog, sshTargetOf, useJobStart } from './JobDialog';
+import { JobDialog, KeyFileField, sshTargetOf, useJobStart } from './JobDialog';
 import { PathField } from '../../components/PathField';
 
 type Backend = LaunchInput['backend'];
@@ -42,6 +42,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   const [host, setHost] = useState('');
   const [port, setPort] = useState('');
   const [user, setUser] = useState('');
+  const [keyFile, setKeyFile] = useState('');
   const [workdir, setWorkdir] = useState('');
   const [envText, setEnvText] = useState('');
   const [secretName, setSecretName] = useState('');
@@ -95,7 +96,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
     const input: LaunchInput = { name: name.trim() || 'job', backend: kind, env, secretEnv: useSecrets };
     if (recipe) input.recipe = recipe;
     if (workdir.trim()) input.workdir = workdir.trim();
-    const ssh = kind !== 'local' ? sshTargetOf(host, port, user) : undefined;
+    const ssh = kind !== 'local' ? sshTargetOf(host, port, user, keyFile) : undefined;
     if (ssh) input.ssh = ssh;
     if (kind === 'slurm') {
       input.slurm = {
@@ -192,6 +193,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
               Port <input value={port} size={6} onChange={(e) => setPort(e.target.value.replace(/\D/g, ''))} data-testid="jobs-port" />
               User <input value={user} size={10} onChange={(e) => setUser(e.target.value)} data-testid="jobs-user" />
             </label>
+            <KeyFileField value={keyFile} onChange={setKeyFile} testId="jobs-keyfile" />
           </>
         ) : null}
         {kind === 'slurm' ? (

@@ -4,6 +4,7 @@ import { CodeEditor } from '../../monaco/CodeEditor';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { fmt } from './store';
+import { MadeBy } from './MadeBy';
 import { envActions } from '../../views/envActions';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 
@@ -181,6 +182,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
         </section>
         <section>
           <h3>Lineage</h3>
+          <MadeBy env={env} />
           <ol className="env-lineage" data-testid="env-lineage">
             {env.versions.map((v) => (
               <li key={v.hash} className={v.hash === viewing ? 'current' : ''}>
