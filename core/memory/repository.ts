@@ -207,7 +207,9 @@ export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()):
   const row = stmt(db, 'SELECT * FROM environments WHERE id = ?').get(envId) as EnvRow;
   let changed = false;
   let ftsDirty = false;
-  if (addSighting(db, envId, c, now)) changed = true;
+  // Where it was seen is provenance, not a change to the environment: re-importing an export of
+  // the library (new paths, same everything) is "unchanged", as the person expects.
+  addSighting(db, envId, c, now);
   if (c.hint && c.hint !== currentHint(db, envId)) {
     const r = stmt(db, "INSERT OR IGNORE INTO hints (env_id, version_hash, text, origin, created_at) VALUES (?, ?, ?, 'import', ?)").run(envId, hash, c.hint, now);
     if (r.changes) changed = ftsDirty = true;
@@ -244,7 +246,8 @@ export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()):
   }
   if (c.meta && Object.keys(c.meta).length) {
     const have = JSON.parse(row.meta) as Record<string, unknown>;
-    const fresh = Object.keys(c.meta).filter((k) => !(k in have));
+    // A null adds nothing (our tool-use export writes the release's always-null mean_reward and solve_rate).
+    const fresh = Object.keys(c.meta).filter((k) => !(k in have) && c.meta![k] !== null && c.meta![k] !== undefined);
     if (fresh.length) setIf('meta', JSON.stringify({ ...have, ...Object.fromEntries(fresh.map((k) => [k, c.meta![k]])) }));
   }
   if (sets.length) {
