@@ -661,11 +661,32 @@ export function facets(db: Db, query: string, f: MemoryFilters) {
     kinds: groupCount(db, buildWhere(query, f, 'kind'), 'e.kind'),
     skills: groupCount(db, buildWhere(query, f, 'skills'), 'e.skill'),
     tags: groupCount(db, buildWhere(query, f, 'tags'), 't.tag', 'environments e JOIN tags t ON t.env_id = e.id', 50),
-    runs: groupCount(db, buildWhere(query, f, 'run'), 'e.source_run', undefined, 50),
+    runs: runFacet(db, buildWhere(query, f, 'run')),
     validation: groupCount(db, buildWhere(query, f, 'validation'), 'e.validation'),
     rejectionStages: groupCount(db, buildWhere(query, f, 'rejectionStage'), 'e.rejection_stage'),
     seeds: count(seedW),
     rejected: count(rejW),
+    audit: auditFacet(db, buildWhere(query, f, 'audit')),
+  };
+}
+
+/**
+ * Runs by their name: a job's imports are filed under its id (unique, what the filter takes), and
+ * the label is the name the person gave the job. Imports with `--run NAME` have no job: no label.
+ */
+function runFacet(db: Db, w: Where): (Facet[number] & { label: string | null })[] {
+  return stmt(
+    db,
+    `SELECT e.source_run AS value, count(*) AS count, (SELECT j.name FROM jobs j WHERE j.id = e.source_run) AS label
+     FROM environments e ${w.sql ? `${w.sql} AND` : 'WHERE'} e.source_run IS NOT NULL GROUP BY value ORDER BY count DESC, value LIMIT 50`,
+  ).all(...w.params) as (Facet[number] & { label: string | null })[];
+}
+
+/** The stored audit of each head version: verdicts, and how many fail each check. */
+function auditFacet(db: Db, w: Where): { verdicts: Facet; failing: Facet } {
+  return {
+    verdicts: groupCount(db, w, 'a.verdict', 'environments e JOIN audits a ON a.version_hash = e.head_hash'),
+    failing: groupCount(db, w, 's.check_id', "environments e JOIN audit_check_status s ON s.version_hash = e.head_hash AND s.status = 'fail'"),
   };
 }
 
