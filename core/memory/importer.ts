@@ -116,6 +116,8 @@ export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandida
   if (hint) out.hint = hint;
   const skill = normaliseSkill(o.skill);
   if (skill) out.skill = skill;
+  // Our own manifests say `skill: null` for "not known": that beats the `unknown` slug a SPADE file name needs.
+  else if (o.skill === null) out.skill = null;
   const name = typeof o.name === 'string' && /^\w+$/.test(o.name) ? o.name : typeof o.class_name === 'string' ? o.class_name : null;
   if (name) out.name = name;
   if (o.kind === 'game' || o.kind === 'tool-use') out.kind = o.kind;
@@ -143,6 +145,8 @@ export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandida
   if (Object.keys(stats).length) out.stats = stats;
   const step = numOrNull(o.rollout_step) ?? numOrNull(o.rollout_id) ?? numOrNull(o.rollout) ?? numOrNull(o.training_step) ?? numOrNull(o.step);
   if (step !== null && Number.isInteger(step)) out.rolloutStep = step;
+  // Likewise `rollout_step: null` beats the 00000 in the file name.
+  else if (o.rollout_step === null) out.rolloutStep = null;
   const run = typeof o.source_run === 'string' ? o.source_run : typeof o.run === 'string' ? o.run : null;
   if (run) out.run = run;
   if (typeof o.file_stem === 'string') out.fileStem = o.file_stem;
@@ -154,7 +158,8 @@ export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandida
 function merge(base: EnvCandidate, extra: Partial<EnvCandidate>): EnvCandidate {
   const out: EnvCandidate = { ...base };
   for (const [k, v] of Object.entries(extra) as [keyof EnvCandidate, never][]) {
-    if (v === undefined || v === null) continue;
+    // An explicit null skill or step (our manifest's "not known") replaces a guess from the file name.
+    if (v === undefined || (v === null && k !== 'rolloutStep' && k !== 'skill')) continue;
     if (k === 'flags') out.flags = [...(base.flags ?? []), ...(v as string[])];
     else if (k === 'meta') out.meta = { ...(base.meta ?? {}), ...(v as Record<string, unknown>) };
     else if (k === 'tags') out.tags = [...new Set([...(base.tags ?? []), ...(v as string[])])];

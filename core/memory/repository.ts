@@ -207,7 +207,9 @@ export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()):
   const row = stmt(db, 'SELECT * FROM environments WHERE id = ?').get(envId) as EnvRow;
   let changed = false;
   let ftsDirty = false;
-  if (addSighting(db, envId, c, now)) changed = true;
+  // Where it was seen is provenance, not a change to the environment: re-importing an export of
+  // the library (new paths, same everything) is "unchanged", as the person expects.
+  addSighting(db, envId, c, now);
   if (c.hint && c.hint !== currentHint(db, envId)) {
     const r = stmt(db, "INSERT OR IGNORE INTO hints (env_id, version_hash, text, origin, created_at) VALUES (?, ?, ?, 'import', ?)").run(envId, hash, c.hint, now);
     if (r.changes) changed = ftsDirty = true;
@@ -244,7 +246,8 @@ export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()):
   }
   if (c.meta && Object.keys(c.meta).length) {
     const have = JSON.parse(row.meta) as Record<string, unknown>;
-    const fresh = Object.keys(c.meta).filter((k) => !(k in have));
+    // A null adds nothing (our tool-use export writes the release's always-null mean_reward and solve_rate).
+    const fresh = Object.keys(c.meta).filter((k) => !(k in have) && c.meta![k] !== null && c.meta![k] !== undefined);
     if (fresh.length) setIf('meta', JSON.stringify({ ...have, ...Object.fromEntries(fresh.map((k) => [k, c.meta![k]])) }));
   }
   if (sets.length) {
@@ -658,11 +661,32 @@ export function facets(db: Db, query: string, f: MemoryFilters) {
     kinds: groupCount(db, buildWhere(query, f, 'kind'), 'e.kind'),
     skills: groupCount(db, buildWhere(query, f, 'skills'), 'e.skill'),
     tags: groupCount(db, buildWhere(query, f, 'tags'), 't.tag', 'environments e JOIN tags t ON t.env_id = e.id', 50),
-    runs: groupCount(db, buildWhere(query, f, 'run'), 'e.source_run', undefined, 50),
+    runs: runFacet(db, buildWhere(query, f, 'run')),
     validation: groupCount(db, buildWhere(query, f, 'validation'), 'e.validation'),
     rejectionStages: groupCount(db, buildWhere(query, f, 'rejectionStage'), 'e.rejection_stage'),
     seeds: count(seedW),
     rejected: count(rejW),
+    audit: auditFacet(db, buildWhere(query, f, 'audit')),
+  };
+}
+
+/**
+ * Runs by their name: a job's imports are filed under its id (unique, what the filter takes), and
+ * the label is the name the person gave the job. Imports with `--run NAME` have no job: no label.
+ */
+function runFacet(db: Db, w: Where): (Facet[number] & { label: string | null })[] {
+  return stmt(
+    db,
+    `SELECT e.source_run AS value, count(*) AS count, (SELECT j.name FROM jobs j WHERE j.id = e.source_run) AS label
+     FROM environments e ${w.sql ? `${w.sql} AND` : 'WHERE'} e.source_run IS NOT NULL GROUP BY value ORDER BY count DESC, value LIMIT 50`,
+  ).all(...w.params) as (Facet[number] & { label: string | null })[];
+}
+
+/** The stored audit of each head version: verdicts, and how many fail each check. */
+function auditFacet(db: Db, w: Where): { verdicts: Facet; failing: Facet } {
+  return {
+    verdicts: groupCount(db, w, 'a.verdict', 'environments e JOIN audits a ON a.version_hash = e.head_hash'),
+    failing: groupCount(db, w, 's.check_id', "environments e JOIN audit_check_status s ON s.version_hash = e.head_hash AND s.status = 'fail'"),
   };
 }
 

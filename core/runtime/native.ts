@@ -227,6 +227,17 @@ export class NativeRuntime {
     return s;
   }
 
+  /**
+   * Starts the fork server a game's sessions will come from, without waiting: a process that runs
+   * one batch (the CLI) overlaps the interpreter's start with its own. Failures surface at open().
+   */
+  prestart(source?: string): void {
+    if (this.unavailable()) return;
+    this.server(false, source === undefined ? 'lean' : nativeTier(source))
+      .start()
+      .catch(() => {});
+  }
+
   /** Opens a session's process and sends its first request (a load). */
   async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
     const why = this.unavailable();

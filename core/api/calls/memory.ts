@@ -304,17 +304,20 @@ export const memoryCalls = {
   }),
   'memory.facets': defineCall({
     name: 'memory.facets',
-    summary: "Counts per kind, skill, tag, run, validation and rejection stage for a query (each ignoring its own filter).",
+    summary: "Counts per kind, skill, tag, run, validation, rejection stage and audit result for a query (each ignoring its own filter).",
     input: z.object({ query: z.string().max(500).default(''), filters: memoryFiltersSchema.default({}) }).strict(),
     output: z.object({
       kinds: facetList,
       skills: facetList,
       tags: facetList,
-      runs: facetList,
+      /** value: the run id the filter takes; label: the job's name when a job imported it. */
+      runs: z.array(z.object({ value: z.string(), count: z.number().int(), label: z.string().nullable() })),
       validation: facetList,
       rejectionStages: facetList,
       seeds: z.number().int(),
       rejected: z.number().int(),
+      /** Stored audits of the head versions: per verdict, and per check the number failing it. */
+      audit: z.object({ verdicts: facetList, failing: facetList }),
     }),
   }),
 } as const;

@@ -1,22 +1,17 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
-import { openDatabase } from '../../memory/db';
-import { openDataDir } from '../../memory/cliDb';
-import { search } from '../../memory/repository';
-import { memoryCatalog } from '../../episodes/catalog';
-import { EpisodeService } from '../../episodes/service';
-import { EpisodeStore } from '../../episodes/store';
-import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { RuntimeService } from '../../runtime/service';
+import type { SshConnection } from '../../jobs/ssh/connection';
+import type { Db } from '../../memory/db';
+import type { EpisodeService } from '../../episodes/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
-import { modelPlayer, type Transcript } from '../../models/agent';
-import { tunnelFetch } from '../../models/tunnel';
-import { JobStore } from '../../jobs/store';
-import { SshConnection } from '../../jobs/ssh/connection';
+import type { Transcript } from '../../models/agent';
+import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -94,32 +89,56 @@ export const playCommand: Command = {
       via: values['via-job'] !== undefined ? { jobId: values['via-job'] } : null,
     };
 
-    // --via-job: the endpoint is the server as that job's SSH host sees it; every request goes
-    // through a forwarded channel of one SSH connection (the job's login, the workbench's known_hosts).
+    // A CLI process starts cold, where the app's pool is already warm: every Pyodide interpreter
+    // costs seconds of CPU to start, and four started at once on a two-core machine took 20 s before
+    // the first episode could run. So `auto` plays in native CPython (forked in its bubblewrap
+    // sandbox, ready in a fraction of a second) wherever that sandbox is there, as the audit CLI
+    // does; elsewhere Pyodide, with no more interpreters than cores (sessions share one meanwhile).
+    // Its fork server starts while the rest (SQLite, the library, the episode machinery) loads.
+    const rt = new RuntimeService({
+      settings: () => ({ stepTimeoutSec: 30, maxTurns: budget, defaultRuntime: runtime === 'pyodide' ? 'pyodide' : 'cpython' }),
+      poolSize: Math.max(1, Math.min(4, concurrency, availableParallelism())),
+    });
+    if (runtime !== 'pyodide') rt.native.prestart(positionals.length === 1 && existsSync(positionals[0]!) ? readFileSync(positionals[0]!, 'utf8') : undefined);
     let ssh: SshConnection | null = null;
-    let viaFetch: typeof fetch | undefined;
-    if (cfg.via) {
-      const jobs = openDataDir(values['data-dir']);
-      try {
-        const job = new JobStore(jobs.db).get(cfg.via.jobId);
-        if (!job) throw new UsageError(`No job ${cfg.via.jobId} in ${jobs.dataDir} (--via-job takes a job id from the Jobs panel; --data-dir names another library)`);
-        if (!job.spec.ssh) throw new UsageError(`Job ${job.name} (${job.id}) has no SSH host: --via-job needs a job run over SSH or Slurm`);
-        ssh = new SshConnection(job.spec.ssh, { appKnownHosts: join(jobs.dataDir, 'ssh', 'known_hosts') });
-        viaFetch = tunnelFetch(ssh.forwarder(`job ${job.name}`));
-      } finally {
-        jobs.db.close();
-      }
-    }
-
-    // One ENV.py plays in a private in-memory library unless --data-dir names one; a selection
-    // reads (and records into) the library at --data-dir (or the default one).
-    const useLibrary = values.selection !== undefined || values['data-dir'] !== undefined;
-    if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
-    const db = useLibrary ? openDataDir(values['data-dir']).db : openDatabase(':memory:');
-    const catalog = memoryCatalog(db);
-    const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns: budget, defaultRuntime: runtime === 'cpython' ? 'cpython' : 'pyodide' }), poolSize: Math.min(4, concurrency) });
-    const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: rt, defaults: () => ({ maxTurns: budget }) });
+    let db: Db | undefined;
+    let service: EpisodeService | undefined;
     try {
+      const [{ openDatabase }, { openDataDir }, { search }, { memoryCatalog }, { EpisodeService }, { EpisodeStore }, { modelPlayer }] = await Promise.all([
+        import('../../memory/db'),
+        import('../../memory/cliDb'),
+        import('../../memory/repository'),
+        import('../../episodes/catalog'),
+        import('../../episodes/service'),
+        import('../../episodes/store'),
+        import('../../models/agent'),
+      ]);
+
+      // --via-job: the endpoint is the server as that job's SSH host sees it; every request goes
+      // through a forwarded channel of one SSH connection (the job's login, the workbench's known_hosts).
+      let viaFetch: typeof fetch | undefined;
+      if (cfg.via) {
+        const [{ JobStore }, { SshConnection }, { tunnelFetch }] = await Promise.all([import('../../jobs/store'), import('../../jobs/ssh/connection'), import('../../models/tunnel')]);
+        const jobs = openDataDir(values['data-dir']);
+        try {
+          const job = new JobStore(jobs.db).get(cfg.via.jobId);
+          if (!job) throw new UsageError(`No job ${cfg.via.jobId} in ${jobs.dataDir} (--via-job takes a job id from the Jobs panel; --data-dir names another library)`);
+          if (!job.spec.ssh) throw new UsageError(`Job ${job.name} (${job.id}) has no SSH host: --via-job needs a job run over SSH or Slurm`);
+          ssh = new SshConnection(job.spec.ssh, { appKnownHosts: join(jobs.dataDir, 'ssh', 'known_hosts') });
+          viaFetch = tunnelFetch(ssh.forwarder(`job ${job.name}`));
+        } finally {
+          jobs.db.close();
+        }
+      }
+
+      // One ENV.py plays in a private in-memory library unless --data-dir names one; a selection
+      // reads (and records into) the library at --data-dir (or the default one).
+      const useLibrary = values.selection !== undefined || values['data-dir'] !== undefined;
+      if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
+      db = useLibrary ? openDataDir(values['data-dir']).db : openDatabase(':memory:');
+      const catalog = memoryCatalog(db);
+      const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: rt, defaults: () => ({ maxTurns: budget }) });
+      service = svc;
       let hashes: string[];
       let hintFor: (h: string) => string | null | undefined = () => undefined;
       const names = new Map<string, string>();
@@ -176,6 +195,7 @@ export const playCommand: Command = {
           terminated: got.episode.terminated,
           truncated: got.episode.truncated,
           endedBy: r.endedBy,
+          runtime: got.episode.runtime,
           steps: got.steps.map((s) => ({ idx: s.idx, kind: s.kind, action: s.action, rawAction: s.rawAction, observation: s.spade?.observation ?? s.observation, reward: s.spade ? s.spade.reward : s.reward, terminated: s.spade?.terminated ?? s.terminated, truncated: s.spade?.truncated ?? s.truncated, error: s.error?.message ?? null })),
           messages: agent.messages ?? [],
           turns: (agent.turns ?? []).map((t) => ({ turn: t.turn, kind: t.kind, action: t.action, calls: t.calls, finishReason: t.finishReason, usage: t.usage, latencyMs: Math.round(t.latencyMs), attempts: t.attempts, error: t.error })),
@@ -199,9 +219,9 @@ export const playCommand: Command = {
       }
       return 0;
     } finally {
-      await svc.closeAll();
+      await service?.closeAll();
       await rt.shutdown();
-      db.close();
+      db?.close();
       ssh?.close();
     }
   },

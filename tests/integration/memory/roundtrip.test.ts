@@ -227,6 +227,63 @@ describe("SPADE's file formats survive export and re-import", () => {
   });
 });
 
+describe('re-importing an unchanged export', () => {
+  const summaryOf = (s: Awaited<ReturnType<typeof importPaths>>) => ({ imported: s.imported, updated: s.updated, statsAttached: s.statsAttached, skipped: s.skipped, flagged: s.flagged });
+  const nothing = { imported: 0, updated: 0, statsAttached: 0, skipped: [], flagged: [] };
+  const state = (d: Db) =>
+    JSON.stringify({
+      envs: d.prepare('SELECT * FROM environments ORDER BY id').all(),
+      hints: d.prepare('SELECT env_id, text FROM hints ORDER BY id').all(),
+      tags: d.prepare('SELECT env_id, tag FROM tags ORDER BY env_id, tag').all(),
+      versions: hashes(d),
+    });
+
+  it('reports 0 new, 0 updated and changes nothing, into the library it came from and into a fresh one (seed pack, stats, rejected, tool use, no rollout)', async () => {
+    await importPaths(db, [join(process.cwd(), 'resources', 'seed-pack')]);
+    const src = join(tmp.dir, 'more');
+    write(src, 'spade_games_rejected/reject_00005_002_multi-step_workflows_env_validator.py', gameSource(7, 'TooEasyEnv'));
+    write(src, 'spade_games_rejected/reject_00005_002_multi-step_workflows_env_validator.reason.txt', 'Too easy: answer in the prompt.\n');
+    write(src, 'loose/parity.py', gameSource(11, 'ParityEnv'));
+    write(src, 'loose/parity_hint.txt', `  ${'Think about parity first. '.repeat(12)}\n`);
+    await importPaths(db, [src]);
+    const all = selectIds(db, {});
+    setSeed(db, [idOf('ParityEnv'), idOf('WarehouseEnv')], true);
+    tagEnvironments(db, [idOf('KnightsEnv'), idOf('ParityEnv')], ['curated'], []);
+    updateEnvironment(db, idOf('KnapsackEnv'), { rating: 4, notes: 'a note' });
+    db.prepare('UPDATE environments SET win_rate = 0.25 WHERE name = ?').run('ParityEnv');
+    const out = join(tmp.dir, 'export-again');
+    exportEnvironments(db, all, { format: 'spade', outDir: out });
+
+    const before = state(db);
+    const back = await importPaths(db, [out]);
+    expect(summaryOf(back)).toEqual(nothing);
+    expect(back.unchanged).toBe(all.length);
+    expect(state(db)).toBe(before);
+
+    const db2 = openDatabase(join(tmp.dir, 'fresh.sqlite'));
+    try {
+      const first = await importPaths(db2, [out]);
+      expect(first.imported).toBe(all.length);
+      const fresh = state(db2);
+      const second = await importPaths(db2, [out]);
+      expect(summaryOf(second)).toEqual(nothing);
+      expect(state(db2)).toBe(fresh);
+    } finally {
+      db2.close();
+    }
+  });
+
+  it('reports 0 new, 0 updated for a JSONL export read back into its library', async () => {
+    updateEnvironment(db, idOf('KnapsackEnv'), { rating: 2, notes: 'kept' });
+    const out = join(tmp.dir, 'jsonl-again');
+    exportEnvironments(db, selectIds(db, {}), { format: 'jsonl', outDir: out });
+    const before = state(db);
+    const back = await importPaths(db, [out]);
+    expect(summaryOf(back)).toEqual(nothing);
+    expect(state(db)).toBe(before);
+  });
+});
+
 describe('search', () => {
   it('finds by class-name part, code, hint and notes, as a prefix while typing', () => {
     expect(search(db, { query: 'navigator' }).rows.map((r) => r.name)).toEqual(['MazeNavigatorEnv']);

@@ -8,6 +8,7 @@ import { openDataDir } from '../../../core/memory/cliDb';
 import { ingest } from '../../../core/memory/repository';
 import { tempDir } from '../../helpers/tmp';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
+import { RuntimeService } from '../../../core/runtime/service';
 
 const tmp = tempDir('spade-play-cli-');
 afterAll(() => tmp.cleanup());
@@ -94,6 +95,23 @@ describe('spade-workbench play', () => {
     expect(j.regret).toHaveLength(2);
     expect(j.regret.every((x) => x.regret === 1)).toBe(true);
     expect(j.episodes).toHaveLength(4);
+  });
+
+  it('plays in native CPython by default where its sandbox is there (a cold CLI process does not start Pyodide interpreters), and says so', async () => {
+    server = await startStandIn((b) => ({ content: hinted(b) ? '\\boxed{7}' : '\\boxed{1}' }));
+    const env = join(tmp.dir, 'guess-auto.py');
+    writeFileSync(env, GAME);
+    const r = await run([env, '--endpoint', server.url, '--model', 'm', '--seeds', '2', '--hint', 'pick 7', '--compare-hint', '--json']);
+    expect(r.err).toBe('');
+    const j = JSON.parse(r.out) as { episodes: { runtime: string; return: number; hint: boolean }[] };
+    const probe = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns: 30, defaultRuntime: 'cpython' }) });
+    const expected = probe.native.unavailable() === null ? 'cpython' : 'pyodide';
+    await probe.shutdown();
+    expect(j.episodes.map((e) => e.runtime)).toEqual(Array(4).fill(expected));
+    expect(j.episodes.map((e) => e.return).sort()).toEqual([0, 0, 1, 1]);
+    // --runtime pyodide still plays in the sandbox the app uses.
+    const p = await run([env, '--endpoint', server.url, '--model', 'm', '--seeds', '1', '--runtime', 'pyodide', '--json']);
+    expect((JSON.parse(p.out) as { episodes: { runtime: string }[] }).episodes.map((e) => e.runtime)).toEqual(['pyodide']);
   });
 
   it('refuses bad input with a clear message', async () => {

@@ -4,6 +4,7 @@ import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { ErrorText } from '../../components/ErrorText';
 import { PathField } from '../../components/PathField';
+import { EXPORT_LAYOUT, EXPORT_ROUND_TRIP } from './exportLayout';
 
 /** Writes the curated seed set (or a tag) in SPADE's own layout, through the memory's exporter. */
 export function ExportView(_props: ViewProps<'editor-export'>) {
@@ -26,7 +27,15 @@ export function ExportView(_props: ViewProps<'editor-export'>) {
   return (
     <div className="pad column export-view" data-testid="export-view">
       <h2>Export a seed set</h2>
-      <p className="muted">Game files, hints and a manifest in SPADE&apos;s layout; importing the folder again gives the same versions.</p>
+      <p className="muted">SPADE&apos;s layout writes:</p>
+      <ul className="muted small export-layout" data-testid="export-layout">
+        {EXPORT_LAYOUT.map((f) => (
+          <li key={f.path}>
+            <code>{f.path}</code> {f.what}
+          </li>
+        ))}
+      </ul>
+      <p className="muted small">JSONL writes one environments.jsonl (code, hint and every field). {EXPORT_ROUND_TRIP}</p>
       <div className="row">
         <label>
           <input type="radio" name="export-which" checked={which === 'seeds'} onChange={() => setWhich('seeds')} /> All seeds

@@ -9,7 +9,7 @@ import { ImportDialog } from './ImportDialog';
 
 const ROW_HEIGHT = 26;
 
-function SortHeader({ field, label, className }: { field: MemorySort['field']; label: string; className: string }) {
+function SortHeader({ field, label, className, name = label }: { field: MemorySort['field']; label: string; className: string; name?: string }) {
   const sort = useLibrary((s) => s.sort);
   const setSort = useLibrary((s) => s.setSort);
   const active = sort?.field === field;
@@ -17,7 +17,7 @@ function SortHeader({ field, label, className }: { field: MemorySort['field']; l
     <button
       className={`lib-th ${className} ${active ? 'active' : ''}`}
       onClick={() => setSort(active && sort.dir === 'desc' ? { field, dir: 'asc' } : active ? null : { field, dir: field === 'name' ? 'asc' : 'desc' })}
-      title={`Sort by ${label}`}
+      title={`Sort by ${name}`}
     >
       {label}
       {active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}
@@ -47,7 +47,7 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       aria-rowindex={index + 1}
       data-testid="library-row"
       onClick={(e) => (e.ctrlKey || e.metaKey ? toggle(env.id) : openEnvironment(env.id, env.name))}
-      title={`${env.name} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${snippet.text}` : ''}`}
+      title={`${env.name}${env.skill ? ` · ${env.skill}` : ''} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${snippet.text}` : ''}`}
     >
       <input type="checkbox" aria-label={`Select ${env.name}`} checked={selected} onClick={(e) => e.stopPropagation()} onChange={(e) => toggle(env.id, e.target.checked)} />
       <span className="lib-name">
@@ -68,6 +68,9 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       )}
       <span className="lib-num">{fmt(env.regret)}</span>
       <span className="lib-num">{fmt(env.winRate)}</span>
+      <span className={`lib-num lib-rating ${env.rating === null ? 'muted' : ''}`} data-testid="library-rating" title={env.rating === null ? 'not rated' : `rated ${env.rating} of 5`}>
+        {env.rating ?? '–'}
+      </span>
       <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>
         {verdict === 'fail' ? '✗' : verdict === 'warn' ? '!' : verdict === 'pass' ? '✓' : '·'}
       </span>
@@ -75,18 +78,37 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
   );
 }
 
-function FacetList({ title, items, active, onToggle, testId }: { title: string; items: { value: string; count: number }[]; active: string[]; onToggle(v: string): void; testId: string }) {
+interface FacetItem {
+  value: string;
+  count: number;
+  /** Shown instead of the value (a job's name for its run id); the value stays in the tooltip. */
+  label?: string | null;
+}
+
+/** Long lists show their first `limit` entries (an active one always shows) and open on demand. */
+function FacetList({ title, items, active, onToggle, testId, limit = 12 }: { title: string; items: FacetItem[]; active: string[]; onToggle(v: string): void; testId: string; limit?: number }) {
+  const [all, setAll] = useState(false);
   if (!items.length) return null;
+  const shown = all || items.length <= limit ? items : items.filter((f, i) => i < limit || active.includes(f.value));
+  // Two runs may carry the same job name: the id tells them apart.
+  const labels = new Map<string, number>();
+  for (const f of items) if (f.label) labels.set(f.label, (labels.get(f.label) ?? 0) + 1);
+  const text = (f: FacetItem) => (f.label ? ((labels.get(f.label) ?? 0) > 1 ? `${f.label} (${f.value.slice(0, 8)})` : f.label) : f.value);
   return (
     <div className="lib-facet" data-testid={testId}>
       <div className="lib-facet-title">{title}</div>
-      {items.slice(0, 12).map((f) => (
-        <label key={f.value} className="lib-facet-item">
+      {shown.map((f) => (
+        <label key={f.value} className="lib-facet-item" title={f.label ? `${f.label} · ${f.value}` : f.value}>
           <input type="checkbox" checked={active.includes(f.value)} onChange={() => onToggle(f.value)} />
-          <span className="lib-facet-value">{f.value}</span>
+          <span className="lib-facet-value">{text(f)}</span>
           <span className="muted">{f.count.toLocaleString()}</span>
         </label>
       ))}
+      {items.length > limit ? (
+        <button className="link lib-facet-more" onClick={() => setAll(!all)} data-testid={`${testId}-more`}>
+          {all ? 'fewer' : `${items.length - shown.length} more`}
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -135,7 +157,9 @@ function Facets() {
               {filters.rejected === undefined ? 'all' : filters.rejected ? 'rejected only' : 'accepted only'} ({facets?.rejected ?? 0} rejected)
             </button>
           </div>
-          <FacetList title="Skill" testId="facet-skill" items={facets?.skills ?? []} active={filters.skills ?? []} onToggle={(v) => setFilters({ skills: toggleIn(filters.skills, v) })} />
+          <AuditFacets />
+          {/* Every skill: SPADE has fifteen, and a person filtering by one must find it. */}
+          <FacetList title="Skill" testId="facet-skill" limit={Infinity} items={facets?.skills ?? []} active={filters.skills ?? []} onToggle={(v) => setFilters({ skills: toggleIn(filters.skills, v) })} />
           <FacetList title="Tag" testId="facet-tag" items={facets?.tags ?? []} active={filters.tags ?? []} onToggle={(v) => setFilters({ tags: toggleIn(filters.tags, v) })} />
           <FacetList title="Run" testId="facet-run" items={facets?.runs ?? []} active={filters.run ? [filters.run] : []} onToggle={(v) => setFilters({ run: filters.run === v ? undefined : v })} />
           <FacetList
@@ -160,6 +184,28 @@ function Facets() {
         </div>
       ) : null}
     </div>
+  );
+}
+
+/** The stored audit of each head version: by verdict, or by a check it fails (one audit filter at a time). */
+function AuditFacets() {
+  const audit = useLibrary((s) => s.facets?.audit);
+  const filter = useLibrary((s) => s.filters.audit);
+  const setFilters = useLibrary((s) => s.setFilters);
+  if (!audit) return null;
+  const verdict: string[] = filter && !filter.checkId ? [filter.status] : [];
+  const failing: string[] = filter?.checkId && filter.status === 'fail' ? [filter.checkId] : [];
+  return (
+    <>
+      <FacetList
+        title="Audit verdict"
+        testId="facet-audit"
+        items={audit.verdicts.map((v) => ({ ...v, label: v.value === 'pass' ? 'passing' : v.value === 'fail' ? 'failing' : 'warnings' }))}
+        active={verdict}
+        onToggle={(v) => setFilters({ audit: verdict.includes(v) ? undefined : { status: v as 'pass' | 'warn' | 'fail' } })}
+      />
+      <FacetList title="Failing check" testId="facet-failing" items={audit.failing} active={failing} onToggle={(v) => setFilters({ audit: failing.includes(v) ? undefined : { checkId: v, status: 'fail' } })} />
+    </>
   );
 }
 
@@ -343,6 +389,7 @@ export function LibraryPanel() {
           <SortHeader field="skill" label="Skill" className="lib-skill" />
           <SortHeader field="regret" label="Regret" className="lib-num" />
           <SortHeader field="winRate" label="Win" className="lib-num" />
+          <SortHeader field="rating" label="★" name="rating" className="lib-num lib-rating" />
           <span className="lib-th lib-verdict" title="Audit verdict of the head version">Audit</span>
         </div>
         <div className="lib-scroll" ref={scroller} data-testid="library-scroll" tabIndex={0} onKeyDown={onResultsKey} aria-label="Results (arrow keys move, Enter opens)">
