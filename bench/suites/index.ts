@@ -8,6 +8,7 @@ import { episodesSuite } from './episodes';
 import { editorSuite } from './editor';
 import { loadSuite } from './load';
 import { policySuite } from './policy';
+import { modelSuite } from './model';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, modelSuite, loadSuite];
