@@ -9,6 +9,7 @@
  * and banned ones never; and the draw uses a seeded generator, so the prompt a preview shows is the
  * prompt the attempt sends, and a round can be repeated.
  */
+import { seededRandom } from '../episodes/policy';
 
 export interface MemoryRecord {
   /** Library environment id, when the record is in the library. */
@@ -31,18 +32,6 @@ export interface SeedDraw {
 
 export const POSITIVE_BAND = { min: 0.15, max: 0.85 } as const;
 export const SNIPPET_CHARS = 2000;
-
-/** A small deterministic generator (mulberry32): the same seed draws the same seeds. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** k items of xs drawn without replacement, in draw order (as Python's random.sample returns them). */
 function sample<T>(xs: readonly T[], k: number, rnd: () => number): T[] {
