@@ -68,6 +68,15 @@ export const catalog: CommandInfo[] = [
       '       [--via-job JOB_ID]   (the endpoint as that job\'s SSH host sees it, e.g. http://gpu-node-7:30000/v1; requests go through its SSH connection)',
     load: async () => (await import('./commands/play')).playCommand,
   },
+  {
+    name: 'design',
+    summary: "Run a small SPADE design round: a designer model writes environments from memory seeds, SPADE's checks and the audit judge each attempt, accepted games get a hint, are played and enter memory with their parents",
+    usage:
+      'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
+      '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
+      '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/design')).designCommand,
+  },
 ];
 
 /** A command module's name, summary and usage, from the catalog (one place for the text). */

@@ -84,6 +84,8 @@ export interface GameRecord {
   hintMessages: ChatMessage[] | null;
   hintError: string | null;
   play: PlayOutcome | null;
+  /** Why the accepted game has no numbers (its play failed). */
+  playError: string | null;
   cls: GameClass | null;
   difficultyScore: number | null;
   /** Library ids of the seeds the accepted attempt was shown (its parents). */
@@ -107,9 +109,19 @@ function feedbackText(reason: string): string {
   return `Your program was rejected: ${reason}\nWrite the complete corrected program, the same game idea, in one \`\`\`python fenced block.`;
 }
 
-export async function designGame(spec: GameSpec, deps: DesignDeps, onProgress: (p: DesignProgress) => void = () => {}, signal?: AbortSignal): Promise<GameRecord> {
+export async function designGame(
+  spec: GameSpec,
+  deps: DesignDeps,
+  hooks: { progress?: (p: DesignProgress) => void; attempt?: (a: AttemptRecord) => void } = {},
+  signal?: AbortSignal,
+): Promise<GameRecord> {
   const now = deps.now ?? (() => performance.now());
+  const onProgress = hooks.progress ?? (() => {});
   const attempts: AttemptRecord[] = [];
+  const keep = (a: AttemptRecord) => {
+    attempts.push(a);
+    hooks.attempt?.(a);
+  };
   let conversation: ChatMessage[] = [];
   for (let n = 1; n <= spec.attempts; n++) {
     if (signal?.aborted) break;
@@ -128,7 +140,7 @@ export async function designGame(spec: GameSpec, deps: DesignDeps, onProgress: (
     try {
       completion = await deps.designer.complete(messages, signal ? { signal } : {});
     } catch (e) {
-      attempts.push({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, seeds, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
+      keep({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, seeds, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
       if (signal?.aborted) break;
       continue;
     }
@@ -138,7 +150,7 @@ export async function designGame(spec: GameSpec, deps: DesignDeps, onProgress: (
     const { code, from } = extractProgram(completion.text);
     const audit = await deps.check(code);
     const rejectedBecause = rejection(audit, spec.gate);
-    attempts.push({
+    keep({
       n,
       prompt,
       messages,
@@ -155,7 +167,7 @@ export async function designGame(spec: GameSpec, deps: DesignDeps, onProgress: (
     if (rejectedBecause) continue;
 
     const parents = draw.positives.map((r) => r.envId).filter((x): x is number => x !== null);
-    const record: GameRecord = { skill: spec.skill, attempts, accepted: true, code, className: audit.className, hint: null, hintMessages: null, hintError: null, play: null, cls: null, difficultyScore: null, parents };
+    const record: GameRecord = { skill: spec.skill, attempts, accepted: true, code, className: audit.className, hint: null, hintMessages: null, hintError: null, play: null, playError: null, cls: null, difficultyScore: null, parents };
     onProgress({ stage: 'hinting', attempt: n, of: spec.attempts });
     record.hintMessages = hintMessages(code, audit.toolUse);
     for (let k = 0; k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
@@ -170,14 +182,18 @@ export async function designGame(spec: GameSpec, deps: DesignDeps, onProgress: (
     if (record.hint !== null) record.hintError = null;
     if (deps.play && !signal?.aborted) {
       onProgress({ stage: 'playing', attempt: n, of: spec.attempts });
-      record.play = await deps.play(code, record.hint);
-      if (record.play.episodes - record.play.failed > 0) {
-        const c = classifyGame(record.play.winRate);
-        record.cls = c.cls;
-        record.difficultyScore = c.difficultyScore;
+      try {
+        record.play = await deps.play(code, record.hint);
+        if (record.play.episodes - record.play.failed > 0) {
+          const c = classifyGame(record.play.winRate);
+          record.cls = c.cls;
+          record.difficultyScore = c.difficultyScore;
+        }
+      } catch (e) {
+        record.playError = errorMessage(e);
       }
     }
     return record;
   }
-  return { skill: spec.skill, attempts, accepted: false, code: null, className: null, hint: null, hintMessages: null, hintError: null, play: null, cls: null, difficultyScore: null, parents: [] };
+  return { skill: spec.skill, attempts, accepted: false, code: null, className: null, hint: null, hintMessages: null, hintError: null, play: null, playError: null, cls: null, difficultyScore: null, parents: [] };
 }
