@@ -9,6 +9,7 @@ import { editorSuite } from './editor';
 import { loadSuite } from './load';
 import { policySuite } from './policy';
 import { modelSuite } from './model';
+import { designSuite } from './design';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, modelSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, modelSuite, designSuite, loadSuite];
