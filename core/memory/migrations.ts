@@ -378,7 +378,7 @@ export const migrations: Migration[] = [
     `,
   },
   {
-    version: 12,
+    version: 13,
     name: 'design rounds',
     // A design round keeps everything a model wrote: every attempt's conversation, answer, program,
     // verdicts and the reason it was rejected, saved as it lands (a crash loses at most the attempt
