@@ -24,6 +24,7 @@ for (const [name, file] of Object.entries({
   'runtime-child': 'core/runtime/child.ts',
   'memory-worker': 'core/memory/worker.ts',
   'audit-worker': 'core/audit/worker.ts',
+  'model-worker': 'core/models/localWorker.ts',
 })) {
   if (existsSync(join(root, file))) wholeEntries[name] = file;
 }
@@ -76,5 +77,7 @@ if (!nodeOnly) {
   // Vendored at build time like Pyodide itself: math_verify's pure-Python wheels for the sandbox
   // (pinned, sha256-checked, gitignored; a no-op once they are there). Runs never touch the network.
   execFileSync(process.execPath, [join(root, 'scripts', 'fetch-pyodide-wheels.mjs')], { stdio: 'inherit' });
+  // The embedded model (local endpoint) likewise: fetched and checked here, never at run time.
+  execFileSync(process.execPath, [join(root, 'scripts', 'fetch-model.mjs')], { stdio: 'inherit' });
 }
 console.log(`build: done in ${((Date.now() - started) / 1000).toFixed(1)} s${nodeOnly ? ' (node only)' : ''}`);

@@ -9,6 +9,8 @@ import { editorSuite } from './editor';
 import { loadSuite } from './load';
 import { policySuite } from './policy';
 import { cliSuite } from './cli';
+import { modelSuite } from './model';
+import { designSuite } from './design';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, loadSuite];

@@ -59,13 +59,23 @@ export const catalog: CommandInfo[] = [
   },
   {
     name: 'play',
-    summary: "Play environments with a served model (OpenAI-compatible), with and without the hint, by SPADE's agent protocol; prints returns and regret",
+    summary: "Play environments with a served model (OpenAI-compatible) or the embedded local one, with and without the hint, by SPADE's agent protocol; prints returns and regret",
     usage:
       'spade-workbench play ENV.py|--selection QUERY --endpoint URL --model NAME [--api-key-env VAR] --seeds N [--seed-start S]\n' +
+      '       spade-workbench play ENV.py|--selection QUERY --endpoint local [--model NAME|FILE.gguf] --seeds N ...   (the embedded model; default SmolLM2-135M-Instruct)\n' +
       '       [--hint TEXT|--hint-file F] [--compare-hint] [--concurrency K] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M]\n' +
       '       [--thinking] [--stream] [--max-turns N] [--timeout SEC] [--retries N] [--runtime auto|pyodide|cpython] [--data-dir DIR] [--json]\n' +
       '       [--via-job JOB_ID]   (the endpoint as that job\'s SSH host sees it, e.g. http://gpu-node-7:30000/v1; requests go through its SSH connection)',
     load: async () => (await import('./commands/play')).playCommand,
+  },
+  {
+    name: 'design',
+    summary: "Run a small SPADE design round: a designer model writes environments from memory seeds, SPADE's checks and the audit judge each attempt, accepted games get a hint, are played and enter memory with their parents",
+    usage:
+      'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
+      '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
+      '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]',
+    load: async () => (await import('./commands/design')).designCommand,
   },
 ];
 

@@ -377,4 +377,60 @@ export const migrations: Migration[] = [
       CREATE INDEX job_imports_job ON job_imports(job_id);
     `,
   },
+  {
+    version: 13,
+    name: 'design rounds',
+    // A design round keeps everything a model wrote: every attempt's conversation, answer, program,
+    // verdicts and the reason it was rejected, saved as it lands (a crash loses at most the attempt
+    // in flight); a game row says whether one attempt was accepted, which environment it became and
+    // its parents (the seeds it was shown).
+    sql: `
+      CREATE TABLE design_rounds (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed')),
+        error TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE design_games (
+        round_id TEXT NOT NULL REFERENCES design_rounds(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        skill TEXT NOT NULL,
+        accepted INTEGER NOT NULL DEFAULT 0 CHECK (accepted IN (0, 1)),
+        env_id INTEGER REFERENCES environments(id) ON DELETE SET NULL,
+        env_hash TEXT,
+        parents TEXT NOT NULL DEFAULT '[]',
+        hint TEXT,
+        hint_error TEXT,
+        play TEXT,
+        cls TEXT,
+        difficulty_score REAL,
+        PRIMARY KEY (round_id, idx)
+      ) STRICT;
+      CREATE TABLE design_attempts (
+        round_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        code TEXT NOT NULL,
+        code_from TEXT NOT NULL,
+        verdicts TEXT NOT NULL,
+        rejected_because TEXT,
+        seeds TEXT NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        ms REAL NOT NULL,
+        error TEXT,
+        PRIMARY KEY (round_id, idx, n),
+        FOREIGN KEY (round_id, idx) REFERENCES design_games(round_id, idx) ON DELETE CASCADE
+      ) STRICT;
+      CREATE INDEX design_games_env ON design_games(env_id);
+    `,
+  },
 ];

@@ -7,6 +7,8 @@
 import type { OpenAiToolCall } from '../episodes/extract';
 import { errorMessage } from '../api/errors';
 import { directFetch } from './httpFetch';
+import { localFetch } from './localEngine';
+import { isLocalEndpoint } from './localModel';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -16,7 +18,7 @@ export interface ChatMessage {
 }
 
 export interface EndpointConfig {
-  /** e.g. http://127.0.0.1:30000/v1 (a trailing /chat/completions is accepted too). */
+  /** e.g. http://127.0.0.1:30000/v1 (a trailing /chat/completions is accepted too), or `local`: the embedded GGUF model named by `model`. */
   baseUrl: string;
   model: string;
   apiKey?: string | null;
@@ -131,7 +133,8 @@ export class ChatClient {
     private readonly deps: ClientDeps = {},
   ) {
     this.gate = new Gate(Math.max(1, cfg.concurrency));
-    this.fetch = deps.fetch ?? directFetch(this.gate.size);
+    // "local" is the embedded model: the same requests, answered in this process (core/models/localEngine.ts).
+    this.fetch = deps.fetch ?? (isLocalEndpoint(cfg.baseUrl) ? localFetch(cfg.model) : directFetch(this.gate.size));
     this.sleep = deps.sleep ?? defaultSleep;
   }
 

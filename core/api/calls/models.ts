@@ -15,7 +15,8 @@ const runId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -
 
 export const endpointSchema = z
   .object({
-    baseUrl: z.string().url().regex(/^https?:\/\//, 'an http(s) URL'),
+    /** An OpenAI-compatible server's URL, or `local`: the embedded GGUF model that `model` names (core/models/localEngine.ts). */
+    baseUrl: z.union([z.literal('local'), z.string().url('The endpoint is an http(s) URL, or local for the embedded model').regex(/^https?:\/\//, 'The endpoint is an http(s) URL, or local for the embedded model')]),
     model: z.string().min(1).max(300),
     /** Name of a secret held by the session's secret store (jobs.setSecret): sealed on the desktop, in memory on the web. */
     apiKeySecret: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).max(100).nullable().default(null),

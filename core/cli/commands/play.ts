@@ -12,6 +12,8 @@ import type { EpisodeService } from '../../episodes/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
 import type { Transcript } from '../../models/agent';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
+import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
+import { LocalEngine } from '../../models/localEngine';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -55,9 +57,11 @@ export const playCommand: Command = {
       },
       strict: true,
     });
-    if (!values.endpoint) throw new UsageError('--endpoint URL is required (an OpenAI-compatible server, e.g. http://127.0.0.1:30000/v1)');
-    if (!values.model) throw new UsageError('--model NAME is required');
-    if (!/^https?:\/\//.test(values.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL, got ${values.endpoint}`);
+    if (!values.endpoint) throw new UsageError('--endpoint URL is required (an OpenAI-compatible server, e.g. http://127.0.0.1:30000/v1, or local for the embedded model)');
+    const local = isLocalEndpoint(values.endpoint);
+    if (!values.model && !local) throw new UsageError('--model NAME is required');
+    if (!local && !/^https?:\/\//.test(values.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL or local, got ${values.endpoint}`);
+    if (local && values['via-job'] !== undefined) throw new UsageError('--via-job reaches a server through a job; the local model runs here');
     if ((positionals.length === 1) === (values.selection !== undefined)) throw new UsageError('Give one ENV.py, or --selection QUERY');
     if (values.hint !== undefined && values['hint-file'] !== undefined) throw new UsageError('Give --hint or --hint-file, not both');
     if (values.selection !== undefined && (values.hint !== undefined || values['hint-file'] !== undefined)) throw new UsageError('--hint and --hint-file are for one ENV.py; a selection plays each environment with its own hint');
@@ -75,7 +79,7 @@ export const playCommand: Command = {
     }
     const cfg: EndpointConfig = {
       baseUrl: values.endpoint,
-      model: values.model,
+      model: values.model ?? DEFAULT_LOCAL_MODEL.name,
       apiKey,
       temperature: num(values.temperature, '--temperature', SPADE_SAMPLING.temperature, (n) => n >= 0 && n <= 5),
       topP: num(values['top-p'], '--top-p', SPADE_SAMPLING.topP, (n) => n > 0 && n <= 1),
@@ -221,6 +225,7 @@ export const playCommand: Command = {
     } finally {
       await service?.closeAll();
       await rt.shutdown();
+      await LocalEngine.closeAll();
       db?.close();
       ssh?.close();
     }

@@ -171,6 +171,14 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
         <label>
           endpoint <input value={ep.baseUrl} onChange={(e) => set({ baseUrl: e.target.value })} style={{ width: 240 }} data-testid="llm-url" />
         </label>
+        <button
+          type="button"
+          title="The embedded model: SmolLM2-135M-Instruct (GGUF) run on this machine's CPU, no server needed. Set the endpoint to local and the model to a name in the models folder or a .gguf path."
+          onClick={() => set({ baseUrl: 'local', model: ep.baseUrl === 'local' && ep.model ? ep.model : 'SmolLM2-135M-Instruct', via: null })}
+          data-testid="llm-local"
+        >
+          local model
+        </button>
         <label title="Send the requests through a job's SSH connection: the endpoint is then the server as the job's SSH host sees it (e.g. http://gpu-node-7:30000/v1)">
           through{' '}
           <select value={ep.via?.jobId ?? ''} onChange={(e) => set({ via: e.target.value ? { jobId: e.target.value } : null })} data-testid="llm-via">

@@ -1,0 +1,196 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { CliIO, Command } from '../command';
+import { UsageError } from '../command';
+import { commandInfo } from '../catalog';
+import { openDataDir } from '../../memory/cliDb';
+import { getVersion, matchingIds } from '../../memory/repository';
+import { memoryCatalog } from '../../episodes/catalog';
+import { EpisodeService } from '../../episodes/service';
+import { EpisodeStore } from '../../episodes/store';
+import { RuntimeService } from '../../runtime/service';
+import { AuditPool } from '../../audit/pool';
+import { ChatClient, type EndpointConfig } from '../../models/client';
+import { modelPlayer } from '../../models/agent';
+import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
+import { LocalEngine } from '../../models/localEngine';
+import { ALL_SKILLS } from '../../api/skills';
+import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
+import { runRound, writeSpadeLayout } from '../../design/round';
+import type { PlayOutcome } from '../../design/attempt';
+
+/** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
+function defaultTemplate(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const p of [join(here, '..', '..', 'resources', 'design', 'designer.txt'), join(here, '..', '..', '..', 'resources', 'design', 'designer.txt')]) {
+    if (existsSync(p)) return readFileSync(p, 'utf8');
+  }
+  throw new UsageError('The designer template resources/design/designer.txt is missing (give --template FILE)');
+}
+
+function endpoint(url: string, model: string | undefined, maxTokens: number, temperature: number, timeoutSec: number): EndpointConfig {
+  const local = isLocalEndpoint(url);
+  if (!local && !/^https?:\/\//.test(url)) throw new UsageError(`An endpoint is an http(s) URL or local, got ${url}`);
+  if (!local && !model) throw new UsageError(`Name the model served at ${url} (--designer-model / --agent-model)`);
+  return { baseUrl: url, model: model ?? DEFAULT_LOCAL_MODEL.name, apiKey: null, temperature, topP: 0.95, topK: 20, maxTokens, thinking: null, turnTimeoutMs: timeoutSec * 1000, retries: 2, concurrency: 1, stream: false };
+}
+
+const int = (v: string | undefined, name: string, dflt: number, min: number, max: number): number => {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${v}`);
+  return n;
+};
+
+export const designCommand: Command = {
+  ...commandInfo('design'),
+  async run(argv, io: CliIO) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      // `--skills "A" "B"`: the words after --skills that are not options are more skills.
+      allowPositionals: true,
+      options: {
+        skills: { type: 'string', multiple: true },
+        count: { type: 'string' },
+        difficulty: { type: 'string' },
+        designer: { type: 'string' },
+        'designer-model': { type: 'string' },
+        agent: { type: 'string' },
+        'agent-model': { type: 'string' },
+        attempts: { type: 'string' },
+        'seeds-from': { type: 'string' },
+        pin: { type: 'string', multiple: true },
+        ban: { type: 'string', multiple: true },
+        template: { type: 'string' },
+        feedback: { type: 'string' },
+        'play-seeds': { type: 'string' },
+        'max-turns': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        'agent-max-tokens': { type: 'string' },
+        seed: { type: 'string' },
+        out: { type: 'string' },
+        'data-dir': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    if (positionals.length && !values.skills) throw new UsageError(`Unexpected argument ${positionals[0]}: skills follow --skills`);
+    const skills = [...(values.skills ?? []), ...positionals].flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+    if (!skills.length) throw new UsageError('--skills "A" ["B" ...] is required');
+    for (const s of skills) if (!ALL_SKILLS.includes(s)) throw new UsageError(`Unknown skill ${s}; SPADE's skills are: ${ALL_SKILLS.join(', ')}`);
+    const difficulty = (values.difficulty ?? 'medium') as Difficulty;
+    if (!DIFFICULTIES.includes(difficulty)) throw new UsageError(`--difficulty is one of ${DIFFICULTIES.join(', ')}`);
+    const feedback = values.feedback ?? 'repair';
+    if (feedback !== 'repair' && feedback !== 'spade') throw new UsageError('--feedback is repair (the reason goes back to the designer) or spade (a fresh prompt, as SPADE re-samples)');
+    const count = int(values.count, '--count', 2, 1, 1000);
+    const attempts = int(values.attempts, '--attempts', 3, 1, 50);
+    const maxTurns = int(values['max-turns'], '--max-turns', 12, 1, 1000);
+    const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
+    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600);
+    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600);
+    const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
+    const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
+
+    if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
+    const { db, dataDir } = openDataDir(values['data-dir']);
+    const pool = new AuditPool({ workers: 1, envTimeoutSec: 120 });
+    const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
+    const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
+    const ac = new AbortController();
+    const onSigint = () => ac.abort();
+    process.once('SIGINT', onSigint);
+    try {
+      const memoryIds = values['seeds-from'] !== undefined ? matchingIds(db, { query: values['seeds-from'] }).ids : null;
+      const agent = new ChatClient(agentCfg);
+      const play = async (hash: string, hint: string | null): Promise<PlayOutcome> => {
+        const r = await episodes.regretMany({
+          hashes: [hash],
+          seeds: playSeeds,
+          seedStart: 0,
+          hintFor: () => hint,
+          maxTurns,
+          concurrency: 1,
+          arms: hint === null ? ['nohint'] : ['hint', 'nohint'],
+          player: modelPlayer(agent, { thinking: false, policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
+        });
+        const ok = r.episodes.filter((e) => e.endedBy !== 'error');
+        const noHint = ok.filter((e) => !e.hint);
+        const hinted = ok.filter((e) => e.hint);
+        const share = (xs: typeof ok) => (xs.length ? xs.filter((e) => e.ret > 0).length / xs.length : 0);
+        const e = r.envs[0]!;
+        return { rHint: e.rHint, rNoHint: e.rNoHint, regret: e.regret, winRate: share(noHint), hintedWinRate: share(hinted), episodes: r.episodes.length, failed: r.episodes.length - ok.length };
+      };
+      const round = await runRound(
+        {
+          skills,
+          count,
+          difficulty,
+          maxTurns,
+          template,
+          attempts,
+          feedback,
+          gate: 'fail',
+          seed: int(values.seed, '--seed', Date.now() % 100_000, 0, 2 ** 31),
+          pins: ids(values.pin, '--pin'),
+          bans: ids(values.ban, '--ban'),
+          memoryIds,
+          designerModel: designerCfg.model,
+        },
+        { db, designer: new ChatClient(designerCfg), check: (code) => pool.audit(code, { maxTurns }), ...(playSeeds > 0 ? { play } : {}) },
+        (p) => {
+          if (!values.json) io.err(`game ${p.game}/${p.games} (${p.skill}): attempt ${p.attempt} of ${p.of}, ${p.stage}${p.tokensPerSec ? `, ${p.tokensPerSec.toFixed(1)} tokens/s` : ''}`);
+        },
+        ac.signal,
+      );
+      const written = values.out !== undefined ? writeSpadeLayout(values.out, round, (h) => getVersion(db, h)?.source ?? null) : [];
+      if (values.json) {
+        io.out(
+          JSON.stringify(
+            {
+              round: round.id,
+              seq: round.seq,
+              status: round.status,
+              error: round.error,
+              data_dir: dataDir,
+              designer: { endpoint: designerCfg.baseUrl, model: designerCfg.model },
+              agent: { endpoint: agentCfg.baseUrl, model: agentCfg.model },
+              out: values.out ?? null,
+              games: round.games.map((g) => ({
+                skill: g.skill,
+                accepted: g.accepted,
+                env_id: g.env_id,
+                parents: g.parents,
+                hint: g.hint,
+                regret: g.regret,
+                win_rate: g.win_rate,
+                class: g.class,
+                difficulty_score: g.difficulty_score,
+                play_error: g.play_error,
+                attempts: g.attempts.map((a) => ({ prompt: a.prompt, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
+              })),
+            },
+            null,
+            2,
+          ),
+        );
+      } else {
+        for (const g of round.games) {
+          const last = g.attempts.at(-1);
+          io.out(
+            `game ${g.idx + 1} ${g.skill}: ${g.accepted ? `accepted (environment ${g.env_id}, parents ${g.parents.join(', ') || 'none'})` : `rejected after ${g.attempts.length} attempts: ${last?.rejected_because ?? 'no attempt'}`}${g.regret !== null ? `, regret ${g.regret.toFixed(3)}, win rate ${g.win_rate!.toFixed(2)}, ${g.class}` : ''}`,
+          );
+        }
+        io.out(`round ${round.id} ${round.status}${round.error ? `: ${round.error}` : ''}${written.length ? `; ${written.length} games written under ${values.out}` : ''}`);
+      }
+      return round.status === 'failed' ? 1 : 0;
+    } finally {
+      process.off('SIGINT', onSigint);
+      await pool.close();
+      await rt.shutdown();
+      await LocalEngine.closeAll();
+      db.close();
+    }
+  },
+};

@@ -1,0 +1,176 @@
+/**
+ * Design rounds in SQLite (migration "design rounds"): the round, each game, each attempt as it
+ * lands. `roundView` reads one back in the shape the CLI prints and the UI shows.
+ */
+import type { Db } from '../memory/db';
+import type { AttemptRecord, GameRecord } from './attempt';
+import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
+
+export type RoundStatus = 'running' | 'done' | 'cancelled' | 'failed';
+
+export function createRound(db: Db, id: string, config: Record<string, unknown>): number {
+  const now = new Date().toISOString();
+  const seq = ((db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM design_rounds').get() as { s: number }).s ?? 0) + 1;
+  db.prepare("INSERT INTO design_rounds (id, seq, config, status, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?)").run(id, seq, JSON.stringify(config), now, now);
+  return seq;
+}
+
+export function startGame(db: Db, roundId: string, idx: number, skill: string): void {
+  db.prepare('INSERT INTO design_games (round_id, idx, skill) VALUES (?, ?, ?)').run(roundId, idx, skill);
+}
+
+export function saveAttempt(db: Db, roundId: string, idx: number, model: string, a: AttemptRecord): void {
+  db.prepare(
+    `INSERT INTO design_attempts (round_id, idx, n, model, prompt, messages, answer, code, code_from, verdicts, rejected_because, seeds, prompt_tokens, completion_tokens, ms, error)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(roundId, idx, a.n, model, a.prompt, JSON.stringify(a.messages), a.answer, a.code, a.codeFrom, JSON.stringify(a.verdicts), a.rejectedBecause, JSON.stringify(a.seeds), a.tokens.prompt, a.tokens.completion, a.ms, a.error);
+}
+
+export function finishGame(db: Db, roundId: string, idx: number, g: GameRecord, env: { id: number; hash: string } | null): void {
+  db.prepare('UPDATE design_games SET accepted = ?, env_id = ?, env_hash = ?, parents = ?, hint = ?, hint_error = ?, play = ?, cls = ?, difficulty_score = ? WHERE round_id = ? AND idx = ?').run(
+    g.accepted ? 1 : 0,
+    env?.id ?? null,
+    env?.hash ?? null,
+    JSON.stringify(g.parents),
+    g.hint,
+    g.hintError,
+    g.play ? JSON.stringify(g.play) : g.playError ? JSON.stringify({ error: g.playError }) : null,
+    g.cls,
+    g.difficultyScore,
+    roundId,
+    idx,
+  );
+}
+
+export function finishRound(db: Db, id: string, status: RoundStatus, error: string | null = null): void {
+  const now = new Date().toISOString();
+  db.prepare('UPDATE design_rounds SET status = ?, error = ?, ended_at = ?, updated_at = ? WHERE id = ?').run(status, error, now, now, id);
+}
+
+/** A round that was running when the process stopped is not running any more: say so. */
+export function markInterrupted(db: Db): number {
+  const now = new Date().toISOString();
+  return db.prepare("UPDATE design_rounds SET status = 'failed', error = 'the workbench stopped during the round', ended_at = ?, updated_at = ? WHERE status = 'running'").run(now, now).changes;
+}
+
+export interface RoundView {
+  id: string;
+  seq: number;
+  status: RoundStatus;
+  error: string | null;
+  config: Record<string, unknown>;
+  startedAt: string;
+  endedAt: string | null;
+  games: {
+    idx: number;
+    skill: string;
+    accepted: boolean;
+    env_id: number | null;
+    env_hash: string | null;
+    parents: number[];
+    hint: string | null;
+    hint_error: string | null;
+    play_error: string | null;
+    regret: number | null;
+    win_rate: number | null;
+    r_hint: number | null;
+    r_no_hint: number | null;
+    class: string | null;
+    difficulty_score: number | null;
+    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: unknown[]; rejected_because: string | null; seeds: unknown; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
+  }[];
+}
+
+export function roundView(db: Db, id: string): RoundView | null {
+  const r = db.prepare('SELECT * FROM design_rounds WHERE id = ?').get(id) as
+    | { id: string; seq: number; config: string; status: RoundStatus; error: string | null; started_at: string; ended_at: string | null }
+    | undefined;
+  if (!r) return null;
+  const games = db.prepare('SELECT * FROM design_games WHERE round_id = ? ORDER BY idx').all(id) as {
+    idx: number;
+    skill: string;
+    accepted: number;
+    env_id: number | null;
+    env_hash: string | null;
+    parents: string;
+    hint: string | null;
+    hint_error: string | null;
+    play: string | null;
+    cls: string | null;
+    difficulty_score: number | null;
+  }[];
+  const attempts = db.prepare('SELECT * FROM design_attempts WHERE round_id = ? AND idx = ? ORDER BY n');
+  return {
+    id: r.id,
+    seq: r.seq,
+    status: r.status,
+    error: r.error,
+    config: JSON.parse(r.config) as Record<string, unknown>,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    games: games.map((g) => {
+      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string }) : null;
+      const play = stored && stored.error === undefined ? stored : null;
+      return {
+        idx: g.idx,
+        skill: g.skill,
+        accepted: g.accepted === 1,
+        env_id: g.env_id,
+        env_hash: g.env_hash,
+        parents: JSON.parse(g.parents) as number[],
+        hint: g.hint,
+        hint_error: g.hint_error,
+        play_error: stored?.error ?? null,
+        regret: play?.regret ?? null,
+        win_rate: play?.winRate ?? null,
+        r_hint: play?.rHint ?? null,
+        r_no_hint: play?.rNoHint ?? null,
+        class: g.cls,
+        difficulty_score: g.difficulty_score,
+        attempts: (
+          attempts.all(id, g.idx) as {
+            n: number;
+            model: string;
+            prompt: string;
+            answer: string;
+            code: string;
+            verdicts: string;
+            rejected_because: string | null;
+            seeds: string;
+            prompt_tokens: number | null;
+            completion_tokens: number | null;
+            ms: number;
+            error: string | null;
+          }[]
+        ).map((a) => ({
+          n: a.n,
+          model: a.model,
+          prompt: a.prompt,
+          answer: a.answer,
+          code: a.code,
+          verdicts: JSON.parse(a.verdicts) as unknown[],
+          rejected_because: a.rejected_because,
+          seeds: JSON.parse(a.seeds) as unknown,
+          tokens: { prompt: a.prompt_tokens, completion: a.completion_tokens },
+          ms: a.ms,
+          error: a.error,
+        })),
+      };
+    }),
+  };
+}
+
+/** What the designer may be shown: every environment in memory (or the named ones) with the numbers it has. */
+export function memoryRecords(db: Db, ids?: number[] | null): MemoryRecord[] {
+  const rows = db
+    .prepare(
+      `SELECT e.id, e.name, e.file_stem, e.skill, e.win_rate, e.regret, substr(v.source, 1, ${SNIPPET_CHARS}) AS snippet
+       FROM environments e JOIN versions v ON v.hash = e.head_hash WHERE e.rejected = 0 ORDER BY e.id`,
+    )
+    .all() as { id: number; name: string; file_stem: string | null; skill: string | null; win_rate: number | null; regret: number | null; snippet: string }[];
+  const keep = ids ? new Set(ids) : null;
+  return rows
+    .filter((r) => !keep || keep.has(r.id))
+    .map((r) => ({ envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' }));
+}
+

@@ -1,0 +1,154 @@
+// `spade-workbench design` end to end: a scripted designer and agent (the stand-in server), the real
+// audit (native CPython in bubblewrap), real play (Pyodide), a real SQLite library; the round's
+// SPADE-layout output read back by the importer. Then one attempt by the real embedded model.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../../core/cli/main';
+import type { CliIO } from '../../../core/cli/command';
+import { openDataDir } from '../../../core/memory/cliDb';
+import { roundView } from '../../../core/design/store';
+import { LocalEngine } from '../../../core/models/localEngine';
+import { tempDir } from '../../helpers/tmp';
+import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
+
+const tmp = tempDir('spade-design-cli-');
+afterAll(async () => {
+  await LocalEngine.closeAll();
+  tmp.cleanup();
+});
+let server: StandIn | null = null;
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIO = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) };
+  const code = await main(['design', ...args], io);
+  return { code, out, err };
+}
+
+// The secret is 7 in every episode; the agent (stand-in) says 7 only when it sees the hint.
+const GAME = (name: string) => `import random
+class ${name}:
+    def __init__(self, max_turns=4):
+        self.max_turns = max_turns
+        self.t = 0
+        self.secret = 7
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.t = 0
+        self.noise = random.randint(1000, 9999)
+        return f"Round {self.noise}: guess my number from 1 to 500 as \\\\boxed{{n}}.", {}
+    def step(self, action):
+        self.t += 1
+        if action == "\\\\boxed{7}":
+            return "Correct!", 1.0, True, False, {}
+        return "No.", 0.0, False, self.t >= self.max_turns, {}
+    def solution(self):
+        return "7"
+`;
+
+type Msg = { role: string; content: string };
+const msgs = (b: Record<string, unknown>) => b.messages as Msg[];
+
+describe('spade-workbench design', () => {
+  it('runs a round of two games, stores every attempt, prints the JSON, and writes SPADE layout the importer reads back', async () => {
+    let designs = 0;
+    server = await startStandIn((b) => {
+      const m = msgs(b);
+      if (m[0]!.role === 'system' && m[0]!.content.includes('short hint')) return { content: 'The number is lucky; answer as \\boxed{n}.' };
+      if (String(b.model) === 'designer') {
+        designs++;
+        // Game 1: broken first, fixed on the second attempt. Game 2: right at once.
+        if (designs === 1) return { content: 'I forgot the code.' };
+        return { content: `\`\`\`python\n${GAME(designs === 2 ? 'LuckyEnv' : 'SevenEnv')}\`\`\`` };
+      }
+      const first = m.find((x) => x.role === 'user')!.content;
+      return { content: first.includes('HINT: ') ? '\\boxed{7}' : '\\boxed{3}' };
+    });
+    const data = join(tmp.dir, 'data');
+    const out = join(tmp.dir, 'out');
+    const r = await run(['--skills', 'Logical Deduction', 'Optimization', '--count', '2', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--attempts', '2', '--play-seeds', '2', '--max-turns', '4', '--seed', '5', '--out', out, '--data-dir', data, '--json']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.out) as {
+      round: string;
+      status: string;
+      games: { skill: string; accepted: boolean; env_id: number | null; parents: number[]; hint: string | null; regret: number | null; win_rate: number | null; class: string | null; attempts: { prompt: string; answer: string; verdicts: { id: string; status: string }[]; rejected_because: string | null }[] }[];
+    };
+    expect(j.status).toBe('done');
+    expect(j.games.map((g) => g.skill)).toEqual(['Logical Deduction', 'Optimization']);
+    expect(j.games.map((g) => g.accepted)).toEqual([true, true]);
+    expect(j.games[0]!.attempts).toHaveLength(2);
+    expect(j.games[0]!.attempts[0]!.rejected_because).toMatch(/^spade\./);
+    expect(j.games[0]!.attempts[0]!.answer).toBe('I forgot the code.');
+    expect(j.games[0]!.attempts[1]!.rejected_because).toBeNull();
+    expect(j.games[0]!.attempts[1]!.verdicts.some((v) => v.id === 'too-easy' && v.status === 'pass')).toBe(true);
+    expect(j.games[1]!.attempts).toHaveLength(1);
+    // Hinted play wins every time, unhinted never: regret 1, win rate 0, unsolvable for this agent.
+    for (const g of j.games) {
+      expect(g.hint).toBe('The number is lucky; answer as \\boxed{n}.');
+      expect(g.regret).toBe(1);
+      expect(g.win_rate).toBe(0);
+      expect(g.class).toBe('unsolvable');
+    }
+
+    // Stored: the round, its attempts, and the games as environments with their lineage.
+    const { db } = openDataDir(data);
+    try {
+      const view = roundView(db, j.round)!;
+      expect(view.games.flatMap((g) => g.attempts)).toHaveLength(3);
+      const env = db.prepare('SELECT name, skill, meta, source_run FROM environments WHERE id = ?').get(j.games[1]!.env_id) as { name: string; skill: string; meta: string; source_run: string };
+      expect(env.name).toBe('SevenEnv');
+      expect(env.skill).toBe('Optimization');
+      expect(JSON.parse(env.meta)).toMatchObject({ design: { round: j.round, game: 1, attempt: 1 } });
+    } finally {
+      db.close();
+    }
+
+    // SPADE's layout: the games with SPADE's header, the cache step with hints, env_memory.json with numbers.
+    const games = readdirSync(join(out, 'spade_games')).sort();
+    expect(games).toEqual(['game_00001_000_logical_deduction.py', 'game_00001_001_optimization.py']);
+    expect(readFileSync(join(out, 'spade_games', games[0]!), 'utf8').startsWith('"""SPADE self-play generated game"""\n\nimport random\nclass LuckyEnv')).toBe(true);
+    expect(existsSync(join(out, 'spade_games_cache', 'step_00001', 'game_00001_001_optimization_hint.txt'))).toBe(true);
+    const memory = JSON.parse(readFileSync(join(out, 'spade_games_cache', 'env_memory.json'), 'utf8')) as { skill: string; actor_win_rate: number; regret: number; rollout_id: number }[];
+    expect(memory.map((m) => [m.skill, m.actor_win_rate, m.regret, m.rollout_id])).toEqual([
+      ['Logical Deduction', 0, 1, 1],
+      ['Optimization', 0, 1, 1],
+    ]);
+    // The importer reads the round's output as it reads a training run's.
+    let iout = '';
+    const code = await main(['import', out, '--data-dir', join(tmp.dir, 'other'), '--json'], { out: (t) => (iout += t), err: () => {} });
+    expect(code).toBe(0);
+    expect(JSON.parse(iout)).toMatchObject({ imported: 2 });
+  }, 300_000);
+
+  it('refuses an unknown skill and a bad feedback mode before anything runs', async () => {
+    expect(await run(['--skills', 'Juggling', '--data-dir', join(tmp.dir, 'x')]).catch((e: unknown) => e)).toBeTruthy();
+    const a = await run(['--skills', 'Juggling', '--data-dir', join(tmp.dir, 'x')]);
+    expect(a.code).not.toBe(0);
+    expect(a.err).toMatch(/Unknown skill Juggling/);
+    const b = await run(['--skills', 'Optimization', '--feedback', 'maybe', '--data-dir', join(tmp.dir, 'x')]);
+    expect(b.err).toMatch(/--feedback is repair/);
+  });
+
+  it('makes one real attempt with the embedded model (SmolLM2): tokens produced, attempt stored, verdict given', async () => {
+    const data = join(tmp.dir, 'local');
+    const r = await run(['--skills', 'Pattern Recognition', '--count', '1', '--attempts', '1', '--designer', 'local', '--agent', 'local', '--max-tokens', '160', '--play-seeds', '1', '--max-turns', '2', '--agent-max-tokens', '24', '--seed', '1', '--data-dir', data, '--json']);
+    expect(r.err).toBe('');
+    const j = JSON.parse(r.out) as { status: string; designer: { model: string }; games: { accepted: boolean; attempts: { answer: string; tokens: { completion: number | null }; verdicts: unknown[]; rejected_because: string | null }[] }[] };
+    expect(j.status).toBe('done');
+    expect(j.designer.model).toBe('SmolLM2-135M-Instruct');
+    const a = j.games[0]!.attempts[0]!;
+    expect(a.tokens.completion).toBeGreaterThan(0);
+    expect(a.answer.length).toBeGreaterThan(0);
+    expect(a.verdicts.length).toBeGreaterThan(0);
+    // Whatever it wrote was judged: accepted, or rejected with a reason.
+    expect(j.games[0]!.accepted || a.rejected_because !== null).toBe(true);
+  }, 600_000);
+});
