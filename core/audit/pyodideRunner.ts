@@ -29,10 +29,10 @@ export class PyodideAuditRunner {
       r = await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs);
     }
     const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
-    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options);
+    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options, 'pyodide');
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.syntax';
     const timedOut = r.error.kind === 'timeout';
-    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options);
+    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options, 'pyodide');
   }
 }
 

@@ -87,6 +87,9 @@ interface StepRow {
 
 export type EpisodeMeta = Omit<EpisodeSummary, 'live' | 'cursor'>;
 
+/** Meta keys that say how an episode was made, which its forks keep. */
+const FORK_KEEPS = ['mode', 'toolUse', 'hasSolution', 'effectiveMaxTurns', 'resetReference'] as const;
+
 function toMeta(r: EpisodeRow): EpisodeMeta {
   return {
     id: r.id,
@@ -328,7 +331,10 @@ export class EpisodeStore {
     const m = this.meta(episodeId);
     if (!m) throw new Error(`no episode ${episodeId}`);
     return this.db.transaction(() => {
-      const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { forkedAt: idx } });
+      // A fork is made the way its parent was (mode, tool use, the reset it is compared with): a
+      // re-execution in another mode would not reproduce the steps it shares with its parent.
+      const made = Object.fromEntries(FORK_KEEPS.filter((k) => m.meta[k] !== undefined).map((k) => [k, m.meta[k]]));
+      const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { ...made, forkedAt: idx } });
       this.db
         .prepare(
           `INSERT INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types, spade)

@@ -91,6 +91,7 @@ export const samples: Sample[] = [
   { call: 'models.turn', input: { id: 1, endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
   { call: 'models.play', input: { hashes: ['0000000000000000000000000000000000000000000000000000000000000000'], endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'audit.replay', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', checkId: 'reset-leak' } },
   { call: 'memory.setStats', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', regret: 0.5, rHint: 0.75, rNoHint: 0.25 } },
   { call: 'memory.snippets', input: { query: 'reset', ids: [1] } },
   { call: 'memory.jobImports', input: { jobId: 'no-such-job' } },

@@ -13,6 +13,7 @@ const hash = hashSchema;
 const seed = z.number().int().min(0).max(2 ** 31 - 1);
 const runtime = runtimeKindSchema;
 const action = z.string().max(100_000);
+export const playModeSchema = z.enum(['spade', 'fresh', 'deterministic']);
 
 export const harnessErrorViewSchema = z.object({
   kind: z.string(),
@@ -195,6 +196,8 @@ export const episodesCalls = {
         label: z.string().max(200).default(''),
         /** A reset (of another episode) that this one's resets with the same seed are compared with: a fresh instance's, for leaks. */
         resetReference: z.object({ episodeId: id, idx: z.number().int().min(0) }).strict().optional(),
+        /** How the instance is made and seeded: SPADE's load (default), a fresh instance as the audit makes, or the workbench's deterministic mode. */
+        mode: playModeSchema.optional(),
       })
       .strict(),
     output: episodeWithSteps,
