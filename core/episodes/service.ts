@@ -19,7 +19,7 @@ import { regretJobs, runJobs, summarize, type Player, type RunControl } from './
 import { planOf, playPlan } from './rollout';
 import { EnvSession, modeOf } from './session';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
-import { toViews, type EpisodeMeta, type StepRecord } from './store';
+import { toViews, type EpisodeFilter, type EpisodeMeta, type StepRecord } from './store';
 import { evaluate, parseCondition } from './until';
 
 export type { EpisodeDeps, RuntimeKind } from './context';
@@ -85,9 +85,9 @@ export class EpisodeService {
     return this.ctx.meta(id);
   }
 
-  list(opts: { envHash?: string | undefined; origin?: EpisodeMeta['origin'] | undefined; limit: number; offset: number }) {
+  list(opts: EpisodeFilter & { limit: number; offset: number }) {
     const r = this.d.store.list(opts);
-    return { total: r.total, rows: r.rows.map((m) => this.summary(m)) };
+    return { total: r.total, rows: r.rows.map((m) => this.summary(m)), facets: this.d.store.facets() };
   }
 
   get(id: number): { episode: EpisodeSummary; steps: StepView[] } {

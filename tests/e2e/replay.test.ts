@@ -2,10 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import type { Services } from '../../core/services/services';
+import type { StepRecord } from '../../core/episodes/store';
 
 // Issue 31 in Chromium against the web host, with the real Pyodide audit and real SQLite: the
 // leak's evidence and its replay say the same episode (seed, actions, the second reset, runtime,
-// mode); closing the replay's tab leaves no runtime session open.
+// mode); closing the replay's tab leaves no runtime session open; 351 recorded episodes filtered.
 let ctx: E2EContext | null = null;
 afterEach(async () => {
   await ctx?.close();
@@ -91,4 +92,52 @@ describe('audit evidence, its replay and the recorded list in Chromium', () => {
     expect(s.episodes.get(id).episode.live).toBe(false);
     expect(ctx.errors).toEqual([]);
   }, 600_000);
+
+  it('filters 351 recorded episodes by environment, policy, hint, outcome and date', async () => {
+    ctx = await openWorkbench();
+    const { page } = ctx;
+    const s = ctx.app.services;
+    const store = s.episodes.ctx.d.store;
+    const envs = ['GuessNumberEnv', 'GridWalkEnv', 'MentalArithmeticEnv'];
+    const policies = [{ kind: 'interactive' }, { kind: 'script', count: 3 }, { kind: 'solution' }, { kind: 'llm', model: 'm' }];
+    const reset: StepRecord = { idx: 0, kind: 'reset', action: null, rawAction: null, seed: 0, observation: 'go', reward: null, terminated: false, truncated: false, info: {}, error: null, state: null, types: null };
+    let wonScriptNoHint = 0;
+    for (let i = 0; i < 351; i++) {
+      const hint = i % 2 === 0;
+      const won = i % 5 === 0;
+      const env = envs[i % 3]!;
+      const policy = policies[i % 4]!;
+      if (env === 'MentalArithmeticEnv' && policy.kind === 'script' && !hint && won && i % 30 >= 2) wonScriptNoHint++;
+      const day = `2026-11-${String(1 + (i % 30)).padStart(2, '0')}`;
+      const id = store.create({ envHash: `${i % 3}`.repeat(64), envName: env, className: env, seed: i, hintEnabled: hint, hintText: hint ? 'h' : null, maxTurns: 30, runtime: 'pyodide', origin: 'played', policy }, `${day}T12:00:00.000Z`);
+      const spade = { observation: 'x', reward: won ? 1 : 0, terminated: true, truncated: false, info: {} };
+      store.appendSteps(id, [reset, { ...reset, idx: 1, kind: 'step', action: '\\boxed{1}', seed: null, reward: spade.reward, terminated: true, spade }]);
+    }
+    await page.getByRole('button', { name: 'Episodes', exact: true }).click();
+    const panel = page.getByTestId('episodes-panel');
+    await page.waitForFunction(() => document.querySelector('[data-testid=ep-count]')?.textContent === '(200 of 351)');
+    await shots(page, '03-episodes-all');
+
+    await panel.getByTestId('ep-filter-env').selectOption('MentalArithmeticEnv');
+    await panel.getByTestId('ep-filter-policy').selectOption('script');
+    await panel.getByTestId('ep-filter-hint').selectOption('off');
+    await panel.getByTestId('ep-filter-outcome').selectOption('won');
+    await panel.getByTestId('ep-filter-since').fill('2026-11-03');
+    await page.waitForFunction((k) => document.querySelector('[data-testid=ep-count]')?.textContent === `(${k})`, wonScriptNoHint);
+    expect(wonScriptNoHint).toBeGreaterThan(0);
+    const rows = panel.getByTestId('ep-item');
+    expect(await rows.count()).toBe(wonScriptNoHint);
+    for (const t of await rows.locator('.ep-name').allTextContents()) expect(t).toContain('MentalArithmeticEnv');
+    await shots(page, '04-episodes-filtered');
+
+    await panel.getByTestId('ep-filter-outcome').selectOption('truncated');
+    await panel.getByTestId('ep-empty').waitFor();
+    expect(await panel.getByTestId('ep-empty').textContent()).toBe('No recorded episode matches these filters.');
+    await panel.getByTestId('ep-filter-clear').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=ep-count]')?.textContent === '(200 of 351)');
+    await panel.getByTestId('ep-more').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=ep-count]')?.textContent === '(351)');
+    expect(await rows.count()).toBe(351);
+    expect(ctx.errors).toEqual([]);
+  }, 300_000);
 });
