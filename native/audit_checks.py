@@ -916,7 +916,7 @@ def _reset_leak(A, solution_actions):
         sites = named.get("sites") or []
         where = f"; {sites[0]['text']} (line {sites[0]['line']}, in {sites[0]['method']}) grows it" if sites else ""
         return A.put(
-            "reset-leak", "fail", f"State leaks across reset: {names}{where}", seed=seed, firstSeed=first_seed, actions=[_cut(a, 200) for a in played],
+            "reset-leak", "fail", f"State leaks across reset: {names}{where}", seed=first_seed, actions=played, resetSeed=seed,
             attributes=differing, expected={k: _cut(ref.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(ref_obs),
             observed={k: _cut(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else _cut(_plainobs(obs)),
             line=sites[0]["line"] if sites else A.line_of("reset"), **{k: v for k, v in named.items() if k != "sites"}, **({"growth": sites} if sites else {}))
@@ -1084,10 +1084,10 @@ def _max_turns(A, env, a):
                 return A.put("max-turns", "skip", f"The never-winning policy {a} won; cannot test truncation", seed=seed, actions=[a])
             n = len(played)
             if n > limit:
-                return A.put("max-turns", "fail", f"Episode ended after {n} turns, past max_turns={limit}", seed=seed, actions=[a], expected=f"<= {limit}", observed=n, line=A.line_of("step"))
+                return A.put("max-turns", "fail", f"Episode ended after {n} turns, past max_turns={limit}", seed=seed, actions=played, expected=f"<= {limit}", observed=n, line=A.line_of("step"))
             how = "truncated" if tr else "terminated (loss)"
             return A.put("max-turns", "pass", f"A never-winning policy ends ({how}) after {n} of {limit} turns", seed=seed, observed=n)
-    A.put("max-turns", "fail", f"A never-winning policy ({a}) never reaches truncation: {len(played)} turns with max_turns={limit}", seed=seed, actions=[a], expected=f"truncated within {limit}", observed=f"still running after {len(played)}", line=A.line_of("step"))
+    A.put("max-turns", "fail", f"A never-winning policy ({a}) never reaches truncation: {len(played)} turns with max_turns={limit}", seed=seed, actions=played, expected=f"truncated within {limit}", observed=f"still running after {len(played)}", line=A.line_of("step"))
 
 
 def check_hint_leak(A, answers_by_seed):

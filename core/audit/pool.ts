@@ -2,6 +2,7 @@ import { cpus } from 'node:os';
 import type { SandboxViolation } from '../runtime/supervisor';
 import { NativeRuntime } from '../runtime/native';
 import { ALL_CHECKS, SANDBOX_CHECK, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
+import { stampEvidence, type AuditRuntimeKind } from './evidence';
 
 /**
  * Whole audits in native CPython, each environment in a process of its own: forked from the
@@ -51,10 +52,11 @@ export function sandboxCheck(violations: readonly SandboxViolation[]): CheckResu
   };
 }
 
-/** Adds the host-side checks to an audit that came back from an interpreter. */
-export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolation[], options: AuditOptions): EnvAudit {
-  if (!checkSelected(SANDBOX_CHECK, options.checks)) return a;
-  return { ...a, checks: [...a.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };
+/** Adds the host-side checks to an audit that came back from an interpreter, and to its evidence where it ran. */
+export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolation[], options: AuditOptions, runtime: AuditRuntimeKind): EnvAudit {
+  const stamped = stampEvidence(a, runtime, options);
+  if (!checkSelected(SANDBOX_CHECK, options.checks)) return stamped;
+  return { ...stamped, checks: [...stamped.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };
 }
 
 /** What a caller of one audit can do while it runs: hear which check starts, and stop it. */
@@ -136,11 +138,11 @@ export class AuditPool {
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl.onPhase);
         if (ctl.signal?.aborted) throw new AuditCancelled();
-        if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options);
+        if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options, 'cpython');
         // The judge outlives a game process that exits or crashes, and says so ('crash').
         if (r.error.restarted || r.error.kind === 'crash') this.restarts++;
         const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
-        return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options);
+        return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options, 'cpython');
       } finally {
         ctl.signal?.removeEventListener('abort', stop);
         s.close();

@@ -33,10 +33,10 @@ export class PyodideAuditRunner {
     for (let retry = 0; !r.ok && r.error.notStarted === true && !ctl.signal?.aborted && retry < 3; retry++) r = await ask();
     if (ctl.signal?.aborted) throw new AuditCancelled();
     const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
-    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options);
+    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options, 'pyodide');
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec';
     const timedOut = r.error.kind === 'timeout';
-    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options);
+    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options, 'pyodide');
   }
 }
 

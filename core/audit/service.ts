@@ -37,7 +37,7 @@ interface Running {
 }
 
 /** The checks that announce themselves as they start (native/audit_checks.py): SPADE's load stages, then the workbench's. */
-const PHASED_SPADE = ['spade.syntax', 'spade.exec', 'spade.instantiate', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'];
+const PHASED_SPADE = ['spade.exec', 'spade.instantiate', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'];
 
 /** How often a single audit says it is alive while one check runs long (a hang, a slow game). */
 const HEARTBEAT_MS = 500;

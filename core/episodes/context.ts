@@ -1,11 +1,12 @@
 /** What every episode module shares: the store, the library, the runtime, settings, events. */
 import { DomainError } from '../errors';
 import type { EnvCatalog, EnvSourceInfo } from './catalog';
-import { EnvSession, type RuntimePort } from './session';
+import { EnvSession, type PlayMode, type RuntimePort } from './session';
 import type { EpisodeMeta, EpisodeStore } from './store';
 
 export type RuntimeKind = 'pyodide' | 'cpython';
 export type RuntimeChoice = RuntimeKind | 'auto';
+export type { PlayMode } from './session';
 
 export interface EpisodeDeps {
   store: EpisodeStore;
@@ -33,7 +34,7 @@ export class EpisodeContext {
   }
 
   /** `background`: loaded ahead of its turn, behind the foreground work of running episodes. */
-  openSession(source: string, maxTurns: number, runtime: RuntimeChoice, background = false): Promise<EnvSession> {
-    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime, background });
+  openSession(source: string, maxTurns: number, runtime: RuntimeChoice, background = false, mode: PlayMode = 'spade'): Promise<EnvSession> {
+    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime, background, mode });
   }
 }

@@ -7,6 +7,7 @@ import type { EpisodeContext, RuntimeChoice } from './context';
 import { planOf, playPlan, type RecordedToolTurn } from './rollout';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
 import { toViews, type EpisodeMeta, type StepRecord } from './store';
+import { modeOf } from './session';
 
 /** Replays read this many recorded steps per interpreter round trip. */
 const REPLAY_BATCH = 256;
@@ -58,7 +59,8 @@ export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { run
   const source = opts.source ?? ctx.env(m.envHash).source;
   const recorded = ctx.d.store.steps(id, true);
   const runtime: RuntimeChoice = opts.runtime ?? (m.runtime === 'cpython' ? 'cpython' : 'pyodide');
-  const session = await ctx.openSession(source, m.maxTurns, runtime);
+  const mode = modeOf(m.meta);
+  const session = await ctx.openSession(source, m.maxTurns, runtime, false, mode);
   let replayed: StepRecord[];
   try {
     // A recording is replayed as it was made: every recorded step, no budget and no early stop
@@ -82,7 +84,7 @@ export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { run
     label: `replay of #${id}`,
     parentId: id,
     policy: { kind: 'replay', of: id },
-    meta: { replayOf: id },
+    meta: { replayOf: id, ...(mode !== 'spade' ? { mode } : {}) },
   });
   ctx.d.store.appendSteps(replayId, replayed);
   ctx.d.store.setDivergence(replayId, divergence?.idx ?? null);

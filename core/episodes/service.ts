@@ -8,7 +8,7 @@
  */
 import { DomainError } from '../errors';
 import type { EpisodeSummary, Policy, ReplayReport, StepDetail, StepView } from '../api/calls/episodes';
-import { EpisodeContext, type EpisodeDeps, type RuntimeChoice, type RuntimeKind } from './context';
+import { EpisodeContext, type EpisodeDeps, type PlayMode, type RuntimeChoice, type RuntimeKind } from './context';
 import { extractAction } from './extract';
 import { injectHint } from './hint';
 import { importTrajectories } from './importer';
@@ -17,9 +17,9 @@ import { actionSourceFor, describePolicy, feedFromSource, scriptedPlayer } from 
 import { replayEpisode } from './replay';
 import { regretJobs, runJobs, summarize, type Player, type RunControl } from './regret';
 import { planOf, playPlan } from './rollout';
-import { EnvSession } from './session';
+import { EnvSession, modeOf } from './session';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
-import { toViews, type EpisodeMeta, type StepRecord } from './store';
+import { toViews, type EpisodeFilter, type EpisodeMeta, type StepRecord } from './store';
 import { evaluate, parseCondition } from './until';
 
 export type { EpisodeDeps, RuntimeKind } from './context';
@@ -33,6 +33,8 @@ interface Live {
   cursor: number;
   snapshots: Map<number, string>;
   runtime: RuntimeKind;
+  /** Re-opened sessions are made the same way, or re-execution would not reproduce the recording. */
+  mode: PlayMode;
 }
 
 type Until = { kind: 'done' } | { kind: 'reward' } | { kind: 'expr'; expr: string } | { kind: 'steps'; count: number };
@@ -83,9 +85,9 @@ export class EpisodeService {
     return this.ctx.meta(id);
   }
 
-  list(opts: { envHash?: string | undefined; origin?: EpisodeMeta['origin'] | undefined; limit: number; offset: number }) {
+  list(opts: EpisodeFilter & { limit: number; offset: number }) {
     const r = this.d.store.list(opts);
-    return { total: r.total, rows: r.rows.map((m) => this.summary(m)) };
+    return { total: r.total, rows: r.rows.map((m) => this.summary(m)), facets: this.d.store.facets() };
   }
 
   get(id: number): { episode: EpisodeSummary; steps: StepView[] } {
@@ -137,8 +139,8 @@ export class EpisodeService {
     return this.ctx.env(hash);
   }
 
-  private async openSession(source: string, maxTurns: number, runtime: RuntimeChoice): Promise<EnvSession> {
-    return this.ctx.openSession(source, maxTurns, runtime);
+  private async openSession(source: string, maxTurns: number, runtime: RuntimeChoice, mode: PlayMode): Promise<EnvSession> {
+    return this.ctx.openSession(source, maxTurns, runtime, false, mode);
   }
 
   async open(input: {
@@ -150,14 +152,16 @@ export class EpisodeService {
     runtime?: RuntimeChoice | undefined;
     label: string;
     resetReference?: { episodeId: number; idx: number } | undefined;
+    mode?: PlayMode | undefined;
   }) {
     const env = this.env(input.hash);
+    const mode: PlayMode = input.mode ?? 'spade';
     const defaults = this.d.defaults();
     const runtime: RuntimeChoice = input.runtime ?? 'auto';
     const maxTurns = input.maxTurns ?? defaults.maxTurns;
     const hintText = input.hintText ?? env.hint;
     if (input.hint && !hintText) throw new DomainError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
-    const session = await this.openSession(env.source, maxTurns, runtime);
+    const session = await this.openSession(env.source, maxTurns, runtime, mode);
     try {
       const reset = await session.reset(0, input.seed);
       const state = await session.state();
@@ -177,11 +181,12 @@ export class EpisodeService {
           toolUse: session.info.toolUse,
           hasSolution: session.info.hasSolution,
           effectiveMaxTurns: session.info.maxTurns,
+          ...(mode !== 'spade' ? { mode } : {}),
           ...(input.resetReference ? { resetReference: input.resetReference } : {}),
         },
       });
       this.d.store.appendSteps(id, [{ ...reset, state }]);
-      const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime };
+      const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime, mode };
       const snap = await session.snapshot();
       if (snap) live.snapshots.set(0, snap);
       this.live.set(id, live);
@@ -201,8 +206,9 @@ export class EpisodeService {
     const m = this.meta(id);
     const env = this.env(m.envHash);
     const runtime: RuntimeKind = m.runtime === 'cpython' ? 'cpython' : 'pyodide';
-    const session = await this.openSession(env.source, m.maxTurns, runtime);
-    const live: Live = { session, cursor: -1, snapshots: new Map(), runtime };
+    const mode = modeOf(m.meta);
+    const session = await this.openSession(env.source, m.maxTurns, runtime, mode);
+    const live: Live = { session, cursor: -1, snapshots: new Map(), runtime, mode };
     try {
       await this.reexecute(live, this.d.store.steps(id), -1, m.stepCount - 1);
     } catch (e) {
@@ -247,7 +253,7 @@ export class EpisodeService {
       // No usable snapshot (state not copyable): start over in a fresh session.
       const m = this.meta(id);
       await live.session.close();
-      live.session = await this.openSession(this.env(m.envHash).source, m.maxTurns, live.runtime);
+      live.session = await this.openSession(this.env(m.envHash).source, m.maxTurns, live.runtime, live.mode);
       live.snapshots.clear();
       return this.reexecute(live, steps, -1, idx);
     }

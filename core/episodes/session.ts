@@ -9,9 +9,32 @@ import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 import type { HarnessRequest } from '../runtime/protocol';
 
+/**
+ * How an episode's instance is made and seeded. 'spade': SPADE's load (its validation plays
+ * reset(42), the probes and reset(123) on the instance first) and `random` as the game leaves it.
+ * 'fresh': a new instance without that validation, as the audit makes its own. 'deterministic':
+ * a fresh instance whose `random` (and numpy's) is seeded at every reset(seed), the workbench's
+ * labelled mode, which is how the audit's reset-leak check resets.
+ */
+export type PlayMode = 'spade' | 'fresh' | 'deterministic';
+export const PLAY_MODES: readonly PlayMode[] = ['spade', 'fresh', 'deterministic'];
+
+/** The harness's load options for a mode. */
+export function loadOptionsOf(mode: PlayMode): { spadeMode?: false; deterministic?: true } {
+  if (mode === 'fresh') return { spadeMode: false };
+  if (mode === 'deterministic') return { spadeMode: false, deterministic: true };
+  return {};
+}
+
+/** The mode an episode was played in (recordings made before modes were kept are SPADE's). */
+export function modeOf(meta: Record<string, unknown>): PlayMode {
+  const m = meta.mode;
+  return m === 'fresh' || m === 'deterministic' ? m : 'spade';
+}
+
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
-  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background' }): Promise<
+  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean }): Promise<
     | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
@@ -115,8 +138,15 @@ export class EnvSession {
     readonly info: LoadInfo,
   ) {}
 
-  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean }): Promise<EnvSession> {
-    const r = await host.open({ source, runtime: opts.runtime ?? 'auto', maxTurns: opts.maxTurns, ...(opts.label ? { label: opts.label } : {}), ...(opts.background ? { priority: 'background' as const } : {}) });
+  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean; mode?: PlayMode }): Promise<EnvSession> {
+    const r = await host.open({
+      source,
+      runtime: opts.runtime ?? 'auto',
+      maxTurns: opts.maxTurns,
+      ...(opts.label ? { label: opts.label } : {}),
+      ...(opts.background ? { priority: 'background' as const } : {}),
+      ...loadOptionsOf(opts.mode ?? 'spade'),
+    });
     if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
     return new EnvSession(host, r.sessionId, {
       className: r.load.className ?? null,

@@ -3,6 +3,7 @@
  * an app restart keeps everything played so far; the episode row carries running totals.
  */
 import type { Db } from '../memory/db';
+import { DomainError } from '../errors';
 import type { EpisodeSummary, StepView } from '../api/calls/episodes';
 import { injectHint } from './hint';
 import { episodeReturn, type SpadeStep } from './spade';
@@ -86,6 +87,51 @@ interface StepRow {
 }
 
 export type EpisodeMeta = Omit<EpisodeSummary, 'live' | 'cursor'>;
+
+export interface EpisodeFilter {
+  envHash?: string | undefined;
+  origin?: Origin | undefined;
+  envName?: string | undefined;
+  policy?: string | undefined;
+  hint?: boolean | undefined;
+  outcome?: 'won' | 'lost' | 'truncated' | 'unfinished' | undefined;
+  /** YYYY-MM-DD, UTC days, both inclusive. */
+  since?: string | undefined;
+  until?: string | undefined;
+}
+
+/** The start of a YYYY-MM-DD day (UTC), `plus` days later, as ISO (created_at is ISO, UTC). */
+function dayStart(day: string, plus = 0): string {
+  const d = new Date(`${day}T00:00:00.000Z`);
+  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== day) throw new DomainError('invalid_input', `Not a date: ${day}`);
+  d.setUTCDate(d.getUTCDate() + plus);
+  return d.toISOString();
+}
+
+function filterSql(f: EpisodeFilter): { sql: string[]; args: unknown[] } {
+  const sql: string[] = [];
+  const args: unknown[] = [];
+  const add = (clause: string, ...a: unknown[]) => {
+    sql.push(clause);
+    args.push(...a);
+  };
+  if (f.envHash) add('env_hash = ?', f.envHash);
+  if (f.origin) add('origin = ?', f.origin);
+  if (f.envName) add(`COALESCE(env_name, class_name, '') = ?`, f.envName);
+  if (f.policy) add(`COALESCE(json_extract(policy, '$.kind'), 'unknown') = ?`, f.policy);
+  if (f.hint !== undefined) add('hint_enabled = ?', f.hint ? 1 : 0);
+  // total_return is SPADE's episode return: the last reward when terminated, else 0.
+  if (f.outcome === 'won') add('terminated = 1 AND total_return > 0');
+  if (f.outcome === 'lost') add('terminated = 1 AND total_return <= 0');
+  if (f.outcome === 'truncated') add('terminated = 0 AND truncated = 1');
+  if (f.outcome === 'unfinished') add('terminated = 0 AND truncated = 0');
+  if (f.since) add('created_at >= ?', dayStart(f.since));
+  if (f.until) add('created_at < ?', dayStart(f.until, 1));
+  return { sql, args };
+}
+
+/** Meta keys that say how an episode was made, which its forks keep. */
+const FORK_KEEPS = ['mode', 'toolUse', 'hasSolution', 'effectiveMaxTurns', 'resetReference'] as const;
 
 function toMeta(r: EpisodeRow): EpisodeMeta {
   return {
@@ -259,21 +305,23 @@ export class EpisodeStore {
     return r ? toMeta(r) : null;
   }
 
-  list(opts: { envHash?: string | undefined; origin?: Origin | undefined; limit: number; offset: number }): { total: number; rows: EpisodeMeta[] } {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (opts.envHash) {
-      where.push('env_hash = ?');
-      args.push(opts.envHash);
-    }
-    if (opts.origin) {
-      where.push('origin = ?');
-      args.push(opts.origin);
-    }
-    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  list(opts: EpisodeFilter & { limit: number; offset: number }): { total: number; rows: EpisodeMeta[] } {
+    const { sql, args } = filterSql(opts);
+    const w = sql.length ? `WHERE ${sql.join(' AND ')}` : '';
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM episodes ${w}`).get(...args) as { n: number }).n;
     const rows = this.db.prepare(`SELECT * FROM episodes ${w} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, opts.limit, opts.offset) as EpisodeRow[];
     return { total, rows: rows.map(toMeta) };
+  }
+
+  /** The environment names and policy kinds of every recorded episode, with counts (the filters' choices). */
+  facets(): { envNames: { value: string; count: number }[]; policies: { value: string; count: number }[] } {
+    const envNames = this.db
+      .prepare(`SELECT COALESCE(env_name, class_name, '') AS value, COUNT(*) AS count FROM episodes GROUP BY value HAVING value <> '' ORDER BY value COLLATE NOCASE`)
+      .all() as { value: string; count: number }[];
+    const policies = this.db
+      .prepare(`SELECT COALESCE(json_extract(policy, '$.kind'), 'unknown') AS value, COUNT(*) AS count FROM episodes GROUP BY value ORDER BY count DESC, value`)
+      .all() as { value: string; count: number }[];
+    return { envNames, policies };
   }
 
   /** Steps without their state trees (the timeline), or with them. */
@@ -328,7 +376,10 @@ export class EpisodeStore {
     const m = this.meta(episodeId);
     if (!m) throw new Error(`no episode ${episodeId}`);
     return this.db.transaction(() => {
-      const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { forkedAt: idx } });
+      // A fork is made the way its parent was (mode, tool use, the reset it is compared with): a
+      // re-execution in another mode would not reproduce the steps it shares with its parent.
+      const made = Object.fromEntries(FORK_KEEPS.filter((k) => m.meta[k] !== undefined).map((k) => [k, m.meta[k]]));
+      const id = this.create({ ...m, origin: m.origin === 'imported' ? 'played' : m.origin, parentId: episodeId, label: m.label, meta: { ...made, forkedAt: idx } });
       this.db
         .prepare(
           `INSERT INTO episode_steps (episode_id, idx, kind, action, raw_action, seed, observation, reward, terminated, truncated, info, error, state, types, spade)

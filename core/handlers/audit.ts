@@ -4,6 +4,8 @@ import type { Services } from '../services/services';
 import { envIdsWith, getAudit, listBatches, poolSummary } from '../audit/store';
 import { validateCheckIds } from '../audit/types';
 import { DomainError } from '../errors';
+import { replayRecipe } from '../audit/evidence';
+import { playRecipe } from '../audit/replay';
 
 function checkIds(ids: string[] | undefined): void {
   const bad = ids ? validateCheckIds(ids) : [];
@@ -34,6 +36,16 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
     },
     'audit.batches': ({ limit }) => listBatches(s.db, limit ?? 20),
     'audit.results': ({ hash }) => s.audit.results(hash),
+    'audit.replay': async ({ hash, checkId, on }) => {
+      const a = getAudit(s.db, hash);
+      if (!a) throw new DomainError('not_found', `Version ${hash.slice(0, 12)} has no stored audit`);
+      const c = a.checks.find((x) => x.id === checkId);
+      if (!c) throw new DomainError('not_found', `The audit of ${hash.slice(0, 12)} has no check ${checkId}`);
+      const r = replayRecipe(c, { runtime: a.runtime });
+      if (!r) throw new DomainError('invalid_input', `The evidence of ${checkId} names no episode to replay (no seed and actions)`);
+      const played = await playRecipe(s.episodes, on ?? hash, r, `audit ${checkId}`);
+      return { ...played, seed: r.seed, resetSeed: r.resetSeed, actions: r.actions.length, runtime: r.runtime, mode: r.mode };
+    },
     'audit.summary': () => poolSummary(s.db),
     'audit.environments': ({ checkId, status }) => ({ ids: envIdsWith(s.db, checkId, status) }),
     'audit.verdicts': ({ hashes }) =>

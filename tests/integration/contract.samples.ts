@@ -71,6 +71,7 @@ export const samples: Sample[] = [
   { call: 'jobs.attach', input: { name: 'x', backend: 'ray', externalId: 'spade_games_8b_1', ray: { address: 'http://127.0.0.1:1' } } },
   // Episodes: without an environment in the library these are deterministic on both apps.
   { call: 'episodes.list', input: {} },
+  { call: 'episodes.list', input: { envName: 'GuessNumberEnv', policy: 'interactive', hint: false, outcome: 'unfinished', since: '2026-01-01', until: '2100-12-31' } },
   { call: 'episodes.get', input: { id: 1 } },
   { call: 'episodes.inspect', input: { id: 1, idx: 0 } },
   { call: 'episodes.open', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seed: 1 } },
@@ -91,6 +92,7 @@ export const samples: Sample[] = [
   { call: 'models.turn', input: { id: 1, endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
   { call: 'models.play', input: { hashes: ['0000000000000000000000000000000000000000000000000000000000000000'], endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
+  { call: 'audit.replay', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', checkId: 'reset-leak' } },
   { call: 'memory.setStats', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', regret: 0.5, rHint: 0.75, rNoHint: 0.25 } },
   { call: 'memory.snippets', input: { query: 'reset', ids: [1] } },
   { call: 'memory.jobImports', input: { jobId: 'no-such-job' } },

@@ -94,6 +94,21 @@ export const auditCalls = {
     input: z.object({ hash }).strict(),
     output: storedAuditSchema.nullable(),
   }),
+  'audit.replay': defineCall({
+    name: 'audit.replay',
+    summary: "Play a check's evidence as a recorded episode, exactly as the evidence says (seed, actions, then resetSeed for a leak), in the runtime and mode the audit used; on another version with `on`.",
+    input: z.object({ hash, checkId, on: hash.optional() }).strict(),
+    output: z.object({
+      episodeId: z.number().int(),
+      step: z.number().int(),
+      referenceId: z.number().int().nullable(),
+      seed: z.number().int(),
+      resetSeed: z.number().int().nullable(),
+      actions: z.number().int(),
+      runtime: runtimeKindSchema,
+      mode: z.enum(['spade', 'fresh', 'deterministic']),
+    }),
+  }),
   'audit.summary': defineCall({
     name: 'audit.summary',
     summary: "Over each environment's head version: verdicts, SPADE acceptance and the share failing each check.",

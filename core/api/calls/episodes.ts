@@ -13,6 +13,7 @@ const hash = hashSchema;
 const seed = z.number().int().min(0).max(2 ** 31 - 1);
 const runtime = runtimeKindSchema;
 const action = z.string().max(100_000);
+export const playModeSchema = z.enum(['spade', 'fresh', 'deterministic']);
 
 export const harnessErrorViewSchema = z.object({
   kind: z.string(),
@@ -151,6 +152,24 @@ export const replayReportSchema = z.object({
 });
 export type ReplayReport = z.infer<typeof replayReportSchema>;
 
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
+export const episodeOutcomes = ['won', 'lost', 'truncated', 'unfinished'] as const;
+
+/** Filters of the recorded list: every one narrows it, all together. */
+const episodeFilterShape = {
+  /** The environment's name (every version of it). */
+  envName: z.string().min(1).max(500).optional(),
+  /** The policy's kind: interactive, script, solution, random, llm, trajectory, replay. */
+  policy: z.string().min(1).max(64).optional(),
+  hint: z.boolean().optional(),
+  /** SPADE's outcome: won (terminated, return > 0), lost (terminated, return <= 0), truncated, unfinished. */
+  outcome: z.enum(episodeOutcomes).optional(),
+  /** Recorded on or after this day (UTC). */
+  since: day.optional(),
+  /** Recorded on or before this day (UTC). */
+  until: day.optional(),
+};
+
 const regretRunId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
 
 const armSchema = z.object({
@@ -165,8 +184,21 @@ export const episodesCalls = {
   'episodes.list': defineCall({
     name: 'episodes.list',
     summary: 'Recorded episodes, newest first, optionally for one environment version.',
-    input: z.object({ envHash: hash.optional(), origin: z.enum(['played', 'imported', 'replay', 'regret']).optional(), limit: z.number().int().min(1).max(1000).default(200), offset: z.number().int().min(0).default(0) }).strict(),
-    output: z.object({ total: z.number().int(), rows: z.array(episodeSummarySchema) }),
+    input: z
+      .object({
+        envHash: hash.optional(),
+        origin: z.enum(['played', 'imported', 'replay', 'regret']).optional(),
+        ...episodeFilterShape,
+        limit: z.number().int().min(1).max(1000).default(200),
+        offset: z.number().int().min(0).default(0),
+      })
+      .strict(),
+    output: z.object({
+      total: z.number().int(),
+      rows: z.array(episodeSummarySchema),
+      /** What the filters can choose from, over every recorded episode (with counts). */
+      facets: z.object({ envNames: z.array(z.object({ value: z.string(), count: z.number().int() })), policies: z.array(z.object({ value: z.string(), count: z.number().int() })) }),
+    }),
   }),
   'episodes.get': defineCall({
     name: 'episodes.get',
@@ -195,6 +227,8 @@ export const episodesCalls = {
         label: z.string().max(200).default(''),
         /** A reset (of another episode) that this one's resets with the same seed are compared with: a fresh instance's, for leaks. */
         resetReference: z.object({ episodeId: id, idx: z.number().int().min(0) }).strict().optional(),
+        /** How the instance is made and seeded: SPADE's load (default), a fresh instance as the audit makes, or the workbench's deterministic mode. */
+        mode: playModeSchema.optional(),
       })
       .strict(),
     output: episodeWithSteps,

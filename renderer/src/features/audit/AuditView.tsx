@@ -7,23 +7,30 @@ import type { ViewProps } from '../../views/registry';
 import { envActions } from '../../views/envActions';
 import { tabId, useWorkbench } from '../../store/workbench';
 import { auditMarkers } from './markers';
-import { canReplay, replayBeforeAfter, replayCheck } from './replay';
+import { canReplay, replayBeforeAfter, replayCheck, replayPlan } from './replay';
 import { episodesAvailable } from './features';
 import { loadAudit, runAudit, useAuditResults, type StoredAudit } from '../../store/auditResults';
 
 type Check = StoredAudit['checks'][number];
 
 // `attribute`/`line` name a leaking field and the line that grows it, when the harness gives them.
-const SHOWN = ['attribute', 'scope', 'seed', 'actions', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
+const SHOWN = ['attribute', 'scope', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
 
 function Evidence({ c }: { c: Check }) {
   const ev = c.evidence;
   const keys = SHOWN.filter((k) => ev[k] !== undefined);
   const tb = typeof ev.traceback === 'string' ? ev.traceback : null;
+  const replayable = episodesAvailable() && canReplay(c);
   return (
     <div className="audit-evidence">
-      {keys.length > 0 && (
+      {(keys.length > 0 || replayable) && (
         <dl>
+          {replayable && (
+            <div className="audit-ev-row" data-ev="replays">
+              <dt>replays</dt>
+              <dd data-testid="audit-replay-plan">{replayPlan(c)}</dd>
+            </div>
+          )}
           {keys.map((k) => (
             <div key={k} className="audit-ev-row" data-ev={k}>
               <dt>{k}</dt>

@@ -4,40 +4,36 @@ import { useWorkbench } from '../../store/workbench';
 
 type Check = NonNullable<CallOutput<'audit.results'>>['checks'][number];
 
-/** Whether the evidence holds enough (a seed and actions) to re-play the failing episode. */
+function isSeed(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/** Whether the evidence names an episode (a seed and the actions after its reset) to re-play. */
 export function canReplay(c: Check): boolean {
-  const seed = c.evidence.seed;
-  return (c.status === 'fail' || c.status === 'warn') && typeof seed === 'number' && Array.isArray(c.evidence.actions);
+  return (c.status === 'fail' || c.status === 'warn') && isSeed(c.evidence.seed) && Array.isArray(c.evidence.actions);
 }
 
 /**
- * Plays a check's evidence on a version as a recorded episode: the same seed and actions and, for a
- * leak, the second reset on the same instance, compared like with like with a fresh instance's
- * reset of that seed (recorded first, as the check compares). Answers where the failure shows.
+ * What "Replay" plays, in words, from the evidence alone: the seed, the actions, a leak's second
+ * reset, and where and how the audit ran. Evidence stored before it said the episode's seed as
+ * `firstSeed` (and the leaking reset's as `seed`) reads the same way the engine reads it.
  */
-export async function playEvidence(hash: string, c: Check): Promise<{ episodeId: number; step: number }> {
+export function replayPlan(c: Check): string {
   const ev = c.evidence;
-  const actions = (ev.actions as unknown[]).filter((a): a is string => typeof a === 'string');
-  const firstSeed = typeof ev.firstSeed === 'number' ? ev.firstSeed : null;
-  const seed = ev.seed as number;
-  const api = backend();
-  const reference =
-    firstSeed !== null ? (await api.call('episodes.open', { hash, seed, runtime: 'cpython', label: `audit ${c.id}: fresh reset(seed=${seed})` })).episode.id : null;
-  let ep = await api.call('episodes.open', {
-    hash,
-    seed: firstSeed ?? seed,
-    runtime: 'cpython',
-    label: `audit ${c.id}`,
-    ...(reference !== null ? { resetReference: { episodeId: reference, idx: 0 } } : {}),
-  });
-  for (const a of actions) {
-    const last = ep.steps.at(-1);
-    if (last && (last.terminated || last.truncated || last.error)) break;
-    ep = await api.call('episodes.act', { id: ep.episode.id, action: a });
-  }
-  if (firstSeed !== null) ep = await api.call('episodes.resetAgain', { id: ep.episode.id, seed });
-  // act and resetAgain answer with the new steps only, so take the last one's own index.
-  return { episodeId: ep.episode.id, step: ep.steps.at(-1)?.idx ?? 0 };
+  const legacy = isSeed(ev.firstSeed) && !isSeed(ev.resetSeed);
+  const seed = legacy ? ev.firstSeed : ev.seed;
+  const resetSeed = legacy ? ev.seed : isSeed(ev.resetSeed) ? ev.resetSeed : null;
+  const n = Array.isArray(ev.actions) ? ev.actions.length : 0;
+  const parts = [`reset(seed=${String(seed)})`, `${n} action${n === 1 ? '' : 's'}`];
+  if (resetSeed !== null) parts.push(`reset(seed=${String(resetSeed)}) on the same instance`);
+  const where = [typeof ev.runtime === 'string' ? (ev.runtime === 'pyodide' ? 'Pyodide' : 'CPython') : null, typeof ev.mode === 'string' ? `${ev.mode} mode` : null].filter(Boolean);
+  return `${parts.join(', then ')}${where.length ? ` · ${where.join(', ')}` : ''}`;
+}
+
+/** Plays a check's evidence on a version (the audited one, or `on`) as a recorded episode. */
+async function playEvidence(hash: string, c: Check, on?: string): Promise<{ episodeId: number; step: number }> {
+  const r = await backend().call('audit.replay', { hash, checkId: c.id, ...(on ? { on } : {}) });
+  return { episodeId: r.episodeId, step: r.step };
 }
 
 /** Opens the failing episode in the episodes view, at the step where the check saw the failure. */
@@ -46,10 +42,10 @@ export async function replayCheck(hash: string, c: Check, envName: string): Prom
   useWorkbench.getState().openTab({ kind: 'episode', episodeId, step }, `#${episodeId} ${envName} (${c.id})`);
 }
 
-/** The same evidence on the version before a fix and on this one, side by side: the fix shown, step by step. */
+/** The evidence of the version before a fix played on it and on this one, side by side: the fix shown, step by step. */
 export async function replayBeforeAfter(before: string, after: string, c: Check, envName: string): Promise<void> {
   const a = await playEvidence(before, c);
-  const b = await playEvidence(after, c);
+  const b = await playEvidence(before, c, after);
   useWorkbench
     .getState()
     .openTab({ kind: 'episode-pair', a: a.episodeId, b: b.episodeId, mode: 'versions', idx: Math.max(a.step, b.step) }, `${envName} (${c.id}): before / after`);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { errorMessage, type EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { EpisodeFiltersBar } from './EpisodeFilters';
 import { episodeTitle, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
 
 function download(name: string, text: string): void {
@@ -16,6 +17,9 @@ function download(name: string, text: string): void {
 export function EpisodesPanel() {
   const rows = useEpisodes((s) => s.rows);
   const total = useEpisodes((s) => s.total);
+  const loaded = useEpisodes((s) => s.loaded);
+  const filters = useEpisodes((s) => s.filters);
+  const more = useEpisodes((s) => s.more);
   const [query, setQuery] = useState('');
   const [envs, setEnvs] = useState<EnvSummary[]>([]);
   const [hash, setHash] = useState('');
@@ -176,7 +180,10 @@ export function EpisodesPanel() {
       ) : null}
       <section className="ep-recorded">
         <div className="ep-panel-title">
-          Recorded <span className="muted">({total})</span>
+          Recorded{' '}
+          <span className="muted" data-testid="ep-count">
+            ({rows.length < total ? `${rows.length} of ${total}` : total})
+          </span>
           <button
             className="ep-link"
             disabled={rows.length === 0}
@@ -190,18 +197,30 @@ export function EpisodesPanel() {
             export
           </button>
         </div>
+        <EpisodeFiltersBar />
+        {loaded && rows.length === 0 ? (
+          <p className="muted" data-testid="ep-empty">
+            {Object.keys(filters).length ? 'No recorded episode matches these filters.' : 'No episodes recorded yet.'}
+          </p>
+        ) : null}
         <ul className="ep-list" data-testid="ep-list">
           {rows.map((e) => (
             <li key={e.id} onClick={() => openEpisode(e)} data-testid="ep-item" data-id={e.id} title={e.label}>
               <span className="ep-name">{episodeTitle(e)}</span>
               <span className="muted">
-                {e.origin} · {e.stepCount} steps · return {e.totalReturn}
+                {e.origin} · {typeof e.policy.kind === 'string' ? `${e.policy.kind} · ` : ''}
+                {e.stepCount} steps · return {e.totalReturn} · {e.createdAt.slice(0, 10)}
                 {e.divergenceStep !== null ? ` · diverges @${e.divergenceStep}` : ''}
                 {e.live ? ' · live' : ''}
               </span>
             </li>
           ))}
         </ul>
+        {rows.length < total ? (
+          <button className="ep-more" data-testid="ep-more" onClick={() => void more()}>
+            Show {Math.min(200, total - rows.length)} more of {total - rows.length}
+          </button>
+        ) : null}
       </section>
     </div>
   );

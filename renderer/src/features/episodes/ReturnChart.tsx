@@ -61,6 +61,16 @@ export const LineChart = memo(function LineChart({ xs, series, marker, height = 
   }, [labels, height, xLabel]);
   useChartFit(el, plot, height);
   useEffect(() => {
+    // uPlot draws at a fixed width: follow the column when the window (or a split) resizes.
+    const box = el.current!;
+    const ro = new ResizeObserver(() => {
+      const w = Math.max(240, box.clientWidth);
+      if (plot.current && Math.abs(plot.current.width - w) > 1) plot.current.setSize({ width: w, height });
+    });
+    ro.observe(box);
+    return () => ro.disconnect();
+  }, [height]);
+  useEffect(() => {
     plot.current?.setData(dataRef.current);
   }, [xs, series]);
   useEffect(() => {

@@ -2,27 +2,63 @@ import { create } from 'zustand';
 import type { EpisodeSummary } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
 import { useWorkbench, type PairMode } from '../../store/workbench';
-import { errorMessage } from '../../../../core/api';
+import { errorMessage, type CallInput, type CallOutput } from '../../../../core/api';
+
+/** The recorded list's filters, as episodes.list takes them (each narrows, all together). */
+export type EpisodeFilters = Pick<CallInput<'episodes.list'>, 'envName' | 'policy' | 'hint' | 'outcome' | 'since' | 'until'>;
+type Facets = CallOutput<'episodes.list'>['facets'];
+
+const PAGE = 200;
 
 interface EpisodesState {
   rows: EpisodeSummary[];
   total: number;
+  facets: Facets;
+  filters: EpisodeFilters;
   loaded: boolean;
   error: string | null;
   refresh(): Promise<void>;
+  setFilters(f: EpisodeFilters): Promise<void>;
+  /** The next page of the same filtered list. */
+  more(): Promise<void>;
 }
 
-export const useEpisodes = create<EpisodesState>((set) => ({
+/** Only the filters that are set: an unset one must not reach the call as `undefined` or ''. */
+function setOnly(f: EpisodeFilters): EpisodeFilters {
+  return Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined && v !== '')) as EpisodeFilters;
+}
+
+let asked = 0;
+
+export const useEpisodes = create<EpisodesState>((set, get) => ({
   rows: [],
   total: 0,
+  facets: { envNames: [], policies: [] },
+  filters: {},
   loaded: false,
   error: null,
   refresh: async () => {
+    const mine = ++asked;
     try {
-      const r = await backend().call('episodes.list', { limit: 300 });
-      set({ rows: r.rows, total: r.total, loaded: true, error: null });
+      // Keep as many rows as are shown, so a refresh after "more" does not shrink the list.
+      const limit = Math.min(1000, Math.max(PAGE, get().rows.length));
+      const r = await backend().call('episodes.list', { ...setOnly(get().filters), limit });
+      if (mine === asked) set({ rows: r.rows, total: r.total, facets: r.facets, loaded: true, error: null });
     } catch (e) {
-      set({ error: errorMessage(e), loaded: true });
+      if (mine === asked) set({ error: errorMessage(e), loaded: true });
+    }
+  },
+  setFilters: async (f) => {
+    set({ filters: setOnly(f), rows: [] });
+    await get().refresh();
+  },
+  more: async () => {
+    const mine = ++asked;
+    try {
+      const r = await backend().call('episodes.list', { ...setOnly(get().filters), limit: PAGE, offset: get().rows.length });
+      if (mine === asked) set((s) => ({ rows: [...s.rows, ...r.rows.filter((x) => !s.rows.some((y) => y.id === x.id))], total: r.total, facets: r.facets, error: null }));
+    } catch (e) {
+      if (mine === asked) set({ error: errorMessage(e) });
     }
   },
 }));

@@ -41,6 +41,19 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
 
   useEffect(() => setId(initialId), [initialId]);
 
+  // The view owns its episode's runtime session: when the tab closes (the view unmounts) the
+  // session is closed; the recording stays, and opening it again re-executes it if played on.
+  const shown = useRef(id);
+  shown.current = id;
+  useEffect(
+    () => () => {
+      void backend()
+        .call('episodes.close', { id: shown.current })
+        .catch(() => {});
+    },
+    [],
+  );
+
   const show = useCallback(async (epId: number, at: number, live: boolean) => {
     const mine = ++seq.current;
     try {
