@@ -121,7 +121,13 @@ export class ModelService {
     const run = this.d.runs.store.get(runId);
     if (!run) throw invalidInput(`No run ${runId}`);
     if (this.d.runs.isLive(runId)) throw invalidInput(`Run ${runId} is running`);
-    const endpoint = endpointSchema.parse(run.config.endpoint);
+    // The endpoint as the run kept it, its sampling applied; keys this schema does not know (a CLI
+    // run's --api-key-env) are left out: a key comes from this session's secrets or none.
+    const known = Object.keys(endpointSchema.shape);
+    const kept = Object.fromEntries(Object.entries({ ...run.config.endpoint, ...run.config.sampling }).filter(([k, v]) => known.includes(k) && v !== undefined));
+    const parsed = endpointSchema.safeParse(kept);
+    if (!parsed.success) throw invalidInput(`Run ${runId} cannot be resumed: its endpoint settings no longer parse (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+    const endpoint = parsed.data;
     return this.play({
       hashes: run.hashes,
       endpoint,

@@ -122,7 +122,7 @@ describe('model runs are records', () => {
     expect(resumed.envs[0]).toMatchObject({ rHint: 1, rNoHint: 0, regret: 1, winRate: 0, difficulty: 0, seeds: [10, 11, 12, 13, 14] });
 
     // A run the workbench was playing when it stopped: the record says running until the next start.
-    services.runs.begin({ id: 'orphan', model: 'stand-in-a', endpoint: server.url, config: { endpoint: endpoint(server.url), sampling: { temperature: 1, topP: 0.95, topK: 20, maxTokens: 64, thinking: null }, hintText: null }, hintSource: 'library', seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 30, runtime: 'pyodide', selection: null, hashes: [hash] });
+    services.runs.begin({ id: 'orphan', model: 'stand-in-a', endpoint: server.url, config: { endpoint: { ...endpoint(server.url), apiKeyEnv: 'A_CLI_RUN_KEY_VAR' }, sampling: { temperature: 1, topP: 0.95, topK: 20, maxTokens: 64, thinking: null }, hintText: null }, hintSource: 'library', seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 30, runtime: 'pyodide', selection: null, hashes: [hash] });
     expect((await api.call('runs.get', { id: 'orphan' })).run.status).toBe('running');
     await reopen();
     const orphan = await api.call('runs.get', { id: 'orphan' });
