@@ -57,7 +57,7 @@ const spade = {
     },
   },
 };
-const engineInternals = ['memory', 'server', 'host', 'services', 'handlers', 'runtime', 'jobs', 'audit', 'cli', 'episodes', 'editor'];
+const engineInternals = ['memory', 'server', 'host', 'services', 'handlers', 'runtime', 'jobs', 'audit', 'cli', 'episodes', 'editor', 'runs'];
 
 // What core/ must never import (ARCHITECTURE.md layers).
 const coreLayer = {

@@ -7,6 +7,7 @@ import { jobsCalls, jobsEvents } from './calls/jobs';
 import { episodesCalls, episodesEvents } from './calls/episodes';
 import { auditCalls, auditEvents } from './calls/audit';
 import { modelsCalls } from './calls/models';
+import { runsCalls, runsEvents } from './calls/runs';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -21,6 +22,7 @@ export const calls = {
   ...episodesCalls,
   ...auditCalls,
   ...modelsCalls,
+  ...runsCalls,
 } as const;
 
 export const events = {
@@ -29,6 +31,7 @@ export const events = {
   ...jobsEvents,
   ...episodesEvents,
   ...auditEvents,
+  ...runsEvents,
 } as const;
 
 export type Calls = typeof calls;

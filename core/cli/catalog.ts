@@ -28,13 +28,13 @@ export const catalog: CommandInfo[] = [
   {
     name: 'export',
     summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
-    usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] OUT [--data-dir DIR] [--json]',
+    usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
     load: async () => (await import('./commands/export')).exportCommand,
   },
   {
     name: 'search',
     summary: 'Full-text search of the environment library (code, hint, notes, class name)',
-    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--limit N] [--data-dir DIR] [--json]',
+    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|model] [--limit N] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/search')).searchCommand,
   },
   {
@@ -76,6 +76,15 @@ export const catalog: CommandInfo[] = [
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/design')).designCommand,
+  },
+  {
+    name: 'runs',
+    summary: 'Model runs kept in the library: list them, show one (per environment: regret, win rate, failed episodes), compare two',
+    usage:
+      'spade-workbench runs list [--model M] [--env HASH] [--selection Q] [--status S] [--since ISO_DATE] [--limit N] [--data-dir DIR] [--json]\n' +
+      '       spade-workbench runs show RUN_ID [--data-dir DIR] [--json]\n' +
+      '       spade-workbench runs compare RUN_A RUN_B [--data-dir DIR] [--json]   (per environment: both measurements and B - A)',
+    load: async () => (await import('./commands/runs')).runsCommand,
   },
 ];
 

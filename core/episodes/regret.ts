@@ -5,6 +5,7 @@
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
 import { setMaxListeners } from 'node:events';
+import { errorMessage } from '../api/errors';
 import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import type { EnvSession } from './session';
@@ -20,6 +21,8 @@ export interface PlayedEpisode {
   policy: Record<string, unknown>;
   /** Extra to keep with the episode (a model's messages and turns). */
   meta?: Record<string, unknown>;
+  /** Why the policy failed (endedBy 'error'): the endpoint's error, a timeout. */
+  error?: string | null;
 }
 
 export interface ArmSpec {
@@ -47,8 +50,15 @@ export interface RegretJob {
 
 export interface JobResult extends RegretJob {
   episodeId: number;
+  /** SPADE's return; meaningless (0) when failed, and never counted then. */
   ret: number;
   endedBy: PlayedEpisode['endedBy'];
+  /**
+   * The episode has no return: the policy failed (endpoint error, timeout), the harness crashed or
+   * the game did not load. It is left out of every mean, and a resume plays it again.
+   */
+  failed: boolean;
+  error: string | null;
 }
 
 export interface RunControl {
@@ -75,6 +85,8 @@ export interface RunOptions {
   hintFor(hash: string): string | null;
   control: RunControl;
   progress?(done: number, total: number, last: JobResult | null): void;
+  /** Each episode as it is recorded (a run record keeps one row per episode). */
+  recorded?(r: JobResult): void;
   label?: string;
 }
 
@@ -85,8 +97,9 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const have = new Map<string, JobResult>();
   for (const m of ctx.d.store.byRun(o.runId)) {
     const key = typeof m.meta.job === 'string' ? m.meta.job : null;
-    if (!key) continue;
-    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret: typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : m.totalReturn, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env' });
+    // A failed episode is played again on resume (its record stays, marked failed).
+    if (!key || isFailed(m.meta)) continue;
+    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret: typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : m.totalReturn, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env', failed: false, error: null });
   }
   const todo = o.jobs.filter((j) => !have.has(jobKey(j)));
   let done = o.jobs.length - todo.length;
@@ -121,34 +134,49 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const one = async (p: Prepared, started: () => void): Promise<void> => {
     const { job, env, hintText } = p;
     if (!p.session) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
-    const session = await p.session;
-    started();
-    let played: PlayedEpisode;
+    let session: EnvSession | null = null;
+    let played: PlayedEpisode | null = null;
+    let crash: string | null = null;
     try {
-      played = await o.player(session, armOf(p, session), o.control.abort.signal);
-    } finally {
-      // Closing needs no answer before the next episode starts (the interpreter frees it in order).
-      void session.close();
+      session = await p.session;
+    } catch (e) {
+      crash = `the environment did not load: ${errorMessage(e)}`;
+    }
+    started();
+    if (session) {
+      try {
+        played = await o.player(session, armOf(p, session), o.control.abort.signal);
+      } catch (e) {
+        // The harness or the runtime failed under the episode: no return, a failed episode.
+        crash = `the episode crashed: ${errorMessage(e)}`;
+      } finally {
+        // Closing needs no answer before the next episode starts (the interpreter frees it in order).
+        void session.close();
+      }
     }
     // A cancel that aborted this episode mid-way keeps nothing: the resume plays it whole.
-    if (o.control.cancel && played.endedBy === 'error') return;
-    const ret = episodeReturn(played.turns, played.endedBy);
+    if (o.control.cancel && (crash !== null || played?.endedBy === 'error')) return;
+    const endedBy: PlayedEpisode['endedBy'] = played?.endedBy ?? 'error';
+    const failed = endedBy === 'error';
+    const error = failed ? (crash ?? played?.error ?? 'the policy failed') : null;
+    const ret = failed ? 0 : episodeReturn(played!.turns, endedBy);
     const id = ctx.d.store.create({
       envHash: job.hash,
       envName: env.name,
-      className: session.info.className,
+      className: session?.info.className ?? null,
       seed: job.seed,
       hintEnabled: job.hint,
       hintText,
       maxTurns: o.budget,
-      runtime: session.info.runtime,
+      runtime: session?.info.runtime ?? String(o.runtime),
       origin: 'regret',
-      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}`,
-      policy: played.policy,
-      meta: { ...(played.meta ?? {}), run: o.runId, job: jobKey(job), spadeReturn: ret, endedBy: played.endedBy, toolUse: session.info.toolUse },
+      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}${failed ? ' (failed)' : ''}`,
+      policy: played?.policy ?? {},
+      meta: { ...(played?.meta ?? {}), run: o.runId, job: jobKey(job), ...(failed ? { failed: true, error } : { spadeReturn: ret }), endedBy, toolUse: session?.info.toolUse ?? false },
     });
-    ctx.d.store.appendSteps(id, played.steps);
-    const r: JobResult = { ...job, episodeId: id, ret, endedBy: played.endedBy };
+    if (played) ctx.d.store.appendSteps(id, played.steps);
+    const r: JobResult = { ...job, episodeId: id, ret, endedBy, failed, error };
+    o.recorded?.(r);
     have.set(jobKey(job), r);
     changed.push(id);
     done++;
@@ -197,6 +225,11 @@ export interface ArmSummary {
   episodeIds: number[];
 }
 
+/** An episode recorded as failed (the runner's mark; older recordings: a policy that ended in error). */
+export function isFailed(meta: Record<string, unknown>): boolean {
+  return meta.failed === true || meta.endedBy === 'error';
+}
+
 function arm(hint: boolean, rs: JobResult[]): ArmSummary {
   const returns = rs.map((r) => r.ret);
   return { hint, returns, mean: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length), solveRate: returns.filter((x) => x > 0).length / Math.max(1, returns.length), episodeIds: rs.map((r) => r.episodeId) };
@@ -204,8 +237,9 @@ function arm(hint: boolean, rs: JobResult[]): ArmSummary {
 
 /** One environment's arms and SPADE's regret, over the seeds both arms finished (a cancelled run stays paired). */
 export function summarize(results: JobResult[], hash: string, hintFailed: boolean): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number } {
-  // SPADE drops an unhinted trajectory whose generation failed; a failed hinted play counts its return (0).
-  const mine = results.filter((r) => r.hash === hash && !(r.hint === false && r.endedBy === 'error'));
+  // A failed episode has no return: left out of both arms (SPADE's trainer counts a failed hinted
+  // generation as 0; a measurement of a model must not read a dead endpoint as a return).
+  const mine = results.filter((r) => r.hash === hash && !r.failed);
   const hinted = new Set(mine.filter((r) => r.hint).map((r) => r.seed));
   const plain = new Set(mine.filter((r) => !r.hint).map((r) => r.seed));
   // Paired seeds only when both arms played at all (a one-arm run keeps all its episodes).

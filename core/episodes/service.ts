@@ -15,7 +15,7 @@ import { importTrajectories } from './importer';
 import { episodeLine, readEpisodeLines } from './jsonl';
 import { actionSourceFor, describePolicy, feedFromSource, scriptedPlayer } from './policy';
 import { replayEpisode } from './replay';
-import { regretJobs, runJobs, summarize, type Player, type RunControl } from './regret';
+import { regretJobs, runJobs, summarize, type JobResult, type Player, type RunControl } from './regret';
 import { planOf, playPlan } from './rollout';
 import { EnvSession, modeOf } from './session';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
@@ -481,7 +481,7 @@ export class EpisodeService {
   }
 
   /** Regret over several environments (a library selection): per environment, SPADE's arithmetic. */
-  async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[]; progress?(done: number, total: number): void }) {
+  async regretMany(input: { hashes: string[]; seeds: number; seedStart: number; policy?: Policy | undefined; hintPolicy?: Policy | undefined; player?: Player; hintFor?(hash: string): string | null | undefined; maxTurns?: number | undefined; runtime?: RuntimeKind | undefined; runId?: string | undefined; concurrency?: number | undefined; arms?: ('hint' | 'nohint')[]; progress?(done: number, total: number): void; recorded?(r: JobResult): void }) {
     const player = input.player ?? (input.policy ? scriptedPlayer(input.policy, input.hintPolicy) : null);
     if (!player) throw new DomainError('invalid_input', 'A regret run needs a policy');
     const budget = input.maxTurns ?? this.d.defaults().maxTurns;
@@ -505,6 +505,7 @@ export class EpisodeService {
         runtime: input.runtime ?? 'auto',
         hintFor,
         control,
+        ...(input.recorded ? { recorded: input.recorded } : {}),
         progress: (done, total, last) => {
           if (!last) {
             firstDone = done;

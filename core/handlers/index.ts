@@ -8,6 +8,7 @@ import { jobsHandlers } from './jobs';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
+import { runsHandlers } from './runs';
 import { writeBackHandlers } from './writeBack';
 import { statsHandlers } from './stats';
 
@@ -25,6 +26,7 @@ export function createHandlers(s: Services): Handlers {
     ...episodesHandlers(s),
     ...auditHandlers(s),
     ...modelsHandlers(s),
+    ...runsHandlers(s),
     ...writeBackHandlers(s),
     ...statsHandlers(s),
   };

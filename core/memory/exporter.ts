@@ -25,11 +25,19 @@ import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
 import { errorMessage } from '../api';
+import { RunStore } from '../runs/store';
 
 export interface ExportOptions {
   format: 'spade' | 'jsonl';
   outDir: string;
+  /**
+   * Whose measured numbers env_memory.json carries (a model run's model); absent: the newest
+   * measurement by any model. A game no model run measured keeps what a training run recorded.
+   */
+  measuredBy?: string | null;
 }
+
+type Measured = ReturnType<RunStore['latest']>;
 
 export interface ExportResult {
   count: number;
@@ -124,12 +132,24 @@ function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<strin
  * (`EnvironmentRecord`, and the rollout's `_cached_regret.get(gf, 0.0)`), each named in
  * `metadata.workbench_unknown` so our importer does not read it back as a measured value.
  */
-function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFile: string): Record<string, unknown> | null {
-  if (d.winRate === null || !Number.isFinite(d.winRate)) return null;
-  const regretKnown = d.regret !== null && Number.isFinite(d.regret);
+function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFile: string, measured: Measured): Record<string, unknown> | null {
+  // What the workbench measured comes first (SPADE's sampler then reads real numbers for this
+  // model); what a training run recorded stays beside it in metadata, named as such.
+  const m = measured && measured.winRate !== null ? measured : null;
+  const winRate = m ? m.winRate : d.winRate;
+  const regret = m ? m.regret : d.regret;
+  const rHint = m ? m.rHint : d.rHint;
+  const rNoHint = m ? m.rNoHint : d.rNoHint;
+  if (winRate === null || !Number.isFinite(winRate)) return null;
+  const regretKnown = regret !== null && Number.isFinite(regret);
   const metadata: Record<string, unknown> = { class_name: d.name, hash: d.hash };
-  if (d.rHint !== null && Number.isFinite(d.rHint)) metadata.r_hint = d.rHint;
-  if (d.rNoHint !== null && Number.isFinite(d.rNoHint)) metadata.r_no_hint = d.rNoHint;
+  if (m) {
+    Object.assign(metadata, { source: 'measured', measured_by: m.model, run_id: m.runId, seeds: m.seeds, failed_episodes: m.failed });
+    if (d.regret !== null && Number.isFinite(d.regret)) metadata.recorded_regret = d.regret;
+    if (d.winRate !== null && Number.isFinite(d.winRate)) metadata.recorded_win_rate = d.winRate;
+  } else metadata.source = 'recorded';
+  if (rHint !== null && Number.isFinite(rHint)) metadata.r_hint = rHint;
+  if (rNoHint !== null && Number.isFinite(rNoHint)) metadata.r_no_hint = rNoHint;
   if (d.hint) metadata.hint = d.hint.slice(0, 200);
   const unknown = [...(regretKnown ? [] : ['regret']), ...(d.rolloutStep === null ? ['rollout_id'] : [])];
   if (unknown.length) metadata.workbench_unknown = unknown;
@@ -137,15 +157,16 @@ function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFil
     game_file: gameFile,
     skill: d.skill ?? '',
     code_snippet: d.source.slice(0, 2000),
-    actor_win_rate: d.winRate,
-    regret: regretKnown ? d.regret : 0.0,
+    actor_win_rate: winRate,
+    regret: regretKnown ? regret : 0.0,
     rollout_id: d.rolloutStep ?? 0,
     metadata,
   };
 }
 
 /** Reads the environments and lays out the files (nothing is written). */
-export function planExport(db: Db, ids: number[], format: ExportOptions['format']): ExportPlan {
+export function planExport(db: Db, ids: number[], format: ExportOptions['format'], measuredBy: string | null = null): ExportPlan {
+  const runs = new RunStore(db);
   const files: [string, string][] = [];
   const write = (rel: string, content: string) => {
     files.push([rel, content]);
@@ -218,7 +239,7 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
     // Verbatim: SPADE writes hint_full as is and shows it to the agent whitespace included.
     if (d.hint) write(`games/${stem}_hint.txt`, d.hint);
     manifest.push(JSON.stringify({ file: `games/${stem}.py`, ...record(d) }));
-    const entry = memoryRecord(d, `${stem}.py`);
+    const entry = memoryRecord(d, `${stem}.py`, runs.latest(d.hash, measuredBy));
     if (entry) memory.push(entry);
   }
   if (manifest.length) write('manifest.jsonl', `${manifest.join('\n')}\n`);
@@ -233,7 +254,7 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
 
 /** For callers off the server's main thread (the CLI, a job's private temp folder). */
 export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): ExportResult {
-  const plan = planExport(db, ids, opts.format);
+  const plan = planExport(db, ids, opts.format, opts.measuredBy ?? null);
   makeDirsSync(opts.outDir);
   for (const [rel, content] of plan.files) {
     const path = join(opts.outDir, rel);
@@ -247,7 +268,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
 
 /** The server's export: the same files, written without blocking the event loop. */
 export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: ExportOptions): Promise<ExportResult> {
-  const plan = planExport(db, ids, opts.format);
+  const plan = planExport(db, ids, opts.format, opts.measuredBy ?? null);
   await makeDirs(opts.outDir);
   for (const [rel, content] of plan.files) {
     const path = join(opts.outDir, rel);

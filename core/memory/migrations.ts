@@ -378,6 +378,69 @@ export const migrations: Migration[] = [
     `,
   },
   {
+    version: 12,
+    name: 'model runs',
+    // A model run is a record, not a transient result: its configuration, its status (a run that
+    // was running when the app stopped is found so), one row per episode (a failed one with its
+    // error and no return) and, per environment, what it measured. The per-environment rows carry
+    // the model so the library finds "latest measurement of this version by this model" by index.
+    sql: `
+      CREATE TABLE model_runs (
+        id TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        config TEXT NOT NULL,
+        hint_source TEXT NOT NULL,
+        seeds INTEGER NOT NULL,
+        seed_start INTEGER NOT NULL,
+        arms TEXT NOT NULL,
+        max_turns INTEGER NOT NULL,
+        runtime TEXT NOT NULL,
+        selection TEXT,
+        hashes TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done', 'cancelled', 'failed')),
+        error TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX model_runs_started ON model_runs(started_at);
+      CREATE INDEX model_runs_model ON model_runs(model, started_at);
+      CREATE TABLE model_run_episodes (
+        run_id TEXT NOT NULL REFERENCES model_runs(id) ON DELETE CASCADE,
+        env_hash TEXT NOT NULL,
+        hint INTEGER NOT NULL CHECK (hint IN (0, 1)),
+        seed INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        ret REAL,
+        ended_by TEXT NOT NULL,
+        error TEXT,
+        episode_id INTEGER REFERENCES episodes(id) ON DELETE SET NULL,
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, env_hash, hint, seed),
+        CHECK ((status = 'ok') = (ret IS NOT NULL))
+      ) STRICT;
+      CREATE TABLE model_run_envs (
+        run_id TEXT NOT NULL REFERENCES model_runs(id) ON DELETE CASCADE,
+        env_hash TEXT NOT NULL,
+        env_name TEXT,
+        model TEXT NOT NULL,
+        r_hint REAL,
+        r_no_hint REAL,
+        regret REAL,
+        win_rate REAL,
+        hint_failed INTEGER NOT NULL DEFAULT 0,
+        ok_hint INTEGER NOT NULL DEFAULT 0,
+        ok_no_hint INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        seeds TEXT NOT NULL DEFAULT '[]',
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, env_hash)
+      ) STRICT;
+      CREATE INDEX model_run_envs_env ON model_run_envs(env_hash, model, updated_at);
+    `,
+  },
+  {
     version: 13,
     name: 'design rounds',
     // A design round keeps everything a model wrote: every attempt's conversation, answer, program,

@@ -80,10 +80,44 @@ interface EnvRow {
   created_at: string;
   updated_at: string;
   tag_list?: string | null;
+  measured_json?: string | null;
 }
 
 const TAG_SEP = '\u001f';
 const SUMMARY_COLS = `e.*, (SELECT group_concat(tag, char(31)) FROM tags t WHERE t.env_id = e.id) AS tag_list`;
+
+/** A string as an SQL literal (quotes doubled): the chosen model joins the statement text, so the
+ * statement cache holds one statement per model named, and positional parameters keep their order. */
+const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * What a model run measured for the head version (migration 12): the newest measurement with a
+ * known win rate, by the chosen model (filters.measuredBy) or, with none chosen, by any model.
+ * Measured numbers are kept apart from the imported e.win_rate / e.regret a training run recorded.
+ */
+function measuredExpr(col: string, model: string | undefined): string {
+  return `(SELECT ${col} FROM model_run_envs m WHERE m.env_hash = e.head_hash${model ? ` AND m.model = ${sqlText(model)}` : ''} AND m.win_rate IS NOT NULL ORDER BY m.updated_at DESC LIMIT 1)`;
+}
+const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at)`;
+function summaryCols(f: MemoryFilters): string {
+  return `${SUMMARY_COLS}, ${measuredExpr(MEASURED_JSON, f.measuredBy)} AS measured_json`;
+}
+const measuredSort = (f: MemoryFilters): Record<'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty', string> => ({
+  measuredRegret: measuredExpr('m.regret', f.measuredBy),
+  measuredWinRate: measuredExpr('m.win_rate', f.measuredBy),
+  model: measuredExpr('m.model', f.measuredBy),
+  difficulty: measuredExpr('1 - abs(m.win_rate - 0.5) / 0.5', f.measuredBy),
+});
+function sortExpr(field: Exclude<MemorySort['field'], 'relevance'>, f: MemoryFilters): string {
+  return field in sortColumns ? sortColumns[field as keyof typeof sortColumns] : measuredSort(f)[field as keyof ReturnType<typeof measuredSort>];
+}
+
+function measuredOf(json: string | null | undefined): EnvSummary['measured'] {
+  if (!json) return null;
+  const m = JSON.parse(json) as Omit<NonNullable<EnvSummary['measured']>, 'difficulty' | 'frontier'>;
+  const p = m.winRate;
+  return { ...m, difficulty: p === null ? null : 1 - Math.abs(p - 0.5) / 0.5, frontier: p !== null && p >= 0.15 && p <= 0.85 };
+}
 
 function toSummary(r: EnvRow): EnvSummary {
   return {
@@ -106,6 +140,7 @@ function toSummary(r: EnvRow): EnvSummary {
     rNoHint: r.r_no_hint,
     tags: r.tag_list ? r.tag_list.split(TAG_SEP).sort() : [],
     updatedAt: r.updated_at,
+    measured: measuredOf(r.measured_json),
   };
 }
 
@@ -528,6 +563,8 @@ function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey, withFts =
     ['rating', 'e.rating'],
     ['rolloutStep', 'e.rollout_step'],
   ];
+  // SPADE's frontier band for the chosen model's measured win rate (its designer samples 0.15-0.85).
+  if (use('frontier')) parts.push(f.frontier ? `${measuredExpr('m.win_rate', f.measuredBy)} BETWEEN 0.15 AND 0.85` : `COALESCE(${measuredExpr('m.win_rate', f.measuredBy)} NOT BETWEEN 0.15 AND 0.85, 1)`);
   for (const [k, col] of ranges) {
     if (!use(k)) continue;
     const r = f[k] as { min?: number; max?: number };
@@ -537,7 +574,7 @@ function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey, withFts =
   return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
 }
 
-const sortColumns: Record<Exclude<MemorySort['field'], 'relevance'>, string> = {
+const sortColumns: Record<Exclude<MemorySort['field'], 'relevance' | 'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty'>, string> = {
   name: 'e.name COLLATE NOCASE',
   skill: 'e.skill',
   kind: 'e.kind',
@@ -574,7 +611,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
     const where = buildWhere('', filters);
     const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
     const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
-    const rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[field]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+    const rows = stmt(db, `SELECT ${summaryCols(filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(field, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,
       limit,
       offset,
@@ -597,11 +634,11 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   if (sort.field === 'relevance' && n <= RANK_LIMIT) {
     rows = stmt(
       db,
-      `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
+      `SELECT ${summaryCols(filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
     ).all(fts, ...rest.params, limit, offset) as EnvRow[];
   } else if (sort.field === 'relevance' || sort.field === 'created') {
     const dir = sort.field === 'created' && sort.dir === 'asc' ? 'ASC' : 'DESC';
-    rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
+    rows = stmt(db, `SELECT ${summaryCols(filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
       fts,
       ...rest.params,
       limit,
@@ -610,7 +647,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   } else {
     const where = buildWhere(query, filters);
     const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
-    rows = stmt(db, `SELECT ${SUMMARY_COLS} FROM environments e ${where.sql} ORDER BY ${sortColumns[sort.field as keyof typeof sortColumns]} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+    rows = stmt(db, `SELECT ${summaryCols(filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(sort.field as Exclude<MemorySort['field'], 'relevance'>, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,
       limit,
       offset,

@@ -173,6 +173,7 @@ export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTur
       turns: r.turns,
       endedBy,
       policy: opts.policy,
+      error: endedBy === 'error' ? (tr.turns.at(-1)?.error ?? 'the model failed') : null,
       meta: { agent: { messages: tr.messages, turns: tr.turns, tools: tr.tools, toolUse: tr.toolUse, endedBy, toolTurns: r.toolTurns } },
     };
   };

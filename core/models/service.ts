@@ -5,7 +5,8 @@
  */
 import { errorMessage } from '../api/errors';
 import { invalidInput } from '../errors';
-import type { Endpoint, ModelRun, ModelTurn } from '../api/calls/models';
+import { endpointSchema, type Endpoint, type ModelRun, type ModelTurn } from '../api/calls/models';
+import type { RunService } from '../runs/service';
 import type { EpisodeService } from '../episodes/service';
 import { ChatClient, type EndpointConfig } from './client';
 import { modelPlayer, modelTurn } from './agent';
@@ -14,8 +15,10 @@ import { tunnelFetch, type Forwarder } from './tunnel';
 export interface ModelDeps {
   episodes: EpisodeService;
   secret(name: string): string | undefined;
-  /** Skill and recorded regret of a library version, when known. */
-  envInfo(hash: string): { skill: string | null; recordedRegret: number | null };
+  /** Skill and the regret and win rate a training run recorded (imported) for a library version, when known. */
+  envInfo(hash: string): { skill: string | null; recordedRegret: number | null; recordedWinRate: number | null };
+  /** Every model run is a record (core/runs). */
+  runs: RunService;
   /** A job's SSH connection, for endpoints reached through it (throws when the job has none). */
   tunnel?(jobId: string): Forwarder;
 }
@@ -61,43 +64,130 @@ export class ModelService {
     });
   }
 
-  async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined }): Promise<ModelRun> {
+  async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined; selection?: string | undefined }): Promise<ModelRun> {
     if (input.hintText !== undefined && input.hashes.length > 1) throw invalidInput('hintText overrides the hint of one environment; a selection plays each with its own');
     const cfg = this.config(input.endpoint);
-    const player = modelPlayer(this.client(cfg), {
-      thinking: cfg.thinking === true,
-      policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking },
-      states: input.hashes.length === 1 && input.seeds <= 4,
-    });
-    const r = await this.d.episodes.regretMany({
-      hashes: input.hashes,
+    // Unknown versions are refused before a run record exists for them.
+    for (const h of input.hashes) this.d.episodes.ctx.env(h);
+    const policy = { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking };
+    const player = modelPlayer(this.client(cfg), { thinking: cfg.thinking === true, policy, states: input.hashes.length === 1 && input.seeds <= 4 });
+    const runId = input.runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const budget = input.maxTurns ?? this.d.episodes.ctx.d.defaults().maxTurns;
+    const recorded = this.d.runs.begin({
+      id: runId,
+      model: cfg.model,
+      endpoint: cfg.baseUrl,
+      // The endpoint as given (a key only by its secret's name), so a resume plays with the same settings.
+      config: { endpoint: { ...input.endpoint }, sampling: { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking }, hintText: input.hintText ?? null },
+      hintSource: input.hintText !== undefined ? 'given' : 'library',
       seeds: input.seeds,
       seedStart: input.seedStart,
       arms: input.arms,
-      player,
-      concurrency: cfg.concurrency,
-      maxTurns: input.maxTurns,
-      runtime: input.runtime,
-      runId: input.runId,
-      ...(input.hintText !== undefined ? { hintFor: () => input.hintText! } : {}),
+      maxTurns: budget,
+      runtime: input.runtime ?? 'auto',
+      selection: input.selection ?? null,
+      hashes: input.hashes,
     });
-    const envs = r.envs.map((e) => {
-      const info = this.d.envInfo(e.hash);
-      return { hash: e.hash, name: e.name, skill: info.skill, rHint: e.rHint, rNoHint: e.rNoHint, regret: e.regret, hintFailed: e.hintFailed, recordedRegret: info.recordedRegret, hintReturns: e.withHint.returns, noHintReturns: e.withoutHint.returns };
+    let status: 'done' | 'cancelled' | 'failed' = 'failed';
+    let error: string | null = null;
+    let cancelled = false;
+    try {
+      const r = await this.d.episodes.regretMany({
+        hashes: input.hashes,
+        seeds: input.seeds,
+        seedStart: input.seedStart,
+        arms: input.arms,
+        player,
+        concurrency: cfg.concurrency,
+        maxTurns: budget,
+        runtime: input.runtime,
+        runId,
+        recorded,
+        ...(input.hintText !== undefined ? { hintFor: () => input.hintText! } : {}),
+      });
+      cancelled = r.cancelled;
+      status = r.cancelled ? 'cancelled' : 'done';
+    } catch (e) {
+      error = errorMessage(e);
+      throw e;
+    } finally {
+      this.d.runs.end(runId, status, error);
+    }
+    return this.result(runId, cancelled);
+  }
+
+  /** Plays what a run has not yet played (cancelled, interrupted, or its failed episodes), with its own settings. */
+  async resume(runId: string): Promise<ModelRun> {
+    const run = this.d.runs.store.get(runId);
+    if (!run) throw invalidInput(`No run ${runId}`);
+    if (this.d.runs.isLive(runId)) throw invalidInput(`Run ${runId} is running`);
+    // The endpoint as the run kept it, its sampling applied; keys this schema does not know (a CLI
+    // run's --api-key-env) are left out: a key comes from this session's secrets or none.
+    const known = Object.keys(endpointSchema.shape);
+    const kept = Object.fromEntries(Object.entries({ ...run.config.endpoint, ...run.config.sampling }).filter(([k, v]) => known.includes(k) && v !== undefined));
+    const parsed = endpointSchema.safeParse(kept);
+    if (!parsed.success) throw invalidInput(`Run ${runId} cannot be resumed: its endpoint settings no longer parse (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+    const endpoint = parsed.data;
+    return this.play({
+      hashes: run.hashes,
+      endpoint,
+      seeds: run.seeds,
+      seedStart: run.seedStart,
+      arms: run.arms,
+      ...(run.config.hintText !== null && run.config.hintText !== undefined ? { hintText: run.config.hintText } : {}),
+      maxTurns: run.maxTurns,
+      runtime: run.runtime === 'pyodide' || run.runtime === 'cpython' ? run.runtime : undefined,
+      runId,
+      ...(run.selection !== null ? { selection: run.selection } : {}),
+    });
+  }
+
+  /** A run as the models.play answer: per environment what was measured, failures apart, never as returns. */
+  result(runId: string, cancelled: boolean): ModelRun {
+    const v = this.d.runs.get(runId);
+    const envs = v.envs.map((e) => {
+      const info = this.d.envInfo(e.envHash);
+      const ok = e.episodes.filter((x) => x.status === 'ok');
+      return {
+        hash: e.envHash,
+        name: e.envName,
+        skill: info.skill,
+        rHint: e.rHint,
+        rNoHint: e.rNoHint,
+        regret: e.regret,
+        winRate: e.winRate,
+        difficulty: e.difficulty,
+        hintFailed: e.hintFailed,
+        recordedRegret: info.recordedRegret,
+        recordedWinRate: info.recordedWinRate,
+        failed: e.failed,
+        notMeasured: e.notMeasured,
+        seeds: e.seeds,
+        hintReturns: ok.filter((x) => x.hint).map((x) => x.ret!),
+        noHintReturns: ok.filter((x) => !x.hint).map((x) => x.ret!),
+      };
     });
     const skills = new Map<string, typeof envs>();
     for (const e of envs) {
       const k = e.skill ?? '(none)';
       skills.set(k, [...(skills.get(k) ?? []), e]);
     }
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    const episodes = r.episodes.map((x) => {
-      const meta = this.d.episodes.meta(x.episodeId).meta as { agent?: { turns?: ModelTurn[] } };
-      return { episodeId: x.episodeId, hash: x.hash, seed: x.seed, hint: x.hint, return: x.ret, endedBy: x.endedBy, turns: meta.agent?.turns ?? [] };
-    });
+    const mean = (xs: (number | null)[]) => {
+      const ys = xs.filter((x): x is number => x !== null);
+      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : null;
+    };
+    const episodes = v.envs.flatMap((e) =>
+      e.episodes.map((x) => {
+        const meta = x.episodeId !== null ? ((this.d.episodes.ctx.d.store.meta(x.episodeId)?.meta ?? {}) as { agent?: { turns?: ModelTurn[] } }) : {};
+        return { episodeId: x.episodeId ?? 0, hash: x.envHash, seed: x.seed, hint: x.hint, return: x.status === 'ok' ? x.ret : null, failed: x.status === 'failed', error: x.error, endedBy: x.endedBy as ModelRun['episodes'][number]['endedBy'], turns: meta.agent?.turns ?? [] };
+      }),
+    );
     return {
-      runId: r.runId,
-      cancelled: r.cancelled,
+      runId,
+      model: v.run.model,
+      status: v.run.status,
+      cancelled,
+      failedText: v.failedText,
       envs,
       episodes,
       bySkill: [...skills].map(([skill, es]) => ({ skill, envs: es.length, meanRegret: mean(es.map((e) => e.regret)), meanRHint: mean(es.map((e) => e.rHint)), meanRNoHint: mean(es.map((e) => e.rNoHint)) })),

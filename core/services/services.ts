@@ -11,6 +11,7 @@ import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
 import { ModelService } from '../models/service';
+import { RunService } from '../runs/service';
 import { getEnvironmentByHash } from '../memory/repository';
 import { EpisodeStore } from '../episodes/store';
 import { EditorService } from '../editor/service';
@@ -179,6 +180,22 @@ export class Services {
     return svc;
   }
 
+  private runsSvc: RunService | null = null;
+  /** Model runs as records; runs left 'running' by a stopped workbench are marked interrupted on first use. */
+  get runs(): RunService {
+    if (!this.runsSvc) {
+      const svc = new RunService({
+        db: this.db,
+        minShare: () => this.settings.get().runMinSuccess,
+        catalog: memoryCatalog(this.db),
+        changed: (runId) => this.events.emit('runs.changed', { runId }),
+      });
+      if (!this.writesPaused) svc.interruptStale();
+      this.runsSvc = svc;
+    }
+    return this.runsSvc;
+  }
+
   private modelsSvc: ModelService | null = null;
   /** Model policies; API keys are named secrets of the jobs' secret store (sealed on the desktop). */
   get models(): ModelService {
@@ -187,8 +204,9 @@ export class Services {
       secret: (name) => this.jobs.secrets.get(name),
       envInfo: (hash) => {
         const e = getEnvironmentByHash(this.db, hash);
-        return { skill: e?.skill ?? null, recordedRegret: e?.regret ?? null };
+        return { skill: e?.skill ?? null, recordedRegret: e?.regret ?? null, recordedWinRate: e?.winRate ?? null };
       },
+      runs: this.runs,
       tunnel: (jobId) => this.jobs.manager.tunnelFor(jobId),
     });
     return this.modelsSvc;

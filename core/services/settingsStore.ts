@@ -9,6 +9,7 @@ export const defaultSettings: Settings = {
   defaultRuntime: 'pyodide',
   auditRuntime: 'pyodide',
   allowUnsandboxedNative: false,
+  runMinSuccess: 1,
 };
 
 /** Settings live in SQLite next to everything else, one JSON value per key. */

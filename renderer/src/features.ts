@@ -6,6 +6,7 @@ import { registerLibrary } from './features/library';
 import { registerEditorFeature } from './features/editor';
 import { registerJobsFeature } from './features/jobs';
 import { registerEpisodesFeature } from './features/episodes';
+import { registerRunsFeature } from './features/runs';
 import { registerRuntimeFeature } from './features/runtime';
 import { registerAuditFeature } from './features/audit';
 
@@ -15,5 +16,6 @@ export function registerFeatures(): void {
   registerEditorFeature();
   registerJobsFeature();
   registerEpisodesFeature();
+  registerRunsFeature();
   registerAuditFeature();
 }

@@ -19,6 +19,11 @@ export const settingsSchema = z.object({
    * status bar says so while it is on.
    */
   allowUnsandboxedNative: z.boolean().default(false),
+  /**
+   * A model run's regret and win rate count only when at least this share of each arm's seeds
+   * played without failing (1: every seed of both arms); otherwise they show as not measured.
+   */
+  runMinSuccess: z.number().gt(0).max(1).default(1),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

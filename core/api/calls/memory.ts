@@ -37,11 +37,15 @@ export const memoryFiltersSchema = z
       .object({ checkId: z.string().min(1).max(100).optional(), status: z.enum(['pass', 'warn', 'fail', 'skip']) })
       .strict()
       .optional(),
+    /** Whose measurement the Regret / Win rate / Model columns show and sort by (a model run's model); absent: the newest of any model. */
+    measuredBy: z.string().max(300).optional(),
+    /** The measured win rate is in SPADE's frontier band, 0.15-0.85 (false: outside it, or not measured). */
+    frontier: z.boolean().optional(),
   })
   .strict();
 export type MemoryFilters = z.infer<typeof memoryFiltersSchema>;
 
-export const sortFields = ['relevance', 'name', 'skill', 'kind', 'updated', 'created', 'regret', 'winRate', 'rHint', 'rNoHint', 'rating', 'rolloutStep'] as const;
+export const sortFields = ['relevance', 'name', 'skill', 'kind', 'updated', 'created', 'regret', 'winRate', 'rHint', 'rNoHint', 'rating', 'rolloutStep', 'measuredRegret', 'measuredWinRate', 'model', 'difficulty'] as const;
 export const memorySortSchema = z.object({ field: z.enum(sortFields), dir: z.enum(['asc', 'desc']) }).strict();
 export type MemorySort = z.infer<typeof memorySortSchema>;
 
@@ -65,6 +69,27 @@ export const envSummarySchema = z.object({
   rNoHint: z.number().nullable(),
   tags: z.array(z.string()),
   updatedAt: z.string(),
+  /**
+   * What a model run measured for the head version (the chosen model's newest, else any model's);
+   * winRate/regret above are what a training run recorded (imported), kept apart.
+   */
+  measured: z
+    .object({
+      model: z.string(),
+      runId: z.string(),
+      regret: z.number().nullable(),
+      winRate: z.number().nullable(),
+      rHint: z.number().nullable(),
+      rNoHint: z.number().nullable(),
+      /** SPADE's fixed-model difficulty_score, 1 - |p - 0.5| / 0.5. */
+      difficulty: z.number().nullable(),
+      frontier: z.boolean(),
+      seeds: z.number().int(),
+      failed: z.number().int(),
+      updatedAt: z.string(),
+    })
+    .nullable()
+    .optional(),
 });
 export type EnvSummary = z.infer<typeof envSummarySchema>;
 

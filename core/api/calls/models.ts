@@ -66,7 +66,10 @@ const episodeSchema = z.object({
   hash: z.string(),
   seed: z.number().int(),
   hint: z.boolean(),
-  return: z.number(),
+  /** SPADE's return; null when the episode failed (it has none, and counts in no mean). */
+  return: z.number().nullable(),
+  failed: z.boolean(),
+  error: z.string().nullable(),
   endedBy: z.enum(['env', 'budget', 'length', 'error']),
   turns: z.array(turnSchema),
 });
@@ -75,23 +78,38 @@ const envResultSchema = z.object({
   hash: z.string(),
   name: z.string().nullable(),
   skill: z.string().nullable(),
-  rHint: z.number(),
-  rNoHint: z.number(),
-  regret: z.number(),
+  /** Measured by this run; null when not measured (too few episodes succeeded, or the arm was not played). */
+  rHint: z.number().nullable(),
+  rNoHint: z.number().nullable(),
+  regret: z.number().nullable(),
+  /** Share of the unhinted episodes won (return > 0). */
+  winRate: z.number().nullable(),
+  /** SPADE's fixed-model difficulty, 1 - |p - 0.5| / 0.5. */
+  difficulty: z.number().nullable(),
   hintFailed: z.boolean(),
-  /** The regret a training run recorded for this game (imported), for comparison. */
+  /** What a training run recorded for this game (imported), kept apart from what was measured. */
   recordedRegret: z.number().nullable(),
+  recordedWinRate: z.number().nullable(),
+  failed: z.number().int(),
+  /** Why the numbers are missing, e.g. "3 of 8 episodes failed; ...". */
+  notMeasured: z.string().nullable(),
+  /** The seeds the numbers came from. */
+  seeds: z.array(z.number().int()),
   hintReturns: z.array(z.number()),
   noHintReturns: z.array(z.number()),
 });
 
-const runOutput = z.object({
+export const runOutput = z.object({
   runId: z.string(),
+  model: z.string(),
+  status: z.enum(['running', 'done', 'cancelled', 'failed']),
   cancelled: z.boolean(),
+  /** "n of m episodes failed", or null. */
+  failedText: z.string().nullable(),
   envs: z.array(envResultSchema),
   episodes: z.array(episodeSchema),
-  /** Mean regret per skill over the environments played. */
-  bySkill: z.array(z.object({ skill: z.string(), envs: z.number().int(), meanRegret: z.number(), meanRHint: z.number(), meanRNoHint: z.number() })),
+  /** Mean regret per skill over the environments measured (null: none was). */
+  bySkill: z.array(z.object({ skill: z.string(), envs: z.number().int(), meanRegret: z.number().nullable(), meanRHint: z.number().nullable(), meanRNoHint: z.number().nullable() })),
 });
 export type ModelRun = z.infer<typeof runOutput>;
 
@@ -129,6 +147,8 @@ export const modelsCalls = {
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtimeKindSchema.optional(),
         runId: runId.optional(),
+        /** What the environments were chosen by (a library query), kept with the run for filtering. */
+        selection: z.string().max(2000).optional(),
       })
       .strict(),
     output: runOutput,

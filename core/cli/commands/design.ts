@@ -115,7 +115,7 @@ export const designCommand: Command = {
           arms: hint === null ? ['nohint'] : ['hint', 'nohint'],
           player: modelPlayer(agent, { thinking: false, policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
         });
-        const ok = r.episodes.filter((e) => e.endedBy !== 'error');
+        const ok = r.episodes.filter((e) => !e.failed);
         const noHint = ok.filter((e) => !e.hint);
         const hinted = ok.filter((e) => e.hint);
         const share = (xs: typeof ok) => (xs.length ? xs.filter((e) => e.ret > 0).length / xs.length : 0);

@@ -18,6 +18,7 @@ export const exportCommand: Command = {
         tag: { type: 'string' },
         all: { type: 'boolean' },
         format: { type: 'string', default: 'spade' },
+        model: { type: 'string' },
         json: { type: 'boolean' },
       },
       allowPositionals: true,
@@ -34,7 +35,7 @@ export const exportCommand: Command = {
         return 1;
       }
       const out = resolve(positionals[0]!);
-      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out });
+      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out, measuredBy: values.model ?? null });
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
       else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
       return 0;

@@ -13,6 +13,7 @@ import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/cl
 import type { Transcript } from '../../models/agent';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
+import { errorMessage } from '../../api/errors';
 import { LocalEngine } from '../../models/localEngine';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
@@ -108,7 +109,7 @@ export const playCommand: Command = {
     let db: Db | undefined;
     let service: EpisodeService | undefined;
     try {
-      const [{ openDatabase }, { openDataDir }, { search }, { memoryCatalog }, { EpisodeService }, { EpisodeStore }, { modelPlayer }] = await Promise.all([
+      const [{ openDatabase }, { openDataDir, fmtNum }, { getEnvironmentByHash, search }, { memoryCatalog }, { EpisodeService }, { EpisodeStore }, { modelPlayer }, { RunService }, { SettingsStore }] = await Promise.all([
         import('../../memory/db'),
         import('../../memory/cliDb'),
         import('../../memory/repository'),
@@ -116,6 +117,8 @@ export const playCommand: Command = {
         import('../../episodes/service'),
         import('../../episodes/store'),
         import('../../models/agent'),
+        import('../../runs/service'),
+        import('../../services/settingsStore'),
       ]);
 
       // --via-job: the endpoint is the server as that job's SSH host sees it; every request goes
@@ -143,10 +146,12 @@ export const playCommand: Command = {
       const catalog = memoryCatalog(db);
       const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: rt, defaults: () => ({ maxTurns: budget }) });
       service = svc;
+      const runDb = db;
+      const runs = new RunService({ db: runDb, catalog, minShare: () => new SettingsStore(runDb).get().runMinSuccess });
       let hashes: string[];
       let hintFor: (h: string) => string | null | undefined = () => undefined;
       const names = new Map<string, string>();
-      const recorded = new Map<string, { regret: number | null; skill: string | null }>();
+      const recorded = new Map<string, { regret: number | null; skill: string | null; winRate: number | null }>();
       let arms: ('hint' | 'nohint')[];
       if (positionals.length === 1) {
         const file = positionals[0]!;
@@ -167,11 +172,33 @@ export const playCommand: Command = {
         hashes = r.rows.map((e) => e.hash);
         for (const e of r.rows) {
           names.set(e.hash, e.name);
-          recorded.set(e.hash, { regret: e.regret, skill: e.skill ?? null });
+          recorded.set(e.hash, { regret: e.regret, skill: e.skill ?? null, winRate: e.winRate });
         }
         arms = ['hint', 'nohint'];
       }
       const total = hashes.length * seeds * arms.length;
+      for (const h of hashes) {
+        const e = getEnvironmentByHash(runDb, h);
+        if (e && !recorded.has(h)) recorded.set(h, { regret: e.regret, skill: e.skill ?? null, winRate: e.winRate });
+      }
+      const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+      const hintOverride = positionals.length === 1 ? hintFor(hashes[0]!) ?? null : null;
+      const record = runs.begin({
+        id: runId,
+        model: cfg.model,
+        endpoint: cfg.baseUrl,
+        config: { endpoint: { baseUrl: cfg.baseUrl, model: cfg.model, ...(values['api-key-env'] ? { apiKeyEnv: values['api-key-env'] } : {}), ...(cfg.via ? { via: cfg.via } : {}) }, sampling: { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking }, hintText: hintOverride },
+        hintSource: positionals.length === 1 ? (values.hint !== undefined ? 'given' : values['hint-file'] !== undefined ? 'file' : hintOverride !== null ? 'sibling _hint.txt' : 'none') : 'library',
+        seeds,
+        seedStart,
+        arms,
+        maxTurns: budget,
+        runtime,
+        selection: values.selection ?? null,
+        hashes,
+      });
+      let status: 'done' | 'cancelled' | 'failed' = 'failed';
+      let runError: string | null = null;
       const res = await svc.regretMany({
         hashes,
         seeds,
@@ -181,11 +208,21 @@ export const playCommand: Command = {
         runtime: runtime === 'auto' ? undefined : runtime,
         concurrency,
         arms,
+        runId,
+        recorded: record,
         player: modelPlayer(new ChatClient(cfg, viaFetch ? { fetch: viaFetch } : {}), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
         progress: (done) => {
           if (!values.json) io.err(`${done}/${total} episodes`);
         },
-      });
+      }).then(
+        (r) => ((status = r.cancelled ? 'cancelled' : 'done'), r),
+        (e: unknown) => {
+          runError = errorMessage(e);
+          throw e;
+        },
+      ).finally(() => runs.end(runId, status, runError));
+      const view = runs.get(runId);
+      const ok = new Map(view.envs.flatMap((e) => e.episodes.map((x) => [`${x.envHash}:${x.hint ? 1 : 0}:${x.seed}`, x] as const)));
       const episodes = res.episodes.map((r) => {
         const got = svc.get(r.episodeId);
         const agent = (got.episode.meta.agent ?? {}) as Partial<Transcript> & { endedBy?: string };
@@ -195,7 +232,10 @@ export const playCommand: Command = {
           episodeId: r.episodeId,
           seed: r.seed,
           hint: r.hint,
-          return: r.ret,
+          // A failed episode has no return (null), only its error.
+          return: r.failed ? null : r.ret,
+          failed: r.failed,
+          error: r.error ?? ok.get(`${r.hash}:${r.hint ? 1 : 0}:${r.seed}`)?.error ?? null,
           terminated: got.episode.terminated,
           truncated: got.episode.truncated,
           endedBy: r.endedBy,
@@ -205,21 +245,35 @@ export const playCommand: Command = {
           turns: (agent.turns ?? []).map((t) => ({ turn: t.turn, kind: t.kind, action: t.action, calls: t.calls, finishReason: t.finishReason, usage: t.usage, latencyMs: Math.round(t.latencyMs), attempts: t.attempts, error: t.error })),
         };
       });
-      const regret = res.envs.map((e) => ({
-        env: names.get(e.hash) ?? e.hash.slice(0, 12),
-        hash: e.hash,
-        skill: recorded.get(e.hash)?.skill ?? null,
+      const regret = view.envs.map((e) => ({
+        env: names.get(e.envHash) ?? e.envName ?? e.envHash.slice(0, 12),
+        hash: e.envHash,
+        model: cfg.model,
+        run_id: runId,
+        skill: recorded.get(e.envHash)?.skill ?? null,
+        // Measured by this run; null when not measured (see not_measured).
         r_hint: e.rHint,
         r_no_hint: e.rNoHint,
         regret: e.regret,
+        win_rate: e.winRate,
+        difficulty_score: e.difficulty,
+        seeds: e.seeds,
+        failed: e.failed,
+        not_measured: e.notMeasured,
         hint_failed: e.hintFailed,
-        recorded_regret: recorded.get(e.hash)?.regret ?? null,
+        // What a training run recorded for this game (imported), kept apart.
+        recorded_regret: recorded.get(e.envHash)?.regret ?? null,
+        recorded_win_rate: recorded.get(e.envHash)?.winRate ?? null,
       }));
-      if (values.json) io.out(JSON.stringify({ endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, budget, episodes, regret }, null, 2));
+      if (values.json) io.out(JSON.stringify({ run_id: runId, status: view.run.status, endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, budget, failed: view.failedText, episodes, regret }, null, 2));
       else {
-        for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}`);
+        for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} ${e.return === null ? `FAILED: ${e.error ?? 'no return'}` : `return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}`}`);
         io.out('');
-        for (const r of regret) io.out(`${r.env.padEnd(28)} R(hint) ${r.r_hint.toFixed(3)}  R(no hint) ${r.r_no_hint.toFixed(3)}  regret ${r.regret.toFixed(3)}${r.recorded_regret !== null ? `  (recorded ${r.recorded_regret.toFixed(3)})` : ''}`);
+        for (const r of regret) {
+          const nums = r.not_measured ? `not measured (${r.not_measured})` : `R(hint) ${fmtNum(r.r_hint)}  R(no hint) ${fmtNum(r.r_no_hint)}  regret ${fmtNum(r.regret)}  win rate ${fmtNum(r.win_rate)}`;
+          io.out(`${r.env.padEnd(28)} ${nums}${r.recorded_regret !== null ? `  (recorded by training: ${r.recorded_regret.toFixed(3)})` : ''}`);
+        }
+        io.out(`run ${runId} (${cfg.model}): ${view.run.status}${view.failedText ? `, ${view.failedText}` : ''}`);
       }
       return 0;
     } finally {

@@ -4,7 +4,7 @@ import type { MemoryFilters } from '../../../core/api';
 export type Activity = 'library' | 'episodes' | 'jobs';
 
 /** What two episodes side by side are: without/with the hint, a recording and its re-execution, or one audit evidence on the version before a fix and after it. */
-export type PairMode = 'hint' | 'divergence' | 'versions';
+export type PairMode = 'hint' | 'divergence' | 'versions' | 'models';
 
 /**
  * What a tab shows, one variant per kind with its own typed fields. An environment is always
@@ -27,7 +27,8 @@ export type TabTarget =
   | { kind: 'episode-pair'; a: number; b: number; mode: PairMode; idx: number }
   | { kind: 'episode-regret'; hash: string; name: string }
   | { kind: 'episode-llm'; hash: string; name: string }
-  | { kind: 'job'; jobId: string };
+  | { kind: 'job'; jobId: string }
+  | { kind: 'runs'; a: string | null; b: string | null };
 export type TabKind = TabTarget['kind'];
 export type TargetOf<K extends TabKind> = Extract<TabTarget, { kind: K }>;
 
@@ -59,6 +60,9 @@ export function tabId(t: TabTarget): string {
       return `episode-llm:${t.hash}`;
     case 'job':
       return `job:${t.jobId}`;
+    case 'runs':
+      // One Runs page: opening it again (another run) retargets it.
+      return 'runs';
   }
 }
 

@@ -8,6 +8,7 @@ import { ChatClient, type EndpointConfig } from '../../../core/models/client';
 import { modelPlayer } from '../../../core/models/agent';
 import { parseToolCalls } from '../../../core/models/toolCalls';
 import { ModelService } from '../../../core/models/service';
+import { RunService } from '../../../core/runs/service';
 import { endpointSchema } from '../../../core/api/calls/models';
 import { FakeRuntime, type FakeGame } from '../../helpers/fakeRuntime';
 import { startStandIn, type Responder, type StandIn } from '../../helpers/standInOpenAi';
@@ -43,7 +44,8 @@ function setup(make: () => FakeGame, budget = 30) {
   const catalog = memoryCatalog(db);
   const svc = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: new FakeRuntime(make), defaults: () => ({ maxTurns: budget }) });
   const hash = catalog.add(`class GuessEnv:\n    pass  # ${Math.random()}\n`, 'guess', 'guess.py');
-  return { svc, hash };
+  const runs = new RunService({ db, catalog, minShare: () => 1 });
+  return { svc, hash, runs, db };
 }
 
 describe('chat client against the stand-in server', () => {
@@ -187,22 +189,22 @@ describe("SPADE's agent protocol over the stand-in", () => {
     expect(parseToolCalls('<tool_call>{"name": "f", "parameters": "{\\"x\\": 1}"}</tool_call>')).toEqual([{ name: 'f', arguments: { x: 1 } }]);
     expect(parseToolCalls('<tool_call><function=g><parameter=s>&quot;hi&quot;</parameter><parameter=t>true</parameter></function></tool_call><tool_call>junk</tool_call>')).toEqual([{ name: 'g', arguments: { s: 'hi', t: true } }]);
   });
-  it('a model failure after its retries ends the episode; the unhinted arm drops it as SPADE drops failed trajectories', async () => {
+  it('a model failure after its retries ends the episode as failed: no return in either arm', async () => {
     server = await startStandIn(() => ({ status: 500, error: 'down' }));
     const { svc, hash } = setup(guess);
     const r = await svc.regret({ hash, seeds: 2, seedStart: 0, hintText: 'h', player: modelPlayer(new ChatClient(cfg(server.url, { retries: 1 }), { sleep: async () => {} }), { thinking: false, policy: { kind: 'llm' } }) });
     expect(r.withoutHint.returns).toEqual([]);
-    expect(r.withHint.returns).toEqual([0, 0]); // a failed hinted play counts its return so far
-    expect(r.regret).toBe(0);
+    // A failed hinted play is no return of 0 either: a dead endpoint must not read as a measured arm.
+    expect(r.withHint.returns).toEqual([]);
   });
 });
 
 describe('model service', () => {
   it('sends the named secret as the bearer key, refuses a missing one, and reports regret per skill beside the recorded one', async () => {
     server = await startStandIn((b) => ({ content: String((b.messages as { content: string }[])[0]!.content).includes('HINT: ') ? '\\boxed{7}' : '\\boxed{1}' }));
-    const { svc, hash } = setup(guess);
+    const { svc, hash, runs } = setup(guess);
     const secrets = new Map([['OPENAI_KEY', 'sk-sealed-value']]);
-    const models = new ModelService({ episodes: svc, secret: (n) => secrets.get(n), envInfo: () => ({ skill: 'logical_deduction', recordedRegret: 0.25 }) });
+    const models = new ModelService({ episodes: svc, runs, secret: (n) => secrets.get(n), envInfo: () => ({ skill: 'logical_deduction', recordedRegret: 0.25, recordedWinRate: null }) });
     const endpoint = endpointSchema.parse({ baseUrl: server.url, model: 'm', apiKeySecret: 'OPENAI_KEY' });
     const r = await models.play({ hashes: [hash], endpoint, seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], hintText: 'seven' });
     expect(server.auth.every((a) => a === 'Bearer sk-sealed-value')).toBe(true);
@@ -242,8 +244,8 @@ describe('one model turn at a time in a live episode', () => {
   it("continues SPADE's transcript turn by turn, records each step, and stops when the episode is over", async () => {
     const answers = ['\\boxed{2}', '\\boxed{5}', 'so \\boxed{7}'];
     server = await startStandIn((b) => ({ content: answers[(b.messages as { role: string }[]).filter((m) => m.role === 'assistant').length] ?? '\\boxed{1}' }));
-    const { svc, hash } = setup(guess);
-    const models = new ModelService({ episodes: svc, secret: () => undefined, envInfo: () => ({ skill: null, recordedRegret: null }) });
+    const { svc, hash, runs } = setup(guess);
+    const models = new ModelService({ episodes: svc, runs, secret: () => undefined, envInfo: () => ({ skill: null, recordedRegret: null, recordedWinRate: null }) });
     const endpoint = endpointSchema.parse({ baseUrl: server.url, model: 'm' });
     const opened = await svc.open({ hash, seed: 3, hint: true, hintText: 'lucky', label: '' });
     const id = opened.episode.id;

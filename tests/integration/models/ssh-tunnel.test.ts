@@ -14,6 +14,7 @@ import { openDatabase } from '../../../core/memory/db';
 import { endpointSchema, type EndpointInput } from '../../../core/api/calls/models';
 import { ModelError } from '../../../core/models/client';
 import { ModelService } from '../../../core/models/service';
+import { RunService } from '../../../core/runs/service';
 import { FakeRuntime, type FakeGame } from '../../helpers/fakeRuntime';
 import { startStandIn, type Responder, type StandIn } from '../../helpers/standInOpenAi';
 import { heldHere } from '../../helpers/sockets';
@@ -102,7 +103,7 @@ d('model endpoints through a job\'s SSH tunnel (real sshd, stand-in server)', ()
     const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog, runtime: new FakeRuntime(guess), defaults: () => ({ maxTurns: 30 }) });
     const hash = catalog.add(`class GuessEnv:\n    pass  # ${Math.random()}\n`, 'guess', 'guess.py');
     const secrets = new Map([['MODEL_KEY', KEY]]);
-    const svc = new ModelService({ episodes, secret: (n) => secrets.get(n), envInfo: () => ({ skill: null, recordedRegret: null }), tunnel: (id) => ctx.manager.tunnelFor(id) });
+    const svc = new ModelService({ episodes, runs: new RunService({ db, catalog, minShare: () => 1 }), secret: (n) => secrets.get(n), envInfo: () => ({ skill: null, recordedRegret: null, recordedWinRate: null }), tunnel: (id) => ctx.manager.tunnelFor(id) });
     return { svc, episodes, hash };
   }
 

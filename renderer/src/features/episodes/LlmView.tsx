@@ -93,7 +93,7 @@ function TurnList({ ep, testId }: { ep: Episode | undefined; testId: string }) {
   return (
     <div className="ep-col" data-testid={testId}>
       <div className="ep-col-head">
-        {ep.hint ? 'with hint' : 'without hint'} · seed {ep.seed} · return <b>{fmt(ep.return)}</b> · {ep.turns.length} turns · ended by {ep.endedBy}{' '}
+        {ep.hint ? 'with hint' : 'without hint'} · seed {ep.seed} · {ep.failed ? <b className="ep-error-inline">failed: {ep.error ?? 'no return'}</b> : <>return <b>{fmt(ep.return)}</b></>} · {ep.turns.length} turns · ended by {ep.endedBy}{' '}
         <button className="ep-link" onClick={() => openEpisode({ id: ep.episodeId, envName: null, className: null, seed: ep.seed, hintEnabled: ep.hint })}>
           open #{ep.episodeId}
         </button>
@@ -265,6 +265,16 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
       {run && env ? (
         <>
           {run.cancelled ? <p className="muted">Cancelled: what finished is kept; Resume plays the rest under the same run.</p> : null}
+          {run.failedText ? (
+            <p className="ep-error" data-testid="llm-failed">
+              {run.failedText}: a failed episode has no return and counts in no mean.{env.notMeasured ? ` Not measured: ${env.notMeasured}.` : ''}
+              {[...new Set(run.episodes.filter((e) => e.failed && e.error).map((e) => e.error))].slice(0, 3).map((e) => (
+                <span key={e} className="muted" style={{ display: 'block' }}>
+                  {e}
+                </span>
+              ))}
+            </p>
+          ) : null}
           <table className="ep-regret-table" data-testid="llm-regret">
             <tbody>
               <tr>
@@ -337,7 +347,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
             </>
           ) : null}
           <Histogram hint={allHint} plain={allPlain} />
-          <FrontierBar winRate={allPlain.length ? allPlain.filter((x) => x > 0).length / allPlain.length : 0} />
+          {allPlain.length ? <FrontierBar winRate={allPlain.filter((x) => x > 0).length / allPlain.length} /> : null}
           <div className="ep-runbar">
             <label>
               seed{' '}

@@ -41,7 +41,9 @@ export function PairView({ tab }: ViewProps<'episode-pair'>) {
       ? ['Without hint', 'With hint']
       : mode === 'versions'
         ? [`Before the fix (${a.episode?.envHash.slice(0, 8) ?? ''})`, `After the fix (${b.episode?.envHash.slice(0, 8) ?? ''})`]
-        : ['Recorded (imported)', 'Replayed now'];
+        : mode === 'models'
+          ? [`A: ${String(a.episode?.policy.model ?? '?')} (${a.episode?.hintEnabled ? 'with' : 'without'} hint)`, `B: ${String(b.episode?.policy.model ?? '?')} (${b.episode?.hintEnabled ? 'with' : 'without'} hint)`]
+          : ['Recorded (imported)', 'Replayed now'];
   const playable = mode === 'hint';
   const div = a.episode?.divergenceStep ?? null;
   return (
@@ -54,7 +56,9 @@ export function PairView({ tab }: ViewProps<'episode-pair'>) {
             ? 'same environment and seed; only the first observation differs'
             : mode === 'versions'
               ? "the audit's evidence (same seed and actions) on the version before the fix and on the fixed one"
-              : 'the recording against a fresh re-execution'}
+              : mode === 'models'
+                ? 'the same seed played by the two runs being compared'
+                : 'the recording against a fresh re-execution'}
         </span>
       </div>
       {mode === 'divergence' && div !== null ? (

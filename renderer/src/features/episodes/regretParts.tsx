@@ -5,7 +5,8 @@ import { useCall } from '../../store/useCall';
 
 /** Hint-regret runs (RegretView: a policy; LlmView: a served model) share their numbers, progress and rows. */
 
-export const fmt = (x: number) => (Math.round(x * 1000) / 1000).toString();
+/** A number to three places; null (not measured) as a dash. */
+export const fmt = (x: number | null) => (x === null ? '–' : (Math.round(x * 1000) / 1000).toString());
 
 export const newRunId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -65,14 +66,14 @@ export function SeedRange(props: { seeds: number; setSeeds: (n: number) => void;
 }
 
 /** The regret line of a result table; `children` are the cells after the value. */
-export function RegretRow({ value, testId, children }: { value: number; testId: string; children: ReactNode }) {
+export function RegretRow({ value, testId, children }: { value: number | null; testId: string; children: ReactNode }) {
   return (
     <tr>
       <td>
         <b>regret</b>
       </td>
       <td data-testid={testId}>
-        <b>{fmt(value)}</b>
+        <b>{value === null ? 'not measured' : fmt(value)}</b>
       </td>
       {children}
     </tr>

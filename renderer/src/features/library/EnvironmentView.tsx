@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, type EnvDetail } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EnvDetail } from '../../../../core/api';
+import { openRuns } from '../runs/open';
 import { CodeEditor } from '../../monaco/CodeEditor';
 import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
@@ -13,6 +14,79 @@ function Stat({ label, value }: { label: string; value: string }) {
     <div className="env-stat">
       <div className="muted">{label}</div>
       <div className="env-stat-value">{value}</div>
+    </div>
+  );
+}
+
+/**
+ * What model runs measured for this environment: per model and per version (newest first), with
+ * the seeds the numbers came from and the episodes that failed. Kept apart from what a training run
+ * recorded. A number a run could not measure (too many failed episodes) shows as "not measured".
+ */
+function MeasuredTable({ env }: { env: EnvDetail }) {
+  const [rows, setRows] = useState<CallOutput<'runs.measured'> | null>(null);
+  const hashes = env.versions.map((v) => v.hash).join(',');
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      void backend()
+        .call('runs.measured', { hashes: hashes.split(',').slice(-1000) })
+        .then((r) => live && setRows(r))
+        .catch((e: unknown) => log('error', 'library', `measurements: ${errorMessage(e)}`));
+    load();
+    const off = backend().on('runs.changed', load);
+    return () => {
+      live = false;
+      off();
+    };
+  }, [hashes]);
+  if (!rows) return <p className="muted">Loading…</p>;
+  if (!rows.length) return <p className="muted" data-testid="env-measured-none">No model has played this environment yet (Episodes → play with a model).</p>;
+  const version = (h: string) => (h === env.hash ? 'head' : `v${env.versions.findIndex((v) => v.hash === h) + 1}`);
+  return (
+    <div className="env-measured-wrap">
+    <table className="ep-regret-table env-measured" data-testid="env-measured">
+      <thead>
+        <tr>
+          <th>model</th>
+          <th>version</th>
+          <th>regret</th>
+          <th>r_hint</th>
+          <th>r_no_hint</th>
+          <th>win rate</th>
+          <th>difficulty</th>
+          <th>seeds</th>
+          <th>run</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((m) => (
+          <tr key={`${m.runId}:${m.envHash}`} data-testid="env-measured-row">
+            <td>{m.model}</td>
+            <td title={m.envHash}>{version(m.envHash)}</td>
+            <td data-testid="env-measured-regret">
+              <b>{m.regret === null ? 'not measured' : fmt(m.regret)}</b>
+            </td>
+            <td>{fmt(m.rHint)}</td>
+            <td>{fmt(m.rNoHint)}</td>
+            <td data-testid="env-measured-winrate" className={m.frontier ? 'lib-frontier' : ''} title={m.frontier ? "in SPADE's frontier band (0.15-0.85)" : undefined}>
+              {m.winRate === null ? 'not measured' : fmt(m.winRate)}
+            </td>
+            <td>{fmt(m.difficulty)}</td>
+            <td title={m.seeds.join(', ')}>
+              {m.seeds.length ? `${m.seeds.length} (${m.seeds[0]}–${m.seeds.at(-1)})` : '0'}
+              {m.failed ? <span className="lib-error"> · {m.failed} failed</span> : null}
+            </td>
+            <td>
+              <button className="ep-link" onClick={() => openRuns(m.runId)}>
+                {m.runId}
+              </button>
+              {m.runStatus && m.runStatus !== 'done' ? <span className="muted"> ({m.runStatus})</span> : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
     </div>
   );
 }
@@ -127,8 +201,13 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
         ) : null}
         {env.flags.length ? <section className="env-flags">⚠ {env.flags.join(', ')}</section> : null}
         <section>
-          <h3>Stats</h3>
-          <div className="env-stats">
+          <h3>Measured by models</h3>
+          <MeasuredTable env={env} />
+        </section>
+        <section>
+          <h3>Recorded by training</h3>
+          <p className="muted">{env.sourceRun ? `Imported from run ${env.sourceRun}${env.rolloutStep !== null ? `, rollout ${env.rolloutStep}` : ''} (env_memory.json, step cache).` : 'Numbers imported with the environment (env_memory.json, step cache), if any.'}</p>
+          <div className="env-stats" data-testid="env-recorded">
             <Stat label="win rate" value={fmt(env.winRate)} />
             <Stat label="regret" value={fmt(env.regret)} />
             <Stat label="r_hint" value={fmt(env.rHint)} />

@@ -66,14 +66,84 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       ) : (
         <span className="lib-skill muted">{env.skill ?? '–'}</span>
       )}
-      <span className="lib-num">{fmt(env.regret)}</span>
-      <span className="lib-num">{fmt(env.winRate)}</span>
+      <MeasuredCells env={env} />
       <span className={`lib-num lib-rating ${env.rating === null ? 'muted' : ''}`} data-testid="library-rating" title={env.rating === null ? 'not rated' : `rated ${env.rating} of 5`}>
         {env.rating ?? '–'}
       </span>
       <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>
         {verdict === 'fail' ? '✗' : verdict === 'warn' ? '!' : verdict === 'pass' ? '✓' : '·'}
       </span>
+    </div>
+  );
+}
+
+/**
+ * What a model run measured (the chosen model's, else the newest) beside what a training run
+ * recorded (imported): two sources, never mixed in one number.
+ */
+function MeasuredCells({ env }: { env: EnvSummary }) {
+  const m = env.measured ?? null;
+  const measuredTitle = m ? `measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}; difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
+  const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
+  return (
+    <>
+      <span className="lib-num" data-testid="library-regret" title={measuredTitle}>
+        {fmt(m?.regret ?? null)}
+      </span>
+      <span className={`lib-num ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>
+        {fmt(m?.winRate ?? null)}
+      </span>
+      <span className="lib-model muted" data-testid="library-model" title={measuredTitle}>
+        {m?.model ?? '–'}
+      </span>
+      <span className="lib-num lib-recorded muted" data-testid="library-recorded" title={recordedTitle}>
+        {fmt(env.regret)}
+      </span>
+    </>
+  );
+}
+
+/** Whose measurements the columns show, and SPADE's frontier band (win rate 0.15-0.85) for that model. */
+function MeasuredFacet() {
+  const filters = useLibrary((s) => s.filters);
+  const setFilters = useLibrary((s) => s.setFilters);
+  const [models, setModels] = useState<string[]>([]);
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      void backend()
+        .call('runs.list', { limit: 1 })
+        .then((r) => live && setModels(r.models))
+        .catch(() => undefined);
+    load();
+    const off = backend().on('runs.changed', load);
+    return () => {
+      live = false;
+      off();
+    };
+  }, []);
+  if (!models.length) return null;
+  return (
+    <div className="lib-ranges" data-testid="facet-measured">
+      <label>
+        model{' '}
+        <select value={filters.measuredBy ?? ''} onChange={(e) => setFilters({ measuredBy: e.target.value || undefined })} data-testid="facet-model">
+          <option value="">newest of any</option>
+          {models.map((m) => (
+            <option key={m} value={m}>
+              {m}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button
+        className={`chip ${filters.frontier ? 'on' : ''}`}
+        data-testid="facet-frontier"
+        title="SPADE's frontier: measured win rate between 0.15 and 0.85 (what its designer samples from memory)"
+        onClick={() => setFilters({ frontier: filters.frontier ? undefined : true })}
+      >
+        frontier 0.15–0.85
+      </button>
     </div>
   );
 }
@@ -169,13 +239,14 @@ function Facets() {
             active={filters.rejectionStage ? [filters.rejectionStage] : []}
             onToggle={(v) => setFilters({ rejectionStage: filters.rejectionStage === v ? undefined : v })}
           />
+          <MeasuredFacet />
           <div className="lib-ranges">
             <label>
-              regret ≥{' '}
+              recorded regret ≥{' '}
               <input type="number" step="0.05" value={filters.regret?.min ?? ''} onChange={(e) => setFilters({ regret: e.target.value === '' ? undefined : { min: Number(e.target.value) } })} />
             </label>
             <label>
-              win rate{' '}
+              recorded win rate{' '}
               <input type="number" step="0.05" min={0} max={1} placeholder="min" value={filters.winRate?.min ?? ''} onChange={(e) => setFilters({ winRate: { ...filters.winRate, min: e.target.value === '' ? undefined : Number(e.target.value) } })} />
               –
               <input type="number" step="0.05" min={0} max={1} placeholder="max" value={filters.winRate?.max ?? ''} onChange={(e) => setFilters({ winRate: { ...filters.winRate, max: e.target.value === '' ? undefined : Number(e.target.value) } })} />
@@ -302,14 +373,24 @@ export function LibraryPanel() {
       clearTimeout(timer);
       timer = setTimeout(() => useLibrary.getState().refresh(), 300);
     });
+    // A model run measures as it goes (an event per episode): its numbers reach the columns at most every 2 s.
+    let runTimer: ReturnType<typeof setTimeout> | undefined;
+    const offRuns = backend().on('runs.changed', () => {
+      runTimer ??= setTimeout(() => {
+        runTimer = undefined;
+        useLibrary.getState().refresh();
+      }, 2000);
+    });
     // A call made before the socket is up fails; reload whenever the connection (re)opens.
     const offConn = backend().onConnection((state) => {
       if (state === 'connected') useLibrary.getState().refresh();
     });
     return () => {
       off();
+      offRuns();
       offConn();
       clearTimeout(timer);
+      clearTimeout(runTimer);
     };
   }, []);
 
@@ -387,8 +468,10 @@ export function LibraryPanel() {
           <span className="lib-check" />
           <SortHeader field="name" label="Name" className="lib-name" />
           <SortHeader field="skill" label="Skill" className="lib-skill" />
-          <SortHeader field="regret" label="Regret" className="lib-num" />
-          <SortHeader field="winRate" label="Win" className="lib-num" />
+          <SortHeader field="measuredRegret" label="Regret" className="lib-num" />
+          <SortHeader field="measuredWinRate" label="Win" className="lib-num" />
+          <SortHeader field="model" label="Model" className="lib-model" />
+          <SortHeader field="regret" label="Rec." className="lib-num" />
           <SortHeader field="rating" label="★" name="rating" className="lib-num lib-rating" />
           <span className="lib-th lib-verdict" title="Audit verdict of the head version">Audit</span>
         </div>

@@ -1,0 +1,16 @@
+import type { CallName } from '../api';
+import type { Handlers } from '../server/dispatcher';
+import type { Services } from '../services/services';
+
+type RunCalls = Extract<CallName, `runs.${string}`>;
+
+export function runsHandlers(s: Services): Pick<Handlers, RunCalls> {
+  return {
+    'runs.list': (i) => s.runs.list(i),
+    'runs.get': ({ id }) => s.runs.get(id),
+    'runs.compare': ({ a, b }) => s.runs.compare(a, b),
+    'runs.measured': ({ hashes }) => s.runs.measurements(hashes),
+    'runs.resume': ({ id }) => s.models.resume(id),
+    'runs.delete': ({ id }) => ({ deleted: s.runs.delete(id) }),
+  };
+}
