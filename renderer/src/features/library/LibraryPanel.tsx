@@ -87,7 +87,7 @@ function MeasuredCells({ env }: { env: EnvSummary }) {
   const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
   return (
     <>
-      <span className="lib-num" data-testid="library-regret" title={measuredTitle}>
+      <span className="lib-num" data-testid="library-regret" title={`${measuredTitle}\n${recordedTitle}`}>
         {fmt(m?.regret ?? null)}
       </span>
       <span className={`lib-num ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>
@@ -471,7 +471,7 @@ export function LibraryPanel() {
           <SortHeader field="measuredRegret" label="Regret" className="lib-num" />
           <SortHeader field="measuredWinRate" label="Win" className="lib-num" />
           <SortHeader field="model" label="Model" className="lib-model" />
-          <SortHeader field="regret" label="Rec." className="lib-num" />
+          <SortHeader field="regret" label="Rec." className="lib-num lib-recorded" />
           <SortHeader field="rating" label="★" name="rating" className="lib-num lib-rating" />
           <span className="lib-th lib-verdict" title="Audit verdict of the head version">Audit</span>
         </div>
