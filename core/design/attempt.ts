@@ -2,8 +2,8 @@
  * One game of a design round, attempt by attempt: the designer's prompt (seeds drawn afresh for
  * every attempt, as SPADE draws them), its answer, the program taken from it, SPADE's load checks,
  * SPADE's random-guess test and the workbench's audit; on a rejection the next attempt; on
- * acceptance a hint written by a model from the code, then (when a player is given) matched
- * hinted and unhinted play and a class. Every attempt is returned whole: nothing a model wrote is lost.
+ * acceptance a hint written by a model from the code. Play and class come after the game is in
+ * memory (core/design/round.ts). Every attempt is returned whole: nothing a model wrote is lost.
  *
  * Feedback: SPADE's default re-samples a rejected game with no word about why; its repair mode
  * sends the error back in the same conversation. `feedback: 'repair'` (the default here, as the
@@ -11,7 +11,7 @@
  */
 import type { ChatMessage, Completion } from '../models/client';
 import type { CheckResult, EnvAudit } from '../audit/types';
-import { classifyGame, designerPrompt, extractProgram, type Difficulty, type GameClass } from './prompt';
+import { designerPrompt, extractProgram, type Difficulty, type GameClass } from './prompt';
 import { drawSeeds, type MemoryRecord } from './seeds';
 import { HINT_TRIES, hintMessages, parseHint } from './hint';
 import { errorMessage } from '../api/errors';
@@ -37,8 +37,6 @@ export interface DesignDeps {
   hinter?: Chat;
   /** SPADE's load checks, its random-guess test and the workbench's audit of a program. */
   check(code: string): Promise<EnvAudit>;
-  /** Plays an accepted game hinted and unhinted on matched seeds; absent: the round does not play. */
-  play?(code: string, hint: string | null): Promise<PlayOutcome>;
   now?: () => number;
 }
 
@@ -180,19 +178,6 @@ export async function designGame(
       }
     }
     if (record.hint !== null) record.hintError = null;
-    if (deps.play && !signal?.aborted) {
-      onProgress({ stage: 'playing', attempt: n, of: spec.attempts });
-      try {
-        record.play = await deps.play(code, record.hint);
-        if (record.play.episodes - record.play.failed > 0) {
-          const c = classifyGame(record.play.winRate);
-          record.cls = c.cls;
-          record.difficultyScore = c.difficultyScore;
-        }
-      } catch (e) {
-        record.playError = errorMessage(e);
-      }
-    }
     return record;
   }
   return { skill: spec.skill, attempts, accepted: false, code: null, className: null, hint: null, hintMessages: null, hintError: null, play: null, playError: null, cls: null, difficultyScore: null, parents: [] };

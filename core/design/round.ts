@@ -25,7 +25,7 @@ export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
   designerModel: string;
 }
 
-export interface RoundDeps extends Omit<DesignDeps, 'play'> {
+export interface RoundDeps extends DesignDeps {
   db: Db;
   /** Plays a game now in memory (by its version hash) hinted and unhinted. */
   play?(hash: string, hint: string | null): Promise<PlayOutcome>;
