@@ -1,4 +1,4 @@
-// The layer rules of ARCHITECTURE.md, enforced the way VS Code lints its layers: each folder
+// The layer rules of docs/architecture.md, enforced the way VS Code lints its layers: each folder
 // lists what it must never import. `npm run lint` fails on a violation; tests/unit/layers.test.ts
 // proves each rule fires.
 import tseslint from 'typescript-eslint';
@@ -59,7 +59,7 @@ const spade = {
 };
 const engineInternals = ['memory', 'server', 'host', 'services', 'handlers', 'runtime', 'jobs', 'audit', 'cli', 'episodes', 'editor', 'runs'];
 
-// What core/ must never import (ARCHITECTURE.md layers).
+// What core/ must never import (docs/architecture.md layers).
 const coreLayer = {
   paths: [
     { name: 'electron', message: 'core/ runs without Electron: put desktop code in electron/.' },

@@ -11,7 +11,7 @@ its own interpreter cannot reach. `install_judge(harness, harness_module, transp
 
 Check ids are stable (scripts depend on them). Each result: {id, status: pass|warn|fail|skip,
 message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ...}}.
-Written from SPADE-FORMATS.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
+Written from docs/spade-formats.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
 """
 
 import collections

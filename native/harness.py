@@ -2,7 +2,7 @@
 
 Runs inside an interpreter (Pyodide or native CPython) and answers a small JSON protocol:
 load, reset, step, play, state, snapshot, restore, close, check_syntax, ping. Environment
-programs are loaded the way SPADE's loader does it (see SPADE-FORMATS.md sections 2, 4, 5),
+programs are loaded the way SPADE's loader does it (see docs/spade-formats.md sections 2, 4, 5),
 written here from that description. Environment code is hostile: everything it returns is
 described, never trusted, and every failure comes back as data with a traceback into "<env>".
 

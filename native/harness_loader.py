@@ -1,4 +1,4 @@
-"""SPADE Workbench harness: SPADE's loader (SPADE-FORMATS.md sections 2 and 5).
+"""SPADE Workbench harness: SPADE's loader (docs/spade-formats.md sections 2 and 5).
 
 The namespace SPADE builds for a game (injected modules and names), finding the class, SPADE's
 instantiation, its reset/step return-shape rules with SPADE's messages, validation and pool

@@ -1,4 +1,4 @@
-"""SPADE Workbench harness: SPADE's ToolUseBaseEnv (SPADE-FORMATS.md section 4), on its own.
+"""SPADE Workbench harness: SPADE's ToolUseBaseEnv (docs/spade-formats.md section 4), on its own.
 
 A module of its own so that the base class a game inherits from leads nowhere: its methods'
 globals are this module's, which holds nothing of the harness.
@@ -25,7 +25,7 @@ _TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 class ToolUseBaseEnv:
     """The base class SPADE injects for tool-use games, rebuilt from its described behaviour.
 
-    Field order, texts and edge cases follow SPADE's class (SPADE-FORMATS.md section 4, checked
+    Field order, texts and edge cases follow SPADE's class (docs/spade-formats.md section 4, checked
     against SPADE's code): the constructor calls self.reset(), the base reset() and solution()
     raise NotImplementedError, and there is no _advance_if_done (multi-turn games bring their own).
     Tool calls parsed by the rollout never reach step(); step() sees raw text only.

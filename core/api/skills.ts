@@ -1,4 +1,4 @@
-/** SPADE's skill names (SPADE-FORMATS section 6), shared by the engine and the UI. */
+/** SPADE's skill names (docs/spade-formats.md section 6), shared by the engine and the UI. */
 export const COGNITIVE_SKILLS = [
   'Pattern Recognition',
   'Logical Deduction',

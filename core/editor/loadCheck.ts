@@ -3,7 +3,7 @@ import type { AuditService } from '../audit/service';
 import type { CheckResult } from '../audit/types';
 
 /**
- * SPADE's loading checks for the editor: the audit's `spade.*` checks (SPADE-FORMATS section 5:
+ * SPADE's loading checks for the editor: the audit's `spade.*` checks (docs/spade-formats.md section 5:
  * compile, exec, class, instantiate, reset(seed=42), the three boxed probes, reset(seed=123), pool
  * admission), run where the app audits and judged outside the game's interpreter, so the editor,
  * the audit and the CLI say the same thing in SPADE's words. The first failure becomes a

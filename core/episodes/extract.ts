@@ -1,6 +1,6 @@
 /**
  * Turning an agent's raw text into the action the environment received, as SPADE does
- * (SPADE-FORMATS.md section 2; checked against SPADE's parsing module), written from that description:
+ * (docs/spade-formats.md section 2; checked against SPADE's parsing module), written from that description:
  *  - thinking mode on: only the text after the last `</think>` counts (off: the whole text);
  *  - the first match of a flat box, then of a doubled-brace box, then of a tripled-brace box;
  *  - else the LAST `\boxed`, the first `{` after it and its balanced span, with up to two outer

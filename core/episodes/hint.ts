@@ -1,4 +1,4 @@
-/** SPADE's with-hint play changes only the first observation the agent sees (SPADE-FORMATS 3). */
+/** SPADE's with-hint play changes only the first observation the agent sees (docs/spade-formats.md section 3). */
 export function injectHint(observation: string, hint: string): string {
   return `${observation}\n\nHINT: ${hint}`;
 }

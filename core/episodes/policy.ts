@@ -62,7 +62,7 @@ export function describePolicy(p: Policy): Record<string, unknown> {
 
 /**
  * An action source as the rollout loop's feed (scripts do not look at what the game answers). In a
- * tool-use game each scripted text is dispatched as SPADE's orchestrator does (SPADE-FORMATS 4):
+ * tool-use game each scripted text is dispatched as SPADE's orchestrator does (docs/spade-formats.md section 4):
  * `<answer>` goes to step (it wins over tool calls), parsed tool calls go to execute_tool, anything
  * else goes to step as raw text.
  */

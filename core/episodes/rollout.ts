@@ -17,7 +17,7 @@ export interface ToolCallItem {
 export type PlanItem =
   | { kind: 'reset'; seed: number | null }
   | { kind: 'step'; action: string; raw: string | null }
-  /** A tool-use agent turn: each call goes to `execute_tool`, never to `step` (SPADE-FORMATS 4). */
+  /** A tool-use agent turn: each call goes to `execute_tool`, never to `step` (docs/spade-formats.md section 4). */
   | { kind: 'tool'; calls: ToolCallItem[]; raw: string | null };
 
 export type Outcome =

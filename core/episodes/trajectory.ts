@@ -5,7 +5,7 @@
  *  - `{messages: [...], seed?, env_hash?, game_file?, rewards?, hint?}`   one trajectory with metadata
  *  - `[{messages: ...}, ...]` or JSONL of such objects        several trajectories
  *  - JSONL whose lines are single messages                    one trajectory
- * SPADE writes no episode logs (SPADE-FORMATS 3), so these come from researchers' own rollout
+ * SPADE writes no episode logs (docs/spade-formats.md section 3), so these come from researchers' own rollout
  * dumps; metadata keys are read in the spellings most such dumps use.
  */
 import { DomainError } from '../errors';
@@ -105,7 +105,7 @@ export function trajectoryFrom(messages: Message[], meta: Record<string, unknown
       flushTools();
       const raw = Array.isArray(m.tool_calls) && m.tool_calls.length ? `${body}${body ? '\n' : ''}${toolCallsAsText(m.tool_calls)}` : body;
       cur = { raw, action: extractAction(raw, { thinking: think, toolUse }), observation: null, reward: num(m.reward) };
-      // SPADE-FORMATS 4: an <answer> goes to step (it wins over tool calls); parsed calls go to execute_tool.
+      // docs/spade-formats.md section 4: an <answer> goes to step (it wins over tool calls); parsed calls go to execute_tool.
       const calls = toolUse && !hasAnswer(raw) ? parseToolCalls(raw) : [];
       if (calls.length) cur.tool = { calls, outputs: [] };
       steps.push(cur);

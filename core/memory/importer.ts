@@ -1,5 +1,5 @@
 /**
- * Importers for every layout SPADE writes (SPADE-FORMATS.md section 6), behind one call:
+ * Importers for every layout SPADE writes (docs/spade-formats.md section 6), behind one call:
  *
  *   importPaths(db, paths, { onProgress, signal, runId, rolloutStep, jobId }) -> ImportSummary
  *

@@ -1,6 +1,6 @@
 /**
  * Reading what SPADE writes: class names, kinds, skills and rollout steps from sources and file
- * names (see SPADE-FORMATS.md sections 2, 4 and 6). Pure functions, no I/O.
+ * names (see docs/spade-formats.md sections 2, 4 and 6). Pure functions, no I/O.
  */
 import { createHash } from 'node:crypto';
 

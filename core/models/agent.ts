@@ -1,5 +1,5 @@
 /**
- * SPADE's agent protocol over a served model (SPADE-FORMATS sections 2-4, checked against SPADE's
+ * SPADE's agent protocol over a served model (docs/spade-formats.md sections 2-4, checked against SPADE's
  * orchestrator), as a feed for the one rollout loop:
  *  - cognitive games: the first user message is SPADE's game template around the (hinted) first
  *    observation; later turns send the converted observation raw; the action is extracted from the

@@ -1,5 +1,5 @@
 /**
- * Tool calls in an agent's text, read as SPADE's rollout reads them (SPADE-FORMATS section 4;
+ * Tool calls in an agent's text, read as SPADE's rollout reads them (docs/spade-formats.md section 4;
  * checked against SPADE's tool-call parser): each `<tool_call>…</tool_call>` block is the XML form
  * `<function=name><parameter=k>v</parameter></function>` (values stripped, HTML-unescaped, then
  * JSON-decoded where they parse) or else the JSON form `{"name": …, "arguments": {…}}`. Blocks that

@@ -188,7 +188,7 @@ export const replayCommand: Command = {
 
 /**
  * An episode for --json with its tool turns in place: each call's execute_tool output follows the
- * step it came after, as `{kind: 'tool', ...}` (reward 0, never ending the episode: SPADE-FORMATS 4).
+ * step it came after, as `{kind: 'tool', ...}` (reward 0, never ending the episode: docs/spade-formats.md section 4).
  */
 function withToolTurns(e: { episode: unknown; steps: StepView[] }): { episode: unknown; steps: unknown[] } {
   const meta = (e.episode as { meta?: { agent?: { toolTurns?: { afterIdx: number; calls: { name: string; arguments: unknown }[]; outputs: { output: string; returncode: number }[] }[] } } }).meta;

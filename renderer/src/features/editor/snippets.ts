@@ -1,5 +1,5 @@
 /**
- * What the editor knows about SPADE's environment contract (SPADE-FORMATS sections 2 and 4):
+ * What the editor knows about SPADE's environment contract (docs/spade-formats.md sections 2 and 4):
  * skeletons for new environments, and the names completions offer. Pure data, no Monaco, so the
  * templates can be tested by compiling them with Python.
  */
