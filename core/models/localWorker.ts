@@ -88,12 +88,13 @@ async function complete(req: WorkerRequest, ac: AbortController): Promise<void> 
       },
     });
     const stop = r.metadata.stopReason;
+    const promptTokens = tokenize(promptText);
     send({
       type: 'done',
       id: req.id,
       text: r.response,
       finishReason: stop === 'maxTokens' ? 'length' : 'stop',
-      usage: { prompt_tokens: tokenize(promptText), completion_tokens: completionTokens, total_tokens: tokenize(promptText) + completionTokens },
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
       generationMs: performance.now() - t0,
     });
   } catch (e) {
