@@ -13,7 +13,7 @@ import { sha256 } from '../memory/parse';
 import { classifyGame } from './prompt';
 import { designGame, type DesignDeps, type DesignProgress, type GameRecord, type GameSpec, type PlayOutcome } from './attempt';
 import { SNIPPET_CHARS } from './seeds';
-import { createRound, finishGame, finishRound, memoryRecords, roundView, saveAttempt, startGame, type RoundView } from './store';
+import { createRound, finishGame, finishRound, memoryRecords, roundView, saveAttempt, startGame, type LayoutParent, type RoundView } from './store';
 import { errorMessage } from '../api/errors';
 
 export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
@@ -95,8 +95,10 @@ const slug = (skill: string) => skill.toLowerCase().replace(/ /g, '_');
  * The round in SPADE's layout under `out`: spade_games/game_{seq:05d}_{idx:03d}_{slug}.py (with
  * SPADE's header line), spade_games_cache/step_{seq:05d}/ with a copy and {stem}_hint.txt, and
  * spade_games_cache/env_memory.json with a record for each played game (SPADE needs numbers there).
+ * Beside each game, `{stem}.json` names its parents by hash and the round that made it: SPADE reads
+ * only the .py, and the workbench's importer keeps the lineage when the round ran on another machine.
  */
-export function writeSpadeLayout(out: string, round: RoundView, codeOf: (hash: string) => string | null): string[] {
+export function writeSpadeLayout(out: string, round: RoundView, codeOf: (hash: string) => string | null, parentsOf: (ids: number[]) => LayoutParent[] = () => []): string[] {
   const games = join(out, 'spade_games');
   const step = join(out, 'spade_games_cache', `step_${String(round.seq).padStart(5, '0')}`);
   mkdirSync(games, { recursive: true });
@@ -114,6 +116,9 @@ export function writeSpadeLayout(out: string, round: RoundView, codeOf: (hash: s
     writeFileSync(join(step, `${stem}.py`), text);
     written.push(file);
     if (g.hint !== null) writeFileSync(join(step, `${stem}_hint.txt`), g.hint);
+    const spec = `${JSON.stringify({ skill: g.skill, parents: parentsOf(g.parents), design: { round: round.id, seq: round.seq, game: g.idx, attempts: g.attempts.length } }, null, 2)}\n`;
+    writeFileSync(join(games, `${stem}.json`), spec);
+    writeFileSync(join(step, `${stem}.json`), spec);
     if (g.win_rate !== null && g.regret !== null) {
       memory.push({ game_file: file, skill: g.skill, code_snippet: text.slice(0, SNIPPET_CHARS), actor_win_rate: g.win_rate, regret: g.regret, rollout_id: round.seq, metadata: {} });
     }

@@ -174,3 +174,18 @@ export function memoryRecords(db: Db, ids?: number[] | null): MemoryRecord[] {
     .map((r) => ({ envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' }));
 }
 
+/** A parent as the layout names it: by content hash, so it resolves in any library holding the seed. */
+export interface LayoutParent {
+  name: string;
+  sha256: string;
+}
+
+/** The seeds' names and head versions, for the layout's `<stem>.json` (ids mean nothing elsewhere). */
+export function parentsByHash(db: Db, ids: number[]): LayoutParent[] {
+  const out: LayoutParent[] = [];
+  for (const id of ids) {
+    const r = db.prepare('SELECT name, file_stem, head_hash FROM environments WHERE id = ?').get(id) as { name: string; file_stem: string | null; head_hash: string } | undefined;
+    if (r) out.push({ name: r.file_stem ?? r.name, sha256: r.head_hash });
+  }
+  return out;
+}

@@ -3,6 +3,8 @@ import { probePython } from '../runtime/native';
 import { assertEnvName } from './shell';
 import type { BackendKind, JobSpec, RayOptions, SlurmOptions, SshTarget } from './types';
 import { DomainError } from '../errors';
+import { packageRoot } from '../services/appInfo';
+import { join } from 'node:path';
 
 export interface LaunchRequest {
   name: string;
@@ -34,6 +36,24 @@ export function recipePython(backend: BackendKind, local: () => string | null = 
   return path;
 }
 
+/**
+ * The workbench itself, for recipes that run it (a design round): on this machine this install's
+ * launcher run by this Node (Electron's binary acts as Node with ELECTRON_RUN_AS_NODE); elsewhere
+ * `spade-workbench` and `node` from that machine's PATH, unless the job's variables say otherwise.
+ */
+export function recipeWorkbench(backend: BackendKind): { cli: string; node: string; env: Record<string, string> } {
+  if (backend !== 'local') return { cli: 'spade-workbench', node: 'node', env: {} };
+  return { cli: join(packageRoot(), 'bin', 'spade-workbench.mjs'), node: process.execPath, env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {} };
+}
+
+const fillWorkbench = (env: Record<string, string>, backend: BackendKind): Record<string, string> => {
+  if (!Object.values(env).some((v) => v.includes('{{WORKBENCH_CLI}}') || v.includes('{{NODE}}'))) return env;
+  const w = recipeWorkbench(backend);
+  const out: Record<string, string> = { ...w.env };
+  for (const [k, v] of Object.entries(env)) out[k] = v.replace(/\{\{WORKBENCH_CLI\}\}/g, w.cli).replace(/\{\{NODE\}\}/g, w.node);
+  return out;
+};
+
 /** Turns what the launch dialog (or the CLI) asked for into a job spec, recipe defaults first. */
 export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(), localPython?: () => string | null): JobSpec {
   const recipe = req.recipe ? recipes.find((r) => r.id === req.recipe) : undefined;
@@ -43,7 +63,7 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
   if (req.backend !== 'local' && !req.ssh && !(req.backend === 'ray' && req.ray?.address && !req.ray.tunnel)) {
     throw new DomainError('invalid_input', `The ${req.backend} backend needs an SSH host`);
   }
-  const env = { ...(recipe?.env ?? {}), ...(req.env ?? {}) };
+  const env = { ...fillWorkbench(recipe?.env ?? {}, req.backend), ...(req.env ?? {}) };
   for (const k of Object.keys(env)) assertEnvName(k);
   const secretEnv = [...new Set(req.secretEnv ?? [])];
   for (const k of secretEnv) {

@@ -19,6 +19,7 @@ import { LocalEngine } from '../../models/localEngine';
 import { ALL_SKILLS } from '../../api/skills';
 import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
 import { runRound, writeSpadeLayout } from '../../design/round';
+import { parentsByHash } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
@@ -30,11 +31,12 @@ function defaultTemplate(): string {
   throw new UsageError('The designer template resources/design/designer.txt is missing (give --template FILE)');
 }
 
-function endpoint(url: string, model: string | undefined, maxTokens: number, temperature: number, timeoutSec: number): EndpointConfig {
+/** A served endpoint's key comes from the environment (a job's secret variable), never from argv, which `ps` shows. */
+function endpoint(url: string, model: string | undefined, maxTokens: number, temperature: number, timeoutSec: number, keyVar: string): EndpointConfig {
   const local = isLocalEndpoint(url);
   if (!local && !/^https?:\/\//.test(url)) throw new UsageError(`An endpoint is an http(s) URL or local, got ${url}`);
   if (!local && !model) throw new UsageError(`Name the model served at ${url} (--designer-model / --agent-model)`);
-  return { baseUrl: url, model: model ?? DEFAULT_LOCAL_MODEL.name, apiKey: null, temperature, topP: 0.95, topK: 20, maxTokens, thinking: null, turnTimeoutMs: timeoutSec * 1000, retries: 2, concurrency: 1, stream: false };
+  return { baseUrl: url, model: model ?? DEFAULT_LOCAL_MODEL.name, apiKey: local ? null : process.env[keyVar] || null, temperature, topP: 0.95, topK: 20, maxTokens, thinking: null, turnTimeoutMs: timeoutSec * 1000, retries: 2, concurrency: 1, stream: false };
 }
 
 const int = (v: string | undefined, name: string, dflt: number, min: number, max: number): number => {
@@ -88,8 +90,8 @@ export const designCommand: Command = {
     const attempts = int(values.attempts, '--attempts', 3, 1, 50);
     const maxTurns = int(values['max-turns'], '--max-turns', 12, 1, 1000);
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
-    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600);
-    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600);
+    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
+    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
     const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
 
@@ -99,8 +101,11 @@ export const designCommand: Command = {
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
     const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     const ac = new AbortController();
+    // Ctrl-C here, or scancel / a job's stop when the round runs as a job: the round ends cancelled,
+    // keeping every attempt so far, and the layout is still written.
     const onSigint = () => ac.abort();
     process.once('SIGINT', onSigint);
+    process.once('SIGTERM', onSigint);
     try {
       const memoryIds = values['seeds-from'] !== undefined ? matchingIds(db, { query: values['seeds-from'] }).ids : null;
       const agent = new ChatClient(agentCfg);
@@ -144,7 +149,7 @@ export const designCommand: Command = {
         },
         ac.signal,
       );
-      const written = values.out !== undefined ? writeSpadeLayout(values.out, round, (h) => getVersion(db, h)?.source ?? null) : [];
+      const written = values.out !== undefined ? writeSpadeLayout(values.out, round, (h) => getVersion(db, h)?.source ?? null, (ids) => parentsByHash(db, ids)) : [];
       if (values.json) {
         io.out(
           JSON.stringify(
@@ -187,6 +192,7 @@ export const designCommand: Command = {
       return round.status === 'failed' ? 1 : 0;
     } finally {
       process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigint);
       await pool.close();
       await rt.shutdown();
       await LocalEngine.closeAll();
