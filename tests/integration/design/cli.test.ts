@@ -112,8 +112,12 @@ describe('spade-workbench design', () => {
     }
 
     // SPADE's layout: the games with SPADE's header, the cache step with hints, env_memory.json with numbers.
-    const games = readdirSync(join(out, 'spade_games')).sort();
+    const files = readdirSync(join(out, 'spade_games')).sort();
+    const games = files.filter((f) => f.endsWith('.py'));
     expect(games).toEqual(['game_00001_000_logical_deduction.py', 'game_00001_001_optimization.py']);
+    // Beside each, the workbench's `<stem>.json` (SPADE reads only the .py): no seeds here, so no parents.
+    expect(files.filter((f) => f.endsWith('.json'))).toEqual(['game_00001_000_logical_deduction.json', 'game_00001_001_optimization.json']);
+    expect(JSON.parse(readFileSync(join(out, 'spade_games', 'game_00001_001_optimization.json'), 'utf8'))).toMatchObject({ skill: 'Optimization', parents: [], design: { round: j.round, game: 1 } });
     expect(readFileSync(join(out, 'spade_games', games[0]!), 'utf8').startsWith('"""SPADE self-play generated game"""\n\nimport random\nclass LuckyEnv')).toBe(true);
     expect(existsSync(join(out, 'spade_games_cache', 'step_00001', 'game_00001_001_optimization_hint.txt'))).toBe(true);
     const memory = JSON.parse(readFileSync(join(out, 'spade_games_cache', 'env_memory.json'), 'utf8')) as { skill: string; actor_win_rate: number; regret: number; rollout_id: number }[];
