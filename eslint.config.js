@@ -92,10 +92,12 @@ export default tseslint.config(
   },
   {
     // Handlers translate the contract to a service call; queries and stores stay behind services.
-    // audit.ts is listed until the audit service answers its three list calls itself.
     files: ['core/handlers/**/*.ts'],
-    ignores: ['core/handlers/audit.ts'],
     rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[property.name='db']", message: 'Handlers delegate to a service (Services): no database access here.' },
+      ],
       'no-restricted-imports': [
         'error',
         {

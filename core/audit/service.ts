@@ -6,7 +6,7 @@ import type { PyodidePool } from '../runtime/pyodidePool';
 import { AuditCancelled, AuditPool, type AuditControl } from './pool';
 import { DomainError } from '../errors';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
-import { createBatch, getAudit, getBatch, headHashes, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
+import { createBatch, envIdsWith, getAudit, getBatch, headHashes, listBatches, poolSummary, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
 import { checkSelected, PLAY_CHECKS, TOOL_CHECKS, verdictOf, type AuditOptions, type EnvAudit } from './types';
 import { errorMessage } from '../api';
 
@@ -202,6 +202,26 @@ export class AuditService {
 
   results(hash: string): StoredAudit | null {
     return getAudit(this.o.db, hash);
+  }
+
+  batches(limit: number) {
+    return listBatches(this.o.db, limit);
+  }
+
+  summary() {
+    return poolSummary(this.o.db);
+  }
+
+  environmentsWith(checkId: string, status: Parameters<typeof envIdsWith>[2]): number[] {
+    return envIdsWith(this.o.db, checkId, status);
+  }
+
+  /** Each version's stored verdict and failing checks (null when never audited). */
+  verdicts(hashes: string[]) {
+    return hashes.map((hash) => {
+      const a = getAudit(this.o.db, hash);
+      return { hash, verdict: a?.verdict ?? null, failing: a ? a.checks.filter((c) => c.status === 'fail').map((c) => c.id) : [], createdAt: a?.createdAt ?? null };
+    });
   }
 
   startBatch(sel: { envIds?: number[] | undefined; all?: boolean | undefined }, extra: { checks?: string[] | undefined; callTimeoutSec?: number | undefined }): { batchId: string; total: number } {

@@ -6,12 +6,14 @@
 import { errorMessage } from '../api';
 import type { Diagnostic, Draft, LoadCheck } from '../api/calls/editor';
 import type { EnvDetail, VersionInfo } from '../api';
+import type { MemoryChange } from '../api/calls/memory';
 import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';
 import { addVersion, currentHint, getEnvironment, getVersion, ingest, listVersions, updateEnvironment } from '../memory/repository';
 import type { AuditService } from '../audit/service';
 import { quickLoadCheck } from './loadCheck';
+import { previewWriteBack, writeBack } from './writeBack';
 import { PythonSyntaxChecker } from './pythonSyntax';
 import { deleteDraft, envWithSource, headHash, listDrafts, loadDraft, saveDraft, setVersionMessage } from './repository';
 
@@ -20,7 +22,7 @@ export interface EditorServiceDeps {
   /** Where SPADE's loading checks run: the audit's spade.* checks. */
   audit: () => AuditService;
   /** Environments changed (the library refreshes). */
-  changed: (ids: number[], reason: string) => void;
+  changed: (change: MemoryChange) => void;
 }
 
 type EnvKind = 'game' | 'tool-use';
@@ -106,7 +108,7 @@ export class EditorService {
         return r;
       })
       .immediate();
-    this.deps.changed([i.envId], 'edit');
+    this.deps.changed({ reason: 'edit', ids: [i.envId] });
     const check = i.check ? await this.loadCheck(i.source) : { ran: false, ok: true, detail: 'not requested', diagnostics: [] };
     return { ...saved, versions: listVersions(db, i.envId), check };
   }
@@ -115,7 +117,7 @@ export class EditorService {
     const v = this.versionOf(envId, hash);
     const head = this.head(envId);
     if (head !== hash) addVersion(this.db, envId, v.source, head, `revert to ${hash.slice(0, 12)}`);
-    this.deps.changed([envId], 'revert');
+    this.deps.changed({ reason: 'revert', ids: [envId] });
     return { hash, versions: listVersions(this.db, envId) };
   }
 
@@ -138,7 +140,7 @@ export class EditorService {
     const path = i.origin === 'file' && i.fileName ? `file:${i.fileName}` : `editor:${i.origin}`;
     const message = i.origin === 'snippet' ? 'created from a snippet' : i.origin === 'file' ? `created from ${i.fileName ?? 'a file'}` : 'created from pasted text';
     const r = this.newEnv(i.source, { name: i.name, kind: i.kind, skill: i.skill || null, hint: i.hint ?? null, path, message });
-    this.deps.changed([r.envId], 'create');
+    this.deps.changed({ reason: 'create', ids: [r.envId] });
     return r;
   }
 
@@ -157,11 +159,21 @@ export class EditorService {
       message: `forked from environment ${i.envId} at ${fromHash.slice(0, 12)}`,
       meta: { forkedFrom: { envId: i.envId, hash: fromHash } },
     });
-    this.deps.changed([r.envId], 'fork');
+    this.deps.changed({ reason: 'fork', ids: [r.envId] });
     return r;
   }
 
   /** A new environment from text no environment holds yet. */
+  /** The diff a write-back of a version (the head by default) to its source file would make. */
+  writeBackPreview(envId: number, hash?: string) {
+    return previewWriteBack(this.deps.db, envId, hash);
+  }
+
+  /** Writes a version back to the file it came from, if that file is still what the preview showed. */
+  writeBack(envId: number, opts: { hash?: string | undefined; expectedFileHash: string | null }) {
+    return writeBack(this.deps.db, envId, { ...(opts.hash ? { hash: opts.hash } : {}), expectedFileHash: opts.expectedFileHash });
+  }
+
   private newEnv(source: string, o: NewEnv): { envId: number; hash: string } {
     const db = this.db;
     return db

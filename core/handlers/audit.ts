@@ -1,7 +1,6 @@
 import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
-import { envIdsWith, getAudit, listBatches, poolSummary } from '../audit/store';
 import { validateCheckIds } from '../audit/types';
 import { DomainError } from '../errors';
 import { replayRecipe } from '../audit/evidence';
@@ -34,10 +33,10 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
       if (!r) throw new DomainError('not_found', `No audit batch ${batchId}`);
       return r;
     },
-    'audit.batches': ({ limit }) => listBatches(s.db, limit ?? 20),
+    'audit.batches': ({ limit }) => s.audit.batches(limit ?? 20),
     'audit.results': ({ hash }) => s.audit.results(hash),
     'audit.replay': async ({ hash, checkId, on }) => {
-      const a = getAudit(s.db, hash);
+      const a = s.audit.results(hash);
       if (!a) throw new DomainError('not_found', `Version ${hash.slice(0, 12)} has no stored audit`);
       const c = a.checks.find((x) => x.id === checkId);
       if (!c) throw new DomainError('not_found', `The audit of ${hash.slice(0, 12)} has no check ${checkId}`);
@@ -46,12 +45,8 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
       const played = await playRecipe(s.episodes, on ?? hash, r, `audit ${checkId}`);
       return { ...played, seed: r.seed, resetSeed: r.resetSeed, actions: r.actions.length, runtime: r.runtime, mode: r.mode };
     },
-    'audit.summary': () => poolSummary(s.db),
-    'audit.environments': ({ checkId, status }) => ({ ids: envIdsWith(s.db, checkId, status) }),
-    'audit.verdicts': ({ hashes }) =>
-      hashes.map((hash) => {
-        const a = getAudit(s.db, hash);
-        return { hash, verdict: a?.verdict ?? null, failing: a ? a.checks.filter((c) => c.status === 'fail').map((c) => c.id) : [], createdAt: a?.createdAt ?? null };
-      }),
+    'audit.summary': () => s.audit.summary(),
+    'audit.environments': ({ checkId, status }) => ({ ids: s.audit.environmentsWith(checkId, status) }),
+    'audit.verdicts': ({ hashes }) => s.audit.verdicts(hashes),
   };
 }

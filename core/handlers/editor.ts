@@ -2,8 +2,7 @@ import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 
-// Write-back and stats calls have handlers of their own (writeBack.ts, stats.ts).
-type EditorCalls = Exclude<Extract<CallName, `editor.${string}`>, 'editor.writeBackPreview' | 'editor.writeBack'>;
+type EditorCalls = Extract<CallName, `editor.${string}`>;
 
 export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
   const ed = () => s.editor;
@@ -16,6 +15,8 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
     'editor.revert': ({ envId, hash }) => ed().revert(envId, hash),
     'editor.versions': ({ envId }) => ed().versions(envId),
     'editor.diff': ({ left, right }) => ({ left: ed().diffSide(left), right: ed().diffSide(right) }),
+    'editor.writeBackPreview': ({ envId, hash }) => ed().writeBackPreview(envId, hash),
+    'editor.writeBack': ({ envId, hash, expectedFileHash }) => ed().writeBack(envId, { hash, expectedFileHash }),
     'editor.create': (i) => ed().create(i),
     'editor.fork': (i) => ed().fork(i),
     'editor.checkSyntax': ({ source }) => ed().checkSyntax(source),

@@ -9,7 +9,6 @@ import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
 import { runsHandlers } from './runs';
-import { writeBackHandlers } from './writeBack';
 import { statsHandlers } from './stats';
 
 /**
@@ -27,7 +26,6 @@ export function createHandlers(s: Services): Handlers {
     ...auditHandlers(s),
     ...modelsHandlers(s),
     ...runsHandlers(s),
-    ...writeBackHandlers(s),
     ...statsHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};

@@ -25,13 +25,14 @@ import {
   type Selection,
 } from './repository';
 import type { MemoryFilters } from '../api';
+import type { MemoryChange } from '../api/calls/memory';
 import { importsOfJob } from './importLogStore';
 import { searchSnippets } from './snippetStore';
 
 export interface LibraryServiceDeps {
   db: Db;
   /** Environments changed (at most the first 1,000 ids are named; lists refresh either way). */
-  changed: (reason: string, ids?: number[]) => void;
+  changed: (change: MemoryChange) => void;
 }
 
 export class LibraryService {
@@ -59,7 +60,7 @@ export class LibraryService {
   setStats(hash: string, stats: { regret: number | null; rHint: number | null; rNoHint: number | null; winRate: number | null }) {
     const env = getEnvironmentByHash(this.db, hash);
     if (!env) throw new DomainError('not_found', `No environment holds version ${hash.slice(0, 12)}`);
-    if (attachStats(this.db, env.id, stats)) this.deps.changed('stats', [env.id]);
+    if (attachStats(this.db, env.id, stats)) this.deps.changed({ reason: 'stats', ids: [env.id] });
     return getEnvironment(this.db, env.id)!;
   }
 
@@ -84,26 +85,26 @@ export class LibraryService {
 
   addVersion(envId: number, source: string, parentHash: string, message?: string) {
     const r = addVersion(this.db, envId, source, parentHash, message);
-    this.deps.changed('version', [envId]);
+    this.deps.changed({ reason: 'version', ids: [envId] });
     return r;
   }
 
   setSeed(ids: number[], seed: boolean): number {
     const n = setSeed(this.db, ids, seed);
-    this.deps.changed('seed', ids);
+    this.deps.changed({ reason: 'seed', ids });
     return n;
   }
 
   tag(ids: number[], add: string[], remove: string[]): number {
     if (!add.length && !remove.length) throw new DomainError('invalid_input', 'Give tags to add or remove');
     const n = tagEnvironments(this.db, ids, add, remove);
-    this.deps.changed('tag', ids);
+    this.deps.changed({ reason: 'tag', ids });
     return n;
   }
 
   update(id: number, patch: EnvPatch) {
     const d = updateEnvironment(this.db, id, patch);
-    this.deps.changed('update', [id]);
+    this.deps.changed({ reason: 'update', ids: [id] });
     return d;
   }
 

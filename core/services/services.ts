@@ -19,6 +19,7 @@ import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settingsStore';
+import type { MemoryChange } from '../api/calls/memory';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -88,7 +89,7 @@ export class Services {
     this.onClose(() => this.memory.close());
     this.library = new LibraryService({
       db: this.db,
-      changed: (reason, ids) => this.events.emit('memory.changed', ids ? { reason, ids: ids.slice(0, 1000) } : { reason }),
+      changed: (c) => this.memoryChanged(c),
     });
     this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
     this.onClose(() => this.runtime.shutdown());
@@ -160,7 +161,7 @@ export class Services {
   get editor(): EditorService {
     return this.lazily(
       'editor',
-      () => new EditorService({ db: this.db, audit: () => this.audit, changed: (ids, reason) => this.events.emit('memory.changed', { ids, reason }) }),
+      () => new EditorService({ db: this.db, audit: () => this.audit, changed: (c) => this.memoryChanged(c) }),
       (svc) => svc.close(),
     );
   }
@@ -269,6 +270,11 @@ export class Services {
 
   onClose(fn: () => Promise<void> | void): void {
     this.closers.push(fn);
+  }
+
+  /** The one place a library change becomes the `memory.changed` event (at most 1,000 ids named; lists refresh either way). */
+  private memoryChanged(c: MemoryChange): void {
+    this.events.emit('memory.changed', c.ids ? { reason: c.reason, ids: c.ids.slice(0, 1000) } : { reason: c.reason });
   }
 
   log(level: 'debug' | 'info' | 'warn' | 'error', source: string, message: string): void {

@@ -40,6 +40,8 @@ describe('layer lint rule', () => {
     expect(await messages('core/handlers/x.ts', "import { app } from 'electron';\n")).toHaveLength(1); // the layer rule still applies
     expect(await messages('core/handlers/x.ts', "import type { Services } from '../services/services';\n")).toHaveLength(0);
     expect(await messages('core/memory/library.ts', "import { search } from './repository';\n")).toHaveLength(0);
+    const [viaDb] = await eslint.lintText("export const h = (s: { db: unknown }) => s.db;\n", { filePath: 'core/handlers/x.ts' });
+    expect(viaDb!.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message)).toEqual(['Handlers delegate to a service (Services): no database access here.']);
   });
 
   it('refuses the Electron shell importing UI code', async () => {

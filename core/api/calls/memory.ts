@@ -347,11 +347,15 @@ export const memoryCalls = {
   }),
 } as const;
 
+const memoryChangeSchema = z.object({ ids: z.array(z.number().int()).optional(), reason: z.string() });
+/** What changed in the library: every service that edits environments reports it in this one shape. */
+export type MemoryChange = z.infer<typeof memoryChangeSchema>;
+
 export const memoryEvents = {
   'memory.importProgress': defineEvent({ name: 'memory.importProgress', summary: 'Progress of an import, ending with phase done (with the summary) or failed.', payload: importProgressSchema }),
   'memory.changed': defineEvent({
     name: 'memory.changed',
     summary: 'Environments were added or changed (import, tags, seeds, edits); lists refresh.',
-    payload: z.object({ ids: z.array(z.number().int()).optional(), reason: z.string() }),
+    payload: memoryChangeSchema,
   }),
 } as const;
