@@ -11,6 +11,7 @@ import { MemorySecretStore } from '../../../core/jobs/secrets';
 import { importPaths } from '../../../core/memory/importer';
 import { packageRoot } from '../../../core/services/appInfo';
 import { startStandIn } from '../../helpers/standInOpenAi';
+import { luckySevenGame } from '../../helpers/designGames';
 import { tempDir } from '../../helpers/tmp';
 import { ciServices, makeManager, SERVICES_MISSING, waitFor, waitState } from './helpers';
 
@@ -38,26 +39,7 @@ class SeedGuessEnv:
             return "Correct!", 1.0, True, False, {}
         return "No.", 0.0, False, self.t >= self.max_turns, {}
 `;
-// The designed game: the agent (stand-in) says 7 only when it sees the hint.
-const DESIGNED = `import random
-class LuckySevenEnv:
-    def __init__(self, max_turns=4):
-        self.max_turns = max_turns
-        self.t = 0
-    def reset(self, seed=None):
-        if seed is not None:
-            random.seed(seed)
-        self.t = 0
-        self.noise = random.randint(1000, 9999)
-        return f"Round {self.noise}: guess my number from 1 to 500 as \\\\boxed{{n}}.", {}
-    def step(self, action):
-        self.t += 1
-        if action == "\\\\boxed{7}":
-            return "Correct!", 1.0, True, False, {}
-        return "No.", 0.0, False, self.t >= self.max_turns, {}
-    def solution(self):
-        return "7"
-`;
+const DESIGNED = luckySevenGame('LuckySevenEnv');
 
 d('design round as a job', () => {
   it('runs the round over SSH with the served models, and its game comes back naming its parent by hash', async () => {
