@@ -52,3 +52,8 @@ export function comparable(r: AuditReport): unknown[] {
     return { file: e.file, sha256: e.sha256, name: e.name, spade: e.spade, verdict: verdictOf(checks), checks };
   });
 }
+
+/** `--on slurm:...` with the key and known hosts of the test services. */
+export function slurmArgs(ci: { user: string; host: string; port: number; key: string; knownHosts: string }): string[] {
+  return ['--on', `slurm:${ci.user}@${ci.host}:${ci.port}`, '--ssh-key', ci.key, '--known-hosts', ci.knownHosts];
+}
