@@ -109,6 +109,8 @@ export class RayExecutor implements SweepExecutor {
       // The end is asked before the last read, so the read after it has the whole log.
       if (!ended) {
         const s = await this.backend.status(job);
+        // A job the head no longer knows (deleted, or the cluster restarted) has no log to read.
+        if (s.state === 'lost') return;
         ended = isTerminal(s.state);
       }
       const chunk = await this.backend.readLog(job, lines.offset, 1 << 20);

@@ -27,6 +27,8 @@ export interface RunSweepOptions {
   /** Keep each result as the version's stored audit too (full check sets only, as `audit --all` does). */
   saveAudits: boolean;
   onProgress?: (p: SweepProgress) => void;
+  /** A submission is recorded and running on the engine (what a person would look for there). */
+  onSubmitted?: (handle: Record<string, unknown>) => void;
   signal?: AbortSignal;
   /** Submissions after the first, for environments whose result never came (a lost task). */
   maxAttempts?: number;
@@ -97,6 +99,7 @@ export async function runSweep(o: RunSweepOptions): Promise<ReportEnv[]> {
     const handle = await executor.submit(sweep.id, attempt, todo, o.sources, options);
     // Recorded before it is followed: a workbench killed from here on finds it again.
     addRemote(db, sweep.id, handle);
+    o.onSubmitted?.(handle);
     await executor.follow(handle, options, onAudit, signal);
     if (signal.aborted) return cancelled();
   }

@@ -33,6 +33,13 @@ function progressLine(label: string, p: SweepProgress): string {
   return `audit sweep ${p.sweepId} on ${label}: ${p.done}/${p.total} audited (${p.failed} fail${p.repeats ? `, ${p.repeats} repeated result(s) not counted` : ''}${rate}${eta})${p.phase === 'submitting' ? ', submitting' : ''}`;
 }
 
+/** A submission as the engine names it: what to look for in `ray job list` or `squeue`. */
+function submittedText(h: Record<string, unknown>): string {
+  if (h.kind === 'ray') return `Ray job ${String(h.submissionId)} (${String(h.environments)} environments)`;
+  if (h.kind === 'slurm') return `Slurm job array ${String(h.jobId)} (${String(h.tasks)} tasks, ${String(h.environments)} environments, in ${String(h.dir)})`;
+  return `${String(h.id)} on this machine`;
+}
+
 /**
  * `audit --pool QUERY [--on TARGET]`: the library's environments that match QUERY, audited here or
  * on a cluster as a sweep kept in SQLite as results arrive. Running the same command again (or
@@ -78,39 +85,41 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
     if (!Number.isFinite(n) || n < lo || n > hi) throw new UsageError(`--${name} must be a number from ${lo} to ${hi}, got ${v}`);
     return n;
   };
+  let target: SweepTarget = { kind: 'local' };
+  try {
+    target = parseTarget(values.on);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
+  // Every option is checked before the data dir is opened: a bad command line changes nothing.
+  const checks = values.checks ? values.checks.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+  if (checks) {
+    const bad = validateCheckIds(checks);
+    if (bad.length) throw new UsageError(`Unknown check id(s): ${bad.join(', ')}`);
+  }
+  const audit: AuditOptions = {
+    // SPADE's budget default (SpadeConfig.max_turns)
+    maxTurns: Math.round(num(values['max-turns'], 'max-turns', 1, 10_000, 30)),
+    callTimeoutSec: num(values['call-timeout'], 'call-timeout', 0.1, 600, 5),
+    ...(checks ? { checks } : {}),
+  };
+  const python = values.python ?? (values.pool !== undefined ? probePython()?.path : '');
+  if (python === undefined) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
+  const dispatch: DispatchSettings = {
+    workers: Math.round(num(values.workers, 'workers', 1, 64, Math.max(1, cpus().length))),
+    shardSize: Math.round(num(values['shard-size'], 'shard-size', 1, 100_000, 30)),
+    envTimeoutSec: num(values['env-timeout'], 'env-timeout', 1, 3600, 120),
+    python,
+    rayPython: values['ray-python'],
+    sshKey: values['ssh-key'],
+    knownHosts: values['known-hosts'],
+  };
   const { db, dataDir } = openDataDir(values['data-dir']);
   try {
     let sweep: SweepRow;
     let stored: Stored;
     if (values.pool !== undefined) {
-      let target: SweepTarget;
-      try {
-        target = parseTarget(values.on);
-      } catch (e) {
-        throw new UsageError((e as Error).message);
-      }
-      const checks = values.checks ? values.checks.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
-      if (checks) {
-        const bad = validateCheckIds(checks);
-        if (bad.length) throw new UsageError(`Unknown check id(s): ${bad.join(', ')}`);
-      }
-      const audit: AuditOptions = {
-        // SPADE's budget default (SpadeConfig.max_turns)
-        maxTurns: Math.round(num(values['max-turns'], 'max-turns', 1, 10_000, 30)),
-        callTimeoutSec: num(values['call-timeout'], 'call-timeout', 0.1, 600, 5),
-        ...(checks ? { checks } : {}),
-      };
-      const python = values.python ?? probePython()?.path;
-      if (!python) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
-      const dispatch: DispatchSettings = {
-        workers: Math.round(num(values.workers, 'workers', 1, 64, Math.max(1, cpus().length))),
-        shardSize: Math.round(num(values['shard-size'], 'shard-size', 1, 100_000, 30)),
-        envTimeoutSec: num(values['env-timeout'], 'env-timeout', 1, 3600, 120),
-        python,
-        rayPython: values['ray-python'],
-        sshKey: values['ssh-key'],
-        knownHosts: values['known-hosts'],
-      };
       stored = { audit, dispatch, target };
       const rows = search(db, { query: values.pool, limit: 1_000_000, filters: {} }).rows;
       const envIds = rows.map((r) => r.id).sort((a, b) => a - b);
@@ -163,6 +172,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
           saveAudits: !stored.audit.checks,
           signal: abort.signal,
           ...(values.quiet ? {} : { onProgress: (p: SweepProgress) => io.err(progressLine(sweep.target, p)) }),
+          onSubmitted: (h) => io.err(`audit sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
         });
       } catch (e) {
         if (e instanceof SweepCancelled) {

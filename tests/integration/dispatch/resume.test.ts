@@ -29,15 +29,15 @@ function slowGames(dir: string): void {
   }
 }
 
-/** Runs the CLI as a separate process until it reports a first result, then `how` ends it. */
-function startThenStop(args: string[], how: 'SIGKILL' | 'SIGINT'): Promise<{ sweepId: string; code: number | null; err: string }> {
+/** Runs the CLI as a separate process until it reports a first result (or, `when` 'submitted', its submission), then `how` ends it. */
+function startThenStop(args: string[], how: 'SIGKILL' | 'SIGINT', when: 'result' | 'submitted' = 'result'): Promise<{ sweepId: string; code: number | null; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bin', 'spade-workbench.mjs'), ...args], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     let sent = false;
     child.stderr.on('data', (b: Buffer) => {
       err += b.toString();
-      if (!sent && new RegExp(`: [1-9]\\d*/${N} audited`).test(err)) {
+      if (!sent && (when === 'submitted' ? /: submitted (Ray job|Slurm job array) /.test(err) : new RegExp(`: [1-9]\\d*/${N} audited`).test(err))) {
         sent = true;
         child.kill(how);
       }
@@ -104,7 +104,7 @@ d('audit sweeps: resume and cancel', () => {
   }, 120_000);
 
   it('Ray: Ctrl-C cancels the sweep and stops its job', async () => {
-    const r = await startThenStop(['audit', '--pool', 'Slow', '--shard-size', '2', '--data-dir', tmp.dir, '--json', '--max-turns', '32', ...rayOn()], 'SIGINT');
+    const r = await startThenStop(['audit', '--pool', 'Slow', '--shard-size', '2', '--data-dir', tmp.dir, '--json', '--max-turns', '32', ...rayOn()], 'SIGINT', 'submitted');
     expect(r.code, r.err).toBe(130);
     const s = sweepState(tmp.dir, r.sweepId);
     expect(s.state).toBe('cancelled');
@@ -113,7 +113,7 @@ d('audit sweeps: resume and cancel', () => {
   }, 120_000);
 
   it('Slurm: --cancel ID scancels the array of a sweep whose workbench is gone', async () => {
-    const killed = await startThenStop(['audit', '--pool', 'Slow', '--shard-size', '2', '--data-dir', tmp.dir, '--json', '--max-turns', '33', ...slurmArgs(ci!)], 'SIGKILL');
+    const killed = await startThenStop(['audit', '--pool', 'Slow', '--shard-size', '2', '--data-dir', tmp.dir, '--json', '--max-turns', '33', ...slurmArgs(ci!)], 'SIGKILL', 'submitted');
     const jobId = String(sweepState(tmp.dir, killed.sweepId).remote[0]!.jobId);
     const c = await cli(['audit', '--cancel', killed.sweepId, '--data-dir', tmp.dir]);
     expect(c.code, c.err).toBe(0);
