@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import type { SandboxViolation } from '../runtime/supervisor';
 import { NativeRuntime } from '../runtime/native';
+import type { HarnessReply } from '../runtime/types';
 import { ALL_CHECKS, SANDBOX_CHECK, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
 import { stampEvidence, type AuditRuntimeKind } from './evidence';
 
@@ -57,6 +58,24 @@ export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolatio
   const stamped = stampEvidence(a, runtime, options);
   if (!checkSelected(SANDBOX_CHECK, options.checks)) return stamped;
   return { ...stamped, checks: [...stamped.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };
+}
+
+/** What the session of one audit showed besides its reply (a shard runner on a cluster sends the same). */
+export interface AuditSessionTrace {
+  violations: readonly SandboxViolation[];
+  /** The last check the audit announced. */
+  phase: string;
+  stderrTail: string;
+}
+
+/**
+ * The audit an interpreter's reply makes, with the host-side checks: the one place a native audit's
+ * reply becomes a verdict, for the local pool and for shards run on Ray or Slurm alike.
+ */
+export function finishAudit(r: HarnessReply, s: AuditSessionTrace, options: AuditOptions, elapsedMs: number): EnvAudit {
+  if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options, 'cpython');
+  const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
+  return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), elapsedMs, r.error.kind === 'timeout'), s.violations, options, 'cpython');
 }
 
 /** What a caller of one audit can do while it runs: hear which check starts, and stop it. */
@@ -138,11 +157,9 @@ export class AuditPool {
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl.onPhase);
         if (ctl.signal?.aborted) throw new AuditCancelled();
-        if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options, 'cpython');
         // The judge outlives a game process that exits or crashes, and says so ('crash').
-        if (r.error.restarted || r.error.kind === 'crash') this.restarts++;
-        const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
-        return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), Date.now() - started, r.error.kind === 'timeout'), s.violations, options, 'cpython');
+        if (!r.ok && (r.error.restarted || r.error.kind === 'crash')) this.restarts++;
+        return finishAudit(r, s, options, Date.now() - started);
       } finally {
         ctl.signal?.removeEventListener('abort', stop);
         s.close();

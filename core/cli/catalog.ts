@@ -46,7 +46,7 @@ export const catalog: CommandInfo[] = [
   {
     name: 'audit',
     summary: "Audit environments: SPADE's load checks plus determinism, leaks, crashes, types, winnability, hint leaks",
-    usage: 'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--runtime cpython|pyodide] [--data-dir DIR]',
+    usage: 'spade-workbench audit PATH|--all [--checks ids] [--format json|md|table] [--out FILE] [--fail-on fail|warn] [--workers N] [--max-turns N] [--call-timeout S] [--runtime cpython|pyodide] [--data-dir DIR]\n       spade-workbench audit --pool QUERY [--on local|ray://HOST:PORT|slurm:HOST] [--json] [--shard-size N] [--python PATH] [--ray-python PATH] [--ssh-key F] [--known-hosts F]\n       spade-workbench audit --resume SWEEP_ID | --cancel SWEEP_ID',
     load: async () => (await import('./commands/audit')).auditCommand,
   },
   {

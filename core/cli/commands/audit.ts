@@ -11,10 +11,12 @@ import { failOnMet, toMarkdown, toTable } from '../../audit/report';
 import { headHashes, saveAudit, targetsFor } from '../../audit/store';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { appVersion } from '../../services/appInfo';
+import { isPoolAudit, runPoolAudit } from './auditPool';
 
 export const auditCommand: Command = {
   ...commandInfo('audit'),
   async run(argv, io) {
+    if (isPoolAudit(argv)) return runPoolAudit(argv, io);
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,

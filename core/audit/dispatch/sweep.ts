@@ -1,0 +1,114 @@
+import type { Db } from '../../memory/db';
+import { appVersion } from '../../services/appInfo';
+import { reportEnv, type ReportEnv } from '../report';
+import { saveAudit } from '../store';
+import { verdictOf, type AuditOptions } from '../types';
+import type { OnAudit, SweepExecutor } from './executor';
+import { addRemote, addResult, getSweep, setSweepState, sweepResults, type SweepRow } from './sweepStore';
+
+export interface SweepProgress {
+  sweepId: string;
+  done: number;
+  total: number;
+  failed: number;
+  /** Results that arrived a second time and were not counted. */
+  repeats: number;
+  envsPerSec: number | null;
+  phase: 'following' | 'submitting' | 'done' | 'cancelled';
+}
+
+export interface RunSweepOptions {
+  db: Db;
+  sweep: SweepRow;
+  /** Each environment version's source (the items carry only their hashes). */
+  sources: ReadonlyMap<string, string>;
+  executor: SweepExecutor;
+  options: AuditOptions;
+  /** Keep each result as the version's stored audit too (full check sets only, as `audit --all` does). */
+  saveAudits: boolean;
+  onProgress?: (p: SweepProgress) => void;
+  /** A submission is recorded and running on the engine (what a person would look for there). */
+  onSubmitted?: (handle: Record<string, unknown>) => void;
+  signal?: AbortSignal;
+  /** Submissions after the first, for environments whose result never came (a lost task). */
+  maxAttempts?: number;
+}
+
+export class SweepCancelled extends Error {
+  constructor(readonly sweepId: string, readonly stopped: string[]) {
+    super(`Sweep ${sweepId} was cancelled${stopped.length ? `: ${stopped.join('; ')}` : ''}`);
+  }
+}
+
+/**
+ * Drives a sweep to its end: follows what earlier runs of it submitted (a resume), then submits
+ * what still has no result and follows that, storing each result as it arrives. Nothing is lost
+ * (a result is kept the moment it lands) and nothing counts twice (one row per version and check set).
+ */
+export async function runSweep(o: RunSweepOptions): Promise<ReportEnv[]> {
+  const { db, sweep, executor, options } = o;
+  const signal = o.signal ?? new AbortController().signal;
+  const byKey = new Map(sweep.items.map((it) => [it.key, it]));
+  const seen = new Set(sweepResults(db, sweep.id).keys());
+  const startedWith = seen.size;
+  const started = Date.now();
+  let failed = 0;
+  let repeats = 0;
+  let lastEmit = 0;
+  const emit = (phase: SweepProgress['phase'], force = false) => {
+    if (!o.onProgress || (!force && Date.now() - lastEmit < 500)) return;
+    lastEmit = Date.now();
+    const secs = (Date.now() - started) / 1000;
+    o.onProgress({ sweepId: sweep.id, done: seen.size, total: byKey.size, failed, repeats, envsPerSec: seen.size > startedWith && secs > 0 ? (seen.size - startedWith) / secs : null, phase });
+  };
+  const onAudit: OnAudit = (key, audit, node) => {
+    const it = byKey.get(key);
+    if (!it || !audit) return;
+    if (!addResult(db, sweep.id, key, audit, node)) {
+      repeats++;
+      return;
+    }
+    seen.add(key);
+    if (verdictOf(audit.checks) === 'fail') failed++;
+    if (o.saveAudits) saveAudit(db, it.sha256, audit, { batchId: null, options: { ...options, runtime: 'cpython', sweep: sweep.id, on: executor.label }, toolVersion: appVersion() });
+    emit('following', seen.size === byKey.size);
+  };
+  const stopAll = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const h of getSweep(db, sweep.id)?.remote ?? []) out.push(await executor.stop(h).catch((e: unknown) => `could not stop ${JSON.stringify(h)}: ${String(e)}`));
+    return out;
+  };
+  const cancelled = async (): Promise<never> => {
+    const stopped = await stopAll();
+    setSweepState(db, sweep.id, 'cancelled');
+    emit('cancelled', true);
+    throw new SweepCancelled(sweep.id, stopped);
+  };
+  emit('following', true);
+  // What earlier runs submitted may still be running (or have finished while no one watched).
+  for (const h of sweep.remote) {
+    if (seen.size === byKey.size) break;
+    await executor.follow(h, options, onAudit, signal);
+    if (signal.aborted) return cancelled();
+  }
+  const attempts = o.maxAttempts ?? 3;
+  for (let attempt = sweep.remote.length; seen.size < byKey.size && attempt < sweep.remote.length + attempts; attempt++) {
+    if (signal.aborted) return cancelled();
+    const todo = sweep.items.filter((it) => !seen.has(it.key));
+    emit('submitting', true);
+    const handle = await executor.submit(sweep.id, attempt, todo, o.sources, options);
+    // Recorded before it is followed: a workbench killed from here on finds it again.
+    addRemote(db, sweep.id, handle);
+    o.onSubmitted?.(handle);
+    await executor.follow(handle, options, onAudit, signal);
+    if (signal.aborted) return cancelled();
+  }
+  if (seen.size < byKey.size) {
+    setSweepState(db, sweep.id, 'failed');
+    throw new Error(`Sweep ${sweep.id}: ${byKey.size - seen.size} environment(s) got no result after ${attempts} submission(s) on ${executor.label}; run the command again to retry them${executor.lastError ? ` (last error: ${executor.lastError})` : ''}`);
+  }
+  setSweepState(db, sweep.id, 'done');
+  emit('done', true);
+  const results = sweepResults(db, sweep.id);
+  return sweep.items.map((it) => reportEnv(it.file, it.sha256, it.name, results.get(it.key)!));
+}

@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import type { Db } from '../../memory/db';
+import type { SshTarget } from '../../jobs/types';
+import type { SweepExecutor } from './executor';
+import { LocalExecutor } from './localExecutor';
+import { RayExecutor } from './rayExecutor';
+import { SlurmExecutor } from './slurmExecutor';
+import { savedJobHosts } from './sweepStore';
+
+/** Where `--on` sends a sweep; kept with the sweep so that a resume or a cancel reaches the same place. */
+export type SweepTarget = { kind: 'local' } | { kind: 'ray'; address: string } | { kind: 'slurm'; host: string };
+
+/** What a target needs beyond its address; kept with the sweep. */
+export interface DispatchSettings {
+  workers: number;
+  shardSize: number;
+  envTimeoutSec: number;
+  /** The interpreter the nodes sandbox games with (a path there). */
+  python: string;
+  rayPython?: string | undefined;
+  sshKey?: string | undefined;
+  knownHosts?: string | undefined;
+}
+
+/** `local`, `ray://HOST:PORT` (the head's dashboard, Jobs API), `slurm:HOST` (a job host reached by SSH). */
+export function parseTarget(on: string | undefined): SweepTarget {
+  if (on === undefined || on === 'local') return { kind: 'local' };
+  const ray = /^ray:\/\/([^/\s]+)\/?$/.exec(on);
+  if (ray) {
+    const hostPort = ray[1]!;
+    const url = new URL(`http://${hostPort}`);
+    if (!url.port) url.port = '8265';
+    return { kind: 'ray', address: url.origin };
+  }
+  const slurm = /^slurm:(\S+)$/.exec(on);
+  if (slurm) return { kind: 'slurm', host: slurm[1]! };
+  throw new Error(`--on must be local, ray://HOST:PORT (a Ray head's dashboard) or slurm:HOST (a job host), got ${on}`);
+}
+
+export function targetLabel(t: SweepTarget): string {
+  return t.kind === 'local' ? 'local' : t.kind === 'ray' ? `ray://${new URL(t.address).host}` : `slurm:${t.host}`;
+}
+
+/**
+ * The SSH target of `slurm:HOST`: the host of a job launched before (its port, user, key and known
+ * hosts, as the jobs feature saved them), else `[user@]host[:port]` (or an ~/.ssh/config alias)
+ * with the key and known-hosts file given on the command line.
+ */
+export function sshTargetFor(db: Db, host: string, s: DispatchSettings): SshTarget {
+  for (const ssh of savedJobHosts(db) as SshTarget[]) {
+    if ((ssh.host === host || `${ssh.user ? `${ssh.user}@` : ''}${ssh.host}${ssh.port ? `:${ssh.port}` : ''}` === host)) return ssh;
+  }
+  const m = /^(?:([^@\s]+)@)?([^:@\s]+)(?::(\d+))?$/.exec(host);
+  if (!m) throw new Error(`slurm:${host}: not a host ([user@]host[:port] or an ~/.ssh/config alias)`);
+  return { host: m[2]!, ...(m[3] ? { port: Number(m[3]) } : {}), ...(m[1] ? { user: m[1] } : {}), ...(s.sshKey ? { identityFile: s.sshKey } : {}), ...(s.knownHosts ? { knownHostsFile: s.knownHosts } : {}) };
+}
+
+export function makeExecutor(t: SweepTarget, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor {
+  if (t.kind === 'local') return new LocalExecutor(s.workers);
+  if (t.kind === 'ray') return new RayExecutor({ address: t.address, python: s.python, driverPython: s.rayPython, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
+  return new SlurmExecutor({ ssh: sshTargetFor(db, t.host, s), label: `slurm:${t.host}`, appKnownHosts: join(dataDir, 'ssh', 'known_hosts'), python: s.python, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
+}

@@ -1,0 +1,200 @@
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import type { CliIO } from '../command';
+import { UsageError } from '../command';
+import { openDataDir } from '../../memory/cliDb';
+import { search } from '../../memory/repository';
+import { headHashes, targetsFor } from '../../audit/store';
+import { buildReport } from '../../audit/report';
+import { failOnMet, toMarkdown, toTable } from '../../audit/report';
+import { toolInfo } from '../../audit/runner';
+import { validateCheckIds, type AuditOptions } from '../../audit/types';
+import { probePython } from '../../runtime/native';
+import { checkSetKey, itemKey } from '../../audit/dispatch/remote';
+import { runSweep, SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
+import { createSweep, getSweep, setSweepState, sweepIdent, unfinishedSweep, versionSources, type SweepItem, type SweepRow } from '../../audit/dispatch/sweepStore';
+import { makeExecutor, parseTarget, targetLabel, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+
+/** True when the audit command line is a pool sweep (`--pool`, `--resume`, `--cancel`). */
+export function isPoolAudit(argv: readonly string[]): boolean {
+  return argv.some((a) => /^--(pool|resume|cancel)(=|$)/.test(a));
+}
+
+interface Stored {
+  audit: AuditOptions;
+  dispatch: DispatchSettings;
+  target: SweepTarget;
+}
+
+function progressLine(label: string, p: SweepProgress): string {
+  const rate = p.envsPerSec !== null ? `, ${p.envsPerSec.toFixed(1)} envs/s` : '';
+  const eta = p.envsPerSec ? `, about ${Math.ceil((p.total - p.done) / p.envsPerSec)} s left` : '';
+  return `audit sweep ${p.sweepId} on ${label}: ${p.done}/${p.total} audited (${p.failed} fail${p.repeats ? `, ${p.repeats} repeated result(s) not counted` : ''}${rate}${eta})${p.phase === 'submitting' ? ', submitting' : ''}`;
+}
+
+/** A submission as the engine names it: what to look for in `ray job list` or `squeue`. */
+function submittedText(h: Record<string, unknown>): string {
+  if (h.kind === 'ray') return `Ray job ${String(h.submissionId)} (${String(h.environments)} environments)`;
+  if (h.kind === 'slurm') return `Slurm job array ${String(h.jobId)} (${String(h.tasks)} tasks, ${String(h.environments)} environments, in ${String(h.dir)})`;
+  return `${String(h.id)} on this machine`;
+}
+
+/**
+ * `audit --pool QUERY [--on TARGET]`: the library's environments that match QUERY, audited here or
+ * on a cluster as a sweep kept in SQLite as results arrive. Running the same command again (or
+ * `--resume ID`) finishes an interrupted sweep; `--cancel ID` stops its work on the cluster.
+ */
+export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    allowPositionals: false,
+    options: {
+      pool: { type: 'string' },
+      on: { type: 'string' },
+      resume: { type: 'string' },
+      cancel: { type: 'string' },
+      checks: { type: 'string' },
+      format: { type: 'string' },
+      json: { type: 'boolean' },
+      out: { type: 'string' },
+      'fail-on': { type: 'string' },
+      workers: { type: 'string' },
+      'max-turns': { type: 'string' },
+      'call-timeout': { type: 'string' },
+      'env-timeout': { type: 'string' },
+      'shard-size': { type: 'string' },
+      python: { type: 'string' },
+      'ray-python': { type: 'string' },
+      'ssh-key': { type: 'string' },
+      'known-hosts': { type: 'string' },
+      'data-dir': { type: 'string' },
+      quiet: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const modes = [values.pool !== undefined, values.resume !== undefined, values.cancel !== undefined].filter(Boolean).length;
+  if (modes !== 1) throw new UsageError('Give one of --pool QUERY, --resume SWEEP_ID or --cancel SWEEP_ID');
+  const format = values.json ? 'json' : (values.format ?? 'table');
+  if (!['json', 'md', 'table'].includes(format)) throw new UsageError(`--format must be json, md or table, got ${format}`);
+  const failOn = values['fail-on'];
+  if (failOn !== undefined && failOn !== 'fail' && failOn !== 'warn') throw new UsageError(`--fail-on must be fail or warn, got ${failOn}`);
+  const num = (v: string | undefined, name: string, lo: number, hi: number, dflt: number) => {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < lo || n > hi) throw new UsageError(`--${name} must be a number from ${lo} to ${hi}, got ${v}`);
+    return n;
+  };
+  let target: SweepTarget = { kind: 'local' };
+  try {
+    target = parseTarget(values.on);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
+  // Every option is checked before the data dir is opened: a bad command line changes nothing.
+  const checks = values.checks ? values.checks.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+  if (checks) {
+    const bad = validateCheckIds(checks);
+    if (bad.length) throw new UsageError(`Unknown check id(s): ${bad.join(', ')}`);
+  }
+  const audit: AuditOptions = {
+    // SPADE's budget default (SpadeConfig.max_turns)
+    maxTurns: Math.round(num(values['max-turns'], 'max-turns', 1, 10_000, 30)),
+    callTimeoutSec: num(values['call-timeout'], 'call-timeout', 0.1, 600, 5),
+    ...(checks ? { checks } : {}),
+  };
+  const python = values.python ?? (values.pool !== undefined ? probePython()?.path : '');
+  if (python === undefined) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
+  const dispatch: DispatchSettings = {
+    workers: Math.round(num(values.workers, 'workers', 1, 64, Math.max(1, cpus().length))),
+    shardSize: Math.round(num(values['shard-size'], 'shard-size', 1, 100_000, 30)),
+    envTimeoutSec: num(values['env-timeout'], 'env-timeout', 1, 3600, 120),
+    python,
+    rayPython: values['ray-python'],
+    sshKey: values['ssh-key'],
+    knownHosts: values['known-hosts'],
+  };
+  const { db, dataDir } = openDataDir(values['data-dir']);
+  try {
+    let sweep: SweepRow;
+    let stored: Stored;
+    if (values.pool !== undefined) {
+      stored = { audit, dispatch, target };
+      const rows = search(db, { query: values.pool, limit: 1_000_000, filters: {} }).rows;
+      const envIds = rows.map((r) => r.id).sort((a, b) => a - b);
+      const set = checkSetKey(audit);
+      const seenKeys = new Set<string>();
+      const items: SweepItem[] = [];
+      for (const t of targetsFor(db, headHashes(db, envIds))) {
+        const key = itemKey(t.hash, set);
+        if (seenKeys.has(key)) continue; // two environments at one version: one audit
+        seenKeys.add(key);
+        items.push({ key, file: `memory:${t.envId}`, sha256: t.hash, name: t.name, hint: t.hint });
+      }
+      if (!items.length) io.err(`No environment in the library matches "${values.pool}".`);
+      const ident = sweepIdent(targetLabel(target), values.pool, set, items.map((i) => i.key));
+      const again = unfinishedSweep(db, ident);
+      if (again) io.err(`Resuming audit sweep ${again.id} (the same pool, checks and target, interrupted earlier).`);
+      sweep = again ?? createSweep(db, { ident, target: targetLabel(target), query: values.pool, options: stored, items });
+      if (again) stored = again.options as unknown as Stored;
+    } else {
+      const id = (values.resume ?? values.cancel)!;
+      const found = getSweep(db, id);
+      if (!found) throw new UsageError(`No audit sweep ${id} in ${dataDir}`);
+      sweep = found;
+      stored = found.options as unknown as Stored;
+    }
+    const executor = makeExecutor(stored.target, stored.dispatch, db, dataDir);
+    try {
+      if (values.cancel !== undefined) {
+        const answers: string[] = [];
+        for (const h of sweep.remote) answers.push(await executor.stop(h).catch((e: unknown) => `could not stop it: ${(e as Error).message}`));
+        if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled');
+        io.out(`Audit sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
+        return 0;
+      }
+      const sources = versionSources(db, sweep.items.map((it) => it.sha256));
+      const lost = sweep.items.find((it) => !sources.has(it.sha256));
+      if (lost) throw new Error(`Version ${lost.sha256.slice(0, 12)} of ${lost.name} is no longer in the library`);
+      const abort = new AbortController();
+      const onSignal = () => abort.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      let envs;
+      try {
+        envs = await runSweep({
+          db,
+          sweep,
+          sources,
+          executor,
+          options: stored.audit,
+          saveAudits: !stored.audit.checks,
+          signal: abort.signal,
+          ...(values.quiet ? {} : { onProgress: (p: SweepProgress) => io.err(progressLine(sweep.target, p)) }),
+          onSubmitted: (h) => io.err(`audit sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
+        });
+      } catch (e) {
+        if (e instanceof SweepCancelled) {
+          io.err(`${e.message}\n`);
+          return 130;
+        }
+        throw e;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+      const report = buildReport({ ...toolInfo(stored.audit, stored.dispatch.workers, 'cpython'), on: sweep.target, sweep: sweep.id }, envs);
+      const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
+      if (values.out) {
+        writeFileSync(values.out, text);
+        io.err(`Wrote ${values.out}`);
+      } else io.out(text);
+      return failOnMet(report, failOn as 'fail' | 'warn' | undefined) ? 1 : 0;
+    } finally {
+      await executor.close();
+    }
+  } finally {
+    db.close();
+  }
+}
