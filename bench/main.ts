@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { suites } from './suites';
 import type { BenchRow } from './types';
+import { suitesFor } from './select';
 import { errorMessage } from '../core/api';
 
 function met(row: BenchRow): boolean | null {
@@ -18,7 +19,7 @@ function fmt(v: number): string {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { json: { type: 'string' }, only: { type: 'string', multiple: true } }, strict: true });
   const only = values.only ?? [];
-  const chosen = suites.filter((s) => only.length === 0 || only.some((p) => s.prefix.startsWith(p) || p.startsWith(s.prefix)));
+  const chosen = only.length === 0 ? suites : suites.filter((s) => only.some((p) => suitesFor(suites, p).includes(s)));
   const rows: BenchRow[] = [];
   for (const suite of chosen) {
     process.stderr.write(`bench: ${suite.prefix} ...\n`);
@@ -44,3 +45,4 @@ async function main(): Promise<void> {
 }
 
 void main().then(() => process.exit(process.exitCode ?? 0));
+
