@@ -32,23 +32,7 @@ export function failure(kind: string, message: string, extra: Partial<HarnessErr
   return { id: null, ok: false, error: { kind, type: kind, message, ...extra } };
 }
 
-/** SPADE's wrapper conversion of one step (what SPADE's agent and return see). */
-export interface SpadeStep {
-  observation: string;
-  reward: number | 'NaN' | 'Infinity' | '-Infinity';
-  terminated: boolean;
-  truncated: boolean;
-  /** SPADE keeps ints, floats, bools and None; strings are dropped, other values go through float(). */
-  info: Record<string, number | boolean | null | string>;
-  /** 'exception': step raised (observation "Error: <msg>", -1, terminated); 'shape': not a 5-tuple. */
-  error?: 'exception' | 'shape';
-}
-
-/** SPADE's wrapper conversion of reset (an exception gives "Error during reset. Starting new game."). */
-export interface SpadeReset {
-  observation: string;
-  info: Record<string, unknown>;
-}
+import type { SpadeReset, SpadeStep } from '../api/spadeStep';
 
 /** SPADE's load validation, run on the instance that is then played (load in SPADE mode). */
 export interface SpadeValidation {
