@@ -6,10 +6,12 @@
 
 import type { SpadeReward, SpadeStep } from '../api/spadeStep';
 
+import { DEFAULT_BUDGET } from '../api/spadeRules';
+
 export type { SpadeReward, SpadeStep };
 
 /** SPADE's default budget of agent turns (SpadeConfig.max_turns). */
-export const SPADE_DEFAULT_BUDGET = 30;
+export const SPADE_DEFAULT_BUDGET = DEFAULT_BUDGET;
 
 export function rewardValue(r: SpadeReward): number {
   if (typeof r === 'number') return r;
