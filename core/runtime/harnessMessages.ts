@@ -89,11 +89,7 @@ export const harnessCommandSchemas = {
   close: z.object({ cmd: z.literal('close') }).strict(),
 } as const;
 export type BuiltinCommand = keyof typeof harnessCommandSchemas;
-export const builtinRequestSchema = z.discriminatedUnion('cmd', Object.values(harnessCommandSchemas) as unknown as [typeof harnessCommandSchemas.ping, ...(typeof harnessCommandSchemas)[BuiltinCommand][]]);
 export type BuiltinRequest = z.infer<(typeof harnessCommandSchemas)[BuiltinCommand]>;
-
-/** What every request carries on the wire besides its command: the session and the host's own limit. */
-export const wireFieldsSchema = z.object({ id: z.number().int().optional(), session: z.string().optional(), timeoutSec: z.number().optional() }).strict();
 
 // ---------------------------------------------------------------------------------------------
 // Results (`result` of an ok reply), per command

@@ -5,8 +5,7 @@
  */
 import type { HarnessError, HarnessReply } from './harnessMessages';
 
-export type { HarnessError, HarnessReply, LoadOptions, LoadResult, PlayResult, ResetResult, SpadeValidation, StepResult, ToolResult } from './harnessMessages';
-export type { SpadeReset, SpadeStep } from '../api/spadeStep';
+export type { HarnessError, HarnessReply, SpadeValidation } from './harnessMessages';
 
 /** A failure the host itself reports (the harness never answered): same shape as the harness's own. */
 export function failure(kind: string, message: string, extra: Partial<HarnessError> = {}): HarnessReply {
