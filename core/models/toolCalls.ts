@@ -99,8 +99,9 @@ function jsonBlock(block: string): ParsedCall | null {
       const a = jsonLoads(args);
       args = a.ok ? a.value : {};
     }
-    // SPADE passes a non-object here on to execute_tool (which then fails the call); the host's
-    // tool turn takes an object, so this one case differs (see the corpus in the contract test).
+    // SPADE passes a non-object here on to execute_tool (whose `method(**arguments)` then fails the
+    // call); the host's tool turn takes an object, so this one case still differs from SPADE and
+    // from native/spade_tool_calls.py, and the shared corpus leaves it out.
     return { name: String(o.name), arguments: (args && typeof args === 'object' ? args : {}) as Record<string, unknown> };
   }
   return null;
