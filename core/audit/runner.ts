@@ -5,6 +5,7 @@ import { AuditPool } from './pool';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
 import { buildReport, reportEnv, type AuditReport, type ReportEnv } from './report';
 import { ALL_CHECKS, type AuditOptions } from './types';
+import { DEFAULT_BUDGET, WORKBENCH_CALL_SEC } from '../api/spadeRules';
 
 export interface RunItem {
   file: string;
@@ -25,8 +26,8 @@ export function toolInfo(options: AuditOptions, workers: number, runtime: AuditR
     numpy: py?.numpy ?? false,
     workers,
     checks: options.checks?.length ? options.checks : ALL_CHECKS,
-    maxTurns: options.maxTurns ?? 30,
-    callTimeoutSec: options.callTimeoutSec ?? 5,
+    maxTurns: options.maxTurns ?? DEFAULT_BUDGET,
+    callTimeoutSec: options.callTimeoutSec ?? WORKBENCH_CALL_SEC,
   };
 }
 

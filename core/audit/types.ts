@@ -32,13 +32,13 @@ export interface AuditOptions {
   hint?: string | null;
 }
 
-export const SPADE_CHECKS = ['spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
-export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
-export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
-/** Over the whole audit, loaded or not: bytes the game wrote to stdout and stderr past a bound (a warning; the count is the evidence). */
-export const OUTPUT_CHECKS = ['output-flood'] as const;
+export { SPADE_CHECKS, PLAY_CHECKS, TOOL_CHECKS } from '../api/spadeRules';
+/** OUTPUT_CHECKS: over the whole audit, loaded or not, bytes the game wrote to stdout and stderr past a bound (a warning; the count is the evidence). */
+export { OUTPUT_CHECKS } from '../api/spadeRules';
 /** Checked from outside the interpreter: what the sandbox refused the environment (its attempts are the evidence). */
 export const SANDBOX_CHECK = 'sandbox';
+import { OUTPUT_CHECKS, PLAY_CHECKS, SPADE_CHECKS, TOOL_CHECKS } from '../api/spadeRules';
+
 export const ALL_CHECKS: readonly string[] = [...SPADE_CHECKS, ...PLAY_CHECKS, ...TOOL_CHECKS, ...OUTPUT_CHECKS, SANDBOX_CHECK];
 
 /** Whether a check is one of SPADE's own (the only ones that decide SPADE's verdict). */

@@ -1,3 +1,5 @@
+import { DomainError } from '../errors';
+
 /** A CLI subcommand. Output goes through `io` so tests can capture it without a subprocess. */
 export interface CliIO {
   out(text: string): void;
@@ -12,6 +14,10 @@ export interface Command {
   run(argv: string[], io: CliIO): Promise<number>;
 }
 
-export class UsageError extends Error {
-  override name = 'UsageError';
+/** A command line that does not say what it means: the CLI prints it with the usage, exit status 2. */
+export class UsageError extends DomainError {
+  constructor(message: string) {
+    super('invalid_input', message);
+    this.name = 'UsageError';
+  }
 }

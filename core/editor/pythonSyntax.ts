@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Diagnostic } from '../api/calls/editor';
 import { onLines } from '../runtime/childProtocol';
+import { DomainError } from '../errors';
 
 /**
  * Python's own parser, kept warm in one long-lived CPython process, so a check while typing costs
@@ -60,7 +61,7 @@ export class PythonSyntaxChecker {
       if (this.child === child) this.child = null;
       for (const [, p] of this.pending) {
         clearTimeout(p.timer);
-        p.reject(new Error(why));
+        p.reject(new DomainError('unavailable', why));
       }
       this.pending.clear();
     };
@@ -97,7 +98,7 @@ export class PythonSyntaxChecker {
         this.pending.delete(id);
         // A parser stuck on a pathological source is replaced rather than waited on.
         child.kill('SIGKILL');
-        reject(new Error('The Python parser took too long on this source'));
+        reject(new DomainError('unavailable', 'The Python parser took too long on this source'));
       }, TIMEOUT_MS);
       this.pending.set(id, { resolve, reject, timer });
       child.stdin.write(`${JSON.stringify({ id, source })}\n`);

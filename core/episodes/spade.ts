@@ -4,20 +4,14 @@
  * return, the end of a rollout, hint injection and the regret arithmetic.
  */
 
-export type SpadeReward = number | 'NaN' | 'Infinity' | '-Infinity';
+import type { SpadeReward, SpadeStep } from '../api/spadeStep';
 
-/** The runtime wrapper's conversion of one step: what the agent and the return see. */
-export interface SpadeStep {
-  observation: string;
-  reward: SpadeReward;
-  terminated: boolean;
-  truncated: boolean;
-  info: Record<string, number>;
-  error?: 'exception' | 'shape';
-}
+import { DEFAULT_BUDGET } from '../api/spadeRules';
+
+export type { SpadeReward, SpadeStep };
 
 /** SPADE's default budget of agent turns (SpadeConfig.max_turns). */
-export const SPADE_DEFAULT_BUDGET = 30;
+export const SPADE_DEFAULT_BUDGET = DEFAULT_BUDGET;
 
 export function rewardValue(r: SpadeReward): number {
   if (typeof r === 'number') return r;
@@ -122,10 +116,14 @@ function strOf(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function numericInfo(v: unknown): Record<string, number> {
+/** SPADE's info filter (`_sanitize_info_dict`): numbers, bools and None stay, strings go, the rest through float(). */
+function sanitizedInfo(v: unknown): SpadeStep['info'] {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
-  const out: Record<string, number> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (typeof x === 'number') out[k] = x;
+  const out: SpadeStep['info'] = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (typeof x === 'number' || typeof x === 'boolean' || x === null) out[k] = x;
+    else if (typeof x === 'object' && 'v' in x) out[k] = floatOf(x.v);
+  }
   return out;
 }
 
@@ -134,7 +132,7 @@ export function spadeOf(r: DescribedStep): SpadeStep {
   if (r.spade) return r.spade;
   if (r.error) return { observation: `Error: ${r.error.message}`, reward: -1, terminated: true, truncated: false, info: {}, error: 'exception' };
   if (r.shape !== 'tuple5') return { observation: 'Invalid game response', reward: -1, terminated: true, truncated: false, info: {}, error: 'shape' };
-  return { observation: strOf(r.observation), reward: floatOf(r.reward), terminated: truthy(r.terminated), truncated: truthy(r.truncated), info: numericInfo(r.info) };
+  return { observation: strOf(r.observation), reward: floatOf(r.reward), terminated: truthy(r.terminated), truncated: truthy(r.truncated), info: sanitizedInfo(r.info) };
 }
 
 /** SPADE's reset observation: a bare str accepted, other values str()-ed, an exception a fixed text. */

@@ -1,6 +1,5 @@
 import { errorMessage, type CallName } from '../api';
 import { DomainError, isUnreachable } from '../errors';
-import { HostKeyError } from '../jobs/ssh/connection';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
 import { loadRecipes } from '../jobs/recipes';
@@ -9,16 +8,13 @@ import { sshLocalPaths } from './paths';
 type JobCalls = Extract<CallName, `jobs.${string}`>;
 
 /**
- * Gives the two structural failures of remote backends their contract code (a host key to confirm,
- * an unreachable host); everything else is already a DomainError or a bug for the dispatcher to log.
+ * Gives an unreachable host (Node's and ssh2's structural codes) its contract code; a host key to
+ * confirm is a HostKeyError, itself a DomainError; anything else is a DomainError or a bug.
  */
 async function guard<T>(fn: () => Promise<T> | T): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof HostKeyError) {
-      throw new DomainError('unauthorized', e.message, { hostKey: { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint } });
-    }
     if (isUnreachable(e)) throw new DomainError('unavailable', errorMessage(e));
     throw e;
   }

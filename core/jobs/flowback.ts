@@ -3,6 +3,7 @@ import { dirname, join, posix } from 'node:path';
 import type { JobStore } from './store';
 import type { FileEntry, JobRecord, Transport } from './types';
 import { errorMessage } from '../api';
+import { DomainError } from '../errors';
 
 /** What the memory importer gives back, as far as jobs care. */
 export interface ImportResult {
@@ -98,7 +99,7 @@ export async function flowBack(
       result = `imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, stats ${r.statsAttached}`;
     } catch (e) {
       // Leave these files unrecorded so the next poll tries again.
-      throw new Error(`Importing environments from ${job.name} failed: ${errorMessage(e)}`);
+      throw new DomainError('unavailable', `Importing environments from ${job.name} failed: ${errorMessage(e)}`);
     }
   } else if (!importer) result = 'fetched (no importer)';
   const steps = new Set<number>();

@@ -144,6 +144,18 @@ export class JobManager {
     return this.connection(job.spec.ssh).forwarder(`job ${job.name}`);
   }
 
+  /**
+   * What a backend threw, with every session secret's value taken out of its message and stack: a
+   * remote's answer (stderr, an HTTP body) may echo the environment it was given. The same object is
+   * rethrown so its class and contract code (HostKeyError, DomainError) are kept.
+   */
+  private redacted(e: unknown): unknown {
+    if (!(e instanceof Error) || (isUnreachable(e) && !(e instanceof DomainError))) return new DomainError('unavailable', redact(errorMessage(e), this.o.secrets.values()));
+    e.message = redact(e.message, this.o.secrets.values());
+    if (e.stack) e.stack = redact(e.stack, this.o.secrets.values());
+    return e;
+  }
+
   /** Connects once to learn the host key; an unknown key comes back with its fingerprint. */
   async probeHost(t: SshTarget): Promise<{ status: 'trusted' } | { status: 'unknown' | 'changed'; host: string; port: number; keyType: string; fingerprint: string; message: string }> {
     try {
@@ -154,7 +166,7 @@ export class JobManager {
         if (e.kind === 'unknown') this.pendingHostKeys.set(`${e.host}:${e.port}:${e.fingerprint}`, e.key);
         return { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint, message: e.message };
       }
-      throw e;
+      throw this.redacted(e);
     }
   }
 
@@ -243,7 +255,7 @@ export class JobManager {
       const msg = redact(errorMessage(e), this.o.secrets.values());
       this.store.update(id, { state: 'failed', detail: `submit failed: ${msg}`, finishedAt: new Date().toISOString() });
       this.changed(id);
-      throw e;
+      throw this.redacted(e);
     }
     this.changed(id);
     this.follow(id);
@@ -283,7 +295,12 @@ export class JobManager {
     };
     const job = this.newRecord(spec);
     job.externalId = req.externalId;
-    const found = await backend.attach(job);
+    let found: Awaited<ReturnType<NonNullable<typeof backend.attach>>>;
+    try {
+      found = await backend.attach(job);
+    } catch (e) {
+      throw this.redacted(e);
+    }
     if (found.owner) job.spec.owner = found.owner;
     this.store.insert({ ...job, externalId: found.externalId, remoteLog: found.remoteLog, state: found.state ?? 'pending', detail: `attached; ${found.detail ?? ''}`, startedAt: job.createdAt });
     this.changed(job.id);
@@ -319,7 +336,7 @@ export class JobManager {
       said.push(await this.backends[job.backend].stop(job));
     } catch (e) {
       this.stopping.delete(id);
-      if (isUnreachable(e) || e instanceof HostKeyError) throw e;
+      if (isUnreachable(e) || e instanceof HostKeyError) throw this.redacted(e);
       const answer = redact(errorMessage(e), this.o.secrets.values()).slice(0, 600);
       throw new DomainError('conflict', `${job.backend === 'slurm' ? 'Slurm' : job.backend === 'ray' ? 'The Ray head' : job.host ?? 'The machine'} did not stop ${job.name}: ${answer}`, { answer });
     }

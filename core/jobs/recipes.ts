@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { packageRoot, unpackedRoot } from '../services/appInfo';
+import { DomainError } from '../errors';
 
 const recipeSchema = z.object({
   id: z.string().regex(/^[a-z0-9-]+$/),
@@ -38,7 +39,12 @@ const recipeSchema = z.object({
 export type Recipe = z.infer<typeof recipeSchema>;
 
 /** A recipe file that does not parse is an error here, not a recipe silently missing from the list. */
-export class RecipeError extends Error {}
+export class RecipeError extends DomainError {
+  constructor(message: string) {
+    super('invalid_input', message);
+    this.name = 'RecipeError';
+  }
+}
 
 export function recipesDir(): string {
   return join(packageRoot(), 'resources', 'jobs', 'recipes');

@@ -109,7 +109,7 @@ export function renderSbatch(template: string, job: JobRecord, paths: JobPaths):
   };
   return template.replace(/\{\{([A-Z_]+)\}\}/g, (m, k: string) => {
     const v = slots[k];
-    if (v === undefined) throw new Error(`The sbatch template uses an unknown slot ${m}`);
+    if (v === undefined) throw new DomainError('invalid_input', `The sbatch template uses an unknown slot ${m}`);
     return v;
   });
 }

@@ -3,11 +3,16 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrations as allMigrations, migrationSteps, type Migration } from './migrations';
+import { DomainError } from '../errors';
 
 export type Db = Database.Database;
 
-export class SchemaError extends Error {
-  override name = 'SchemaError';
+/** A database this app must not touch (newer schema, altered migrations): nothing is written to it. */
+export class SchemaError extends DomainError {
+  constructor(message: string) {
+    super('conflict', message);
+    this.name = 'SchemaError';
+  }
 }
 
 export function migrationChecksum(m: Migration): string {

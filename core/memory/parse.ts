@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../api/skills';
+import { ENV_CLASS_EXCLUDED, ENV_CLASS_SUFFIX } from '../api/spadeRules';
 
 export { COGNITIVE_SKILLS, TOOL_USE_SKILLS };
 
@@ -74,7 +75,7 @@ export function findClassName(source: string): string | null {
   const re = /^class\s+([A-Za-z_][A-Za-z0-9_]*)\s*[(:]/gm;
   for (const m of source.matchAll(re)) {
     const name = m[1]!;
-    if (name.endsWith('Env') && name !== 'Env' && name !== 'ToolUseBaseEnv') return name;
+    if (name.endsWith(ENV_CLASS_SUFFIX) && !(ENV_CLASS_EXCLUDED as readonly string[]).includes(name)) return name;
   }
   return null;
 }

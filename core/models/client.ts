@@ -6,6 +6,7 @@
  */
 import type { OpenAiToolCall } from '../episodes/extract';
 import { errorMessage } from '../api/errors';
+import { DomainError } from '../errors';
 import { directFetch } from './httpFetch';
 import { localFetch } from './localEngine';
 import { isLocalEndpoint } from './localModel';
@@ -62,13 +63,17 @@ export interface Completion {
   attempts: number;
 }
 
-export class ModelError extends Error {
+/** The model server's failures, as the contract code a caller can act on (retry, wait, fix the endpoint). */
+const modelErrorCode = { http: 'unavailable', timeout: 'timeout', network: 'unavailable', aborted: 'cancelled', protocol: 'unavailable' } as const;
+
+export class ModelError extends DomainError {
   constructor(
     message: string,
     readonly kind: 'http' | 'timeout' | 'network' | 'aborted' | 'protocol',
     readonly status: number | null = null,
   ) {
-    super(message);
+    super(modelErrorCode[kind], message, status === null ? undefined : { status });
+    this.name = 'ModelError';
   }
 }
 

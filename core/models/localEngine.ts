@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../api/errors';
 import { resolveLocalModel } from './localModel';
+import { DomainError } from '../errors';
 
 export interface LocalEngineOptions {
   modelPath: string;
@@ -67,7 +68,7 @@ export function localWorkerFile(): string {
   for (const f of [join(here, 'model-worker.js'), join(here, '..', 'node', 'model-worker.js'), join(here, '..', '..', 'dist', 'node', 'model-worker.js')]) {
     if (existsSync(f)) return f;
   }
-  throw new Error('The local model worker is not built (dist/node/model-worker.js): run npm run build');
+  throw new DomainError('unavailable', 'The local model worker is not built (dist/node/model-worker.js): run npm run build');
 }
 
 export function defaultLocalOptions(modelPath: string, env: NodeJS.ProcessEnv = process.env): LocalEngineOptions {
@@ -117,7 +118,7 @@ export class LocalEngine {
         if (m.type === 'ready') resolve(m.info);
         else if (m.type === 'failed') {
           this.failure = m.message;
-          reject(new Error(`The local model could not be loaded from ${opts.modelPath}: ${m.message}`));
+          reject(new DomainError('unavailable', `The local model could not be loaded from ${opts.modelPath}: ${m.message}`));
           this.failAll(this.failure);
         } else {
           const p = this.pending.get(m.id);
@@ -125,13 +126,13 @@ export class LocalEngine {
           this.pending.delete(m.id);
           if (this.pending.size === 0) this.worker.unref();
           if (m.type === 'done') p.resolve({ text: m.text, finishReason: m.finishReason, usage: m.usage, generationMs: m.generationMs });
-          else p.reject(new Error(m.message));
+          else p.reject(new DomainError('unavailable', m.message));
         }
       });
       const died = (why: string) => {
         this.closed = true;
         this.failure ??= why;
-        reject(new Error(`The local model's worker stopped: ${why}`));
+        reject(new DomainError('unavailable', `The local model's worker stopped: ${why}`));
         this.failAll(`the local model's worker stopped: ${why}`);
       };
       this.worker.on('error', (e) => died(e.message));
@@ -142,13 +143,13 @@ export class LocalEngine {
   }
 
   private failAll(why: string): void {
-    for (const p of this.pending.values()) p.reject(new Error(why));
+    for (const p of this.pending.values()) p.reject(new DomainError('unavailable', why));
     this.pending.clear();
   }
 
   async complete(req: Omit<WorkerRequest, 'id'>, signal?: AbortSignal): Promise<LocalCompletion> {
     await this.ready;
-    if (this.closed || this.failure) throw new Error(this.failure ?? 'the local model is closed');
+    if (this.closed || this.failure) throw new DomainError('unavailable', this.failure ?? 'the local model is closed');
     const id = this.nextId++;
     return new Promise<LocalCompletion>((resolve, reject) => {
       const onAbort = () => this.worker.postMessage({ type: 'abort', id });

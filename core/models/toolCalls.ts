@@ -6,19 +6,19 @@
  * parse neither way are dropped. `<answer>…</answer>` anywhere wins over tool calls.
  */
 import { pyStrip } from '../episodes/extract';
+import { END_OF_TURN, jsPattern, TOOL_CALL_PATTERNS } from '../api/spadeRules';
 
 export interface ParsedCall {
   name: string;
   arguments: Record<string, unknown>;
 }
 
-const BLOCK = /<tool_call>([\s\S]*?)<\/tool_call>/g;
-const FUNCTION = /<function=([\p{L}\p{N}_]+)>([\s\S]*?)<\/function>/u;
-const PARAMETER = /<parameter=([\p{L}\p{N}_]+)>([\s\S]*?)<\/parameter>/gu;
-// As SPADE's pattern: the arguments end at the FIRST `}` followed by the closing brace, so nested
-// objects fail to decode and become {} (a quirk kept on purpose).
-const JSON_CALL = /\{\s*"name"\s*:\s*"([\p{L}\p{N}_]+)"\s*,\s*"arguments"\s*:\s*(\{[\s\S]*?\})\s*\}/u;
-const ANSWER = /<answer>([\s\S]*?)<\/answer>/;
+// The patterns are SPADE's, kept once in core/api/spadeRules.ts (native/spade_tool_calls.py reads the same).
+const BLOCK = jsPattern(TOOL_CALL_PATTERNS.block, 'g');
+const FUNCTION = jsPattern(TOOL_CALL_PATTERNS.xmlFunction);
+const PARAMETER = jsPattern(TOOL_CALL_PATTERNS.xmlParameter, 'g');
+const JSON_CALL = jsPattern(TOOL_CALL_PATTERNS.jsonCall);
+const ANSWER = jsPattern(TOOL_CALL_PATTERNS.answer);
 
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', tab: '\t', newline: '\n' };
 
@@ -34,14 +34,40 @@ export function htmlUnescape(s: string): string {
   });
 }
 
-/** Python json.loads accepts NaN/Infinity too; everything else as JSON.parse. */
+const NON_FINITE: Record<string, number> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
+
+/**
+ * Python's json.loads reads NaN, Infinity and -Infinity as values anywhere in a document, which
+ * JSON.parse refuses: outside strings they are swapped for marked strings and turned back into
+ * numbers while parsing. Everything else is JSON.parse.
+ */
 function jsonLoads(s: string): { ok: true; value: unknown } | { ok: false } {
-  const t = s.trim();
-  if (t === 'NaN') return { ok: true, value: Number.NaN };
-  if (t === 'Infinity') return { ok: true, value: Number.POSITIVE_INFINITY };
-  if (t === '-Infinity') return { ok: true, value: Number.NEGATIVE_INFINITY };
   try {
     return { ok: true, value: JSON.parse(s) as unknown };
+  } catch {
+    // fall through: perhaps a non-finite number, which Python reads
+  }
+  const mark = `\u0000nonfinite${Math.random().toString(36).slice(2)}:`;
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += s[++i] ?? '';
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    const token = /^(?:-Infinity|Infinity|NaN)/.exec(s.slice(i, i + 9))?.[0];
+    if (token) {
+      out += JSON.stringify(mark + token);
+      i += token.length - 1;
+    } else out += c;
+  }
+  try {
+    const value = JSON.parse(out, (_k, v: unknown) => (typeof v === 'string' && v.startsWith(mark) ? NON_FINITE[v.slice(mark.length)] : v)) as unknown;
+    return { ok: true, value };
   } catch {
     return { ok: false };
   }
@@ -73,13 +99,16 @@ function jsonBlock(block: string): ParsedCall | null {
       const a = jsonLoads(args);
       args = a.ok ? a.value : {};
     }
+    // SPADE passes a non-object here on to execute_tool (whose `method(**arguments)` then fails the
+    // call); the host's tool turn takes an object, so this one case still differs from SPADE and
+    // from native/spade_tool_calls.py, and the shared corpus leaves it out.
     return { name: String(o.name), arguments: (args && typeof args === 'object' ? args : {}) as Record<string, unknown> };
   }
   return null;
 }
 
 export function parseToolCalls(text: string): ParsedCall[] {
-  let t = text.endsWith('<|im_end|>') ? text.slice(0, -'<|im_end|>'.length) : text;
+  let t = text.endsWith(END_OF_TURN) ? text.slice(0, -END_OF_TURN.length) : text;
   t = pyStrip(t);
   const calls: ParsedCall[] = [];
   for (const b of t.matchAll(BLOCK)) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hashSchema, idSchema, runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
+import { spadeStepSchema } from '../spadeStep';
 
 /**
  * Episodes: play an environment version step by step, record everything needed to replay it,
@@ -23,14 +24,7 @@ export const harnessErrorViewSchema = z.object({
   line: z.number().int().optional(),
 });
 
-export const spadeStepSchema = z.object({
-  observation: z.string(),
-  reward: z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity'])]),
-  terminated: z.boolean(),
-  truncated: z.boolean(),
-  info: z.record(z.string(), z.number()),
-  error: z.enum(['exception', 'shape']).optional(),
-});
+export { spadeStepSchema };
 
 export const stepViewSchema = z.object({
   idx: z.number().int().min(0),

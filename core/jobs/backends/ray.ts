@@ -7,6 +7,7 @@ import { absolute, expand, jobPaths, machineHome, ship, type JobPaths } from '..
 import { exportLines, shJoin, shQuote, assertEnvName } from '../shell';
 import { isTerminal, type JobBackend, type JobRecord, type JobState, type LogChunk, type StatusReport, type SubmitResult, type Transport } from '../types';
 import { RayLogTail } from './rayTail';
+import { DomainError } from '../../errors';
 
 const DEFAULT_RAY_ADDRESS = 'http://127.0.0.1:8265';
 
@@ -128,7 +129,7 @@ export class RayBackend implements JobBackend {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
         res.on('error', reject);
       });
-      r.on('timeout', () => r.destroy(new Error(`Ray API ${method} ${path} timed out`)));
+      r.on('timeout', () => r.destroy(new DomainError('timeout', `Ray API ${method} ${path} timed out`)));
       r.on('error', reject);
       r.end(payload);
     });
@@ -136,11 +137,11 @@ export class RayBackend implements JobBackend {
 
   private async json(job: JobRecord, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
     const r = await this.call(job, method, path, body);
-    if (r.status < 200 || r.status >= 300) throw new Error(`Ray API ${method} ${path}: HTTP ${r.status} ${rayErrorText(r.body)}`);
+    if (r.status < 200 || r.status >= 300) throw new DomainError('unavailable', `Ray API ${method} ${path}: HTTP ${r.status} ${rayErrorText(r.body)}`);
     try {
       return JSON.parse(r.body) as Record<string, unknown>;
     } catch {
-      throw new Error(`Ray API ${method} ${path} returned something that is not JSON`);
+      throw new DomainError('unavailable', `Ray API ${method} ${path} returned something that is not JSON`);
     }
   }
 
@@ -162,7 +163,7 @@ export class RayBackend implements JobBackend {
     const paths: JobPaths | null = home ? jobPaths(job, home) : workdir.startsWith('/') ? jobPaths(job, '/') : null;
     const fill = (v: string): string => {
       if (!/\{\{(JOB_DIR|WORKDIR)\}\}/.test(v)) return v;
-      if (!paths) throw new Error('{{JOB_DIR}} on Ray needs an absolute working directory or an SSH host to the head node');
+      if (!paths) throw new DomainError('invalid_input', '{{JOB_DIR}} on Ray needs an absolute working directory or an SSH host to the head node');
       return expand(v, paths);
     };
     const env: Record<string, string> = {};
@@ -172,7 +173,7 @@ export class RayBackend implements JobBackend {
     }
     if (job.spec.ship.length > 0) {
       // A recipe's files (the example run, a pool) go into the job's folder on the head node.
-      if (!files || !paths) throw new Error('Shipping files to a Ray job needs an SSH host to the head node (or a head on this machine)');
+      if (!files || !paths) throw new DomainError('invalid_input', 'Shipping files to a Ray job needs an SSH host to the head node (or a head on this machine)');
       await files.mkdirp(paths.jobDir);
       await ship(files, job.spec.ship, paths);
     }
@@ -184,7 +185,7 @@ export class RayBackend implements JobBackend {
       // Ray returns runtime_env to anyone who can read its dashboard (GET /api/jobs/) and logs the
       // entrypoint, so secrets travel as a private file on the head node, read and removed at start.
       if (!files || !paths) {
-        throw new Error('Secrets for a Ray job need an SSH host to the head node (or a head on this machine): Ray shows runtime_env to anyone who can read its dashboard');
+        throw new DomainError('invalid_input', 'Secrets for a Ray job need an SSH host to the head node (or a head on this machine): Ray shows runtime_env to anyone who can read its dashboard');
       }
       await files.mkdirp(paths.jobDir);
       secretFile = `${paths.jobDir}/secrets.env`;
@@ -214,7 +215,7 @@ export class RayBackend implements JobBackend {
 
   async attach(job: JobRecord): Promise<SubmitResult> {
     const s = await this.status(job);
-    if (s.state === 'lost') throw new Error(`The Ray head does not know a job ${job.externalId}`);
+    if (s.state === 'lost') throw new DomainError('not_found', `The Ray head does not know a job ${job.externalId}`);
     // Ray records no user for a job: say where it runs and what it runs, which is what Ray knows.
     const head = job.spec.ray?.tunnel && job.spec.ssh ? `${job.spec.ray?.address ?? DEFAULT_RAY_ADDRESS} through ${job.spec.ssh.host}` : job.spec.ray?.address ?? DEFAULT_RAY_ADDRESS;
     let entrypoint = '';
@@ -235,7 +236,7 @@ export class RayBackend implements JobBackend {
       const r = await this.call(job, 'POST', '/api/jobs/', body);
       if (r.status >= 200 && r.status < 300) return JSON.parse(r.body) as Record<string, unknown>;
       if (!(r.status >= 500 && AGENT_NOT_READY.test(r.body)) || Date.now() + wait > end) {
-        throw new Error(`Ray API POST /api/jobs/: HTTP ${r.status} ${rayErrorText(r.body)}`);
+        throw new DomainError('unavailable', `Ray API POST /api/jobs/: HTTP ${r.status} ${rayErrorText(r.body)}`);
       }
       await new Promise((res) => setTimeout(res, wait));
     }
@@ -248,7 +249,7 @@ export class RayBackend implements JobBackend {
       this.jobEnded(job);
       return { state: 'lost', detail: `ray job ${job.externalId} is not known to the cluster` };
     }
-    if (r.status < 200 || r.status >= 300) throw new Error(`Ray API status: HTTP ${r.status}`);
+    if (r.status < 200 || r.status >= 300) throw new DomainError('unavailable', `Ray API status: HTTP ${r.status}`);
     const info = JSON.parse(r.body) as { status?: string; message?: string; driver_exit_code?: number | null };
     const raw = String(info.status ?? 'PENDING');
     const state = RAY_STATES[raw] ?? 'running';
@@ -295,7 +296,7 @@ export class RayBackend implements JobBackend {
     const id = encodeURIComponent(job.externalId ?? '');
     const r = await this.call(job, 'POST', `/api/jobs/${id}/stop`);
     const reply = `POST /api/jobs/${job.externalId}/stop with HTTP ${r.status} ${rayErrorText(r.body) || '(empty body)'}`;
-    if (r.status < 200 || r.status >= 300) throw new Error(`The Ray head refused: ${reply}`);
+    if (r.status < 200 || r.status >= 300) throw new DomainError('unavailable', `The Ray head refused: ${reply}`);
     const end = Date.now() + (this.deps.stopWaitMs ?? 60_000);
     for (;;) {
       const s = await this.status(job);
@@ -307,7 +308,7 @@ export class RayBackend implements JobBackend {
   async remove(job: JobRecord): Promise<void> {
     const id = encodeURIComponent(job.externalId ?? '');
     const r = await this.call(job, 'DELETE', `/api/jobs/${id}`);
-    if (r.status >= 400 && r.status !== 404) throw new Error(`Ray API DELETE: HTTP ${r.status} ${r.body.slice(0, 200)}`);
+    if (r.status >= 400 && r.status !== 404) throw new DomainError('unavailable', `Ray API DELETE: HTTP ${r.status} ${r.body.slice(0, 200)}`);
     this.tail.finish(job.id);
     this.ended.delete(job.id);
   }

@@ -5,6 +5,7 @@ import { jobPaths, machineHome, renderSbatch, stageJob } from '../script';
 import { secretPrologue, secretStdin, shQuote } from '../shell';
 import type { JobBackend, JobRecord, JobState, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
 import type { TransportFor } from './ssh';
+import { DomainError } from '../../errors';
 
 /** Every Slurm job state, and what it means for the workbench's one job model. */
 export const SLURM_STATES: Record<string, JobState> = {
@@ -137,18 +138,18 @@ export class SlurmBackend implements JobBackend {
     const cmd = names.length ? `${secretPrologue(names)} && ${submit}` : submit;
     const r = await t.exec(cmd, { stdin: secretStdin(names, secrets) });
     const id = r.stdout.trim().split('\n').pop()?.split(';')[0] ?? '';
-    if (r.code !== 0 || !/^\d+(_\d+)?$/.test(id)) throw new Error(`sbatch failed on ${t.label}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`);
+    if (r.code !== 0 || !/^\d+(_\d+)?$/.test(id)) throw new DomainError('unavailable', `sbatch failed on ${t.label}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`);
     return { externalId: id, remoteLog: paths.log, state: 'pending', detail: `slurm job ${id}` };
   }
 
   /** A job submitted some other way: its output file, as scontrol tells it, is the log to follow. */
   async attach(job: JobRecord): Promise<SubmitResult> {
     const id = job.externalId ?? '';
-    if (!/^\d+(_\d+)?$/.test(id)) throw new Error(`Not a Slurm job id: ${JSON.stringify(id.slice(0, 40))}`);
+    if (!/^\d+(_\d+)?$/.test(id)) throw new DomainError('invalid_input', `Not a Slurm job id: ${JSON.stringify(id.slice(0, 40))}`);
     const t = await this.transportFor(job);
     const r = await t.exec(`scontrol show job ${id} 2>&1`);
     const info = parseScontrol(r.stdout);
-    if (r.code !== 0 || !info) throw new Error(`Slurm does not know a job ${id} on ${t.label}: ${r.stdout.trim().slice(0, 300)}`);
+    if (r.code !== 0 || !info) throw new DomainError('not_found', `Slurm does not know a job ${id} on ${t.label}: ${r.stdout.trim().slice(0, 300)}`);
     const out = /\bStdOut=(\S+)/.exec(r.stdout)?.[1] ?? null;
     // `UserId=alice(1001)`: the job's owner, as Slurm itself records it.
     const user = /\bUserId=([^\s(]+)/.exec(r.stdout)?.[1];
@@ -202,7 +203,7 @@ export class SlurmBackend implements JobBackend {
     const r = await t.exec(`scancel ${id}`);
     const output = `${r.stdout}\n${r.stderr}`.trim().replace(/\s*\n\s*/g, ' / ').slice(0, 500);
     const answer = `scancel ${id} exited ${r.code}${output ? `: ${output}` : ' with no output'}`;
-    if (r.code !== 0) throw new Error(answer);
+    if (r.code !== 0) throw new DomainError('unavailable', answer);
     // Slurm takes a few seconds (KillWait) to end the job: wait for it, and forget the cached
     // queue, so the poll after a stop sees the end rather than the queue from before it.
     let last: string | null = null;

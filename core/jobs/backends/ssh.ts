@@ -1,6 +1,7 @@
 import { jobPaths, machineHome, renderJobScript, stageJob } from '../script';
 import { secretPrologue, secretStdin, shQuote } from '../shell';
 import type { JobBackend, JobRecord, LogChunk, StatusReport, SubmitResult, Transport } from '../types';
+import { DomainError } from '../../errors';
 
 export type TransportFor = (job: JobRecord) => Promise<Transport>;
 
@@ -17,7 +18,7 @@ export class SshBackend implements JobBackend {
     const cmd = names.length ? `${secretPrologue(names)} && ${launch}` : launch;
     const r = await t.exec(cmd, { stdin: secretStdin(names, secrets) });
     const pid = Number(r.stdout.trim().split('\n').pop());
-    if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) throw new Error(`Could not start the job on ${t.label}: ${r.stderr.trim() || r.stdout.trim()}`);
+    if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) throw new DomainError('unavailable', `Could not start the job on ${t.label}: ${r.stderr.trim() || r.stdout.trim()}`);
     return { externalId: String(pid), remoteLog: paths.log, state: 'running' };
   }
 
@@ -35,7 +36,7 @@ export class SshBackend implements JobBackend {
     }
     if (out === 'running') return { state: 'running', detail: `pid ${pid} on ${t.label}` };
     if (out === 'gone') return { state: 'lost', detail: 'the process ended without writing an exit code (killed?)', exitCode: null };
-    throw new Error(`Unexpected status reply from ${t.label}: ${out.slice(0, 200)} ${r.stderr.slice(0, 200)}`);
+    throw new DomainError('unavailable', `Unexpected status reply from ${t.label}: ${out.slice(0, 200)} ${r.stderr.slice(0, 200)}`);
   }
 
   async readLog(job: JobRecord, offset: number, max: number): Promise<LogChunk | null> {

@@ -8,12 +8,12 @@ const { Client, utils } = ssh2;
 type Client = SshClient;
 import type { FileEntry, LogChunk, SshTarget, Transport } from '../types';
 import { readSshConfig, resolveSshConfig } from './config';
-import { DomainError } from '../../errors';
+import { DomainError, isUnreachable } from '../../errors';
+import { errorMessage } from '../../api/errors';
 import { checkHostKey, fingerprint, keyType } from './knownHosts';
 
 /** A host key the user has not trusted yet: shown with its fingerprint, accepted only explicitly. */
-export class HostKeyError extends Error {
-  override name = 'HostKeyError';
+export class HostKeyError extends DomainError {
   constructor(
     readonly kind: 'unknown' | 'changed',
     readonly host: string,
@@ -23,7 +23,9 @@ export class HostKeyError extends Error {
     readonly key: Buffer,
     detail: string,
   ) {
-    super(detail);
+    // `unauthorized` with the key's identity: the UI asks the person to confirm this very key.
+    super('unauthorized', detail, { hostKey: { status: kind, host, port, keyType, fingerprint } });
+    this.name = 'HostKeyError';
   }
 }
 
@@ -148,7 +150,7 @@ export class SshConnection implements Transport {
   }
 
   async connect(): Promise<Client> {
-    if (this.closed) throw new Error(`SSH connection to ${this.label} was closed`);
+    if (this.closed) throw new DomainError('unavailable', `SSH connection to ${this.label} was closed`);
     if (this.client) return this.client;
     if (this.connecting) return this.connecting;
     const wait = this.nextAttemptAt - Date.now();
@@ -156,7 +158,7 @@ export class SshConnection implements Transport {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       try {
         const c = await this.open();
-        const lost = new Promise<never>((_, reject) => c.once('close', () => reject(new Error(`SSH connection to ${this.label} closed`))));
+        const lost = new Promise<never>((_, reject) => c.once('close', () => reject(new DomainError('unavailable', `SSH connection to ${this.label} closed`))));
         lost.catch(() => undefined);
         this.lost.set(c, lost);
         this.failures = 0;
@@ -236,9 +238,18 @@ export class SshConnection implements Transport {
   }
 
   /** `op` unless the client's link closes first (ssh2 does not always call back on a destroyed link). */
+  /**
+   * Races an operation against the link's loss; what ssh2 and SFTP reject with (a status code, a
+   * channel error) becomes an `unavailable` DomainError naming the host, so it reaches the person as
+   * the remote's answer rather than as an internal error. Unreachable-network errors keep their
+   * structural codes for isUnreachable().
+   */
   private onLink<T>(c: Client, op: Promise<T>): Promise<T> {
     const lost = this.lost.get(c);
-    return lost ? Promise.race([op, lost]) : op;
+    return (lost ? Promise.race([op, lost]) : op).catch((e: unknown) => {
+      if (e instanceof DomainError || isUnreachable(e)) throw e;
+      throw new DomainError('unavailable', `${this.label}: ${errorMessage(e)}`);
+    });
   }
 
   private async sftp(): Promise<{ s: SFTPWrapper; c: Client }> {
@@ -325,7 +336,7 @@ export class SshConnection implements Transport {
 
   async mkdirp(dir: string): Promise<void> {
     const { code, stderr } = await this.exec(`mkdir -p -- ${quoteForMkdir(dir)}`);
-    if (code !== 0) throw new Error(`Could not create ${dir} on ${this.label}: ${stderr.trim()}`);
+    if (code !== 0) throw new DomainError('unavailable', `Could not create ${dir} on ${this.label}: ${stderr.trim()}`);
   }
 
   /** A TCP stream to host:port as seen from the remote machine (the Ray tunnel, a model endpoint's requests). */
@@ -333,7 +344,7 @@ export class SshConnection implements Transport {
     const c = await this.connect();
     return this.onLink(c, new Promise((resolve, reject) =>
       c.forwardOut('127.0.0.1', 0, host, port, (err, ch) => {
-        if (err) reject(new Error(`SSH tunnel to ${host}:${port} on ${this.label} refused: ${err.message}`));
+        if (err) reject(new DomainError('unavailable', `SSH tunnel to ${host}:${port} on ${this.label} refused: ${err.message}`));
         else {
           this.forwards++;
           resolve(ch);

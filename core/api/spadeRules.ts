@@ -1,0 +1,59 @@
+/**
+ * SPADE's rules that both the host and the Python harness apply, in one place
+ * (docs/spade-formats.md sections 2, 4 and 5). native/spade_rules.py is generated from this module
+ * (scripts/gen-python-contract.mjs); tests/integration/runtime/contract.test.ts fails when it is
+ * stale, and runs a shared corpus of tool calls through both sides.
+ *
+ * Pure data, no Node: the renderer may read it too.
+ */
+
+/** Check ids. SPADE's own start with `spade.` and alone decide SPADE's verdict; the rest are the workbench's. */
+export const SPADE_CHECKS = ['spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
+export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
+export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
+export const OUTPUT_CHECKS = ['output-flood'] as const;
+
+/** The loader's selection rule: the first name in namespace order ending in this suffix, callable, not one of the excluded names. */
+export const ENV_CLASS_SUFFIX = 'Env';
+export const ENV_CLASS_EXCLUDED = ['Env', 'ToolUseBaseEnv'] as const;
+
+/** SPADE's turn budget (SpadeConfig.max_turns) and the one pool admission uses. */
+export const DEFAULT_BUDGET = 30;
+export const ADMISSION_BUDGET = 1000;
+
+/** The load validation's probe steps, in order (stop early when done). */
+export const PROBE_ACTIONS = ['\\boxed{1}', '\\boxed{test}', '\\boxed{42}'] as const;
+/** Pool admission's raw steps. */
+export const ADMISSION_ACTIONS = ['1', '2', 'test'] as const;
+/** A probe step's reward must lie in this closed range. */
+export const REWARD_RANGE = [-10, 10] as const;
+
+/** SPADE's limits: 30 s per env call, 60 s for the whole pool admission. */
+export const SPADE_CALL_SEC = 30;
+export const SPADE_ADMISSION_SEC = 60;
+/** The workbench's own checks: a call past this many seconds is a finding (not SPADE's rule; its label is `timing`). */
+export const WORKBENCH_CALL_SEC = 5;
+
+/** SPADE's wrapper cuts longer actions. */
+export const MAX_ACTION_CHARS = 100_000;
+
+/**
+ * SPADE's tool-call parser (spade/core/utils/tool_call_parser.py, described in section 4), as
+ * regular-expression sources written in the common subset of Python's `re` and JavaScript (with the
+ * `u` flag, `[\p{L}\p{N}_]` in JavaScript is what Python's `\w` is on str). `dotAll` everywhere.
+ */
+export const TOOL_CALL_PATTERNS = {
+  block: '<tool_call>(.*?)</tool_call>',
+  xmlFunction: '<function=(WORD+)>(.*?)</function>',
+  xmlParameter: '<parameter=(WORD+)>(.*?)</parameter>',
+  /** The arguments end at the first `}` then the closing brace: nested objects decode to {} (SPADE's quirk, kept). */
+  jsonCall: '\\{\\s*"name"\\s*:\\s*"(WORD+)"\\s*,\\s*"arguments"\\s*:\\s*(\\{.*?\\})\\s*\\}',
+  answer: '<answer>(.*?)</answer>',
+} as const;
+/** Stripped from the end of a reply before parsing. */
+export const END_OF_TURN = '<|im_end|>';
+
+/** A pattern for JavaScript (u + s flags). */
+export function jsPattern(source: string, flags = ''): RegExp {
+  return new RegExp(source.replaceAll('WORD', '[\\p{L}\\p{N}_]'), `su${flags}`);
+}

@@ -1,0 +1,195 @@
+import { z } from 'zod';
+import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
+
+/**
+ * Every message between the host and the Python harness (native/harness.py), defined once. The
+ * TypeScript types are inferred from these schemas; native/harness_messages.py (TypedDicts) is
+ * generated from them by scripts/gen-python-contract.mjs, and tests/integration/runtime/contract.test.ts
+ * fails when that file is stale or when a real harness reply leaves these shapes.
+ *
+ * zod rather than a JSON Schema file: the rest of the contract (core/api) is zod already, the
+ * types come from it without a second generator, and z.toJSONSchema() gives the Python generator a
+ * plain schema to read.
+ *
+ * Reply objects are strict: a key that Python adds or renames without this file fails the test.
+ */
+
+/** A failed call: kind (load_error, env_error, timeout, protocol ...), Python's type and message. */
+export const harnessErrorSchema = z
+  .object({
+    kind: z.string(),
+    type: z.string(),
+    message: z.string(),
+    traceback: z.string().optional(),
+    line: z.number().int().nullable().optional(),
+    col: z.number().int().nullable().optional(),
+    endLine: z.number().int().optional(),
+    endCol: z.number().int().optional(),
+    detail: z.string().optional(),
+    stage: z.string().optional(),
+    missingModule: z.string().optional(),
+    frames: z.array(z.object({ line: z.number().int(), function: z.string() }).loose()).optional(),
+    /** SPADE's view of the failed step or reset ("Error: <msg>", -1, terminated). */
+    spade: z.union([spadeStepSchema, spadeResetSchema]).optional(),
+  })
+  // Runtimes add their own facts to an error (limits, exit codes): open on purpose.
+  .catchall(z.unknown());
+export type HarnessError = z.infer<typeof harnessErrorSchema>;
+
+export const harnessReplySchema = z.discriminatedUnion('ok', [
+  z.object({ id: z.number().int().nullable(), ok: z.literal(true), result: z.unknown(), output: z.string().optional() }).strict(),
+  z.object({ id: z.number().int().nullable(), ok: z.literal(false), error: harnessErrorSchema, output: z.string().optional() }).strict(),
+]);
+export type HarnessReply = z.infer<typeof harnessReplySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+export const loadOptionsSchema = z
+  .object({
+    /** SPADE's budget (SpadeConfig.max_turns); a game's own max_turns is capped to it. */
+    maxTurns: z.number().int().optional(),
+    /** 'legacy': SPADE's pool admission instantiation (Cls(max_turns=...) first). */
+    mode: z.enum(['respect', 'legacy']).optional(),
+    /** The workbench's labelled option: seeded global generators (never SPADE's default). */
+    deterministic: z.boolean().optional(),
+    /** Whether replies carry SPADE's wrapper conversion (`spade` fields); on by default. */
+    spadeMode: z.boolean().optional(),
+    /** Per-call limit inside the interpreter, seconds. */
+    timeoutSec: z.number().optional(),
+  })
+  .strict();
+export type LoadOptions = z.infer<typeof loadOptionsSchema>;
+
+const seed = z.number().int().nullable();
+
+/** The built-in commands (native/harness.py BUILTIN_COMMANDS); the audit's `audit` command is typed in ./protocol. */
+export const harnessCommandSchemas = {
+  ping: z.object({ cmd: z.literal('ping') }).strict(),
+  check_syntax: z.object({ cmd: z.literal('check_syntax'), source: z.string() }).strict(),
+  load: z.object({ cmd: z.literal('load'), source: z.string(), options: loadOptionsSchema.optional() }).strict(),
+  reset: z.object({ cmd: z.literal('reset'), seed: seed.optional() }).strict(),
+  step: z.object({ cmd: z.literal('step'), action: z.string() }).strict(),
+  play: z
+    .object({
+      cmd: z.literal('play'),
+      actions: z.array(z.string()).readonly(),
+      seed: seed.optional(),
+      reset: z.boolean().optional(),
+      stopWhenDone: z.boolean().optional(),
+      state: z.boolean().optional(),
+    })
+    .strict(),
+  state: z.object({ cmd: z.literal('state') }).strict(),
+  solution: z.object({ cmd: z.literal('solution') }).strict(),
+  snapshot: z.object({ cmd: z.literal('snapshot') }).strict(),
+  restore: z.object({ cmd: z.literal('restore'), token: z.string() }).strict(),
+  get_tools: z.object({ cmd: z.literal('get_tools') }).strict(),
+  tool: z.object({ cmd: z.literal('tool'), name: z.string(), arguments: z.record(z.string(), z.unknown()) }).strict(),
+  close: z.object({ cmd: z.literal('close') }).strict(),
+} as const;
+export type BuiltinCommand = keyof typeof harnessCommandSchemas;
+export type BuiltinRequest = z.infer<(typeof harnessCommandSchemas)[BuiltinCommand]>;
+
+// ---------------------------------------------------------------------------------------------
+// Results (`result` of an ok reply), per command
+
+/** A value described for the host (native/harness_values.py describe/plain): any JSON. */
+const described = z.unknown();
+
+export const spadeValidationSchema = z
+  .object({
+    ok: z.boolean(),
+    /** SPADE's exact message, e.g. "Game step() failed on action 1 '\\boxed{1}': ...". */
+    message: z.string().nullable(),
+    stage: z.enum(['reset', 'step', 'reset2']).nullable(),
+  })
+  .strict();
+export type SpadeValidation = z.infer<typeof spadeValidationSchema>;
+
+export const harnessResultSchemas = {
+  ping: z.object({ runtime: z.enum(['pyodide', 'cpython']), python: z.string(), numpy: z.boolean() }).strict(),
+  check_syntax: z
+    .object({
+      ok: z.boolean(),
+      errors: z.array(z.object({ line: z.number().int(), col: z.number().int(), message: z.string(), endLine: z.number().int().optional(), endCol: z.number().int().optional() }).strict()),
+      python: z.string(),
+    })
+    .strict(),
+  load: z
+    .object({
+      className: z.string(),
+      maxTurns: z.number().int().nullable(),
+      budget: z.number().int(),
+      toolUse: z.boolean(),
+      hasSolution: z.boolean(),
+      /** False when the game certainly has no get_tools() (its tools are then []): no call needed. */
+      mayHaveTools: z.boolean(),
+      runtime: z.enum(['pyodide', 'cpython']),
+      python: z.string(),
+      spadeMode: z.boolean(),
+      deterministic: z.boolean(),
+      /** PYTHONHASHSEED of the interpreter when fixed (SPADE fixes none), else null. */
+      hashSeed: z.string().nullable(),
+      /** Present in SPADE mode. */
+      validation: spadeValidationSchema.optional(),
+      restoredShared: z.array(z.string()).optional(),
+    })
+    .strict(),
+  reset: z
+    .object({
+      observation: described,
+      info: described,
+      types: z.array(z.string()),
+      shape: z.enum(['tuple2', 'str', 'other']),
+      raw: described.optional(),
+      spade: spadeResetSchema,
+      /** SPADE mode, seeded reset: the seeding calls the game made (random.seed, numpy.random.seed ...). */
+      seeded: z.array(z.string()).optional(),
+      /** SPADE mode: reset(seed) seeded no generator, so SPADE could not reproduce this episode if it draws randomness. */
+      seedIgnored: z.literal(true).optional(),
+    })
+    .strict(),
+  step: z
+    .object({
+      observation: described.optional(),
+      reward: described.optional(),
+      terminated: described.optional(),
+      truncated: described.optional(),
+      info: described.optional(),
+      /** Real Python type names of the returned values (e.g. numpy.bool_). */
+      types: z.array(z.string()),
+      shape: z.enum(['tuple5', 'other']),
+      raw: described.optional(),
+      spade: spadeStepSchema,
+      state: described.optional(),
+    })
+    .strict(),
+  snapshot: z.object({ token: z.string(), method: z.string() }).strict(),
+  restore: z.object({ restored: z.literal(true) }).strict(),
+  /** SPADE's execute_tool: output and returncode; `raw` when a game's override returned something else. */
+  tool: z.object({ output: described, returncode: described, raw: described.optional() }).strict(),
+  /** The game's OpenAI-style tool list ([] for plain games), described. */
+  get_tools: z.array(described),
+  solution: z.object({ value: described, type: z.string() }).strict(),
+  close: z.object({ closed: z.boolean(), restoredShared: z.array(z.string()).optional() }).strict(),
+} as const;
+
+/** A step that raised, inside `play`: the action echoed, the error, SPADE's view of it. */
+export const failedStepSchema = z.object({ action: z.string(), error: harnessErrorSchema, spade: spadeStepSchema.optional() }).strict();
+export const failedResetSchema = z.object({ error: harnessErrorSchema, spade: spadeResetSchema.optional() }).strict();
+
+harnessResultSchemas satisfies Partial<Record<BuiltinCommand, z.ZodType>>;
+
+export const playResultSchema = z
+  .object({
+    reset: z.union([harnessResultSchemas.reset, failedResetSchema]).optional(),
+    steps: z.array(z.union([harnessResultSchemas.step, failedStepSchema])),
+  })
+  .strict();
+
+export type LoadResult = z.infer<typeof harnessResultSchemas.load>;
+export type ResetResult = z.infer<typeof harnessResultSchemas.reset>;
+export type StepResult = z.infer<typeof harnessResultSchemas.step>;
+export type PlayResult = z.infer<typeof playResultSchema>;
+export type ToolResult = z.infer<typeof harnessResultSchemas.tool>;

@@ -1,0 +1,80 @@
+"""SPADE's reading of tool calls in an agent's text (docs/spade-formats.md section 4), the rule the host's
+core/models/toolCalls.ts applies too; both read their patterns from the generated spade_rules.
+
+Each <tool_call>...</tool_call> block is the XML form <function=name><parameter=k>v</parameter></function>
+(values stripped, HTML-unescaped, then JSON-decoded where they parse) or else the JSON form
+{"name": ..., "arguments": {...}}; a block that parses neither way is dropped. An <answer> anywhere wins
+over tool calls (the caller checks has_answer first).
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any, TypedDict
+
+from spade_rules import ANSWER_TAG, END_OF_TURN, TOOL_CALL_BLOCK, TOOL_CALL_JSON, TOOL_CALL_XML_FUNCTION, TOOL_CALL_XML_PARAMETER
+
+_BLOCK = re.compile(TOOL_CALL_BLOCK, re.S)
+_FUNCTION = re.compile(TOOL_CALL_XML_FUNCTION, re.S)
+_PARAMETER = re.compile(TOOL_CALL_XML_PARAMETER, re.S)
+_JSON_CALL = re.compile(TOOL_CALL_JSON, re.S)
+_ANSWER = re.compile(ANSWER_TAG, re.S)
+
+
+class ToolCall(TypedDict):
+    name: str
+    arguments: Any
+
+
+def _xml_block(block: str) -> ToolCall | None:
+    found = _FUNCTION.search(block)
+    if found is None:
+        return None
+    arguments: dict[str, Any] = {}
+    for parameter in _PARAMETER.finditer(found.group(2)):
+        text = html.unescape(parameter.group(2).strip())
+        try:
+            arguments[parameter.group(1)] = json.loads(text)
+        except ValueError:
+            arguments[parameter.group(1)] = text
+    return {"name": found.group(1), "arguments": arguments}
+
+
+def _json_block(block: str) -> ToolCall | None:
+    found = _JSON_CALL.search(block)
+    if found is not None:
+        try:
+            arguments = json.loads(found.group(2))
+        except ValueError:
+            arguments = {}
+        return {"name": found.group(1), "arguments": arguments}
+    try:
+        data = json.loads(block.strip())
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "name" not in data:
+        return None
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = {}
+    return {"name": data["name"], "arguments": arguments}
+
+
+def parse_tool_calls(text: str) -> list[ToolCall]:
+    """Every tool call SPADE's rollout would send to execute_tool, in order."""
+    if text.endswith(END_OF_TURN):
+        text = text[: -len(END_OF_TURN)]
+    calls: list[ToolCall] = []
+    for block in _BLOCK.finditer(text.strip()):
+        call = _xml_block(block.group(1)) or _json_block(block.group(1))
+        if call is not None:
+            calls.append(call)
+    return calls
+
+
+def has_answer(text: str) -> bool:
+    return _ANSWER.search(text) is not None

@@ -1,0 +1,175 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { parseToolCalls } from '../../../core/models/toolCalls';
+import { probePython } from '../../../core/runtime/native';
+import { harnessReplySchema, harnessResultSchemas, playResultSchema } from '../../../core/runtime/harnessMessages';
+import { GENERATED_PYTHON } from '../../../core/runtime/pythonContract';
+import type { HarnessRequest } from '../../../core/runtime/protocol';
+import type { RuntimeKind, RuntimeService } from '../../../core/runtime/service';
+import { makeRuntime } from './helpers';
+
+/**
+ * One contract between the host and the harness: the Python side is generated from the TypeScript
+ * (a stale file fails here), every real reply of both runtimes fits the strict schemas (a key added,
+ * renamed or retyped in Python alone fails here), and both sides read tool calls the same way.
+ */
+
+describe('generated Python', () => {
+  it.each(Object.keys(GENERATED_PYTHON))('%s is up to date (node scripts/gen-python-contract.mjs)', (rel) => {
+    expect(readFileSync(join(process.cwd(), rel), 'utf8')).toBe(GENERATED_PYTHON[rel]!());
+  });
+});
+
+const TOOL_GAME = String.raw`"""SPADE self-play generated game"""
+class CalcEnv(ToolUseBaseEnv):
+    def __init__(self, max_turns=6):
+        super().__init__(max_turns=max_turns)
+
+    def reset(self, seed=None):
+        self.turn_count = 0
+        self._tools = {"add": {"description": "a + b", "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}}
+        self._expected_answer = "5"
+        return "Add 2 and 3 with the tool, then answer.", {"ready": True}
+
+    def tool_add(self, a, b):
+        return a + b
+`;
+
+const PLAIN_GAME = String.raw`"""SPADE self-play generated game"""
+import re
+
+class FlagEnv:
+    def __init__(self, max_turns=5):
+        self.max_turns = max_turns
+
+    def reset(self, seed=None):
+        self.n = 0
+        return "Say \\boxed{7}", {"seed": seed}
+
+    def solution(self):
+        return "7"
+
+    def step(self, action):
+        self.n += 1
+        if "crash" in action:
+            raise ValueError("crashed on purpose")
+        m = re.search(r"\\boxed\{([^}]*)\}", action)
+        ok = bool(m) and m.group(1) == "7"
+        return ("Right" if ok else "Wrong"), (1 if ok else 0.0), ok, False, {"correct": ok, "n": self.n, "none": None, "s": "x", "nan": float("nan")}
+`;
+
+let rt: RuntimeService;
+const runtimes: RuntimeKind[] = probePython() ? ['pyodide', 'cpython'] : ['pyodide'];
+beforeAll(() => {
+  rt = makeRuntime();
+});
+afterAll(async () => {
+  await rt.shutdown();
+});
+
+/** Parses a reply envelope strictly, then its result with the command's strict schema. */
+async function check<S extends z.ZodType>(sid: string, req: HarnessRequest, schema: S): Promise<z.infer<S>> {
+  const reply = harnessReplySchema.parse(await rt.call(sid, req));
+  if (!reply.ok) throw new Error(`${req.cmd} failed: ${JSON.stringify(reply.error)}`);
+  return schema.parse(reply.result);
+}
+
+describe.each(runtimes)('every harness reply fits its schema (%s)', (runtime) => {
+  it('plain game: load, reset, step, play, solution, state, snapshot, restore, tools, close', async () => {
+    const opened = await rt.open({ source: PLAIN_GAME, runtime });
+    if (!opened.ok) throw new Error(JSON.stringify(opened.error));
+    harnessResultSchemas.load.parse(opened.load);
+    const sid = opened.sessionId;
+    const reset = await check(sid, { cmd: 'reset', seed: 3 }, harnessResultSchemas.reset);
+    expect(reset.spade.info).toEqual({ seed: 3 });
+    const step = await check(sid, { cmd: 'step', action: '\\boxed{7}' }, harnessResultSchemas.step);
+    expect(step.spade.info).toEqual({ correct: true, n: 1, none: null, nan: 'NaN' });
+    const play = await check(sid, { cmd: 'play', actions: ['\\boxed{1}', 'crash'], seed: 1, state: true }, playResultSchema);
+    expect(play.steps).toHaveLength(2);
+    await check(sid, { cmd: 'solution' }, harnessResultSchemas.solution);
+    const snap = await check(sid, { cmd: 'snapshot' }, harnessResultSchemas.snapshot);
+    await check(sid, { cmd: 'restore', token: snap.token }, harnessResultSchemas.restore);
+    await check(sid, { cmd: 'get_tools' }, harnessResultSchemas.get_tools);
+    // A step that raises: a failed reply whose error carries SPADE's view.
+    const failed = harnessReplySchema.parse(await rt.call(sid, { cmd: 'step', action: 'crash' }));
+    expect(failed.ok).toBe(false);
+    if (!failed.ok) expect(failed.error.spade).toMatchObject({ reward: -1, terminated: true, error: 'exception' });
+    await check(sid, { cmd: 'close' }, harnessResultSchemas.close);
+    const syntax = harnessReplySchema.parse(await rt.command(runtime, { cmd: 'check_syntax', source: 'def f(:\n' }));
+    if (syntax.ok) harnessResultSchemas.check_syntax.parse(syntax.result);
+    else throw new Error('check_syntax failed');
+  });
+
+  it('tool-use game: get_tools and tool', async () => {
+    const opened = await rt.open({ source: TOOL_GAME, runtime });
+    if (!opened.ok) throw new Error(JSON.stringify(opened.error));
+    const sid = opened.sessionId;
+    await check(sid, { cmd: 'reset', seed: null }, harnessResultSchemas.reset);
+    const tools = await check(sid, { cmd: 'get_tools' }, harnessResultSchemas.get_tools);
+    expect(tools).toHaveLength(1);
+    const out = await check(sid, { cmd: 'tool', name: 'add', arguments: { a: 2, b: 3 } }, harnessResultSchemas.tool);
+    expect(out).toEqual({ output: '5', returncode: 0 });
+    await check(sid, { cmd: 'close' }, harnessResultSchemas.close);
+  });
+});
+
+/** Agent replies that exercise every branch of SPADE's tool-call parser. */
+const CORPUS = [
+  'no tags at all',
+  '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>',
+  '<tool_call>\n{"name": "add", "arguments": {"a": 2}}\n</tool_call> and <tool_call>{"name": "sub", "arguments": {}}</tool_call>',
+  '<tool_call>{"name": "nest", "arguments": {"a": {"b": 1}}}</tool_call>',
+  '<tool_call>{"arguments": {"a": 1}, "name": "swapped"}</tool_call>',
+  '<tool_call>{"name": "p", "parameters": {"x": 1}}</tool_call>',
+  '<tool_call>{"name": "s", "arguments": "{\\"x\\": 2}"}</tool_call>',
+  '<tool_call>{"name": "bad", "arguments": "not json"}</tool_call>',
+  '<tool_call>{not json</tool_call>',
+  '<tool_call><function=lookup><parameter=city>Paris</parameter><parameter=n>5</parameter></function></tool_call>',
+  '<tool_call><function=esc><parameter=q> a &lt; b &amp;&amp; &quot;c&quot; </parameter><parameter=flag>true</parameter></function></tool_call>',
+  '<tool_call><function=nothing></function></tool_call>',
+  '<tool_call><function=ünïcode_1><parameter=é>[1, 2]</parameter></function></tool_call>',
+  '<tool_call>{"name": "x-y", "arguments": {}}</tool_call>',
+  '<tool_call>{"name": "nan", "arguments": {"v": NaN, "w": [Infinity, -Infinity], "s": "NaN"}}</tool_call>',
+  '<tool_call><function=f><parameter=x>-Infinity</parameter><parameter=y>"NaN"</parameter><parameter=z>NaN</parameter></function></tool_call>',
+  'thinking... <tool_call>{"name": "end", "arguments": {"k": "v"}}</tool_call><|im_end|>',
+  '<tool_call>{"name": "unclosed", "arguments": {}}',
+  '<answer>5</answer> <tool_call>{"name": "add", "arguments": {}}</tool_call>',
+];
+
+describe('tool calls: the host and the harness read the same calls', () => {
+  const python = process.env.SPADE_WORKBENCH_VENV ? join(process.env.SPADE_WORKBENCH_VENV, 'bin', 'python') : 'python3';
+  it.runIf(probePython())('agrees on the whole corpus (and with SPADE\'s answer rule)', () => {
+    const script = [
+      'import json, sys',
+      'sys.path.insert(0, "native")',
+      'from spade_tool_calls import parse_tool_calls, has_answer',
+      'def plain(v):',
+      '    if isinstance(v, float) and v != v: return "NaN"',
+      '    if isinstance(v, float) and v in (float("inf"), float("-inf")): return "Infinity" if v > 0 else "-Infinity"',
+      '    if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}',
+      '    if isinstance(v, list): return [plain(x) for x in v]',
+      '    return v',
+      'out = []',
+      'for text in json.load(sys.stdin):',
+      '    out.append({"answer": has_answer(text), "calls": plain(parse_tool_calls(text))})',
+      'print(json.dumps(out, allow_nan=False))',
+    ].join('\n');
+    const raw = execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(CORPUS), encoding: 'utf8' });
+    const fromPython = JSON.parse(raw) as unknown[];
+    const plain = (_k: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? (Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity') : v);
+    const fromHost = CORPUS.map((text) => ({
+      answer: /<answer>[\s\S]*?<\/answer>/.test(text),
+      calls: parseToolCalls(text).map((c) => ({ name: c.name, arguments: JSON.parse(JSON.stringify(c.arguments, plain)) as unknown })),
+    }));
+    expect(fromHost).toEqual(fromPython);
+    // the corpus reaches every branch: both forms, nested arguments cut to {}, and dropped blocks
+    expect(fromHost[1]!.calls).toEqual([{ name: 'add', arguments: { a: 2, b: 3 } }]);
+    expect(fromHost[3]!.calls).toEqual([{ name: 'nest', arguments: {} }]);
+    expect(fromHost[9]!.calls).toEqual([{ name: 'lookup', arguments: { city: 'Paris', n: 5 } }]);
+    expect(fromHost[8]!.calls).toEqual([]);
+    expect(fromHost[14]!.calls[0]!.arguments).toEqual({ v: 'NaN', w: ['Infinity', '-Infinity'], s: 'NaN' });
+  });
+});
