@@ -51,6 +51,8 @@ export interface RuntimeServiceOptions {
   /** Sessions idle longer than this are closed (their interpreters' memory matters). */
   idleCloseMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** Where the native interpreter probe's answer is kept between processes (see pythonProbeCache). */
+  pythonProbeCache?: string;
 }
 
 interface SessionRecord {
@@ -81,7 +83,7 @@ export class RuntimeService {
       ...(opts.paths ? { paths: opts.paths } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.native = new NativeRuntime({ timeoutMs, allowUnsandboxed: () => opts.settings().allowUnsandboxedNative ?? false, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}) });
+    this.native = new NativeRuntime({ timeoutMs, allowUnsandboxed: () => opts.settings().allowUnsandboxedNative ?? false, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}), ...(opts.pythonProbeCache ? { pythonProbeCache: opts.pythonProbeCache } : {}) });
     const idle = opts.idleCloseMs ?? 60 * 60 * 1000;
     this.sweeper = setInterval(() => this.sweep(idle), Math.min(idle, 60_000));
     this.sweeper.unref();
@@ -94,6 +96,8 @@ export class RuntimeService {
   async open(o: OpenOptions): Promise<OpenResult> {
     const settings = this.opts.settings();
     const choice = o.runtime ?? 'auto';
+    // Probes a prestart began are answered here, not run again (blocking) by the checks below.
+    await this.native.probed();
     const loadReq: HarnessRequest = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
     const nativeUsable = this.native.unavailable() === null;
     const first = chooseRuntime({ choice, source: o.source, preferred: settings.defaultRuntime, nativeUsable });
