@@ -292,9 +292,11 @@ export class NativeRuntime {
     await this.probing;
   }
 
-  /** Opens a session's process and sends its first request (a load). */
-  async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
+  /** Opens a session's process and sends its first request (a load); `signal` kills it (Cancel). */
+  async open(sessionId: string, req: WireRequest, signal?: AbortSignal): Promise<HarnessReply> {
     await this.probing;
+    const cancelled = () => failure('cancelled', 'opening the session was cancelled');
+    if (signal?.aborted) return cancelled();
     const why = this.unavailable();
     if (why) return failure('unavailable', why);
     const deterministic = req.cmd === 'load' && !!req.options?.deterministic;
@@ -305,7 +307,20 @@ export class NativeRuntime {
       return failure('unavailable', `could not start native CPython: ${errorMessage(e)}`);
     }
     this.sessions.set(sessionId, s);
-    const reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    // The session's own process: killing it stops the load wherever it is.
+    const stop = () => this.drop(sessionId);
+    if (signal?.aborted) stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    let reply: HarnessReply;
+    try {
+      reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    if (signal?.aborted) {
+      this.drop(sessionId);
+      return cancelled();
+    }
     if (!reply.ok) this.drop(sessionId);
     return reply;
   }

@@ -24,6 +24,8 @@ export interface OpenOptions {
   deterministic?: boolean;
   /** 'background': loaded ahead of its turn, behind every waiting foreground request (Pyodide). */
   priority?: Priority;
+  /** Cancel: the load is dropped or its interpreter stopped, and no session is left open. */
+  signal?: AbortSignal;
 }
 
 export interface LoadInfo {
@@ -108,14 +110,14 @@ export class RuntimeService {
     }
 
     let id = `rs-${randomUUID()}`;
-    let reply = kind === 'pyodide' ? await this.pool.open(id, loadReq, o.priority) : await this.native.open(id, loadReq);
-    const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' ? retryNatively(reply.error.missingModule) : null;
+    let reply = kind === 'pyodide' ? await this.pool.open(id, loadReq, o.priority, o.signal) : await this.native.open(id, loadReq, o.signal);
+    const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' && !o.signal?.aborted ? retryNatively(reply.error.missingModule) : null;
     if (retry) {
       // SPADE runs games in CPython; a game that imports what Pyodide lacks is not broken.
       fallbackReason = retry;
       kind = 'cpython';
       id = `rs-${randomUUID()}`;
-      reply = await this.native.open(id, loadReq);
+      reply = await this.native.open(id, loadReq, o.signal);
     }
     const output = reply.output;
     if (!reply.ok) return { ok: false, runtime: kind, error: reply.error, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
