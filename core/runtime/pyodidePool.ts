@@ -104,6 +104,7 @@ class PoolWorker {
   coldMs: number | null = null;
   python: string | null = null;
   readonly ready: Promise<void>;
+  private rejectReady?: (e: Error) => void;
   private readonly calls: CallSupervisor;
   private readonly stderrTail = new StderrTail(4000);
 
@@ -146,6 +147,7 @@ class PoolWorker {
       this.stderrTail.add(d.toString('utf8'));
     });
     this.ready = new Promise<void>((resolve, reject) => {
+      this.rejectReady = reject;
       onLines(this.proc.stdio[3] as Readable, (line) => {
         const tag = line.charCodeAt(0);
         if (tag === 82 /* R */) {
@@ -233,7 +235,10 @@ class PoolWorker {
   }
 
   stop(): void {
+    // Stopped while starting (Cancel of the cold start): whoever waits for it hears so.
+    const starting = this.calls.state === 'starting';
     this.calls.close();
+    if (starting) this.rejectReady?.(new Error('the Pyodide start was stopped (cancelled, or the runtime shut down)'));
   }
 }
 
@@ -395,6 +400,22 @@ export class PyodidePool {
     } finally {
       ctl.signal?.removeEventListener('abort', stop);
     }
+  }
+
+  /**
+   * Cancel of the cold start (the status bar's): while no interpreter is ready yet, the starting
+   * ones are stopped (their processes killed) and the pool is idle again, to start afresh on its
+   * next use; whatever waited on them fails. False when there is no cold start to stop.
+   */
+  cancelStart(): boolean {
+    if (this.coldSince === null) return false;
+    const starting = this.workers;
+    this.workers = [];
+    this.started = false;
+    for (const sid of [...this.sessionWorker.keys()]) this.sessionWorker.delete(sid);
+    for (const w of starting) w.stop();
+    this.opts.log?.('info', `Pyodide start cancelled: ${starting.length} starting interpreter(s) stopped`);
+    return true;
   }
 
   /** Since when the pool has been starting with no interpreter ready yet (ms since epoch), or null. */

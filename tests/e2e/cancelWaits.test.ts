@@ -61,6 +61,31 @@ async function engineIdle(): Promise<void> {
   await expect.poll(() => ({ sessions: rt.status().sessions, busy: rt.status().pool.busy }), { timeout: 30_000, interval: 100 }).toEqual({ sessions: 0, busy: 0 });
 }
 
+test("the status bar's Pyodide start shows progress, and Cancel stops the starting interpreters", async () => {
+  const { page } = ctx;
+  const rt = ctx.app.services.runtime;
+  await page.waitForSelector('[data-testid=runtime-status]:has-text("Pyodide: idle")');
+  // What a first episode or check does: the pool starts cold (8-10 s).
+  const started = rt.pool.start().then(
+    () => 'ready',
+    (e: unknown) => String(e),
+  );
+  await page.waitForSelector('[data-testid=runtime-status]:has-text("Pyodide starting")', { timeout: 15_000 });
+  await page.getByTestId('runtime-start-cancel').waitFor();
+  await screenshot(page, 'cancel-pyodide-start-1440');
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await screenshot(page, 'cancel-pyodide-start-1024');
+  await page.getByTestId('runtime-start-cancel').click();
+  await page.waitForSelector('[data-testid=runtime-status]:has-text("Pyodide: idle")');
+  expect(await page.getByTestId('runtime-start-cancel').count()).toBe(0);
+  // Stopped in the engine: no interpreter starting or kept, and the waiting start was told so.
+  const st = rt.status().pool;
+  expect({ started: st.started, starting: st.starting, ready: st.ready, busy: st.busy }).toEqual({ started: false, starting: 0, ready: 0, busy: 0 });
+  expect(await started).toContain('stopped');
+  await page.setViewportSize({ width: 1440, height: 900 });
+  expect(ctx.errors).toEqual([]);
+});
+
 test('opening an episode shows progress while it waits, and Cancel stops it in the engine at 1440 and 1024 px', async () => {
   const { page } = ctx;
   await page.getByRole('button', { name: 'Episodes', exact: true }).click();

@@ -130,6 +130,7 @@ export const samples: Sample[] = [
   { call: 'runtime.checkSyntax', input: { source: 'x = (\n' } },
   { call: 'runtime.open', input: { source: SAMPLE_SRC.replace('return "hi", {}', 'return "hi", {}\n    def step(self, a):\n        return "o", 1.0, True, False, {}'), runtime: 'pyodide' }, volatile: ['sessionId', 'elapsedMs'] },
   { call: 'runtime.status', input: {}, volatile: ['pool', 'native'] },
+  { call: 'runtime.cancelStart', input: {}, volatile: ['cancelled'] },
   { call: 'runtime.reset', input: { sessionId: 'rs-none', seed: 1 } },
   { call: 'runtime.step', input: { sessionId: 'rs-none', action: '\\boxed{1}' } },
   { call: 'runtime.play', input: { sessionId: 'rs-none', actions: ['\\boxed{1}'], seed: 1 } },
