@@ -101,8 +101,9 @@ export class AuditService {
    * An audit of a source that is not stored (the editor's loading check), where the app audits:
    * `unavailable` says why it could not run at all (native CPython refused without its sandbox).
    */
-  async checkSource(source: string, checks: string[]): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
-    const r = await this.auditWhere(source, { ...this.options({ checks }), hint: null });
+  /** `signal`: Cancel, which stops the checks' interpreter as cancelRun does an audit's. */
+  async checkSource(source: string, checks: string[], signal?: AbortSignal): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
+    const r = await this.auditWhere(source, { ...this.options({ checks }), hint: null }, signal ? { signal } : {});
     return { audit: r.audit, runtime: r.runtime, unavailable: r.runtime === 'cpython' ? this.getPool().unavailable() : null };
   }
 

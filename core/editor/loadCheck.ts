@@ -39,8 +39,8 @@ function diag(source: string, message: string, stage: string, line: number): Dia
   return { severity: 'error', message, line: l, column: c, endLine: l, endColumn: Math.max(c + 1, text.length + 1), source: 'spade-load', stage };
 }
 
-export async function quickLoadCheck(audit: AuditService, source: string): Promise<LoadCheck> {
-  const r = await audit.checkSource(source, ['spade.*']);
+export async function quickLoadCheck(audit: AuditService, source: string, signal?: AbortSignal): Promise<LoadCheck> {
+  const r = await audit.checkSource(source, ['spade.*'], signal);
   if (r.unavailable) return { ran: false, ok: false, detail: r.unavailable, diagnostics: [] };
   const failed = r.audit.checks.find((c) => c.id.startsWith('spade.') && c.status === 'fail');
   const where = r.runtime === 'pyodide' ? 'the Pyodide sandbox' : 'native CPython';

@@ -197,12 +197,31 @@ export class EditorService {
     }
   }
 
-  async loadCheck(source: string): Promise<LoadCheck> {
+  /** Loading checks a person can cancel, by the id their caller chose. */
+  private readonly checking = new Map<string, AbortController>();
+
+  async loadCheck(source: string, requestId?: string): Promise<LoadCheck> {
+    if (requestId !== undefined && this.checking.has(requestId)) throw new DomainError('conflict', `Loading checks ${requestId} are already running`);
+    const control = new AbortController();
+    if (requestId !== undefined) this.checking.set(requestId, control);
     try {
-      return await quickLoadCheck(this.deps.audit(), source);
+      const r = await quickLoadCheck(this.deps.audit(), source, control.signal);
+      if (control.signal.aborted) throw new DomainError('cancelled', 'The loading checks were cancelled');
+      return r;
     } catch (e) {
+      if (control.signal.aborted) throw new DomainError('cancelled', 'The loading checks were cancelled');
       return { ran: false, ok: false, detail: `The loading checks could not run: ${errorMessage(e)}`, diagnostics: [] };
+    } finally {
+      if (requestId !== undefined) this.checking.delete(requestId);
     }
+  }
+
+  /** Cancel: the checks' interpreter is stopped (killed and replaced); false when none run under the id. */
+  loadCheckCancel(requestId: string): boolean {
+    const c = this.checking.get(requestId);
+    if (!c) return false;
+    c.abort();
+    return true;
   }
 
   close(): void {

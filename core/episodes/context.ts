@@ -34,7 +34,7 @@ export class EpisodeContext {
   }
 
   /** `background`: loaded ahead of its turn, behind the foreground work of running episodes. */
-  openSession(source: string, maxTurns: number, runtime: RuntimeChoice, background = false, mode: PlayMode = 'spade'): Promise<EnvSession> {
-    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime, background, mode });
+  openSession(source: string, maxTurns: number, runtime: RuntimeChoice, background = false, mode: PlayMode = 'spade', signal?: AbortSignal): Promise<EnvSession> {
+    return EnvSession.open(this.d.runtime, source, { maxTurns, runtime, background, mode, ...(signal ? { signal } : {}) });
   }
 }

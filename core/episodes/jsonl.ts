@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { EpisodeMeta, StepRecord } from './store';
-import { errorMessage } from '../api';
+import { errorMessage } from '../api/errorMessage';
 import { spadeStepSchema } from '../api/calls/episodes';
 
 const errorSchema = z.object({ kind: z.string(), type: z.string(), message: z.string(), traceback: z.string().optional(), line: z.number().int().optional() }).passthrough();

@@ -5,7 +5,7 @@
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
 import { setMaxListeners } from 'node:events';
-import { errorMessage } from '../api/errors';
+import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import type { EnvSession } from './session';

@@ -139,8 +139,23 @@ export class EpisodeService {
     return this.ctx.env(hash);
   }
 
-  private async openSession(source: string, maxTurns: number, runtime: RuntimeChoice, mode: PlayMode): Promise<EnvSession> {
-    return this.ctx.openSession(source, maxTurns, runtime, false, mode);
+  private async openSession(source: string, maxTurns: number, runtime: RuntimeChoice, mode: PlayMode, signal?: AbortSignal): Promise<EnvSession> {
+    return this.ctx.openSession(source, maxTurns, runtime, false, mode, signal);
+  }
+
+  /** Opens in progress that a person can cancel, by the id their caller chose. */
+  private readonly opening = new Map<string, AbortController>();
+
+  /**
+   * Cancel for an open that waits (Pyodide's cold start, a slow load): its load is dropped or its
+   * interpreter stopped, the session it may have got is closed, nothing is recorded, and the open
+   * answers `cancelled`. False when no open with that id is in progress.
+   */
+  openCancel(requestId: string): boolean {
+    const c = this.opening.get(requestId);
+    if (!c) return false;
+    c.abort();
+    return true;
   }
 
   async open(input: {
@@ -153,7 +168,23 @@ export class EpisodeService {
     label: string;
     resetReference?: { episodeId: number; idx: number } | undefined;
     mode?: PlayMode | undefined;
+    requestId?: string | undefined;
   }) {
+    if (input.requestId === undefined) return this.openNow(input);
+    if (this.opening.has(input.requestId)) throw new DomainError('conflict', `An open ${input.requestId} is already in progress`);
+    const control = new AbortController();
+    this.opening.set(input.requestId, control);
+    try {
+      return await this.openNow(input, control.signal);
+    } finally {
+      this.opening.delete(input.requestId);
+    }
+  }
+
+  private async openNow(
+    input: { hash: string; seed: number | null; hint: boolean; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: RuntimeChoice | undefined; label: string; resetReference?: { episodeId: number; idx: number } | undefined; mode?: PlayMode | undefined },
+    signal?: AbortSignal,
+  ) {
     const env = this.env(input.hash);
     const mode: PlayMode = input.mode ?? 'spade';
     const defaults = this.d.defaults();
@@ -161,10 +192,17 @@ export class EpisodeService {
     const maxTurns = input.maxTurns ?? defaults.maxTurns;
     const hintText = input.hintText ?? env.hint;
     if (input.hint && !hintText) throw new DomainError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
-    const session = await this.openSession(env.source, maxTurns, runtime, mode);
+    const session = await this.openSession(env.source, maxTurns, runtime, mode, signal);
+    // Cancel after the load: the session is closed (below) before anything is recorded.
+    const stillWanted = () => {
+      if (signal?.aborted) throw new DomainError('cancelled', 'Opening the episode was cancelled');
+    };
     try {
+      stillWanted();
       const reset = await session.reset(0, input.seed);
+      stillWanted();
       const state = await session.state();
+      stillWanted();
       const id = this.d.store.create({
         envHash: input.hash,
         envName: env.name,

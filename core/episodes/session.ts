@@ -34,7 +34,7 @@ export function modeOf(meta: Record<string, unknown>): PlayMode {
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
-  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean }): Promise<
+  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean; signal?: AbortSignal }): Promise<
     | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
@@ -138,7 +138,7 @@ export class EnvSession {
     readonly info: LoadInfo,
   ) {}
 
-  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean; mode?: PlayMode }): Promise<EnvSession> {
+  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean; mode?: PlayMode; signal?: AbortSignal }): Promise<EnvSession> {
     const r = await host.open({
       source,
       runtime: opts.runtime ?? 'auto',
@@ -146,7 +146,9 @@ export class EnvSession {
       ...(opts.label ? { label: opts.label } : {}),
       ...(opts.background ? { priority: 'background' as const } : {}),
       ...loadOptionsOf(opts.mode ?? 'spade'),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    if (!r.ok && r.error.kind === 'cancelled') throw new DomainError('cancelled', 'Opening the episode was cancelled');
     if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
     return new EnvSession(host, r.sessionId, {
       className: r.load.className ?? null,

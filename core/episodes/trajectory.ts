@@ -12,7 +12,7 @@ import { DomainError } from '../errors';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { extractAction, toolCallsAsText, type OpenAiToolCall } from './extract';
 import { observationFromFirstPrompt, splitHint } from './hint';
-import { errorMessage } from '../api';
+import { errorMessage } from '../api/errorMessage';
 
 export interface Message {
   role: string;

@@ -20,6 +20,7 @@ export function editorHandlers(s: Services): Pick<Handlers, EditorCalls> {
     'editor.create': (i) => ed().create(i),
     'editor.fork': (i) => ed().fork(i),
     'editor.checkSyntax': ({ source }) => ed().checkSyntax(source),
-    'editor.checkLoad': ({ source }) => ed().loadCheck(source),
+    'editor.checkLoad': ({ source, requestId }) => ed().loadCheck(source, requestId),
+    'editor.checkLoadCancel': ({ requestId }) => ({ cancelled: ed().loadCheckCancel(requestId) }),
   };
 }

@@ -23,5 +23,6 @@ export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
     'episodes.importJsonl': ({ text }) => svc().importJsonl(text),
     'episodes.regret': (i) => svc().regret(i),
     'episodes.regretCancel': ({ runId }) => ({ cancelled: svc().regretCancel(runId) }),
+    'episodes.openCancel': ({ requestId }) => ({ cancelled: svc().openCancel(requestId) }),
   };
 }

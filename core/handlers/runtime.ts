@@ -65,5 +65,6 @@ export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
       if (warm) await rt().pool.start();
       return rt().status();
     },
+    'runtime.cancelStart': () => ({ cancelled: rt().pool.cancelStart() }),
   };
 }

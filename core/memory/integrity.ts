@@ -1,4 +1,4 @@
-import { errorMessage } from '../api';
+import { errorMessage } from '../api/errorMessage';
 import type { Db } from './db';
 
 export interface IntegrityReport {

@@ -21,7 +21,7 @@ import type { StepRecord } from '../episodes/store';
 import type { EnvSession } from '../episodes/session';
 import { ModelError, type ChatClient, type ChatMessage, type Usage } from './client';
 import { hasAnswer, parseToolCalls } from './toolCalls';
-import { errorMessage } from '../api/errors';
+import { errorMessage } from '../api/errorMessage';
 
 export interface AgentTurn {
   turn: number;

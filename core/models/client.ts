@@ -5,7 +5,7 @@
  * `concurrency` requests in flight.
  */
 import type { OpenAiToolCall } from '../episodes/extract';
-import { errorMessage } from '../api/errors';
+import { errorMessage } from '../api/errorMessage'; // not ../api/errors: the CLI's play starts its runtime before zod loads
 import { DomainError } from '../errors';
 import { directFetch } from './httpFetch';
 import { localFetch } from './localEngine';

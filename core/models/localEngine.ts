@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { errorMessage } from '../api/errors';
+import { errorMessage } from '../api/errorMessage';
 import { resolveLocalModel } from './localModel';
 import { DomainError } from '../errors';
 

@@ -1,8 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ForkServer, type ForkedSession, type ForkServerCommand } from './forkServer';
-import { probeOsSandbox, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
+import { probeOsSandbox, probeOsSandboxAsync, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
+import { cachedProbe, storeProbe } from './pythonProbeCache';
 import { runtimePaths, type RuntimePaths } from './paths';
 import { venvPython } from './pythonEnv';
 import { failure, type HarnessReply } from './types';
@@ -41,15 +42,23 @@ except Exception:
 print(sys.executable)
 print(os.pathsep.join(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix} | {p for p in sys.path if p and os.path.exists(p)})))`;
 
+const probeOptions = () => ({ timeout: 15_000, cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' } });
+
 function tryPython(path: string): PythonInfo | null {
-  const r = spawnSync(path, ['-s', '-c', PROBE], {
-    encoding: 'utf8',
-    timeout: 15_000,
-    cwd: '/',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
+  const r = spawnSync(path, ['-s', '-c', PROBE], { ...probeOptions(), encoding: 'utf8' });
+  return r.status === 0 ? readProbe(path, r.stdout) : null;
+}
+
+/** The probe as a child the event loop does not wait on (a cold CLI loads its modules meanwhile). */
+function tryPythonAsync(path: string): Promise<PythonInfo | null> {
+  return new Promise((resolve) => {
+    execFile(path, ['-s', '-c', PROBE], { ...probeOptions(), encoding: 'utf8' }, (err, stdout) => resolve(err ? null : readProbe(path, stdout)));
   });
-  if (r.status !== 0 || !r.stdout) return null;
-  const [version, np, executable, dirs] = r.stdout.trim().split('\n');
+}
+
+function readProbe(path: string, stdout: string): PythonInfo | null {
+  if (!stdout) return null;
+  const [version, np, executable, dirs] = stdout.trim().split('\n');
   if (!version || !/^3\.(\d+)/.test(version) || Number(/^3\.(\d+)/.exec(version)![1]) < 8) return null;
   // Sessions run with a scrubbed PATH, so a bare `python3` would find another interpreter than the
   // one probed here (e.g. /usr/bin/python3 instead of the user's pyenv one): keep its real path.
@@ -61,6 +70,12 @@ function tryPython(path: string): PythonInfo | null {
   };
 }
 
+function pythonCandidates(): string[] {
+  const venv = process.env.SPADE_WORKBENCH_VENV ? venvPython(process.env.SPADE_WORKBENCH_VENV) : undefined;
+  const candidates = [process.env.SPADE_PYTHON, venv && existsSync(venv) ? venv : undefined, 'python3', '/usr/bin/python3', 'python'].filter((c): c is string => !!c);
+  return [...new Set(candidates)];
+}
+
 /**
  * The interpreter for native runs: SPADE_PYTHON if set, else the workbench's venv (with math-verify
  * and numpy; SPADE_WORKBENCH_VENV, made by scripts/python-venv.mjs), else python3 on PATH, else
@@ -68,15 +83,38 @@ function tryPython(path: string): PythonInfo | null {
  */
 export function probePython(force = false): PythonInfo | null {
   if (probedPython !== undefined && !force) return probedPython;
-  const venv = process.env.SPADE_WORKBENCH_VENV ? venvPython(process.env.SPADE_WORKBENCH_VENV) : undefined;
-  const candidates = [process.env.SPADE_PYTHON, venv && existsSync(venv) ? venv : undefined, 'python3', '/usr/bin/python3', 'python'].filter((c): c is string => !!c);
   const found: PythonInfo[] = [];
-  for (const c of [...new Set(candidates)]) {
+  for (const c of pythonCandidates()) {
     const info = tryPython(c);
     if (info) found.push(info);
     if (info?.numpy) break;
   }
   probedPython = found.find((f) => f.numpy) ?? found[0] ?? null;
+  return probedPython;
+}
+
+/**
+ * probePython's answer without blocking, read from `cacheFile` where it still holds (see
+ * pythonProbeCache): the same candidates in the same order, each probed only when its cached
+ * answer is missing or stale. Fills the cache probePython() reads.
+ */
+export async function probePythonAsync(cacheFile?: string, force = false): Promise<PythonInfo | null> {
+  if (probedPython !== undefined && !force) return probedPython;
+  if (force) probedPython = undefined;
+  const found: PythonInfo[] = [];
+  for (const c of pythonCandidates()) {
+    let info: PythonInfo | null;
+    const cached = cacheFile ? cachedProbe<PythonInfo>(cacheFile, c) : null;
+    if (cached?.hit) info = cached.info;
+    else {
+      info = await tryPythonAsync(c);
+      if (cacheFile && cached?.stamp) storeProbe(cacheFile, c, cached.stamp, info?.dirs ?? [], info);
+    }
+    if (info) found.push(info);
+    if (info?.numpy) break;
+  }
+  // A synchronous probe that ran meanwhile has already answered: keep its answer.
+  probedPython ??= found.find((f) => f.numpy) ?? found[0] ?? null;
   return probedPython;
 }
 
@@ -108,6 +146,8 @@ export interface NativeOptions {
   allowUnsandboxed?: () => boolean;
   /** Off only in the security tests that show the OS walls hold without the in-process guard. */
   auditHook?: boolean;
+  /** A file that keeps the interpreter probe's answer between processes (the CLI's data dir). */
+  pythonProbeCache?: string;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
 }
 
@@ -146,7 +186,9 @@ function baseEnv(deterministic: boolean): Record<string, string> {
 export class NativeRuntime {
   private readonly servers = new Map<string, ForkServer>();
   private readonly sessions = new Map<string, ForkedSession>();
-  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook'>>;
+  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook' | 'pythonProbeCache'>>;
+  /** prestart()'s probes, while they run: open() waits on them instead of probing again, blocking. */
+  private probing?: Promise<void>;
   private readonly paths: RuntimePaths;
   private crashes = 0;
 
@@ -229,17 +271,32 @@ export class NativeRuntime {
 
   /**
    * Starts the fork server a game's sessions will come from, without waiting: a process that runs
-   * one batch (the CLI) overlaps the interpreter's start with its own. Failures surface at open().
+   * one batch (the CLI) overlaps the interpreter's start with its own. The interpreter and sandbox
+   * probes run as children too, so nothing here blocks the event loop. Failures surface at open().
    */
   prestart(source?: string): void {
-    if (this.unavailable()) return;
-    this.server(false, source === undefined ? 'lean' : nativeTier(source))
-      .start()
+    this.probing ??= Promise.all([this.options.pythonPath ? null : probePythonAsync(this.options.pythonProbeCache), probeOsSandboxAsync()]).then(
+      () => undefined,
+      () => undefined,
+    );
+    void this.probing
+      .then(() => {
+        if (this.unavailable()) return;
+        return this.server(false, source === undefined ? 'lean' : nativeTier(source)).start();
+      })
       .catch(() => {});
   }
 
-  /** Opens a session's process and sends its first request (a load). */
-  async open(sessionId: string, req: WireRequest): Promise<HarnessReply> {
+  /** Resolves once prestart()'s probes have answered (at once when none were started). */
+  async probed(): Promise<void> {
+    await this.probing;
+  }
+
+  /** Opens a session's process and sends its first request (a load); `signal` kills it (Cancel). */
+  async open(sessionId: string, req: WireRequest, signal?: AbortSignal): Promise<HarnessReply> {
+    await this.probing;
+    const cancelled = () => failure('cancelled', 'opening the session was cancelled');
+    if (signal?.aborted) return cancelled();
     const why = this.unavailable();
     if (why) return failure('unavailable', why);
     const deterministic = req.cmd === 'load' && !!req.options?.deterministic;
@@ -250,7 +307,20 @@ export class NativeRuntime {
       return failure('unavailable', `could not start native CPython: ${errorMessage(e)}`);
     }
     this.sessions.set(sessionId, s);
-    const reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    // The session's own process: killing it stops the load wherever it is.
+    const stop = () => this.drop(sessionId);
+    if (signal?.aborted) stop();
+    signal?.addEventListener('abort', stop, { once: true });
+    let reply: HarnessReply;
+    try {
+      reply = await s.request({ ...req, session: sessionId }, this.opts.timeoutMs());
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    if (signal?.aborted) {
+      this.drop(sessionId);
+      return cancelled();
+    }
     if (!reply.ok) this.drop(sessionId);
     return reply;
   }
@@ -261,6 +331,7 @@ export class NativeRuntime {
 
   /** A sessionless request (ping, syntax check) in a process of its own, gone afterwards. */
   async oneShot(req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {
+    await this.probing;
     const why = this.unavailable();
     if (why) return failure('unavailable', why);
     const id = `one-${Math.random().toString(36).slice(2)}`;
@@ -282,6 +353,7 @@ export class NativeRuntime {
    * checks run in a process of their own that drives the game's process (native/audit_checks.py).
    */
   async fork(id: string, timeoutSec: number, judge = false, source?: string): Promise<ForkedSession> {
+    await this.probing;
     const why = this.unavailable();
     if (why) throw new Error(why);
     return this.server(false, source === undefined ? 'full' : nativeTier(source)).open(id, { timeoutSec, ...(judge ? { judge: true } : {}) });

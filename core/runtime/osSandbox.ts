@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -37,17 +37,57 @@ function findBwrap(): string | null {
 /** Whether bubblewrap can make the namespaces here (it cannot where user namespaces are disabled). */
 export function probeOsSandbox(force = false): OsSandboxStatus {
   if (probed && !force) return probed;
+  const pre = preflight();
+  if ('status' in pre) return (probed = pre.status);
+  const r = spawnSync(pre.bwrap, pre.args, { timeout: 10_000, encoding: 'utf8' });
+  return (probed = verdict(pre.bwrap, r.status, r.stderr, r.error?.message));
+}
+
+/**
+ * The same probe without blocking the event loop: a process that starts cold (the CLI) loads its
+ * modules while bubblewrap tries its namespaces. Fills the cache probeOsSandbox() reads.
+ */
+export function probeOsSandboxAsync(): Promise<OsSandboxStatus> {
+  if (probed) return Promise.resolve(probed);
+  const pre = preflight();
+  if ('status' in pre) return Promise.resolve((probed = pre.status));
+  return new Promise((resolve) => {
+    let stderr = '';
+    let settled = false;
+    const done = (code: number | null, error?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      // A synchronous probe that ran meanwhile has already answered: keep its answer.
+      resolve((probed ??= verdict(pre.bwrap, code, stderr, error)));
+    };
+    const p = spawn(pre.bwrap, pre.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const timer = setTimeout(() => {
+      p.kill('SIGKILL');
+      done(null, 'timed out after 10 s');
+    }, 10_000);
+    timer.unref();
+    p.stderr!.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    p.on('error', (e) => done(null, e.message));
+    p.on('close', (code) => done(code));
+  });
+}
+
+function preflight(): { status: OsSandboxStatus } | { bwrap: string; args: string[] } {
   if (process.platform !== 'linux') {
-    return (probed = { available: false, detail: `no OS sandbox for native runs on ${process.platform === 'darwin' ? 'macOS' : process.platform === 'win32' ? 'Windows' : process.platform} (bubblewrap needs Linux)` });
+    return { status: { available: false, detail: `no OS sandbox for native runs on ${process.platform === 'darwin' ? 'macOS' : process.platform === 'win32' ? 'Windows' : process.platform} (bubblewrap needs Linux)` } };
   }
   const bwrap = findBwrap();
-  if (!bwrap) return (probed = { available: false, detail: 'bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt install bubblewrap' });
-  const r = spawnSync(bwrap, [...BASE_FLAGS, ...systemBinds(), '--proc', '/proc', '--dev', '/dev', 'true'], { timeout: 10_000, encoding: 'utf8' });
-  if (r.status !== 0) {
-    const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').pop() ?? '';
-    return (probed = { available: false, bwrap, detail: `bubblewrap cannot create namespaces here (${why.slice(0, 200)}); user namespaces may be disabled` });
+  if (!bwrap) return { status: { available: false, detail: 'bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt install bubblewrap' } };
+  return { bwrap, args: [...BASE_FLAGS, ...systemBinds(), '--proc', '/proc', '--dev', '/dev', 'true'] };
+}
+
+function verdict(bwrap: string, code: number | null, stderr: string | null | undefined, error: string | undefined): OsSandboxStatus {
+  if (code !== 0) {
+    const why = (stderr || error || `exit ${code}`).trim().split('\n').pop() ?? '';
+    return { available: false, bwrap, detail: `bubblewrap cannot create namespaces here (${why.slice(0, 200)}); user namespaces may be disabled` };
   }
-  return (probed = { available: true, bwrap, detail: 'bubblewrap: own user, pid, network, ipc and uts namespaces; read-only interpreter; private /tmp; seccomp per session' });
+  return { available: true, bwrap, detail: 'bubblewrap: own user, pid, network, ipc and uts namespaces; read-only interpreter; private /tmp; seccomp per session' };
 }
 
 /** /usr read-only, and /lib, /bin ... as on the host (symlinks on merged-/usr systems, binds elsewhere). */

@@ -69,6 +69,27 @@ export function childNodeFlags(p: RuntimePaths, nodeVersion = process.versions.n
 
 let nextWorkerId = 1;
 
+/** Waits for `p` unless `signal` aborts first: true when `p` settled, false when cancelled. */
+function untilAborted(p: Promise<unknown>, signal?: AbortSignal): Promise<boolean> {
+  if (!signal) return p.then(() => true);
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(!signal.aborted);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) resolve(false);
+        else reject(e instanceof Error ? e : new Error(errorMessage(e)));
+      },
+    );
+  });
+}
+
 /** Which pristine copy a new environment starts from: the one with math_verify for games that use it. */
 function freshKind(req: WireRequest): true | 'math' {
   return 'source' in req && usesMathVerify(req.source) ? 'math' : true;
@@ -83,6 +104,7 @@ class PoolWorker {
   coldMs: number | null = null;
   python: string | null = null;
   readonly ready: Promise<void>;
+  private rejectReady?: (e: Error) => void;
   private readonly calls: CallSupervisor;
   private readonly stderrTail = new StderrTail(4000);
 
@@ -125,6 +147,7 @@ class PoolWorker {
       this.stderrTail.add(d.toString('utf8'));
     });
     this.ready = new Promise<void>((resolve, reject) => {
+      this.rejectReady = reject;
       onLines(this.proc.stdio[3] as Readable, (line) => {
         const tag = line.charCodeAt(0);
         if (tag === 82 /* R */) {
@@ -212,7 +235,10 @@ class PoolWorker {
   }
 
   stop(): void {
+    // Stopped while starting (Cancel of the cold start): whoever waits for it hears so.
+    const starting = this.calls.state === 'starting';
     this.calls.close();
+    if (starting) this.rejectReady?.(new Error('the Pyodide start was stopped (cancelled, or the runtime shut down)'));
   }
 }
 
@@ -297,9 +323,17 @@ export class PyodidePool {
     return from.reduce((a, b) => (b.load < a.load ? b : a));
   }
 
-  /** Runs a request for a new session on the least loaded child and pins the session there. */
-  async open(sessionId: string, req: WireRequest, priority: Priority = 'foreground'): Promise<HarnessReply> {
-    await this.start();
+  /**
+   * Runs a request for a new session on the least loaded child and pins the session there.
+   * `signal` (the person pressed Cancel): while the pool is still starting the request is dropped
+   * before it is sent; while it runs on a child that hosts no other session, that child is killed
+   * (replaced, as after a crash), the only way to stop Python that never yields. On a shared child
+   * the load is let finish and its session closed at once. Either way the answer is `cancelled`.
+   */
+  async open(sessionId: string, req: WireRequest, priority: Priority = 'foreground', signal?: AbortSignal): Promise<HarnessReply> {
+    const cancelled = (notStarted: boolean) => failure('cancelled', 'opening the session was cancelled', notStarted ? { notStarted: true } : {});
+    if (signal?.aborted) return cancelled(true);
+    if (!(await untilAborted(this.start(), signal))) return cancelled(true);
     const w = this.pick(true);
     // A child with no other session gets its pristine interpreter back first. (With more open
     // sessions than children, a session shares its interpreter: the status says so.)
@@ -309,10 +343,26 @@ export class PyodidePool {
     w.sessions.add(sessionId);
     w.hosted++;
     this.sessionWorker.set(sessionId, w);
-    await w.ready.catch(() => {});
-    const reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh && freshKind(req), priority);
+    if (!(await untilAborted(w.ready.catch(() => {}), signal))) {
+      this.forget(sessionId);
+      return cancelled(true);
+    }
+    const stop = () => {
+      if (w.sessions.size === 1) w.die('cancelled by the user', 'cancelled');
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+    let reply: HarnessReply;
+    try {
+      reply = await w.request({ ...req, session: sessionId }, this.opts.timeoutMs(), fresh && freshKind(req), priority);
+    } finally {
+      signal?.removeEventListener('abort', stop);
+    }
+    if (reply.ok && signal?.aborted) {
+      await this.close(sessionId);
+      return cancelled(false);
+    }
     if (!reply.ok) this.forget(sessionId);
-    return reply;
+    return signal?.aborted ? cancelled(false) : reply;
   }
 
   has(sessionId: string): boolean {
@@ -337,12 +387,12 @@ export class PyodidePool {
    */
   async anyCall(req: WireRequest, timeoutMs?: number, ctl: { onPhase?: (phase: string) => void; signal?: AbortSignal } = {}): Promise<HarnessReply> {
     if (ctl.signal?.aborted) return failure('cancelled', 'cancelled before it started', { notStarted: true });
-    await this.start();
+    // Cancel during Pyodide's cold start answers at once: the request is dropped before it is sent.
+    if (!(await untilAborted(this.start(), ctl.signal))) return failure('cancelled', 'cancelled before it started', { notStarted: true });
     // A whole-environment command (the audit) runs on pristine state when the child hosts no session.
     const whole = req.cmd === 'audit';
     const w = this.pick(whole);
-    await w.ready.catch(() => {});
-    if (ctl.signal?.aborted) return failure('cancelled', 'cancelled before it started', { notStarted: true });
+    if (!(await untilAborted(w.ready.catch(() => {}), ctl.signal))) return failure('cancelled', 'cancelled before it started', { notStarted: true });
     const stop = () => w.die('cancelled by the user', 'cancelled');
     ctl.signal?.addEventListener('abort', stop, { once: true });
     try {
@@ -350,6 +400,22 @@ export class PyodidePool {
     } finally {
       ctl.signal?.removeEventListener('abort', stop);
     }
+  }
+
+  /**
+   * Cancel of the cold start (the status bar's): while no interpreter is ready yet, the starting
+   * ones are stopped (their processes killed) and the pool is idle again, to start afresh on its
+   * next use; whatever waited on them fails. False when there is no cold start to stop.
+   */
+  cancelStart(): boolean {
+    if (this.coldSince === null) return false;
+    const starting = this.workers;
+    this.workers = [];
+    this.started = false;
+    for (const sid of [...this.sessionWorker.keys()]) this.sessionWorker.delete(sid);
+    for (const w of starting) w.stop();
+    this.opts.log?.('info', `Pyodide start cancelled: ${starting.length} starting interpreter(s) stopped`);
+    return true;
   }
 
   /** Since when the pool has been starting with no interpreter ready yet (ms since epoch), or null. */

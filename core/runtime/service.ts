@@ -24,6 +24,8 @@ export interface OpenOptions {
   deterministic?: boolean;
   /** 'background': loaded ahead of its turn, behind every waiting foreground request (Pyodide). */
   priority?: Priority;
+  /** Cancel: the load is dropped or its interpreter stopped, and no session is left open. */
+  signal?: AbortSignal;
 }
 
 export interface LoadInfo {
@@ -51,6 +53,8 @@ export interface RuntimeServiceOptions {
   /** Sessions idle longer than this are closed (their interpreters' memory matters). */
   idleCloseMs?: number;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
+  /** Where the native interpreter probe's answer is kept between processes (see pythonProbeCache). */
+  pythonProbeCache?: string;
 }
 
 interface SessionRecord {
@@ -81,7 +85,7 @@ export class RuntimeService {
       ...(opts.paths ? { paths: opts.paths } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
-    this.native = new NativeRuntime({ timeoutMs, allowUnsandboxed: () => opts.settings().allowUnsandboxedNative ?? false, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}) });
+    this.native = new NativeRuntime({ timeoutMs, allowUnsandboxed: () => opts.settings().allowUnsandboxedNative ?? false, ...(opts.paths ? { paths: opts.paths } : {}), ...(opts.log ? { log: opts.log } : {}), ...(opts.pythonProbeCache ? { pythonProbeCache: opts.pythonProbeCache } : {}) });
     const idle = opts.idleCloseMs ?? 60 * 60 * 1000;
     this.sweeper = setInterval(() => this.sweep(idle), Math.min(idle, 60_000));
     this.sweeper.unref();
@@ -94,6 +98,8 @@ export class RuntimeService {
   async open(o: OpenOptions): Promise<OpenResult> {
     const settings = this.opts.settings();
     const choice = o.runtime ?? 'auto';
+    // Probes a prestart began are answered here, not run again (blocking) by the checks below.
+    await this.native.probed();
     const loadReq: HarnessRequest = { cmd: 'load', source: o.source, options: { maxTurns: o.maxTurns ?? settings.maxTurns, mode: o.mode ?? 'respect', ...(o.spadeMode === false ? { spadeMode: false } : {}), ...(o.deterministic ? { deterministic: true } : {}) } };
     const nativeUsable = this.native.unavailable() === null;
     const first = chooseRuntime({ choice, source: o.source, preferred: settings.defaultRuntime, nativeUsable });
@@ -104,14 +110,14 @@ export class RuntimeService {
     }
 
     let id = `rs-${randomUUID()}`;
-    let reply = kind === 'pyodide' ? await this.pool.open(id, loadReq, o.priority) : await this.native.open(id, loadReq);
-    const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' ? retryNatively(reply.error.missingModule) : null;
+    let reply = kind === 'pyodide' ? await this.pool.open(id, loadReq, o.priority, o.signal) : await this.native.open(id, loadReq, o.signal);
+    const retry = !reply.ok && choice === 'auto' && kind === 'pyodide' && !o.signal?.aborted ? retryNatively(reply.error.missingModule) : null;
     if (retry) {
       // SPADE runs games in CPython; a game that imports what Pyodide lacks is not broken.
       fallbackReason = retry;
       kind = 'cpython';
       id = `rs-${randomUUID()}`;
-      reply = await this.native.open(id, loadReq);
+      reply = await this.native.open(id, loadReq, o.signal);
     }
     const output = reply.output;
     if (!reply.ok) return { ok: false, runtime: kind, error: reply.error, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };

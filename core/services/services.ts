@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { homedir } from 'node:os';
 import { openDatabase, schemaVersion, type Db } from '../memory/db';
 import { checkIntegrity, isWriteRefused, pauseWrites, type IntegrityReport } from '../memory/integrity';
 import { DomainError } from '../errors';
@@ -296,6 +295,4 @@ export class Services {
   }
 }
 
-export function defaultDataDir(): string {
-  return process.env.SPADE_DATA_DIR || join(homedir(), '.spade-workbench');
-}
+export { defaultDataDir } from './dataDir';

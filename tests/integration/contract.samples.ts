@@ -87,6 +87,7 @@ export const samples: Sample[] = [
   { call: 'episodes.importJsonl', input: { text: '{"format":"other"}' } },
   { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },
   { call: 'episodes.regretCancel', input: { runId: 'no-such-run' } },
+  { call: 'episodes.openCancel', input: { requestId: 'no-such-open' } },
   // models: a port nothing listens on answers at once; no environment in the library to play.
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', retries: 0 } }, volatile: ['latencyMs'] },
   { call: 'models.turn', input: { id: 1, endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
@@ -124,10 +125,12 @@ export const samples: Sample[] = [
   { call: 'editor.writeBackPreview', input: { envId: 999_999 } },
   { call: 'editor.writeBack', input: { envId: 999_999, expectedFileHash: null } },
   { call: 'editor.checkSyntax', input: { source: 'x = (\n' } },
+  { call: 'editor.checkLoadCancel', input: { requestId: 'no-such-check' } },
   { call: 'editor.checkLoad', input: { source: 'class Helper:\n    pass\n' } },  // runtime: a session on the Pyodide pool; the session id differs per app, so later calls use an unknown one.
   { call: 'runtime.checkSyntax', input: { source: 'x = (\n' } },
   { call: 'runtime.open', input: { source: SAMPLE_SRC.replace('return "hi", {}', 'return "hi", {}\n    def step(self, a):\n        return "o", 1.0, True, False, {}'), runtime: 'pyodide' }, volatile: ['sessionId', 'elapsedMs'] },
   { call: 'runtime.status', input: {}, volatile: ['pool', 'native'] },
+  { call: 'runtime.cancelStart', input: {}, volatile: ['cancelled'] },
   { call: 'runtime.reset', input: { sessionId: 'rs-none', seed: 1 } },
   { call: 'runtime.step', input: { sessionId: 'rs-none', action: '\\boxed{1}' } },
   { call: 'runtime.play', input: { sessionId: 'rs-none', actions: ['\\boxed{1}'], seed: 1 } },

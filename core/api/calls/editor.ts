@@ -169,7 +169,19 @@ export const editorCalls = {
   'editor.checkLoad': defineCall({
     name: 'editor.checkLoad',
     summary: "SPADE's quick loading checks (exec, class, instantiate, reset, step) in the sandboxed runtime.",
-    input: z.object({ source: source.min(1) }).strict(),
+    input: z
+      .object({
+        source: source.min(1),
+        /** Chosen by the caller: editor.checkLoadCancel with it stops these checks while they run. */
+        requestId: z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' }).optional(),
+      })
+      .strict(),
     output: loadCheckSchema,
+  }),
+  'editor.checkLoadCancel': defineCall({
+    name: 'editor.checkLoadCancel',
+    summary: 'Stop loading checks started with a requestId: their interpreter is stopped and editor.checkLoad fails with cancelled.',
+    input: z.object({ requestId: z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' }) }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
   }),
 } as const;

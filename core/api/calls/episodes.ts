@@ -164,6 +164,7 @@ const episodeFilterShape = {
   until: day.optional(),
 };
 
+const openRequestId = z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' });
 const regretRunId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
 
 const armSchema = z.object({
@@ -223,9 +224,17 @@ export const episodesCalls = {
         resetReference: z.object({ episodeId: id, idx: z.number().int().min(0) }).strict().optional(),
         /** How the instance is made and seeded: SPADE's load (default), a fresh instance as the audit makes, or the workbench's deterministic mode. */
         mode: playModeSchema.optional(),
+        /** Chosen by the caller: episodes.openCancel with it stops this open while it waits. */
+        requestId: openRequestId.optional(),
       })
       .strict(),
     output: episodeWithSteps,
+  }),
+  'episodes.openCancel': defineCall({
+    name: 'episodes.openCancel',
+    summary: 'Stop an episodes.open that is still waiting (interpreter start, load, first reset): nothing is recorded, no session stays open, and the open fails with cancelled.',
+    input: z.object({ requestId: openRequestId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
   }),
   'episodes.act': defineCall({
     name: 'episodes.act',

@@ -218,4 +218,10 @@ export const runtimeCalls = {
     input: z.object({ warm: z.boolean().optional() }).strict(),
     output: runtimeStatusSchema,
   }),
+  'runtime.cancelStart': defineCall({
+    name: 'runtime.cancelStart',
+    summary: "Stop the Pyodide pool's cold start (no interpreter ready yet): the starting interpreters are stopped and the pool is idle until its next use.",
+    input: z.object({}).strict(),
+    output: z.object({ cancelled: z.boolean() }),
+  }),
 } as const;

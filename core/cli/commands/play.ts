@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
@@ -13,8 +13,9 @@ import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/cl
 import type { Transcript } from '../../models/agent';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
-import { errorMessage } from '../../api/errors';
+import { errorMessage } from '../../api/errorMessage';
 import { LocalEngine } from '../../models/localEngine';
+import { defaultDataDir } from '../../services/dataDir';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -103,6 +104,10 @@ export const playCommand: Command = {
     const rt = new RuntimeService({
       settings: () => ({ stepTimeoutSec: 30, maxTurns: budget, defaultRuntime: runtime === 'pyodide' ? 'pyodide' : 'cpython' }),
       poolSize: Math.max(1, Math.min(4, concurrency, availableParallelism())),
+      // Probing the interpreter (a Python start and a numpy import) cost every play a quarter of a
+      // second before its fork server could start; its answer is kept while the interpreter and its
+      // packages stay as they were.
+      pythonProbeCache: join(resolve(values['data-dir'] ?? defaultDataDir()), 'cache', 'python-probe.json'),
     });
     if (runtime !== 'pyodide') rt.native.prestart(positionals.length === 1 && existsSync(positionals[0]!) ? readFileSync(positionals[0]!, 'utf8') : undefined);
     let ssh: SshConnection | null = null;

@@ -11,6 +11,7 @@ import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 import { errorMessage } from '../../../../core/api';
+import { ProgressLine } from '../../components/ProgressLine';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
 export function EnvEditorView({ tab }: ViewProps<'editor'>) {
@@ -140,6 +141,18 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
           Versions
         </button>
       </div>
+      {session.checking ? (
+        <div className="env-editor-progress">
+          <ProgressLine
+            label="SPADE's loading checks"
+            startedAt={session.checking.startedAt}
+            detail="exec, class, instantiate, reset, step in the sandbox"
+            onCancel={() => session.cancelLoadCheck()}
+            cancelling={session.checking.cancelling}
+            testId="load-check-progress"
+          />
+        </div>
+      ) : null}
       <div className="env-editor-body">
         <div className="env-code" aria-label="Environment code">
           <CodeEditor

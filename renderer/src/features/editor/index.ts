@@ -81,10 +81,9 @@ function editorCommands(): Command[] {
       category: 'Editor',
       title: 'Run SPADE Loading Checks',
       run: withSession(async (s) => {
-        s.lastCheck = await backend().call('editor.checkLoad', { source: s.currentSource() });
-        s.setMarkers('spade-load', s.lastCheck.diagnostics);
-        s.publishProblems();
-        if (s.lastCheck.diagnostics.length) useWorkbench.getState().showBottom('problems');
+        const r = await s.runLoadCheck();
+        if (r === 'cancelled') return log('info', 'editor', `${s.env.name}: loading checks cancelled`);
+        if (s.lastCheck?.diagnostics.length) useWorkbench.getState().showBottom('problems');
       }),
     },
     { id: 'editor.fork', category: 'Editor', title: 'Fork as New Environment', run: withSession((s) => forkEnvironment(s)) },

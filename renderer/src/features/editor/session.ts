@@ -30,6 +30,8 @@ export class EditorSession {
   hint: Editor | null = null;
   monaco: Monaco | null = null;
   lastCheck: LoadCheck | null = null;
+  /** SPADE's loading checks while they run (seconds, more on Pyodide's first start): shown with Cancel. */
+  checking: { requestId: string; startedAt: number; cancelling: boolean } | null = null;
   /** The version message typed in the toolbar: Ctrl+S and the Save button both use it. */
   message = '';
   syntax: Diagnostic[] = [];
@@ -51,6 +53,38 @@ export class EditorSession {
 
   get tabId(): string {
     return editorTabId(this.env.id);
+  }
+
+  /**
+   * SPADE's loading checks on the buffer. Cancel (cancelLoadCheck) stops their interpreter in the
+   * engine; the previous result stays. 'cancelled' when it was.
+   */
+  async runLoadCheck(): Promise<'done' | 'cancelled'> {
+    if (this.checking) return 'cancelled';
+    const requestId = `check-${this.env.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+    this.checking = { requestId, startedAt: Date.now(), cancelling: false };
+    this.notify();
+    try {
+      this.lastCheck = await backend().call('editor.checkLoad', { source: this.currentSource(), requestId });
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'cancelled') return 'cancelled';
+      throw e;
+    } finally {
+      this.checking = null;
+      this.notify();
+    }
+    this.setMarkers('spade-load', this.lastCheck.diagnostics);
+    this.publishProblems();
+    return 'done';
+  }
+
+  cancelLoadCheck(): void {
+    if (!this.checking || this.checking.cancelling) return;
+    this.checking = { ...this.checking, cancelling: true };
+    this.notify();
+    void backend()
+      .call('editor.checkLoadCancel', { requestId: this.checking.requestId })
+      .catch(() => {});
   }
 
   subscribe(fn: () => void): () => void {

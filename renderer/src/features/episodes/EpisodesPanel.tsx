@@ -2,6 +2,8 @@ import { useEffect, useState } from 'react';
 import { errorMessage, type EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { EpisodeFiltersBar } from './EpisodeFilters';
+import { ProgressLine } from '../../components/ProgressLine';
+import { useOpening } from './useOpening';
 import { episodeTitle, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
 
 function download(name: string, text: string): void {
@@ -30,6 +32,7 @@ export function EpisodesPanel() {
   const [msg, setMsg] = useState<string | null>(null);
   const [trajText, setTrajText] = useState('');
   const [trajName, setTrajName] = useState<string | undefined>(undefined);
+  const { opening, run: runOpen, cancel: cancelOpen } = useOpening();
   useEffect(() => subscribeEpisodes(), []);
   useEffect(() => {
     let alive = true;
@@ -91,8 +94,11 @@ export function EpisodesPanel() {
             data-testid="ep-open"
             onClick={() =>
               guard(async () => {
-                const r = await backend().call('episodes.open', { ...opts(), hint });
-                openEpisode(r.episode);
+                const done = await runOpen('Opening the episode', async (requestId) => {
+                  const r = await backend().call('episodes.open', { ...opts(), hint, requestId: requestId() });
+                  openEpisode(r.episode);
+                });
+                if (done === 'cancelled') setMsg('Cancelled: no episode was opened.');
               })
             }
           >
@@ -104,9 +110,18 @@ export function EpisodesPanel() {
             title="The same seed without and with the hint, in two synchronized columns"
             onClick={() =>
               guard(async () => {
-                const a = await backend().call('episodes.open', { ...opts(), hint: false, label: 'compare: no hint' });
-                const b = await backend().call('episodes.open', { ...opts(), hint: true, label: 'compare: hint' });
-                openPair(a.episode.id, b.episode.id, 'hint', `Hint? ${env?.name ?? ''} s${seed}`);
+                const first: { id: number | null } = { id: null };
+                const done = await runOpen('Opening the two episodes', async (requestId) => {
+                  const a = (await backend().call('episodes.open', { ...opts(), hint: false, label: 'compare: no hint', requestId: requestId() })).episode.id;
+                  first.id = a;
+                  const b = await backend().call('episodes.open', { ...opts(), hint: true, label: 'compare: hint', requestId: requestId() });
+                  openPair(a, b.episode.id, 'hint', `Hint? ${env?.name ?? ''} s${seed}`);
+                });
+                // The first one opened before Cancel: its session is closed too (its recording stays).
+                if (done === 'cancelled') {
+                  if (first.id !== null) await backend().call('episodes.close', { id: first.id }).catch(() => {});
+                  setMsg('Cancelled: no episode was opened.');
+                }
               })
             }
           >
@@ -119,6 +134,7 @@ export function EpisodesPanel() {
             Model…
           </button>
         </div>
+        {opening ? <ProgressLine label={opening.label} startedAt={opening.startedAt} detail={opening.detail} onCancel={cancelOpen} cancelling={opening.cancelling} testId="ep-opening" /> : null}
       </section>
       <section>
         <div className="ep-panel-title">Import</div>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { RuntimeStatus } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
 
@@ -9,7 +9,9 @@ const STARTING_POLL_MS = 500;
 /** The interpreter pool in the status bar: ready / busy / restarted, and the native runtime's caveat. */
 export function RuntimeStatusItem() {
   const connection = useApp((s) => s.connection);
+  const refresh = useRef<() => Promise<void>>(async () => {});
   const [status, setStatus] = useState<RuntimeStatus | null>(null);
+  const [cancelling, setCancelling] = useState(false);
   const starting = status?.pool.startingSec != null;
 
   useEffect(() => {
@@ -23,6 +25,7 @@ export function RuntimeStatusItem() {
         if (alive) setStatus(null);
       }
     };
+    refresh.current = poll;
     void poll();
     const timer = setInterval(() => void poll(), starting ? STARTING_POLL_MS : POLL_MS);
     return () => {
@@ -55,6 +58,24 @@ export function RuntimeStatusItem() {
     <span className="status-item runtime-status" data-testid="runtime-status" title={title}>
       <span className={`dot ${dot}`} /> {text}
       {p.startingSec !== null ? <span className="runtime-starting-bar" data-testid="runtime-starting" role="progressbar" aria-label="Pyodide starting" /> : null}
+      {p.startingSec !== null ? (
+        <button
+          className="runtime-start-cancel"
+          data-testid="runtime-start-cancel"
+          disabled={cancelling}
+          title="Stop starting the sandboxed interpreters; they start again when next needed"
+          onClick={() => {
+            setCancelling(true);
+            void backend()
+              .call('runtime.cancelStart', {})
+              .catch(() => {})
+              .then(() => refresh.current())
+              .finally(() => setCancelling(false));
+          }}
+        >
+          {cancelling ? 'Cancelling…' : 'Cancel'}
+        </button>
+      ) : null}
       {n.sessions > 0 ? (
         <span className="runtime-native-warning" data-testid="runtime-native-warning">
           {' '}
