@@ -9,6 +9,7 @@ import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
 import { runsHandlers } from './runs';
+import { designHandlers } from './design';
 import { writeBackHandlers } from './writeBack';
 import { statsHandlers } from './stats';
 
@@ -27,6 +28,7 @@ export function createHandlers(s: Services): Handlers {
     ...auditHandlers(s),
     ...modelsHandlers(s),
     ...runsHandlers(s),
+    ...designHandlers(s),
     ...writeBackHandlers(s),
     ...statsHandlers(s),
   };
