@@ -102,6 +102,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
       ) : null}
       {parentEnvId !== null ? <ParentLine envId={parentEnvId} /> : null}
       <div className="design-results">
+        <div className="design-table-wrap">
         <table className="design-table" data-testid="design-games">
           <thead>
             <tr>
@@ -178,6 +179,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
             ))}
           </tbody>
         </table>
+        </div>
         <FrontierChart points={points} games={round.games.length} />
       </div>
       {shown && shownGame ? <AttemptDetail a={shown} game={shownGame} /> : null}
