@@ -23,6 +23,8 @@ export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
   memoryIds?: number[] | null;
   /** The designer's model name, kept with each attempt. */
   designerModel: string;
+  /** Seeds use this model's measured numbers where it has played a game (core/design/store.ts memoryRecords). */
+  seedsModel?: string | null;
   /** The round's id when the caller names it (a service that answers with the id before the round ends). */
   id?: string;
   /** What the caller keeps with the round's configuration: the endpoints, the environment a variants round started from. */
@@ -43,7 +45,7 @@ export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p:
   if (!spec.skills.length) throw new Error('Name at least one skill');
   const id = spec.id ?? newRoundId();
   const seq = createRound(deps.db, id, { ...spec, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
-  const memory = memoryRecords(deps.db, spec.memoryIds);
+  const memory = memoryRecords(deps.db, spec.memoryIds, spec.seedsModel);
   try {
     for (let i = 0; i < spec.count && !signal?.aborted; i++) {
       const skill = spec.skills[i % spec.skills.length]!;

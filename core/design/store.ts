@@ -191,17 +191,35 @@ export function roundView(db: Db, id: string): RoundView | null {
   };
 }
 
-/** What the designer may be shown: every environment in memory (or the named ones) with the numbers it has. */
-export function memoryRecords(db: Db, ids?: number[] | null): MemoryRecord[] {
+/**
+ * What the designer may be shown: every environment in memory (or the named ones) with the numbers
+ * it has. With a model named, a game that model played (a run record with a win rate) shows what it
+ * measured instead of what a training run recorded: the seeds are then chosen for that agent.
+ */
+export function memoryRecords(db: Db, ids?: number[] | null, model?: string | null): MemoryRecord[] {
   const rows = db
     .prepare(
-      `SELECT e.id, e.name, e.file_stem, e.skill, e.win_rate, e.regret, substr(v.source, 1, ${SNIPPET_CHARS}) AS snippet
+      `SELECT e.id, e.name, e.file_stem, e.skill, e.win_rate, e.regret, e.head_hash, substr(v.source, 1, ${SNIPPET_CHARS}) AS snippet
        FROM environments e JOIN versions v ON v.hash = e.head_hash WHERE e.rejected = 0 ORDER BY e.id`,
     )
-    .all() as { id: number; name: string; file_stem: string | null; skill: string | null; win_rate: number | null; regret: number | null; snippet: string }[];
+    .all() as { id: number; name: string; file_stem: string | null; skill: string | null; win_rate: number | null; regret: number | null; head_hash: string; snippet: string }[];
+  const measured = new Map<string, { win_rate: number; regret: number }>();
+  if (model) {
+    // The newest measurement per version by this model, with both numbers known.
+    const m = db
+      .prepare(
+        `SELECT env_hash, win_rate, regret FROM model_run_envs WHERE model = ? AND win_rate IS NOT NULL AND regret IS NOT NULL ORDER BY updated_at`,
+      )
+      .all(model) as { env_hash: string; win_rate: number; regret: number }[];
+    for (const r of m) measured.set(r.env_hash, r);
+  }
   const keep = ids ? new Set(ids) : null;
   return rows
     .filter((r) => !keep || keep.has(r.id))
-    .map((r) => ({ envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' }));
+    .map((r) => {
+      const m = measured.get(r.head_hash);
+      return m
+        ? { envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: m.win_rate, regret: m.regret, snippet: r.snippet, source: `measured by ${model}` }
+        : { envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' };
+    });
 }
-

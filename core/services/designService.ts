@@ -75,12 +75,12 @@ export class DesignService {
   /** What the designer may be shown: all of memory, a search's environments, or (variants) only the parent. */
   private memory(i: PreviewInput): MemoryRecord[] {
     if (i.parentEnvId !== undefined) {
-      const m = memoryRecords(this.d.db, [i.parentEnvId]);
+      const m = memoryRecords(this.d.db, [i.parentEnvId], i.seedsModel);
       if (!m.length) throw new DomainError('not_found', `No environment ${i.parentEnvId} in the library`);
       return m;
     }
     const ids = i.seedsQuery?.trim() ? matchingIds(this.d.db, { query: i.seedsQuery.trim() }).ids : null;
-    return memoryRecords(this.d.db, ids);
+    return memoryRecords(this.d.db, ids, i.seedsModel);
   }
 
   private pins(i: PreviewInput): number[] {
@@ -138,6 +138,7 @@ export class DesignService {
         pins: this.pins(i),
         bans: i.bans,
         memoryIds,
+        seedsModel: i.seedsModel ?? null,
         designerModel: i.designer.model,
         ...(i.instruction ? { instruction: i.instruction } : {}),
         extra: {

@@ -30,6 +30,8 @@ const promptFields = {
   seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
   /** The researcher's extra words, last in the prompt ("make it harder"). */
   instruction: z.string().max(4000).optional(),
+  /** Seeds use the numbers this model measured where it played a game (the agent's, usually); imported numbers elsewhere. */
+  seedsModel: z.string().min(1).max(300).optional(),
   /** A variants round: this environment is the only seed (pinned, and memory is only it). */
   parentEnvId: envId.optional(),
 };

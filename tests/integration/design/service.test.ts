@@ -153,6 +153,12 @@ describe('design rounds through the API', () => {
     expect(env.name).toBe('LuckyEnv');
     expect(JSON.stringify(env)).toContain(roundId);
 
+    // Seeds chosen for the agent: with its measured numbers the designed games (win rate 0 for it)
+    // are candidates for "avoid"; with the recorded numbers alone (they have none) they are not.
+    const forAgent = await api.call('design.preview', { skills: ['Logical Deduction'], bans: [4], seed: 4, seedsModel: 'agent' });
+    expect(round.games.map((g) => g.env_id)).toContain(forAgent.negatives[0]?.envId);
+    expect((await api.call('design.preview', { skills: ['Logical Deduction'], bans: [4], seed: 4 })).negatives).toEqual([]);
+
     // A restarted workbench lists and reopens the round as it was.
     await close();
     open();

@@ -99,6 +99,8 @@ export function DesignView({ tab }: ViewProps<'design'>) {
     seed: form.seed,
     ...(parentId !== null ? { parentEnvId: parentId } : { pins: ids(form.pins, 'Pins'), bans: ids(form.bans, 'Bans'), ...(form.seedsQuery.trim() ? { seedsQuery: form.seedsQuery.trim() } : {}) }),
     ...(form.instruction.trim() ? { instruction: form.instruction.trim() } : {}),
+    // Seeds for the agent that will play: its measured numbers where it played a game.
+    ...(form.play && form.agent.model.trim() ? { seedsModel: form.agent.model.trim() } : {}),
   });
 
   const doPreview = () => void run('Preview', async () => setPreview(await backend().call('design.preview', promptInput())));
