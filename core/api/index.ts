@@ -8,6 +8,7 @@ import { episodesCalls, episodesEvents } from './calls/episodes';
 import { auditCalls, auditEvents } from './calls/audit';
 import { modelsCalls } from './calls/models';
 import { runsCalls, runsEvents } from './calls/runs';
+import { designCalls, designEvents } from './calls/design';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -23,6 +24,7 @@ export const calls = {
   ...auditCalls,
   ...modelsCalls,
   ...runsCalls,
+  ...designCalls,
 } as const;
 
 export const events = {
@@ -32,6 +34,7 @@ export const events = {
   ...episodesEvents,
   ...auditEvents,
   ...runsEvents,
+  ...designEvents,
 } as const;
 
 export type Calls = typeof calls;

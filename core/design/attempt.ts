@@ -54,6 +54,8 @@ export interface GameSpec {
   seed: number;
   /** Which non-SPADE check failures reject an attempt: any ('fail'), or none ('spade-only'). */
   gate: 'fail' | 'spade-only';
+  /** The researcher's extra words, last in the prompt (core/design/prompt.ts). */
+  instruction?: string;
 }
 
 export interface AttemptRecord {
@@ -124,7 +126,7 @@ export async function designGame(
   for (let n = 1; n <= spec.attempts; n++) {
     if (signal?.aborted) break;
     const draw = drawSeeds(spec.memory, { skill: spec.skill, pins: spec.pins ?? [], bans: spec.bans ?? [], seed: spec.seed + n - 1 });
-    const prompt = designerPrompt({ template: spec.template, skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seeds: draw });
+    const prompt = designerPrompt({ template: spec.template, skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seeds: draw, ...(spec.instruction ? { instruction: spec.instruction } : {}) });
     const last = attempts.at(-1);
     const messages: ChatMessage[] =
       spec.feedback === 'repair' && last && last.rejectedBecause && !last.error && conversation.length

@@ -42,6 +42,11 @@ export interface PromptInput {
   seeds: SeedDraw;
   /** A grounding document excerpt (SPADE's corpus path); empty when none. */
   document?: string;
+  /**
+   * The researcher's own words for this round ("make it harder"), a workbench extra SPADE has no
+   * slot for: it goes last, after the seeds, so the SPADE-shaped part of the prompt is unchanged.
+   */
+  instruction?: string;
 }
 
 export const PLACEHOLDERS = ['skill', 'skill_description', 'difficulty', 'min_steps', 'max_turns', 'document'] as const;
@@ -69,7 +74,9 @@ export function designerPrompt(p: PromptInput): string {
     document: p.document ?? '',
   }).trimEnd();
   const seeds = formatSeeds(p.seeds);
-  return seeds ? `${body}\n\n${seeds}` : body;
+  const withSeeds = seeds ? `${body}\n\n${seeds}` : body;
+  const instruction = p.instruction?.trim();
+  return instruction ? `${withSeeds}\n\nInstruction from the researcher: ${instruction}` : withSeeds;
 }
 
 /**

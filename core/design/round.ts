@@ -23,21 +23,29 @@ export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
   memoryIds?: number[] | null;
   /** The designer's model name, kept with each attempt. */
   designerModel: string;
+  /** Seeds use this model's measured numbers where it has played a game (core/design/store.ts memoryRecords). */
+  seedsModel?: string | null;
+  /** The round's id when the caller names it (a service that answers with the id before the round ends). */
+  id?: string;
+  /** What the caller keeps with the round's configuration: the endpoints, the environment a variants round started from. */
+  extra?: Record<string, unknown>;
 }
 
 export interface RoundDeps extends DesignDeps {
   db: Db;
-  /** Plays a game now in memory (by its version hash) hinted and unhinted. */
-  play?(hash: string, hint: string | null): Promise<PlayOutcome>;
+  /** Plays a game now in memory (by its version hash) hinted and unhinted; idx is the game's place in the round. */
+  play?(hash: string, hint: string | null, idx: number): Promise<PlayOutcome>;
 }
 
 export type RoundProgress = DesignProgress & { game: number; games: number; skill: string };
 
+export const newRoundId = (): string => `design-${randomUUID().slice(0, 8)}`;
+
 export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p: RoundProgress) => void = () => {}, signal?: AbortSignal): Promise<RoundView> {
   if (!spec.skills.length) throw new Error('Name at least one skill');
-  const id = `design-${randomUUID().slice(0, 8)}`;
+  const id = spec.id ?? newRoundId();
   const seq = createRound(deps.db, id, { ...spec, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
-  const memory = memoryRecords(deps.db, spec.memoryIds);
+  const memory = memoryRecords(deps.db, spec.memoryIds, spec.seedsModel);
   try {
     for (let i = 0; i < spec.count && !signal?.aborted; i++) {
       const skill = spec.skills[i % spec.skills.length]!;
@@ -68,7 +76,7 @@ export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p:
         if (deps.play && env && !signal?.aborted) {
           onProgress({ stage: 'playing', attempt: accepted.n, of: spec.attempts, game: i + 1, games: spec.count, skill });
           try {
-            game.play = await deps.play(hash, game.hint);
+            game.play = await deps.play(hash, game.hint, i);
             if (game.play.episodes - game.play.failed > 0) {
               const c = classifyGame(game.play.winRate);
               game.cls = c.cls;

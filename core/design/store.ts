@@ -53,6 +53,37 @@ export function markInterrupted(db: Db): number {
   return db.prepare("UPDATE design_rounds SET status = 'failed', error = 'the workbench stopped during the round', ended_at = ?, updated_at = ? WHERE status = 'running'").run(now, now).changes;
 }
 
+export interface RoundRow {
+  id: string;
+  seq: number;
+  status: RoundStatus;
+  error: string | null;
+  config: Record<string, unknown>;
+  startedAt: string;
+  endedAt: string | null;
+  games: number;
+  accepted: number;
+  attempts: number;
+}
+
+/** Rounds newest first, with how many games were designed and accepted (for a list, not the whole round). */
+export function listRounds(db: Db, limit = 100): RoundRow[] {
+  const rows = db
+    .prepare(
+      `SELECT r.*, (SELECT count(*) FROM design_games g WHERE g.round_id = r.id) AS games,
+              (SELECT count(*) FROM design_games g WHERE g.round_id = r.id AND g.accepted = 1) AS accepted,
+              (SELECT count(*) FROM design_attempts a WHERE a.round_id = r.id) AS attempts
+       FROM design_rounds r ORDER BY r.seq DESC LIMIT ?`,
+    )
+    .all(limit) as { id: string; seq: number; status: RoundStatus; error: string | null; config: string; started_at: string; ended_at: string | null; games: number; accepted: number; attempts: number }[];
+  return rows.map((r) => ({ id: r.id, seq: r.seq, status: r.status, error: r.error, config: JSON.parse(r.config) as Record<string, unknown>, startedAt: r.started_at, endedAt: r.ended_at, games: r.games, accepted: r.accepted, attempts: r.attempts }));
+}
+
+/** The round's number (SPADE's rollout step for its games), or null for an unknown id. */
+export function roundSeq(db: Db, id: string): number | null {
+  return (db.prepare('SELECT seq FROM design_rounds WHERE id = ?').get(id) as { seq: number } | undefined)?.seq ?? null;
+}
+
 export interface RoundView {
   id: string;
   seq: number;
@@ -77,7 +108,7 @@ export interface RoundView {
     r_no_hint: number | null;
     class: string | null;
     difficulty_score: number | null;
-    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: unknown[]; rejected_because: string | null; seeds: unknown; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
+    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; seeds: unknown; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
   }[];
 }
 
@@ -148,7 +179,7 @@ export function roundView(db: Db, id: string): RoundView | null {
           prompt: a.prompt,
           answer: a.answer,
           code: a.code,
-          verdicts: JSON.parse(a.verdicts) as unknown[],
+          verdicts: JSON.parse(a.verdicts) as { id: string; status: string; message: string }[],
           rejected_because: a.rejected_because,
           seeds: JSON.parse(a.seeds) as unknown,
           tokens: { prompt: a.prompt_tokens, completion: a.completion_tokens },
@@ -160,18 +191,37 @@ export function roundView(db: Db, id: string): RoundView | null {
   };
 }
 
-/** What the designer may be shown: every environment in memory (or the named ones) with the numbers it has. */
-export function memoryRecords(db: Db, ids?: number[] | null): MemoryRecord[] {
+/**
+ * What the designer may be shown: every environment in memory (or the named ones) with the numbers
+ * it has. With a model named, a game that model played (a run record with a win rate) shows what it
+ * measured instead of what a training run recorded: the seeds are then chosen for that agent.
+ */
+export function memoryRecords(db: Db, ids?: number[] | null, model?: string | null): MemoryRecord[] {
   const rows = db
     .prepare(
-      `SELECT e.id, e.name, e.file_stem, e.skill, e.win_rate, e.regret, substr(v.source, 1, ${SNIPPET_CHARS}) AS snippet
+      `SELECT e.id, e.name, e.file_stem, e.skill, e.win_rate, e.regret, e.head_hash, substr(v.source, 1, ${SNIPPET_CHARS}) AS snippet
        FROM environments e JOIN versions v ON v.hash = e.head_hash WHERE e.rejected = 0 ORDER BY e.id`,
     )
-    .all() as { id: number; name: string; file_stem: string | null; skill: string | null; win_rate: number | null; regret: number | null; snippet: string }[];
+    .all() as { id: number; name: string; file_stem: string | null; skill: string | null; win_rate: number | null; regret: number | null; head_hash: string; snippet: string }[];
+  const measured = new Map<string, { win_rate: number; regret: number }>();
+  if (model) {
+    // The newest measurement per version by this model, with both numbers known.
+    const m = db
+      .prepare(
+        `SELECT env_hash, win_rate, regret FROM model_run_envs WHERE model = ? AND win_rate IS NOT NULL AND regret IS NOT NULL ORDER BY updated_at`,
+      )
+      .all(model) as { env_hash: string; win_rate: number; regret: number }[];
+    for (const r of m) measured.set(r.env_hash, r);
+  }
   const keep = ids ? new Set(ids) : null;
   return rows
     .filter((r) => !keep || keep.has(r.id))
-    .map((r) => ({ envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' }));
+    .map((r) => {
+      const m = measured.get(r.head_hash);
+      return m
+        ? { envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: m.win_rate, regret: m.regret, snippet: r.snippet, source: `measured by ${model}` }
+        : { envId: r.id, name: r.file_stem ?? r.name, skill: r.skill, winRate: r.win_rate, regret: r.regret, snippet: r.snippet, source: 'memory' };
+    });
 }
 
 /** A parent as the layout names it: by content hash, so it resolves in any library holding the seed. */

@@ -9,6 +9,7 @@ import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
 import { runsHandlers } from './runs';
+import { designHandlers } from './design';
 import { statsHandlers } from './stats';
 
 /**
@@ -26,6 +27,7 @@ export function createHandlers(s: Services): Handlers {
     ...auditHandlers(s),
     ...modelsHandlers(s),
     ...runsHandlers(s),
+    ...designHandlers(s),
     ...statsHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};

@@ -19,6 +19,7 @@ import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
 import { SettingsStore } from './settingsStore';
 import type { MemoryChange } from '../api/calls/memory';
+import { DesignService } from './designService';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -210,6 +211,31 @@ export class Services {
       tunnel: (jobId) => this.jobs.manager.tunnelFor(jobId),
     });
     return this.modelsSvc;
+  }
+
+  /** Design rounds, made on first use; closing stops the rounds running and waits until each has stored how it ended. */
+  get design(): DesignService {
+    return this.lazily(
+      'design',
+      () => {
+        const svc = new DesignService({
+          db: this.db,
+          events: this.events,
+          models: () => this.models,
+          episodes: () => this.episodes,
+          audit: () => this.audit,
+          runs: () => this.runs,
+          writesPaused: () => this.writesPaused,
+          log: (level, m) => this.log(level, 'design', m),
+        });
+        this.addStatusProvider(() => {
+          const n = svc.busy();
+          return n ? [{ name: 'design', state: 'busy', detail: `${n} round${n > 1 ? 's' : ''} running` }] : [];
+        });
+        return svc;
+      },
+      (svc) => svc.close(),
+    );
   }
 
   schemaVersion(): number {

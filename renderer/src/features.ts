@@ -9,6 +9,7 @@ import { registerEpisodesFeature } from './features/episodes';
 import { registerRunsFeature } from './features/runs';
 import { registerRuntimeFeature } from './features/runtime';
 import { registerAuditFeature } from './features/audit';
+import { registerDesignFeature } from './features/design';
 
 export function registerFeatures(): void {
   registerRuntimeFeature();
@@ -18,4 +19,5 @@ export function registerFeatures(): void {
   registerEpisodesFeature();
   registerRunsFeature();
   registerAuditFeature();
+  registerDesignFeature();
 }

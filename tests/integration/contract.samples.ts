@@ -97,7 +97,15 @@ export const samples: Sample[] = [
   { call: 'runs.compare', input: { a: 'no-such-run', b: 'other-run' } },
   { call: 'runs.measured', input: (c: SampleContext) => ({ hashes: [c.firstHash] }) },
   { call: 'runs.resume', input: { id: 'no-such-run' } },
-  { call: 'runs.delete', input: { id: 'no-such-run' } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
+  { call: 'runs.delete', input: { id: 'no-such-run' } },
+  // design: the seed pack is memory, so the preview's prompt and seeds agree. design.start is refused
+  // before a round exists (its template names a placeholder the workbench does not fill): a round
+  // running beside the later samples would only add load to them (they are timed by the test's limit).
+  { call: 'design.preview', input: { skills: ['Logical Deduction'], seed: 3 } },
+  { call: 'design.list', input: {} },
+  { call: 'design.get', input: { id: 'no-such-round' } },
+  { call: 'design.cancel', input: { id: 'no-such-round' } },
+  { call: 'design.start', input: { skills: ['Logical Deduction'], count: 1, template: 'Write a {{game_name}}.', designer: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', retries: 0 }, agent: null } },  { call: 'audit.summary', input: {}, volatile: ['environments'] },
   { call: 'audit.results', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000' } },
   { call: 'audit.replay', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', checkId: 'reset-leak' } },
   { call: 'memory.setStats', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', regret: 0.5, rHint: 0.75, rNoHint: 0.25 } },
@@ -161,6 +169,10 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'runs.get', input: { id: 'bad id; drop' } },
   { call: 'runs.measured', input: { hashes: ['not-a-hash'] } },
   { call: 'runs.list', input: { limit: 0 } },
+  { call: 'design.preview', input: { skills: ['Juggling'] } },
+  { call: 'design.preview', input: { skills: ['Logical Deduction'], template: 'Write a {{game_name}}.' } },
+  { call: 'design.start', input: { skills: [], designer: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' }, agent: null } },
+  { call: 'design.get', input: { id: 'bad id; drop' } },
   { call: 'models.ping', input: { endpoint: { baseUrl: 'file:///etc/passwd', model: 'm' } } },
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://gpu-node-7:30000/v1', model: 'm', via: { jobId: 'no-such-job' } } } },
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://gpu-node-7:30000/v1', model: 'm', via: { jobId: 'j; rm -rf /' } } } },

@@ -28,7 +28,8 @@ export type TabTarget =
   | { kind: 'episode-regret'; hash: string; name: string }
   | { kind: 'episode-llm'; hash: string; name: string }
   | { kind: 'job'; jobId: string }
-  | { kind: 'runs'; a: string | null; b: string | null };
+  | { kind: 'runs'; a: string | null; b: string | null }
+  | { kind: 'design'; parentEnvId: number | null; parentName: string | null };
 export type TabKind = TabTarget['kind'];
 export type TargetOf<K extends TabKind> = Extract<TabTarget, { kind: K }>;
 
@@ -63,6 +64,9 @@ export function tabId(t: TabTarget): string {
     case 'runs':
       // One Runs page: opening it again (another run) retargets it.
       return 'runs';
+    case 'design':
+      // One Design page, and one variants page per parent environment.
+      return t.parentEnvId === null ? 'design' : `design:variants:${t.parentEnvId}`;
   }
 }
 

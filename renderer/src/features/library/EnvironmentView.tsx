@@ -6,6 +6,7 @@ import { backend, log } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { fmt } from './store';
 import { MadeBy } from './MadeBy';
+import { MadeByRound } from '../design/MadeByRound';
 import { envActions } from '../../views/envActions';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 
@@ -262,6 +263,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
         <section>
           <h3>Lineage</h3>
           <MadeBy env={env} />
+          <MadeByRound env={env} />
           <ol className="env-lineage" data-testid="env-lineage">
             {env.versions.map((v) => (
               <li key={v.hash} className={v.hash === viewing ? 'current' : ''}>

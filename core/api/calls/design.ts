@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { defineCall, defineEvent } from '../contract';
+import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
+import { endpointSchema } from './models';
+
+/**
+ * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
+ * checked (SPADE's load checks, its random-guess test, the workbench's audit), accepted games enter
+ * the library with their parents and are played by an agent model as a run record. A round runs in
+ * the background: design.progress says where it is, design.changed when its record changed.
+ */
+
+const roundId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
+const envId = z.number().int().min(1).max(2 ** 31);
+const statusSchema = z.enum(['running', 'done', 'cancelled', 'failed']);
+const stageSchema = z.enum(['designing', 'checking', 'hinting', 'playing']);
+
+/** What decides the prompt: the same fields give the same prompt in a preview and in the round. */
+const promptFields = {
+  skills: z.array(z.enum([...COGNITIVE_SKILLS, ...TOOL_USE_SKILLS])).min(1, 'Choose at least one skill').max(15),
+  difficulty: z.enum(['easy', 'medium', 'hard']).default('medium'),
+  maxTurns: z.number().int().min(1).max(1000).default(12),
+  /** The designer template's text; the workbench's own (resources/design/designer.txt) when absent. */
+  template: z.string().min(1).max(200_000).optional(),
+  /** A library search: seeds are drawn only from the environments it finds (all when absent). */
+  seedsQuery: z.string().max(2000).optional(),
+  pins: z.array(envId).max(50).default([]),
+  bans: z.array(envId).max(1000).default([]),
+  /** The draws' seed: attempt k of game g draws with seed + 1000 g + k - 1. */
+  seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
+  /** The researcher's extra words, last in the prompt ("make it harder"). */
+  instruction: z.string().max(4000).optional(),
+  /** Seeds use the numbers this model measured where it played a game (the agent's, usually); imported numbers elsewhere. */
+  seedsModel: z.string().min(1).max(300).optional(),
+  /** A variants round: this environment is the only seed (pinned, and memory is only it). */
+  parentEnvId: envId.optional(),
+};
+
+export const designPreviewInput = z.object(promptFields).strict();
+export const designStartInput = z
+  .object({
+    ...promptFields,
+    count: z.number().int().min(1).max(200).default(2),
+    attempts: z.number().int().min(1).max(20).default(3),
+    feedback: z.enum(['repair', 'spade']).default('repair'),
+    designer: endpointSchema,
+    /** Plays accepted games (a run record each); null designs only. */
+    agent: endpointSchema.nullable(),
+    /** Episodes per arm when playing an accepted game. */
+    playSeeds: z.number().int().min(1).max(100).default(2),
+  })
+  .strict();
+export type DesignStartInput = z.input<typeof designStartInput>;
+
+const seedSchema = z.object({ envId: z.number().int().nullable(), name: z.string(), skill: z.string().nullable(), winRate: z.number().nullable(), regret: z.number().nullable() });
+
+const attemptSchema = z.object({
+  n: z.number().int(),
+  model: z.string(),
+  prompt: z.string(),
+  answer: z.string(),
+  code: z.string(),
+  verdicts: z.array(z.object({ id: z.string(), status: z.string(), message: z.string() }).passthrough()),
+  rejected_because: z.string().nullable(),
+  seeds: z.unknown(),
+  tokens: z.object({ prompt: z.number().nullable(), completion: z.number().nullable() }),
+  ms: z.number(),
+  error: z.string().nullable(),
+});
+
+const gameSchema = z.object({
+  idx: z.number().int(),
+  skill: z.string(),
+  accepted: z.boolean(),
+  env_id: z.number().int().nullable(),
+  env_hash: z.string().nullable(),
+  parents: z.array(z.number().int()),
+  hint: z.string().nullable(),
+  hint_error: z.string().nullable(),
+  play_error: z.string().nullable(),
+  regret: z.number().nullable(),
+  win_rate: z.number().nullable(),
+  r_hint: z.number().nullable(),
+  r_no_hint: z.number().nullable(),
+  class: z.string().nullable(),
+  difficulty_score: z.number().nullable(),
+  /** The run record of this game's play (Runs page), when it was played. */
+  run_id: z.string().nullable(),
+  attempts: z.array(attemptSchema),
+});
+export type DesignGame = z.infer<typeof gameSchema>;
+
+export const progressSchema = z.object({
+  roundId: z.string(),
+  game: z.number().int(),
+  games: z.number().int(),
+  skill: z.string(),
+  stage: stageSchema,
+  attempt: z.number().int(),
+  of: z.number().int(),
+  tokensPerSec: z.number().nullable(),
+});
+export type DesignProgress = z.infer<typeof progressSchema>;
+
+const roundSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  status: statusSchema,
+  error: z.string().nullable(),
+  config: z.record(z.string(), z.unknown()),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  /** This workbench is running it now (a 'running' round that is not live was interrupted). */
+  live: z.boolean(),
+  /** Where a live round is; null otherwise. */
+  progress: progressSchema.nullable(),
+  games: z.array(gameSchema),
+});
+export type DesignRound = z.infer<typeof roundSchema>;
+
+const rowSchema = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  status: statusSchema,
+  error: z.string().nullable(),
+  config: z.record(z.string(), z.unknown()),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  games: z.number().int(),
+  accepted: z.number().int(),
+  attempts: z.number().int(),
+  live: z.boolean(),
+});
+export type DesignRoundRow = z.infer<typeof rowSchema>;
+
+export const designCalls = {
+  'design.preview': defineCall({
+    name: 'design.preview',
+    summary: "The exact prompt the round's first attempt would send, with the seeds it would show; nothing runs.",
+    input: designPreviewInput,
+    output: z.object({ prompt: z.string(), skill: z.string(), seed: z.number().int(), positives: z.array(seedSchema), negatives: z.array(seedSchema), memory: z.number().int() }),
+  }),
+  'design.start': defineCall({
+    name: 'design.start',
+    summary: 'Starts a design round in the background and answers with its id; design.progress follows it.',
+    input: designStartInput,
+    output: z.object({ roundId: z.string(), seq: z.number().int() }),
+  }),
+  'design.cancel': defineCall({
+    name: 'design.cancel',
+    summary: 'Stops a running round: the attempt in flight is abandoned, what was stored stays.',
+    input: z.object({ id: roundId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
+  }),
+  'design.list': defineCall({
+    name: 'design.list',
+    summary: 'Design rounds, newest first.',
+    input: z.object({ limit: z.number().int().min(1).max(1000).default(100) }).strict(),
+    output: z.array(rowSchema),
+  }),
+  'design.get': defineCall({
+    name: 'design.get',
+    summary: 'One round in full: every game, every attempt (prompt, answer, program, verdicts, why rejected), and what play measured.',
+    input: z.object({ id: roundId }).strict(),
+    output: roundSchema,
+  }),
+} as const;
+
+export const designEvents = {
+  'design.progress': defineEvent({ name: 'design.progress', summary: 'Where a running round is: game k of N, attempt k of N, stage, tokens per second.', payload: progressSchema }),
+  'design.changed': defineEvent({ name: 'design.changed', summary: "A round's record changed (started, an attempt stored, a game finished, the round ended).", payload: z.object({ roundId: z.string(), status: statusSchema }) }),
+} as const;

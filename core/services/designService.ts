@@ -1,0 +1,246 @@
+/**
+ * Design rounds as the app runs them: in the background, one AbortController each, progress and
+ * changes as events, every round read back from SQLite (so a restarted workbench lists and reopens
+ * what it did, and says which round it was running when it stopped). The round itself is
+ * core/design/round.ts, the same code the CLI runs; what differs is only the wiring: the designer
+ * is the models' client, the check is the app's audit, and an accepted game is played through
+ * ModelService.play, so its regret is a run record (Runs page) like any model run.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../memory/db';
+import type { EventBus } from '../server/events';
+import type { ModelService } from '../models/service';
+import type { EpisodeService } from '../episodes/service';
+import type { AuditService } from '../audit/service';
+import type { RunService } from '../runs/service';
+import type { Endpoint } from '../api/calls/models';
+import type { DesignProgress, DesignRound, DesignRoundRow } from '../api/calls/design';
+import type { designPreviewInput, designStartInput } from '../api/calls/design';
+import type { z } from 'zod';
+import { DomainError, invalidInput } from '../errors';
+import { errorMessage } from '../api/errors';
+import { matchingIds } from '../memory/repository';
+import { drawSeeds, type MemoryRecord } from '../design/seeds';
+import { designerPrompt, type Difficulty } from '../design/prompt';
+import { newRoundId, runRound } from '../design/round';
+import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
+import type { PlayOutcome } from '../design/attempt';
+import { packageRoot } from './appInfo';
+
+type PreviewInput = z.output<typeof designPreviewInput>;
+type StartInput = z.output<typeof designStartInput>;
+
+export interface DesignServiceDeps {
+  db: Db;
+  events: EventBus;
+  models: () => ModelService;
+  episodes: () => EpisodeService;
+  audit: () => AuditService;
+  runs: () => RunService;
+  writesPaused: () => boolean;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+interface LiveRound {
+  ac: AbortController;
+  progress: DesignProgress | null;
+  /** The run record playing a game now, so a cancel stops its episodes too. */
+  playing: string | null;
+  done: Promise<unknown>;
+}
+
+/** The run record of game idx of a round: one per played game, named after the round. */
+export const gameRunId = (roundId: string, idx: number): string => `${roundId}-g${idx + 1}`;
+
+export class DesignService {
+  private readonly live = new Map<string, LiveRound>();
+  private closed = false;
+
+  constructor(private readonly d: DesignServiceDeps) {
+    // A round left 'running' by a workbench that stopped is not running: say so, once, at start.
+    if (!d.writesPaused()) {
+      const n = markInterrupted(d.db);
+      if (n) d.log('warn', `${n} design round${n > 1 ? 's were' : ' was'} running when the workbench stopped; marked failed`);
+    }
+  }
+
+  private template(given: string | undefined): string {
+    if (given !== undefined) return given;
+    const p = join(packageRoot(), 'resources', 'design', 'designer.txt');
+    if (!existsSync(p)) throw new DomainError('unavailable', `The designer template ${p} is missing; give a template`);
+    return readFileSync(p, 'utf8');
+  }
+
+  /** What the designer may be shown: all of memory, a search's environments, or (variants) only the parent. */
+  private memory(i: PreviewInput): MemoryRecord[] {
+    if (i.parentEnvId !== undefined) {
+      const m = memoryRecords(this.d.db, [i.parentEnvId], i.seedsModel);
+      if (!m.length) throw new DomainError('not_found', `No environment ${i.parentEnvId} in the library`);
+      return m;
+    }
+    const ids = i.seedsQuery?.trim() ? matchingIds(this.d.db, { query: i.seedsQuery.trim() }).ids : null;
+    return memoryRecords(this.d.db, ids, i.seedsModel);
+  }
+
+  private pins(i: PreviewInput): number[] {
+    return i.parentEnvId !== undefined ? [i.parentEnvId] : i.pins;
+  }
+
+  /** The first attempt's prompt exactly as runRound will build it (same seed, same draw). */
+  preview(i: PreviewInput) {
+    const memory = this.memory(i);
+    const skill = i.skills[0]!;
+    const draw = drawSeeds(memory, { skill, pins: this.pins(i), bans: i.bans, seed: i.seed });
+    const prompt = this.fill(i, skill, draw);
+    const seed = (r: MemoryRecord) => ({ envId: r.envId, name: r.name, skill: r.skill, winRate: r.winRate, regret: r.regret });
+    return { prompt, skill, seed: i.seed, positives: draw.positives.map(seed), negatives: draw.negatives.map(seed), memory: memory.length };
+  }
+
+  private fill(i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>): string {
+    try {
+      return designerPrompt({ template: this.template(i.template), skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seeds: draw, ...(i.instruction ? { instruction: i.instruction } : {}) });
+    } catch (e) {
+      if (e instanceof DomainError) throw e;
+      throw invalidInput(errorMessage(e));
+    }
+  }
+
+  start(i: StartInput): { roundId: string; seq: number } {
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    if (this.d.writesPaused()) throw new DomainError('unavailable', 'Changes to the library are paused; a round cannot store its games');
+    // Refuse what would fail later before anything is stored: the template, the endpoints' keys.
+    this.fill(i, i.skills[0]!, { positives: [], negatives: [] });
+    const models = this.d.models();
+    const designer = models.client(models.config(i.designer));
+    if (i.agent) models.config(i.agent);
+    const id = newRoundId();
+    const ac = new AbortController();
+    const entry: LiveRound = { ac, progress: null, playing: null, done: Promise.resolve() };
+    this.live.set(id, entry);
+    const scoped = i.parentEnvId !== undefined || !!i.seedsQuery?.trim();
+    const memoryIds = scoped ? this.memory(i).map((m) => m.envId).filter((x): x is number => x !== null) : null;
+    const changed = (status: DesignRound['status']) => this.d.events.emit('design.changed', { roundId: id, status });
+    const agent = i.agent;
+    const play = agent ? (hash: string, _hint: string | null, idx: number) => this.play(id, entry, agent, hash, idx, i) : undefined;
+    entry.done = runRound(
+      {
+        id,
+        skills: i.skills,
+        count: i.count,
+        difficulty: i.difficulty as Difficulty,
+        maxTurns: i.maxTurns,
+        template: this.template(i.template),
+        attempts: i.attempts,
+        feedback: i.feedback,
+        gate: 'fail',
+        seed: i.seed,
+        pins: this.pins(i),
+        bans: i.bans,
+        memoryIds,
+        seedsModel: i.seedsModel ?? null,
+        designerModel: i.designer.model,
+        ...(i.instruction ? { instruction: i.instruction } : {}),
+        extra: {
+          designer: { baseUrl: i.designer.baseUrl, model: i.designer.model },
+          agent: agent ? { baseUrl: agent.baseUrl, model: agent.model } : null,
+          playSeeds: i.playSeeds,
+          seedsQuery: i.seedsQuery ?? null,
+          parentEnvId: i.parentEnvId ?? null,
+          instruction: i.instruction ?? null,
+        },
+      },
+      {
+        db: this.d.db,
+        designer,
+        check: async (code) => (await this.d.audit().checkSource(code, [])).audit,
+        ...(play ? { play } : {}),
+      },
+      (p) => {
+        entry.progress = { roundId: id, game: p.game, games: p.games, skill: p.skill, stage: p.stage, attempt: p.attempt, of: p.of, tokensPerSec: p.tokensPerSec ?? null };
+        this.d.events.emit('design.progress', entry.progress);
+        changed('running');
+      },
+      ac.signal,
+    )
+      .then((r) => {
+        this.d.log('info', `design round ${r.seq} ${r.status}: ${r.games.filter((g) => g.accepted).length} of ${r.games.length} games accepted`);
+        return r.status;
+      })
+      .catch((e: unknown) => {
+        this.d.log('error', `design round ${id} stopped: ${errorMessage(e)}`);
+        return 'failed' as const;
+      })
+      .then((status) => {
+        this.live.delete(id);
+        changed(status);
+      });
+    changed('running');
+    return { roundId: id, seq: roundSeq(this.d.db, id) ?? 0 };
+  }
+
+  /** An accepted game played by the agent as a run record of its own (regret per environment and model is stored). */
+  private async play(roundId: string, entry: LiveRound, agent: Endpoint, hash: string, idx: number, i: StartInput): Promise<PlayOutcome> {
+    const runId = gameRunId(roundId, idx);
+    entry.playing = runId;
+    try {
+      const r = await this.d.models().play({ hashes: [hash], endpoint: agent, seeds: i.playSeeds, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: i.maxTurns, runId, selection: `design round ${roundSeq(this.d.db, roundId) ?? '?'}` });
+      const e = r.envs[0];
+      if (!e || e.regret === null || e.winRate === null || e.rNoHint === null) throw new Error(e?.notMeasured ?? (r.cancelled ? 'play was cancelled' : 'play measured nothing'));
+      const hinted = e.hintReturns;
+      return {
+        rHint: e.rHint ?? e.rNoHint,
+        rNoHint: e.rNoHint,
+        regret: e.regret,
+        winRate: e.winRate,
+        hintedWinRate: hinted.length ? hinted.filter((x) => x > 0).length / hinted.length : 0,
+        episodes: r.episodes.length,
+        failed: r.episodes.filter((x) => x.failed).length,
+      };
+    } finally {
+      entry.playing = null;
+    }
+  }
+
+  cancel(id: string): { cancelled: boolean } {
+    const entry = this.live.get(id);
+    if (!entry) return { cancelled: false };
+    entry.ac.abort();
+    if (entry.playing) this.d.episodes().regretCancel(entry.playing);
+    return { cancelled: true };
+  }
+
+  list(limit: number): DesignRoundRow[] {
+    return listRounds(this.d.db, limit).map((r) => ({ ...r, live: this.live.has(r.id) }));
+  }
+
+  get(id: string): DesignRound {
+    const r = roundView(this.d.db, id);
+    if (!r) throw new DomainError('not_found', `No design round ${id}`);
+    const entry = this.live.get(id);
+    const runs = this.d.runs();
+    return {
+      ...r,
+      live: !!entry,
+      progress: entry?.progress ?? null,
+      games: r.games.map((g) => ({ ...g, run_id: runs.store.get(gameRunId(id, g.idx)) ? gameRunId(id, g.idx) : null })),
+    };
+  }
+
+  /** Resolves when the round is no longer running here (tests, shutdown). */
+  async settle(id: string): Promise<void> {
+    await this.live.get(id)?.done;
+  }
+
+  busy(): number {
+    return this.live.size;
+  }
+
+  /** Stops every round and waits for each to store how it ended. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.live.keys()];
+    for (const id of all) this.cancel(id);
+    await Promise.all(all.map((id) => this.settle(id)));
+  }
+}
