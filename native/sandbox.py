@@ -29,7 +29,11 @@ BLOCKED_MODULES = frozenset({
     "mmap", "pty", "webbrowser", "micropip", "cpython_main", "fcntl", "termios",
     # the workbench's own: already loaded where they are used, so only a game's import reaches here
     "harness", "harness_values", "harness_loader", "harness_output", "harness_tool_base", "audit_exec", "audit_checks", "sandbox",
-})
+}) | frozenset(
+    # ... and every other module beside this one (the host's host_*.py, the audit's modules), read
+    # once at import, before any guard: a module added to native/ is refused to games without a list.
+    name[:-3] for name in os.listdir(os.path.dirname(os.path.abspath(__file__))) if name.endswith(".py")
+)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
