@@ -13,7 +13,7 @@ import json
 import types
 
 from harness_tool_base import ToolUseBaseEnv, _tool_module
-from harness_values import CallTimeout, ENV_FILENAME, repr_safe, str_safe
+from harness_values import ENV_FILENAME, CallTimeout, HarnessError, error_info, repr_safe, str_safe
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
@@ -355,3 +355,54 @@ def _instantiate(cls, mode, budget):
         if e.cause is not None:
             raise e.cause
         raise
+
+
+# ---------------------------------------------------------------- load failures, for the protocol
+
+
+def _load_error(e):
+    """A SpadeLoadError as the protocol's load_error (SPADE's message, plus a traceback to read)."""
+    extra = {"stage": e.stage}
+    cause = e.cause
+    if cause is not None:
+        info = error_info(cause, "load_error")
+        for k in (("line", "col") if isinstance(cause, SyntaxError) else ("traceback", "line", "col", "frames")):
+            if k in info:
+                extra[k] = info[k]
+        extra["type"] = info.get("type")
+        if isinstance(cause, SyntaxError):
+            extra.update(_syntax_extra(cause))
+        missing = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
+        if missing:
+            extra["missingModule"] = missing.split(".")[0]
+        elif isinstance(cause, NameError) and getattr(cause, "name", None) in ("np", "numpy"):
+            extra["missingModule"] = "numpy"
+    return HarnessError("load_error", str(e), **extra)
+
+
+def _may_have_tools(env):
+    """Whether get_tools() could answer anything but [] (a plain game has none, so a player need not
+    ask for them). Read from the class and instance dicts: no game code runs to find out, and a game
+    that could answer dynamically (__getattr__, __getattribute__) counts as having tools."""
+    try:
+        for c in type(env).__mro__:
+            d = c.__dict__
+            if "get_tools" in d or "__getattr__" in d or (c is not object and "__getattribute__" in d):
+                return True
+        return "get_tools" in object.__getattribute__(env, "__dict__")
+    except Exception:
+        return True
+
+
+def _hash_seed():
+    try:
+        import os as _os
+
+        v = _os.environ.get("PYTHONHASHSEED")
+    except Exception:
+        v = None
+    return v if v not in (None, "", "random") else None
+
+
+def _syntax_extra(e):
+    return {"type": "SyntaxError", "line": e.lineno, "col": e.offset, "detail": e.msg}

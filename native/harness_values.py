@@ -220,7 +220,10 @@ def describe_fields(fields, depth, seen):
 
 
 # The workbench's own files: their frames are not the game's and stay out of its tracebacks.
-WORKBENCH_FILES = ("sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "audit_exec.py")
+WORKBENCH_FILES = (
+    "sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "harness_episode.py",
+    "harness_baseline.py", "audit_exec.py", "exec_values.py", "exec_fields.py", "exec_ahead.py",
+)
 
 
 def env_traceback(exc):
@@ -258,3 +261,40 @@ def str_safe(exc):
         return str(exc)
     except BaseException:
         return ""
+
+
+# ---------------------------------------------------------------- a session's state, for people
+
+
+def state_of(s):
+    env = s.env
+    fields = getattr(env, "__dict__", {})
+    out = {"className": s.class_name, "fields": describe_fields(fields, 1, {id(env)})}
+    # State that outlives an instance (and so leaks across reset) lives on the game's classes and
+    # in its module: shown in groups of their own, named as the audit names them.
+    shared = shared_state(s)
+    if shared[0]:
+        out["classFields"] = describe_fields(shared[0], 1, {id(env)})
+    if shared[1]:
+        out["moduleGlobals"] = describe_fields(shared[1], 1, {id(env)})
+    return out
+
+
+def _is_data(k, v):
+    return not k.startswith("__") and not callable(v) and not isinstance(v, (types.ModuleType, staticmethod, classmethod, property))
+
+
+def shared_state(s):
+    """Class attributes of the game's own classes (its MRO, not the base classes the harness gives)
+    and module globals that hold data, as two dicts."""
+    env, ns = s.env, s.ns or {}
+    modname = ns.get("__name__")
+    cls_fields = {}
+    for c in reversed(type(env).__mro__):
+        if getattr(c, "__module__", None) != modname:
+            continue
+        for k, v in list(vars(c).items()):
+            if _is_data(k, v):
+                cls_fields[k] = v
+    globs = {k: v for k, v in list(ns.items()) if _is_data(k, v)}
+    return cls_fields, globs
