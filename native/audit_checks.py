@@ -14,6 +14,8 @@ message, evidence: {seed?, actions?, expected?, observed?, line?, traceback?, ..
 Written from docs/spade-formats.md sections 2-5; SPADE's own messages are kept for the spade.* checks.
 """
 
+from __future__ import annotations
+
 import time
 
 from judge_channel import ExecutorGone, Hang, StepFailed, clip, forget
@@ -35,111 +37,117 @@ from judge_play import (
 )
 from judge_spade import spade_checks
 from judge_tools import tool_checks
+from typing import TYPE_CHECKING, Any, Callable
+from types import ModuleType
+
+if TYPE_CHECKING:
+    from harness import Harness
+    from judge_channel import Env
 
 
-def run_audit(hm, transport, source, options):
+def run_audit(harness: ModuleType, transport: Callable[[str], str], source: str, options: dict[str, Any]) -> Any:
     forget()  # a judge serves audit after audit (both runtimes): the last one's types are not this one's
-    A = Audit(hm, transport, source, options)
+    audit = Audit(harness, transport, source, options)
     t0 = time.perf_counter()
-    A.x("start", source=source)
-    env = spade_checks(A)
+    audit.x("start", source=source)
+    env = spade_checks(audit)
     if env is not None:
-        play_checks(A, env)
-    check_output_flood(A)
+        play_checks(audit, env)
+    check_output_flood(audit)
     checks = []
-    order = ALL_CHECKS if A.tool_use else SPADE_CHECKS + PLAY_CHECKS + OUTPUT_CHECKS
+    order = ALL_CHECKS if audit.tool_use else SPADE_CHECKS + PLAY_CHECKS + OUTPUT_CHECKS
     for cid in order:
-        r = A.results.get(cid)
+        r = audit.results.get(cid)
         if r is None:
             if env is not None or cid in SPADE_CHECKS:
                 continue
             r = {"id": cid, "status": "skip", "message": "Not run: the environment did not pass SPADE's load checks", "evidence": {}}
-        if A.want(cid):
+        if audit.want(cid):
             checks.append(r)
-    return {"className": A.class_name, "toolUse": A.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
+    return {"className": audit.class_name, "toolUse": audit.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
 
 
-def play_checks(A, env):
+def play_checks(audit: Audit, env: Env) -> None:
     """The checks SPADE lacks, each isolated: a crash or hang in one is that check's result."""
     answers = []
 
-    def guarded(cid, fn, *args):
-        A.phase(cid)
-        if A.hung is not None:
-            if cid not in A.results:
-                A.put(cid, "skip", f"Not run: {A.hung.call} hung earlier")
+    def guarded(cid: str, fn: Callable[..., Any], *args: Any) -> None:
+        audit.phase(cid)
+        if audit.hung is not None:
+            if cid not in audit.results:
+                audit.put(cid, "skip", f"Not run: {audit.hung.call} hung earlier")
             return
         try:
             fn(*args)
         except Hang as e:
-            A.hung = e
-            A.put(cid, "fail", f"{e.call} hung (no return within {e.limit:g} s)" + (f" on action {clip(repr(e.action), 80)}" if e.action is not None else ""), call=e.call, seed=e.seed, actions=[clip(e.action, 200)] if e.action is not None else None, hang=True)
+            audit.hung = e
+            audit.put(cid, "fail", f"{e.call} hung (no return within {e.limit:g} s)" + (f" on action {clip(repr(e.action), 80)}" if e.action is not None else ""), call=e.call, seed=e.seed, actions=[clip(e.action, 200)] if e.action is not None else None, hang=True)
         except StepFailed as e:
-            A.put(cid, "fail", f"{e.call} raised {e.info.get('type')}: {clip(e.info.get('message', ''), 200)}", call=e.call, seed=e.seed,
+            audit.put(cid, "fail", f"{e.call} raised {e.info.get('type')}: {clip(e.info.get('message', ''), 200)}", call=e.call, seed=e.seed,
                   actions=[clip(e.action, 200)] if e.action is not None else None, line=e.info.get("line"), traceback=clip(e.info.get("traceback", ""), 3000))
         except Exception as e:  # a bug of ours must not lose the other checks
-            A.put(cid, "skip", f"Audit error in this check: {type(e).__name__}: {clip(str(e), 200)}")
+            audit.put(cid, "skip", f"Audit error in this check: {type(e).__name__}: {clip(str(e), 200)}")
 
-    def collect_answers():
-        plan = []
+    def collect_answers() -> None:
+        plan: list[Any] = []
         for seed in range(5):
             has = len(plan) + 1
-            plan += [{"op": "reset", "seed": seed, "env": env.id, "limit": A.call_limit}, {"op": "has_solution", "env": env.id},
-                     {"op": "solution", "env": env.id, "limit": A.call_limit, "when": has}]
-            if A.tool_use:
+            plan += [{"op": "reset", "seed": seed, "env": env.id, "limit": audit.call_limit}, {"op": "has_solution", "env": env.id},
+                     {"op": "solution", "env": env.id, "limit": audit.call_limit, "when": has}]
+            if audit.tool_use:
                 plan.append({"op": "attr", "env": env.id, "name": "_expected_answer", "unless": has})
-        got = iter(A.seq(plan))
+        got = iter(audit.seq(plan))
         for seed in range(5):
-            A.reset(env, seed, tagged=next(got))
-            has, sol, attr = next(got), next(got), next(got) if A.tool_use else None
-            if A.value_of(has, "has_solution", env=env.id):
-                v = A.call("solution", "solution", seed=seed, env=env.id) if sol is None else A.outcome("solution", sol, None, seed)
+            audit.reset(env, seed, tagged=next(got))
+            has, sol, attr = next(got), next(got), next(got) if audit.tool_use else None
+            if audit.value_of(has, "has_solution", env=env.id):
+                v = audit.call("solution", "solution", seed=seed, env=env.id) if sol is None else audit.outcome("solution", sol, None, seed)
                 answers.append((seed, " ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)))
-            elif A.tool_use:
-                expected = A.value_of(attr, "attr", env=env.id, name="_expected_answer")
+            elif audit.tool_use:
+                expected = audit.value_of(attr, "attr", env=env.id, name="_expected_answer")
                 if expected is not None:
                     answers.append((seed, str(expected)))
 
-    def sol_actions(e):
-        if solution_fn(A, e) is None:
+    def sol_actions(e: Any) -> Any:
+        if solution_fn(audit, e) is None:
             return None
-        return get_solution(A, e, None)
+        return get_solution(audit, e, None)
 
-    run = lambda cid, fn, *a: guarded(cid, fn, *a) if A.want(cid) or cid in ("types", "timing") else None
-    run("determinism", check_determinism, A)
-    run("seed-ignored", check_seed_ignored, A, env)
-    run("reset-leak", check_reset_leak, A, sol_actions)
-    if A.want("crash-on-action"):
-        guarded("crash-on-action", check_crash, A, A.first_obs)
-    run("solution", check_solution, A, env)
-    run("too-easy", check_too_easy, A)
-    guarded("hint-leak", collect_answers) if (A.want("hint-leak") or A.want("max-turns")) else None
-    if "hint-leak" not in A.results:
-        run("hint-leak", check_hint_leak, A, answers)
-    run("max-turns", check_max_turns, A, env, [a for _, a in answers])
-    if A.tool_use:
-        def tools():
-            tool_checks(A, env)
+    run = lambda cid, fn, *a: guarded(cid, fn, *a) if audit.want(cid) or cid in ("types", "timing") else None
+    run("determinism", check_determinism, audit)
+    run("seed-ignored", check_seed_ignored, audit, env)
+    run("reset-leak", check_reset_leak, audit, sol_actions)
+    if audit.want("crash-on-action"):
+        guarded("crash-on-action", check_crash, audit, audit.first_obs)
+    run("solution", check_solution, audit, env)
+    run("too-easy", check_too_easy, audit)
+    guarded("hint-leak", collect_answers) if (audit.want("hint-leak") or audit.want("max-turns")) else None
+    if "hint-leak" not in audit.results:
+        run("hint-leak", check_hint_leak, audit, answers)
+    run("max-turns", check_max_turns, audit, env, [a for _, a in answers])
+    if audit.tool_use:
+        def tools() -> None:
+            tool_checks(audit, env)
         guarded("tool.schema", tools)
         for cid in TOOL_CHECKS:
-            if cid not in A.results:
-                A.put(cid, "skip", "Not run: an earlier tool check stopped")
-    check_types(A)
-    check_timing(A)
+            if cid not in audit.results:
+                audit.put(cid, "skip", "Not run: an earlier tool check stopped")
+    check_types(audit)
+    check_timing(audit)
 
 
-def cmd_audit(h, req, hm, transport):
+def cmd_audit(h: Harness, req: dict[str, Any], harness: ModuleType, transport: Callable[[str], str]) -> Any:
     source = req.get("source")
     if not isinstance(source, str):
-        raise hm.HarnessError("protocol", "audit needs a source string")
+        raise harness.HarnessError("protocol", "audit needs a source string")
     try:
-        return run_audit(hm, transport, source, req.get("options") or {})
+        return run_audit(harness, transport, source, req.get("options") or {})
     except ExecutorGone as e:
-        raise hm.HarnessError("crash", str(e))
+        raise harness.HarnessError("crash", str(e))
 
 
-def install_judge(h, hm, transport):
+def install_judge(h: Harness, harness: ModuleType, transport: Callable[[str], str]) -> Any:
     """Adds the "audit" command to a harness that never runs environment code: the checks, which
     reach the game only through `transport` (a request line in, the executor's reply line out)."""
-    h.register("audit", lambda hh, req: cmd_audit(hh, req, hm, transport))
+    h.register("audit", lambda hh, req: cmd_audit(hh, req, harness, transport))
     return h

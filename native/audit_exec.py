@@ -12,6 +12,8 @@ Installed into every harness as the "x" command; its state is this interpreter's
 environment (each audit gets a fresh interpreter).
 """
 
+from __future__ import annotations
+
 import os
 import signal
 import sys
@@ -21,6 +23,11 @@ import time
 from exec_ahead import PlayedAhead
 from exec_fields import fields
 from exec_values import _ended, _tagged, encode, load_error  # noqa: F401  (encode: audit_exec.encode is the codec's name)
+from typing import TYPE_CHECKING, Any, Callable
+from types import ModuleType
+
+if TYPE_CHECKING:
+    from harness import Harness
 
 _ns = time.perf_counter_ns
 
@@ -30,11 +37,11 @@ class Timer:
     raising the harness's CallTimeout. Pyodide: the host's watchdog, told each call's deadline by a
     line on stderr (its interrupt arrives as KeyboardInterrupt)."""
 
-    def __init__(self, hm):
+    def __init__(self, harness: ModuleType) -> None:
         # arm/disarm are chosen once here, not tested at every call (~200 calls an audit).
         host = sys.platform == "emscripten"
         if hasattr(signal, "setitimer") and not host and threading.current_thread() is threading.main_thread():
-            alarm = hm.call_alarm(hm.CallTimeout)
+            alarm = harness.call_alarm(harness.CallTimeout)
             self.arm, self.disarm = alarm.arm, alarm.disarm
         elif host:
             self.arm = lambda limit: self._tell_host(max(1, int(limit * 1000)))
@@ -43,7 +50,7 @@ class Timer:
             self.arm = lambda limit: None  # no alarm off the main thread: the host's wall-clock limit remains
             self.disarm = lambda: None
 
-    def _tell_host(self, ms):
+    def _tell_host(self, ms: int) -> None:
         try:
             os.write(2, f"\n@call-deadline {ms}\n".encode())
         except Exception:
@@ -54,31 +61,33 @@ class Timer:
 
 
 class Executor(PlayedAhead):
-    def __init__(self, h, hm):
-        self.h, self.hm = h, hm
-        self.timer = None
-        self.modules = None
-        self.source = None
-        self.code = None
-        self.ns = None
-        self.cls = None
-        self.envs = {}  # id -> (env, namespace)
+    OPS: dict[str, Callable[..., Any]]  # set below, once the class exists
 
-    def start(self, req):
-        hm = self.hm
-        self.timer = self.timer or Timer(hm)
+    def __init__(self, h: Harness, harness: ModuleType) -> None:
+        self.h, self.harness = h, harness
+        self.timer: Any = None
+        self.modules: Any = None
+        self.source: Any = None
+        self.code: Any = None
+        self.ns: Any = None
+        self.cls: Any = None
+        self.envs: dict[Any, Any] = {}  # id -> (env, namespace)
+
+    def start(self, req: dict[str, Any]) -> None:
+        harness = self.harness
+        self.timer = self.timer or Timer(harness)
         self.source = req.get("source")
         if not isinstance(self.source, str):
-            raise hm.HarnessError("protocol", "the audit needs a source string")
-        self.modules = {"random": hm.fresh_module("random"), "tool_use_base_env": hm._tool_module()}
+            raise harness.HarnessError("protocol", "the audit needs a source string")
+        self.modules = {"random": harness.fresh_module("random"), "tool_use_base_env": harness._tool_module()}
         self.code = self.ns = self.cls = None
         self.envs = {}
         self.h.out.written = 0  # what this audit's game writes, from here on
 
-    def call(self, fn, *args, limit=5.0):
+    def call(self, fn: Callable[..., Any], *args: Any, limit: float=5.0) -> Any:
         """One call into environment code, as the audit always made it: the audit's own modules,
         output swallowed, a time limit; the outcome tagged ok / raised / hung / refused by SPADE."""
-        hm = self.hm
+        harness = self.harness
         modules = sys.modules
         saved = [(name, modules.get(name)) for name in self.modules]
         modules.update(self.modules)
@@ -89,14 +98,14 @@ class Executor(PlayedAhead):
         t0 = _ns()
         try:
             return {"v": fn(*args), "ns": _ns() - t0}
-        except (hm.CallTimeout, KeyboardInterrupt):
+        except (harness.CallTimeout, KeyboardInterrupt):
             return {"hang": True, "ns": _ns() - t0}
-        except hm.SpadeLoadError as e:
-            return {"load": load_error(hm, e), "ns": _ns() - t0}
+        except harness.SpadeLoadError as e:
+            return {"load": load_error(harness, e), "ns": _ns() - t0}
         except BaseException as e:  # SystemExit too: an exit in a game is a failure of that call
             ns = _ns() - t0
-            info = hm.error_info(e)
-            info["text"] = hm.str_safe(e)
+            info = harness.error_info(e)
+            info["text"] = harness.str_safe(e)
             return {"raise": info, "ns": ns}
         finally:
             self.timer.disarm()
@@ -108,37 +117,37 @@ class Executor(PlayedAhead):
                     modules[name] = mod
             self.h.out.take()  # what games print is not evidence; drop it so a flood costs nothing
 
-    def env(self, req):
+    def env(self, req: dict[str, Any]) -> Any:
         e = self.envs.get(req.get("env"))
         if e is None:
-            raise self.hm.HarnessError("protocol", f"no environment {req.get('env')!r}")
+            raise self.harness.HarnessError("protocol", f"no environment {req.get('env')!r}")
         return e
 
-    def keep(self, env, ns):
+    def keep(self, env: Any, ns: dict[str, Any]) -> Any:
         eid = len(self.envs)
         self.envs[eid] = (env, ns)
         return eid
 
     # -- SPADE's load, one stage an operation
-    def op_compile(self, req):
+    def op_compile(self, req: dict[str, Any]) -> Any:
         try:
-            self.code = self.hm.spade_compile(self.source)
-        except self.hm.SpadeLoadError as e:
-            return {"load": load_error(self.hm, e)}
+            self.code = self.harness.spade_compile(self.source)
+        except self.harness.SpadeLoadError as e:
+            return {"load": load_error(self.harness, e)}
         return {"v": None}
 
-    def op_exec(self, req):
-        mod, ns = self.hm.spade_namespace(self.modules)
+    def op_exec(self, req: dict[str, Any]) -> Any:
+        mod, ns = self.harness.spade_namespace(self.modules)
         self.modules["dynamic_game"] = mod
         self.ns = ns
-        return self.call(self.hm.spade_exec, self.code, ns, limit=req["limit"])
+        return self.call(self.harness.spade_exec, self.code, ns, limit=req["limit"])
 
-    def op_class(self, req):
-        hm = self.hm
+    def op_class(self, req: dict[str, Any]) -> Any:
+        harness = self.harness
         try:
-            name, cls = hm.spade_class(self.ns)
-        except hm.SpadeLoadError as e:
-            return {"load": load_error(hm, e)}
+            name, cls = harness.spade_class(self.ns)
+        except harness.SpadeLoadError as e:
+            return {"load": load_error(harness, e)}
         self.cls = cls
         ns = self.ns
         candidates = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
@@ -146,66 +155,66 @@ class Executor(PlayedAhead):
         for m in ("__init__", "reset", "step", "solution"):
             fn = getattr(cls, m, None)
             code = getattr(fn, "__code__", None)
-            if code is not None and code.co_filename == hm.ENV_FILENAME:
+            if code is not None and code.co_filename == harness.ENV_FILENAME:
                 lines[m] = code.co_firstlineno
-        tool_use = isinstance(cls, type) and issubclass(cls, hm.ToolUseBaseEnv)
+        tool_use = isinstance(cls, type) and issubclass(cls, harness.ToolUseBaseEnv)
         return {"v": {"name": name, "toolUse": tool_use, "candidates": candidates, "lines": lines}}
 
-    def op_instantiate(self, req):
-        r = self.call(self.hm.spade_instantiate, self.cls, req["budget"], req["legacy"], limit=req["limit"])
+    def op_instantiate(self, req: dict[str, Any]) -> Any:
+        r = self.call(self.harness.spade_instantiate, self.cls, req["budget"], req["legacy"], limit=req["limit"])
         if "v" in r:
             r["v"] = self.keep(r["v"], self.ns)
         return r
 
-    def op_fresh(self, req):
-        hm = self.hm
-        _mod, ns = hm.spade_namespace(self.modules)
+    def op_fresh(self, req: dict[str, Any]) -> Any:
+        harness = self.harness
+        _mod, ns = harness.spade_namespace(self.modules)
         r = self.call(exec, self.code, ns, limit=req["limit"])
         if "v" not in r:
             return {**r, "at": "exec"}
-        _name, cls = hm.find_env_class(ns)
-        r = self.call(hm._instantiate, cls, req["mode"], req["budget"], limit=req["limit"])
+        _name, cls = harness.find_env_class(ns)
+        r = self.call(harness._instantiate, cls, req["mode"], req["budget"], limit=req["limit"])
         if "v" in r:
             r["v"] = self.keep(r["v"], ns)
         return r
 
     # -- playing
-    def op_reset(self, req):
+    def op_reset(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         seed = req.get("seed")
         if req.get("preseed"):
             self.modules["random"].seed(seed)
         return self.call(lambda: env.reset(seed=seed), limit=req["limit"])
 
-    def op_step(self, req):
+    def op_step(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         return self.call(env.step, req["action"], limit=req["limit"])
 
-    def op_solution(self, req):
+    def op_solution(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         return self.call(env.solution, limit=req["limit"])
 
-    def op_execute_tool(self, req):
+    def op_execute_tool(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         return self.call(env.execute_tool, req["name"], req["args"], limit=req["limit"])
 
-    def op_admission(self, req):
+    def op_admission(self, req: dict[str, Any]) -> Any:
         """SPADE's validate_game: a legacy load with budget 1000, the wrapper's reset(), raw steps
         "1", "2", "test" whose errors the wrapper swallows, then close(). Raw: did anything escape."""
-        hm = self.hm
+        harness = self.harness
 
-        def admit():
+        def admit() -> None:
             modules = dict(self.modules)
-            _mod, _ns, _name, env = hm.spade_load(self.source, modules, hm.ADMISSION_BUDGET, legacy=True, code=self.code)
+            _mod, _ns, _name, env = harness.spade_load(self.source, modules, harness.ADMISSION_BUDGET, legacy=True, code=self.code)
             try:
                 env.reset(seed=None)
             except Exception:
                 pass  # the wrapper answers "Error during reset. Starting new game."
-            for action in hm.ADMISSION_ACTIONS:
+            for action in harness.ADMISSION_ACTIONS:
                 try:
-                    view = hm.spade_step_view(env.step(action))
+                    view = harness.spade_step_view(env.step(action))
                 except Exception as e:
-                    view = hm.spade_step_error(e)
+                    view = harness.spade_step_error(e)
                 if view["terminated"] or view["truncated"]:
                     break
             if hasattr(env, "close"):
@@ -214,7 +223,7 @@ class Executor(PlayedAhead):
         r = self.call(admit, limit=req["limit"])
         return {"v": None} if "v" in r else r
 
-    def op_episodes(self, req):
+    def op_episodes(self, req: dict[str, Any]) -> Any:
         """Several resets and steps in one crossing, each answer as op_reset/op_step give it.
 
         Items: {seed, preseed, reset, actions, stop, tolerate}. An item ends at an exception (the
@@ -223,23 +232,23 @@ class Executor(PlayedAhead):
         step the checks would not have asked for; a hang ends the whole batch.
         """
         env, _ns = self.env(req)
-        hm, limit = self.hm, req["limit"]
+        harness, limit = self.harness, req["limit"]
         out, raises = [], 0
         for item in req["items"]:
-            got = {}
+            got: dict[Any, Any] = {}
             out.append(got)
             if item.get("reset"):
                 seed = item.get("seed")
                 if item.get("preseed"):
                     self.modules["random"].seed(seed)
                 r = self.call(lambda: env.reset(seed=seed), limit=limit)
-                got["reset"] = _tagged(r, hm)
+                got["reset"] = _tagged(r, harness)
                 if "v" not in r:
                     return {"raw": out}
             steps = got["steps"] = []
             for a in item.get("actions", ()):
                 r = self.call(env.step, a, limit=limit)
-                t = _tagged(r, hm)
+                t = _tagged(r, harness)
                 steps.append(t)
                 if "hang" in r or "load" in r:
                     return {"raw": out}
@@ -252,16 +261,16 @@ class Executor(PlayedAhead):
                     break
         return {"raw": out}
 
-    def op_seq(self, req):
+    def op_seq(self, req: dict[str, Any]) -> Any:
         """Several operations in one crossing, in order, each answer exactly what the operation
         alone gives (tagged). It ends after the first that did not return (raised, hung, refused),
         where the checks stop; `when: k` / `unless: k` play an item only if answer k was / was not
         the value True (has_solution's answer, say). Skipped items answer None."""
-        hm = self.hm
-        out = []
+        harness = self.harness
+        out: list[Any] = []
         for item in req["items"]:
             if not isinstance(item, dict) or item.get("op") in SEQ_EXCLUDED or item.get("op") not in OPS:
-                raise hm.HarnessError("protocol", f"operation {item.get('op') if isinstance(item, dict) else item!r} cannot be sequenced")
+                raise harness.HarnessError("protocol", f"operation {item.get('op') if isinstance(item, dict) else item!r} cannot be sequenced")
             cond = item.get("when", item.get("unless"))
             if cond is not None:
                 prev = out[cond] if isinstance(cond, int) and 0 <= cond < len(out) else None
@@ -269,13 +278,13 @@ class Executor(PlayedAhead):
                 if hit != ("when" in item):
                     out.append(None)
                     continue
-            r = _tagged(OPS[item["op"]](self, item), hm)
+            r = _tagged(OPS[item["op"]](self, item), harness)
             out.append(r)
             if "v" not in r:
                 break
         return {"v": None, "items": out}
 
-    def op_guess(self, req):
+    def op_guess(self, req: dict[str, Any]) -> Any:
         """check_too_easy: SPADE's offline too-easy test (test_game_difficulty), played whole as
         SPADE plays it. A fresh SPADE load (its own validation included); then for each run the
         wrapper's reset(seed=run), whose exceptions the wrapper swallows, and up to `tries` wrapper
@@ -286,66 +295,66 @@ class Executor(PlayedAhead):
         Answers {runs: [{reset: {v: None, ns}, steps: [{a, v: {reward, terminated, truncated}, ns}]}]}; a call that did not
         return ends everything, its tagged outcome in place of `v`. A failed load answers as a
         call does (load / hang / raise)."""
-        hm, limit = self.hm, req["limit"]
-        loaded = self.call(lambda: hm.spade_load(self.source, dict(self.modules), req["budget"], code=self.code)[3], limit=req["loadLimit"])
+        harness, limit = self.harness, req["limit"]
+        loaded = self.call(lambda: harness.spade_load(self.source, dict(self.modules), req["budget"], code=self.code)[3], limit=req["loadLimit"])
         if "v" not in loaded:
             return loaded
         env, rnd = loaded["v"], self.modules["random"]
         runs = []
 
-        def reset(seed):
+        def reset(seed: int | None) -> None:
             try:
-                hm.spade_reset_view(env.reset(seed=seed))  # the wrapper's reading of it, side effects and all
+                harness.spade_reset_view(env.reset(seed=seed))  # the wrapper's reading of it, side effects and all
             except Exception:
                 pass  # the wrapper answers "Error during reset. Starting new game."
 
-        def guessed(drawn):
+        def guessed(drawn: Any) -> Any:
             a = "\\boxed{" + str(rnd.randint(1, 100)) + "}"  # the game may have patched randint: inside the call
             drawn.append(a)
             try:
-                view = hm.spade_step_view(env.step(a))
+                view = harness.spade_step_view(env.step(a))
             except Exception as e:
-                view = hm.spade_step_error(e)
+                view = harness.spade_step_error(e)
             return {k: view[k] for k in ("reward", "terminated", "truncated")}
 
         for run in range(req["runs"]):
-            steps = []
+            steps: list[Any] = []
             r = self.call(reset, run, limit=limit)
             runs.append({"reset": r, "steps": steps})
             if "v" not in r:
                 break
             for _ in range(req["tries"]):
-                drawn = []
+                drawn: list[Any] = []
                 r = self.call(guessed, drawn, limit=limit)
                 steps.append({**r, "a": drawn[0] if drawn else None})  # None: the draw itself did not return
                 if "v" not in r:
                     return {"v": None, "runs": runs}
-                if hm.spade_guess_end(r["v"]):
+                if harness.spade_guess_end(r["v"]):
                     break
         return {"v": None, "runs": runs}
 
     # -- reading an instance
-    def op_attr(self, req):
+    def op_attr(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         return {"v": getattr(env, req["name"], None)}
 
-    def op_has_solution(self, req):
+    def op_has_solution(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         fn = getattr(env, "solution", None)
-        return {"v": callable(fn) and getattr(type(env), "solution", None) is not self.hm.ToolUseBaseEnv.solution}
+        return {"v": callable(fn) and getattr(type(env), "solution", None) is not self.harness.ToolUseBaseEnv.solution}
 
-    def op_fields(self, req):
+    def op_fields(self, req: dict[str, Any]) -> Any:
         env, ns = self.env(req)
-        return {"v": fields(self.hm, env, ns if req.get("globals") else {}, bool(req.get("shared")))}
+        return {"v": fields(self.harness, env, ns if req.get("globals") else {}, bool(req.get("shared")))}
 
-    def op_tool_methods(self, req):
+    def op_tool_methods(self, req: dict[str, Any]) -> Any:
         import inspect
 
         env, _ns = self.env(req)
         out = {}
         for n in req["names"]:
             fn = getattr(env, f"tool_{n}", None)
-            info = {"callable": callable(fn)}
+            info: dict[str, Any] = {"callable": callable(fn)}
             if callable(fn):
                 try:
                     sig = inspect.signature(fn)
@@ -357,7 +366,7 @@ class Executor(PlayedAhead):
             out[str(n)] = info
         return {"v": out}
 
-    def op_criteria(self, req):
+    def op_criteria(self, req: dict[str, Any]) -> Any:
         env, _ns = self.env(req)
         crits = getattr(env, "_message_criteria", None) or []
         if not isinstance(crits, list) or not crits:
@@ -376,18 +385,18 @@ class Executor(PlayedAhead):
 OPS = {name[3:]: fn for cls in (PlayedAhead, Executor) for name, fn in vars(cls).items() if name.startswith("op_")}
 Executor.OPS = OPS  # the played-ahead checks (exec_ahead) ask their operations through it
 # What a sequence may not hold: loading stages (one at a time, by design), batches and whole checks.
-SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solve", "leak", "twice", "fuzz", "truncate", "guess"))
+SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solution_ahead", "reset_leak_ahead", "determinism_ahead", "crash_ahead", "max_turns_ahead", "guess"))
 
 
-def cmd_x(h, req, hm, ex):
-    op = req.get("op")
+def cmd_x(h: Harness, req: dict[str, Any], harness: ModuleType, ex: Executor) -> Any:
+    op: Any = req.get("op")
     if op == "start":
         ex.start(req)
         return {"v": None}
     fn = OPS.get(op)
     if fn is None:
-        raise hm.HarnessError("protocol", f"unknown audit operation {op!r}")
-    r = _tagged(fn(ex, req), hm)
+        raise harness.HarnessError("protocol", f"unknown audit operation {op!r}")
+    r = _tagged(fn(ex, req), harness)
     # Bytes the game has written to stdout and stderr in this audit so far (each call's output is
     # dropped after it): every answer carries the running total, the judge keeps the largest.
     printed = ex.h.out.written
@@ -396,8 +405,8 @@ def cmd_x(h, req, hm, ex):
     return r
 
 
-def install(h, hm):
+def install(h: Harness, harness: ModuleType) -> Any:
     """Adds the executor's "x" command to a harness that runs environment code."""
-    ex = Executor(h, hm)
-    h.register("x", lambda hh, req: cmd_x(hh, req, hm, ex))
+    ex = Executor(h, harness)
+    h.register("x", lambda hh, req: cmd_x(hh, req, harness, ex))
     return h

@@ -17,6 +17,8 @@ Wire (lines, see forkServer.ts): in `O<sid> <config>` open, `S<sid> <request>` c
 `P` ping; out `Z <json>` server, `R<sid> <reply>`, `E<sid> <stderr line>`, `X<sid> <exit json>`.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys

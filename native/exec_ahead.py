@@ -1,8 +1,15 @@
 """Whole checks played ahead by the executor in one crossing (the judge takes their answers in turn)."""
 
+from __future__ import annotations
+
 import math
 
 from exec_values import _ended, _tagged, _truthy
+from typing import TYPE_CHECKING, Any
+from types import ModuleType
+
+if TYPE_CHECKING:
+    from audit_exec import Executor
 
 
 class PlayedAhead:
@@ -15,7 +22,7 @@ class PlayedAhead:
     # not certain (a value of an unusual type) the play stops and the checks ask the rest
     # themselves. None of them plays an operation the checks would not ask next.
 
-    def op_solve(self, req):
+    def op_solution_ahead(self, req: dict[str, Any]) -> Any:
         """check_solution: has_solution, then for each seed reset, max_turns and solution() played."""
         eid, limit, rec = req["env"], req["limit"], _Recorder(self)
         if rec.ask(op="has_solution", env=eid).get("v") is not True:
@@ -26,7 +33,8 @@ class PlayedAhead:
             turns = rec.turns(eid, req["budget"])
             if turns is None:
                 return rec.done()
-            played, last, won = 0, None, False
+            played, won = 0, False
+            last: Any = None
             while played < turns + 1:
                 acts = rec.solution(eid, limit, seed, req["toolUse"])
                 if not acts:
@@ -47,7 +55,7 @@ class PlayedAhead:
                 return rec.done()
         return rec.done()
 
-    def op_leak(self, req):
+    def op_reset_leak_ahead(self, req: dict[str, Any]) -> Any:
         """check_reset_leak: two fresh snapshots, an episode of solution() (or the script), and the
         reset and snapshot after it."""
         limit, rec = req["limit"], _Recorder(self)
@@ -79,7 +87,7 @@ class PlayedAhead:
             rec.fields(eid)
         return rec.done()
 
-    def op_twice(self, req):
+    def op_determinism_ahead(self, req: dict[str, Any]) -> Any:
         """check_determinism: twice a fresh instance, its max_turns, and the script played from reset."""
         limit, rec = req["limit"], _Recorder(self)
         for _ in range(2):
@@ -92,7 +100,7 @@ class PlayedAhead:
                 return rec.done()
         return rec.done()
 
-    def op_fuzz(self, req):
+    def op_crash_ahead(self, req: dict[str, Any]) -> Any:
         """check_crash: a fresh instance, then its fuzz episodes (given: they follow from nothing it answers)."""
         rec = _Recorder(self)
         eid = rec.fresh(req)
@@ -100,7 +108,7 @@ class PlayedAhead:
             rec.ask(op="episodes", env=eid, limit=req["limit"], items=req["items"], maxRaises=req["maxRaises"])
         return rec.done()
 
-    def op_truncate(self, req):
+    def op_max_turns_ahead(self, req: dict[str, Any]) -> Any:
         """check_max_turns: reset, max_turns, then the never-winning action played max_turns + 5 times."""
         eid, limit, rec = req["env"], req["limit"], _Recorder(self)
         if rec.reset(eid, req["seed"], limit):
@@ -113,31 +121,32 @@ class PlayedAhead:
 class _Recorder:
     """The operations a check played ahead asks, each kept with its tagged answer."""
 
-    def __init__(self, ex):
-        self.ex, self.out = ex, []
+    def __init__(self, ex: Any) -> None:
+        self.ex = ex
+        self.out: list[list[Any]] = []
 
-    def ask(self, **r):
-        got = _tagged(self.ex.OPS[r["op"]](self.ex, r), self.ex.hm)
+    def ask(self, **r: Any) -> Any:
+        got = _tagged(self.ex.OPS[r["op"]](self.ex, r), self.ex.harness)
         self.out.append([r, got])
         return got
 
-    def done(self):
+    def done(self) -> Any:
         return {"v": None, "records": self.out}
 
-    # The requests below are built exactly as audit_checks.Audit builds them (x compares them whole).
-    def fresh(self, req):
+    # The requests below are built exactly as judge_context.Audit builds them (x compares them whole).
+    def fresh(self, req: dict[str, Any]) -> Any:
         """Audit.fresh(): the new instance's id, or None where the checks stop."""
         got = self.ask(op="fresh", limit=req["limit"], action=None, seed=None, mode=req["mode"], budget=req["budget"])
         return got["v"] if "v" in got and type(got["v"]) is int else None
 
-    def reset(self, eid, seed, limit, preseed=False):
+    def reset(self, eid: int, seed: int | None, limit: float, preseed: bool=False) -> Any:
         """Audit.reset(): whether it returned (the checks stop where it did not)."""
         return "v" in self.ask(op="reset", limit=limit, action=None, seed=seed, env=eid, preseed=preseed)
 
-    def fields(self, eid):
+    def fields(self, eid: int) -> Any:
         return "v" in self.ask(op="fields", env=eid, globals=True, shared=True)
 
-    def episode(self, eid, limit, item):
+    def episode(self, eid: int, limit: float, item: Any) -> Any:
         """Audit.episodes() of one item: whether the checks go on after it (no failed reset, no hang
         or refusal; a step that raised ends the episode, not the check)."""
         got = (self.ask(op="episodes", env=eid, limit=limit, items=[item]).get("raw") or [{}])[0]
@@ -145,12 +154,12 @@ class _Recorder:
             return False
         return not any("hang" in t or "load" in t for t in got.get("steps", []))
 
-    def turns(self, eid, budget):
+    def turns(self, eid: int, budget: int) -> Any:
         """Audit.turns(): max_turns read and judged, or None where the checks stop or it is uncertain."""
         got = self.ask(op="attr", env=eid, name="max_turns")
         return _turns_of(got["v"], budget) if "v" in got else None
 
-    def solution(self, eid, limit, seed, tool_use):
+    def solution(self, eid: int, limit: float, seed: int | None, tool_use: bool) -> Any:
         """get_solution(): its actions ([] where solution_fn says none), or None where the checks stop."""
         has = self.ask(op="has_solution", env=eid)
         if "v" not in has:
@@ -158,21 +167,21 @@ class _Recorder:
         if has["v"] is not True:
             return []
         got = self.ask(op="solution", limit=limit, action=None, seed=seed, env=eid)
-        return _actions_of(got["v"], tool_use, self.ex.hm) if "v" in got else None
+        return _actions_of(got["v"], tool_use, self.ex.harness) if "v" in got else None
 
 
-def _cycled(base, n):
+def _cycled(base: Any, n: int) -> Any:
     return [base[i % len(base)] for i in range(n)] if base else []
 
 
-def _turns_of(enc, budget):
+def _turns_of(enc: Any, budget: int) -> Any:
     """Audit.turns() of an encoded max_turns, or None where the encoding leaves it uncertain."""
     if isinstance(enc, dict):
         return None if "O" in enc and enc["O"].get("b") == "int" else budget
     return enc if type(enc) is int and 0 < enc <= 10_000 else budget
 
 
-def _actions_of(enc, tool_use, hm):
+def _actions_of(enc: Any, tool_use: bool, harness: ModuleType) -> Any:
     """get_solution()'s actions for an encoded solution() value, or None where uncertain: plain
     values (and lists or tuples of them) decode to themselves, so the checks' rule applies as is."""
     plain = lambda x: x is None or type(x) in (str, int, float, bool)
@@ -182,11 +191,11 @@ def _actions_of(enc, tool_use, hm):
             return None
     elif not plain(enc):
         return None
-    return hm.solution_actions(enc, tool_use)
+    return harness.solution_actions(enc, tool_use)
 
 
-def _won_of(enc):
-    """audit_checks._won of an ended step's encoded return: True, False, or None where uncertain."""
+def _won_of(enc: Any) -> Any:
+    """judge_context.is_win of an ended step's encoded return: True, False, or None where uncertain."""
     items = enc.get("T") if isinstance(enc, dict) else None
     if not isinstance(items, list) or len(items) != 5:
         return None if isinstance(enc, dict) and "O" in enc else False

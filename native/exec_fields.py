@@ -1,13 +1,17 @@
 """The state the reset-leak and seed-ignored checks compare: an instance's attributes, module globals,
 class attributes and (for reset-leak) the other places state outlives an instance."""
 
+from __future__ import annotations
+
 import json
+from typing import Any
+from types import ModuleType
 
 # json.dumps(v, sort_keys=True, default=str) makes an encoder a call; fields() made ~70 an audit.
 _FIELD_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
-def fields(hm, env, ns, shared=False):
+def fields(harness: ModuleType, env: Any, ns: dict[str, Any], shared: bool=False) -> Any:
     """Every attribute, module global and class attribute, as JSON text: the state to compare.
 
     `shared` (the reset-leak check) adds the other places state outlives an instance, where
@@ -20,14 +24,14 @@ def fields(hm, env, ns, shared=False):
     dumps = _FIELD_JSON
     out = {}
     cls = type(env)
-    ours = _game_classes(hm, cls, ns) if shared else ()
+    ours = _game_classes(harness, cls, ns) if shared else ()
     ids = frozenset(map(id, ours))  # by identity: a metaclass's __eq__ is game code
-    plain = (lambda v: _plain_ours(hm, v, ids, 0)) if shared else hm.plain
+    plain = (lambda v: _plain_ours(harness, v, ids, 0)) if shared else harness.plain
     for k, v in list(getattr(env, "__dict__", {}).items()):
         try:
             out[f"self.{k}"] = dumps(plain(v))
         except Exception:
-            out[f"self.{k}"] = hm.repr_safe(v)[:2000]
+            out[f"self.{k}"] = harness.repr_safe(v)[:2000]
     for k, v in list(ns.items()):
         try:  # isinstance() may read a hostile __class__: that value is left out, not the check
             if k.startswith("__") or isinstance(v, (_t.ModuleType, _t.FunctionType, type)) or callable(v):
@@ -46,7 +50,7 @@ def fields(hm, env, ns, shared=False):
             except Exception:
                 pass
     if shared:
-        _hidden_fields(hm, env, ns, ours, plain, out)
+        _hidden_fields(harness, env, ns, ours, plain, out)
     return out
 
 
@@ -54,7 +58,7 @@ _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, tuple, frozense
 MAX_FUNCTIONS = 500  # functions looked into for defaults and cells: bounded against hostile code
 
 
-def _qualname(c):
+def _qualname(c: Any) -> Any:
     try:
         q = type.__dict__["__qualname__"].__get__(c, type)  # past any metaclass of the game's
     except Exception:
@@ -62,13 +66,13 @@ def _qualname(c):
     return q if isinstance(q, str) else "?"
 
 
-def _game_classes(hm, cls, ns):
+def _game_classes(harness: ModuleType, cls: Any, ns: dict[str, Any]) -> Any:
     """The classes the game's code defined (by module name): the game class's bases first, then
     the namespace's classes and the classes nested in them, each once, in a fixed order."""
     mod = ns.get("__name__")
     out, seen = [], set()
 
-    def add(c):
+    def add(c: Any) -> None:
         if id(c) not in seen and vars(c).get("__module__") == mod:
             seen.add(id(c))
             out.append(c)
@@ -87,35 +91,35 @@ def _game_classes(hm, cls, ns):
     return tuple(out)
 
 
-def _plain_ours(hm, v, ours, depth):
+def _plain_ours(harness: ModuleType, v: Any, ours: Any, depth: int) -> Any:
     """hm.plain, except that an instance of one of the game's classes (`ours`: their ids) is
     described by its attributes ({"<Class>": {...}}) instead of a repr that never changes."""
     t = type(v)
     if t in (str, int, float, bool) or v is None or depth > 8:
-        return hm.plain(v, depth)
+        return harness.plain(v, depth)
     if id(t) in ours:
         try:
             d = object.__getattribute__(v, "__dict__")
         except Exception:
             d = None
         if isinstance(d, dict):
-            return {f"<{_qualname(t)}>": {str(k): _plain_ours(hm, x, ours, depth + 1) for k, x in list(d.items())[:1000]}}
-        return hm.plain(v, depth)
+            return {f"<{_qualname(t)}>": {str(k): _plain_ours(harness, x, ours, depth + 1) for k, x in list(d.items())[:1000]}}
+        return harness.plain(v, depth)
     if t is dict:
-        return {(k if type(k) is str else str(k)): _plain_ours(hm, x, ours, depth + 1) for k, x in list(v.items())[:1000]}
+        return {(k if type(k) is str else str(k)): _plain_ours(harness, x, ours, depth + 1) for k, x in list(v.items())[:1000]}
     if t in (list, tuple, set, frozenset):
-        return [_plain_ours(hm, x, ours, depth + 1) for x in list(v)[:1000]]
-    return hm.plain(v, depth)
+        return [_plain_ours(harness, x, ours, depth + 1) for x in list(v)[:1000]]
+    return harness.plain(v, depth)
 
 
-def _hidden_fields(hm, env, ns, ours, plain, out):
+def _hidden_fields(harness: ModuleType, env: Any, ns: dict[str, Any], ours: Any, plain: Any, out: Any) -> None:
     """Mutable default arguments ("default F.p") and closure cells ("closure F.v") of the game's
     functions: module functions, methods, functions kept on the instance, and the functions those
     cells hold in turn (decorators, factories)."""
     import types as _t
 
     fn_type = _t.FunctionType
-    fns = [v for v in list(ns.values()) if type(v) is fn_type]
+    fns: list[Any] = [v for v in list(ns.values()) if type(v) is fn_type]
     for c in ours:
         for v in list(vars(c).values()):
             # By exact type throughout: isinstance() may read a hostile __class__ (game code).
@@ -127,11 +131,13 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
                 fns.append(v)
     for v in list(getattr(env, "__dict__", {}).values()):
         fns.append(v.__func__ if type(v) is _t.MethodType else v)
-    seen_fn, seen_cell, i = set(), set(), 0
+    seen_fn: set[int] = set()
+    seen_cell: set[int] = set()
+    i = 0
     while i < len(fns) and len(seen_fn) < MAX_FUNCTIONS:
         f = fns[i]
         i += 1
-        if type(f) is not fn_type or id(f) in seen_fn or f.__code__.co_filename != hm.ENV_FILENAME:
+        if type(f) is not fn_type or id(f) in seen_fn or f.__code__.co_filename != harness.ENV_FILENAME:
             continue
         seen_fn.add(id(f))
         code, qual = f.__code__, f.__qualname__
@@ -140,7 +146,7 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
         pairs = list(zip(pos[len(pos) - len(defaults):], defaults)) + list((f.__kwdefaults__ or {}).items())
         for p, d in pairs:
             if type(d) not in _IMMUTABLE:
-                _put(out, f"default {qual}.{p}", d, plain, hm)
+                _put(out, f"default {qual}.{p}", d, plain, harness)
         for n, cell in zip(code.co_freevars, f.__closure__ or ()):
             if n == "__class__" or id(cell) in seen_cell:
                 continue
@@ -152,10 +158,10 @@ def _hidden_fields(hm, env, ns, ours, plain, out):
             if type(c) is fn_type:
                 fns.append(c)
             elif type(c) is not _t.ModuleType and not callable(c):  # classes are callable
-                _put(out, f"closure {qual}.{n}", c, plain, hm)
+                _put(out, f"closure {qual}.{n}", c, plain, harness)
 
 
-def _put(out, key, v, plain, hm):
+def _put(out: Any, key: str, v: Any, plain: Any, harness: ModuleType) -> None:
     """out[key] = v as JSON text; a second value under the same name (two closures from one
     factory) gets " #2", and so on, in the order they were found."""
     k, n = key, 1
@@ -165,4 +171,4 @@ def _put(out, key, v, plain, hm):
     try:
         out[k] = _FIELD_JSON(plain(v))
     except Exception:
-        out[k] = hm.repr_safe(v)[:2000]
+        out[k] = harness.repr_safe(v)[:2000]

@@ -1,6 +1,10 @@
 """The executor's values with their exact types, as JSON trees the judge decodes (judge_channel.decode)."""
 
+from __future__ import annotations
+
 import math
+from typing import Any, Callable
+from types import ModuleType
 
 # Containers deeper or longer than this arrive cut: enough for every check's comparisons (which
 # read observations, rewards and flags) and for evidence, bounded against hostile values.
@@ -8,7 +12,7 @@ MAX_DEPTH = 12
 MAX_ITEMS = 5000
 
 
-def _safe(fn, v, default=None):
+def _safe(fn: Callable[..., Any], v: Any, default: Any=None) -> Any:
     try:
         return fn(v)
     except BaseException:
@@ -20,8 +24,8 @@ def _safe(fn, v, default=None):
 _PLAIN = frozenset((str, bool, int, type(None)))
 
 
-def encode(v, hm, depth=0):
-    """A JSON tree that the checks turn back into a value of the same types (see audit_checks.decode)."""
+def encode(v: Any, harness: ModuleType, depth: int=0) -> Any:
+    """A JSON tree that the checks turn back into a value of the same types (see judge_channel.decode)."""
     t = type(v)
     if t in _PLAIN:
         return v
@@ -30,15 +34,17 @@ def encode(v, hm, depth=0):
             return v
         return {"F": "nan" if v != v else ("inf" if v > 0 else "-inf")}
     if depth >= MAX_DEPTH:
-        return _opaque(v, hm, None, None)
+        return _opaque(v, harness, None, None)
     d = depth + 1
     if t is tuple:
-        return {"T": [x if type(x) in _PLAIN else encode(x, hm, d) for x in v[:MAX_ITEMS]]}
+        return {"T": [x if type(x) in _PLAIN else encode(x, harness, d) for x in v[:MAX_ITEMS]]}
     if t is list:
-        return {"L": [x if type(x) in _PLAIN else encode(x, hm, d) for x in list(v)[:MAX_ITEMS]]}
+        return {"L": [x if type(x) in _PLAIN else encode(x, harness, d) for x in list(v)[:MAX_ITEMS]]}
     if t is dict:
-        return {"D": [[k if type(k) in _PLAIN else encode(k, hm, d), x if type(x) in _PLAIN else encode(x, hm, d)] for k, x in list(v.items())[:MAX_ITEMS]]}
-    base, inner = None, None
+        return {"D": [[k if type(k) in _PLAIN else encode(k, harness, d), x if type(x) in _PLAIN else encode(x, harness, d)] for k, x in list(v.items())[:MAX_ITEMS]]}
+    base: Any = None
+    inner: Any = None
+    b: Any
     for b in (int, float, str, tuple, list, dict):
         if isinstance(v, b):
             base = b.__name__
@@ -46,51 +52,51 @@ def encode(v, hm, depth=0):
                 if b is int:
                     inner = int.__int__(v)
                 elif b is float:
-                    inner = encode(float.__float__(v), hm)
+                    inner = encode(float.__float__(v), harness)
                 elif b is str:
                     inner = str.__str__(v)
                 elif b is dict:
-                    inner = [[encode(k, hm, depth + 1), encode(x, hm, depth + 1)] for k, x in list(dict.items(v))[:MAX_ITEMS]]
+                    inner = [[encode(k, harness, depth + 1), encode(x, harness, depth + 1)] for k, x in list(dict.items(v))[:MAX_ITEMS]]
                 else:
-                    inner = [encode(x, hm, depth + 1) for x in list(b.__iter__(v))[:MAX_ITEMS]]
+                    inner = [encode(x, harness, depth + 1) for x in list(b.__iter__(v))[:MAX_ITEMS]]
             except BaseException:
                 base, inner = None, None
             break
-    return _opaque(v, hm, base, inner)
+    return _opaque(v, harness, base, inner)
 
 
-def _opaque(v, hm, base, inner):
+def _opaque(v: Any, harness: ModuleType, base: Any, inner: Any) -> Any:
     t = type(v)
     out = {"m": _safe(lambda x: str(type(x).__module__), v, "builtins"), "q": _safe(lambda x: str(getattr(type(x), "__qualname__", type(x).__name__)), v, "object")}
     if base is not None:
         out["b"], out["x"] = base, inner
     r = _safe(repr, v)
-    out["r"] = r if isinstance(r, str) else f"<unrepresentable {hm.type_name(v)}>"
+    out["r"] = r if isinstance(r, str) else f"<unrepresentable {harness.type_name(v)}>"
     if base is None:
         s = _safe(str, v)
         if isinstance(s, str) and s != out["r"]:
             out["s"] = s
         f = _safe(float, v)
         if isinstance(f, float):
-            out["f"] = encode(f, hm)
+            out["f"] = encode(f, harness)
         b = _safe(bool, v)
         if isinstance(b, bool):
             out["t"] = b
         if getattr(t, "__module__", "") == "numpy":
-            p = _safe(hm.plain, v)
+            p = _safe(harness.plain, v)
             if p is not None:
                 out["p"] = p
     return {"O": out}
 
 
-def _tagged(r, hm):
+def _tagged(r: Any, harness: ModuleType) -> Any:
     """The answer with its value encoded, in place: every answer is a dict made for this one reply."""
     if "v" in r:
-        r["v"] = encode(r["v"], hm)
+        r["v"] = encode(r["v"], harness)
     return r
 
 
-def _truthy(x):
+def _truthy(x: Any) -> Any:
     """bool() of the value an encoding describes, as the checks will see it after decoding."""
     if not isinstance(x, dict):
         return bool(x)
@@ -107,8 +113,8 @@ def _truthy(x):
     return True if t is None else t
 
 
-def _ended(enc):
-    """Whether the checks end an episode on this step's encoded return (see audit_checks.Audit.step)."""
+def _ended(enc: Any) -> Any:
+    """Whether the checks end an episode on this step's encoded return (see judge_context.Audit.step)."""
     items = None
     if isinstance(enc, dict):
         if "T" in enc:
@@ -120,11 +126,11 @@ def _ended(enc):
     return _truthy(items[2]) or _truthy(items[3])
 
 
-def load_error(hm, e):
+def load_error(harness: ModuleType, e: Any) -> Any:
     out = {"stage": e.stage, "message": str(e)}
     cause = e.cause
     if cause is not None:
-        info = hm.error_info(cause)
+        info = harness.error_info(cause)
         out["cause"] = {"type": info.get("type"), "message": info.get("message", ""), "line": info.get("line"), "traceback": info.get("traceback", "")}
         if isinstance(cause, SyntaxError):
             out["cause"]["syntax"] = cause.lineno

@@ -9,9 +9,13 @@ described, never trusted, and every failure comes back as data with a traceback 
 Extend with `register(name)`; a command is `fn(harness, request_dict) -> JSON-safe value`.
 
 The pieces it is built from, each a module: harness_values (describing values and errors: the
-codec), harness_loader (SPADE's loader and its return-shape rules), harness_tool_base (SPADE's
-ToolUseBaseEnv), harness_output (captured output). This module keeps sessions and the commands.
+codec), harness_loader (SPADE's loader and its return-shape rules), harness_episode (reset and step:
+their returns described, and SPADE's wrapper conversion), harness_baseline (shared modules put back
+between games), harness_tool_base (SPADE's ToolUseBaseEnv), harness_output (captured output). This
+module keeps sessions and the commands.
 """
+
+from __future__ import annotations
 
 import ast
 import builtins
@@ -38,20 +42,22 @@ from harness_output import CappedOutput  # noqa: F401
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401
 from harness_values import (  # noqa: F401
     ENV_FILENAME, MAX_ACTION_CHARS, OUTPUT_CAP, STATE_MAX_DEPTH, STATE_MAX_ITEMS, STATE_MAX_STR, VALUE_MAX_STR, CallTimeout,
-    HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, _num, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
+    HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, json_number, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
     shared_state, state_of, str_safe, type_name,
 )
+from typing import TYPE_CHECKING, Any, Callable
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
 class Session:
-    def __init__(self, sid, source, options):
+    def __init__(self, sid: str, source: str, options: dict[str, Any]) -> None:
         self.sid = sid
         self.source = source
         # Tracebacks read the source through linecache; split once, not at every call.
@@ -66,34 +72,34 @@ class Session:
             # SPADE: the game's `random` is the process's own, shared with every game that runs here.
             self.modules = {name: importlib.import_module(name) for name in STATEFUL_MODULES}
         self.modules["tool_use_base_env"] = _tool_module()
-        self.ns = None
-        self.env = None
-        self.class_name = None
-        self.max_turns = None
-        self.snapshots = {}
+        self.ns: Any = None
+        self.env: Any = None
+        self.class_name: Any = None
+        self.max_turns: Any = None
+        self.snapshots: dict[Any, Any] = {}
         self.snap_counter = 0
 
 
 
 class Harness:
-    def __init__(self):
+    def __init__(self) -> None:
         self.baseline = SharedBaseline()
-        self.tampered = []
-        self.sessions = {}
+        self.tampered: list[Any] = []
+        self.sessions: dict[Any, Any] = {}
         self.commands = dict(BUILTIN_COMMANDS)
         self.out = CappedOutput()
         self.runtime = "pyodide" if sys.platform == "emscripten" else "cpython"
-        self.before_call = None  # set by the host: arms a per-call timer (CPython)
-        self.after_call = None
-        self.call_timeout = None
-        self._saved_modules = {}
+        self.before_call: Any = None  # set by the host: arms a per-call timer (CPython)
+        self.after_call: Any = None
+        self.call_timeout: Any = None
+        self._saved_modules: dict[Any, Any] = {}
 
     # -- the extension point
-    def register(self, name, fn):
+    def register(self, name: str, fn: Callable[..., Any]) -> None:
         self.commands[name] = fn
 
     # -- the wire
-    def dispatch(self, line):
+    def dispatch(self, line: str) -> Any:
         # Builtins are checked after each call (in encode): game code runs only inside calls.
         try:
             req = _fast_loads(line) if _fast_loads else _json_loads(line)
@@ -108,7 +114,7 @@ class Harness:
         rid = req.get("id") if isinstance(req, dict) else None
         return self.encode(rid, self.handle(req))
 
-    def encode(self, rid, outcome):
+    def encode(self, rid: Any, outcome: tuple[bool, Any]) -> Any:
         ok, value = outcome
         msg = {"id": rid, "ok": ok, ("result" if ok else "error"): value}
         if self.out.parts or self.out.dropped:
@@ -126,7 +132,7 @@ class Harness:
         except Exception:
             return _json_dumps({"id": rid, "ok": False, "error": {"kind": "protocol", "type": "Unencodable", "message": "result could not be encoded"}})
 
-    def handle(self, req):
+    def handle(self, req: dict[str, Any]) -> Any:
         if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
             return False, {"kind": "protocol", "type": "BadRequest", "message": "request must be an object with a cmd"}
         timeout = req.get("timeoutSec")
@@ -149,13 +155,13 @@ class Harness:
             return False, error_info(e)
 
     # -- running environment code
-    def session(self, req):
+    def session(self, req: dict[str, Any]) -> Any:
         s = self.sessions.get(req.get("session"))
         if s is None:
             raise HarnessError("unknown_session", f"no session {req.get('session')!r}")
         return s
 
-    def enter(self, s):
+    def enter(self, s: Session) -> None:
         """Route stateful modules and stdout to this session for the duration of one call."""
         for name, mod in s.modules.items():
             self._saved_modules[name] = sys.modules.get(name)
@@ -166,7 +172,7 @@ class Harness:
         if self.before_call:
             self.before_call(self.call_timeout or s.options.get("timeoutSec"))
 
-    def leave(self, s):
+    def leave(self, s: Session) -> None:
         if self.after_call:
             self.after_call()
         sys.stdout, sys.stderr = self._stdout, self._stderr
@@ -177,14 +183,14 @@ class Harness:
                 sys.modules[name] = mod
         self._saved_modules = {}
 
-    def guard(self):
+    def guard(self) -> Any:
         """Undo changes games made to shared modules; remember what was changed for the reply."""
         fixed = self.baseline.restore()
         if fixed:
             self.tampered = (self.tampered + fixed)[-50:]
         return fixed
 
-    def run(self, s, fn, *args):
+    def run(self, s: Session, fn: Callable[..., Any], *args: Any) -> Any:
         self.enter(s)
         try:
             return fn(*args)
@@ -195,15 +201,15 @@ class Harness:
 # ---------------------------------------------------------------- commands
 
 
-def cmd_ping(h, req):
+def cmd_ping(h: Harness, req: dict[str, Any]) -> Any:
     return {"runtime": h.runtime, "python": sys.version.split()[0], "numpy": _has_numpy()}
 
 
-def _has_numpy():
+def _has_numpy() -> Any:
     return importlib.util.find_spec("numpy") is not None
 
 
-def cmd_check_syntax(h, req):
+def cmd_check_syntax(h: Harness, req: dict[str, Any]) -> Any:
     source = req.get("source")
     if not isinstance(source, str):
         raise HarnessError("protocol", "source must be a string")
@@ -220,7 +226,7 @@ def cmd_check_syntax(h, req):
     return {"ok": True, "errors": [], "python": sys.version.split()[0]}
 
 
-def cmd_load(h, req):
+def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
     sid = req.get("session")
     source = req.get("source")
     options = req.get("options") or {}
@@ -277,13 +283,13 @@ def cmd_load(h, req):
 
 
 
-def _action(a):
+def _action(a: Any) -> Any:
     if not isinstance(a, str):
         raise HarnessError("protocol", "an action must be a string")
     return a[:MAX_ACTION_CHARS]
 
 
-def cmd_reset(h, req):
+def cmd_reset(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     seed = req.get("seed")
     if seed is not None and not isinstance(seed, int):
@@ -292,7 +298,7 @@ def cmd_reset(h, req):
     return h.run(s, _reset, s, seed)
 
 
-def cmd_step(h, req):
+def cmd_step(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     action = _action(req.get("action"))
     return h.run(s, _step, s, action)
@@ -300,7 +306,7 @@ def cmd_step(h, req):
 
 
 
-def cmd_play(h, req):
+def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
     """A whole action script in one call: optional reset, then steps until done or the script ends."""
     s = h.session(req)
     actions = req.get("actions")
@@ -314,8 +320,8 @@ def cmd_play(h, req):
     if do_reset:
         h.guard()
 
-    def go():
-        out = {"steps": []}
+    def go() -> Any:
+        out: dict[str, Any] = {"steps": []}
         if do_reset:
             try:
                 out["reset"] = _reset(s, seed)
@@ -358,12 +364,12 @@ def cmd_play(h, req):
     return h.run(s, go)
 
 
-def cmd_state(h, req):
+def cmd_state(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     return h.run(s, state_of, s)
 
 
-def cmd_solution(h, req):
+def cmd_solution(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     fn = getattr(s.env, "solution", None)
     if not callable(fn):
@@ -371,7 +377,7 @@ def cmd_solution(h, req):
     return h.run(s, lambda: {"value": plain(fn()), "type": type_name(fn())})
 
 
-def cmd_snapshot(h, req):
+def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:
     """Deep copies of the instance and the session's random state, kept in the interpreter.
 
     Limits: objects deepcopy cannot copy (generators, open files, locks, modules held as
@@ -380,7 +386,7 @@ def cmd_snapshot(h, req):
     """
     s = h.session(req)
 
-    def take():
+    def take() -> Any:
         try:
             env_copy = copy.deepcopy(s.env)
         except (CallTimeout, KeyboardInterrupt):
@@ -399,13 +405,13 @@ def cmd_snapshot(h, req):
     return h.run(s, take)
 
 
-def cmd_restore(h, req):
+def cmd_restore(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     snap = s.snapshots.get(req.get("token"))
     if snap is None:
         raise HarnessError("not_found", f"no snapshot {req.get('token')!r} in this session")
 
-    def put():
+    def put() -> Any:
         env_copy, rstate, np_state = snap
         s.env = copy.deepcopy(env_copy)  # the stored copy stays pristine, so a token restores many times
         s.modules["random"].setstate(rstate)
@@ -416,11 +422,11 @@ def cmd_restore(h, req):
     return h.run(s, put)
 
 
-def cmd_get_tools(h, req):
+def cmd_get_tools(h: Harness, req: dict[str, Any]) -> Any:
     """SPADE's wrapper: the game's get_tools(), or [] when it has none (a plain game)."""
     s = h.session(req)
 
-    def go():
+    def go() -> Any:
         fn = getattr(s.env, "get_tools", None)
         if fn is None:
             return []
@@ -429,7 +435,7 @@ def cmd_get_tools(h, req):
     return h.run(s, go)
 
 
-def cmd_tool(h, req):
+def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
     """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step)."""
     s = h.session(req)
     name = req.get("name")
@@ -437,7 +443,7 @@ def cmd_tool(h, req):
     if not isinstance(name, str):
         raise HarnessError("protocol", "tool needs a name string")
 
-    def go():
+    def go() -> Any:
         fn = getattr(s.env, "execute_tool", None)
         if fn is None:
             return {"output": f"execute_tool not supported by {type(s.env).__name__}", "returncode": 1}
@@ -452,7 +458,7 @@ def cmd_tool(h, req):
     return h.run(s, go)
 
 
-def cmd_close(h, req):
+def cmd_close(h: Harness, req: dict[str, Any]) -> Any:
     s = h.sessions.pop(req.get("session"), None)
     fixed = h.guard()
     out = {"closed": s is not None}

@@ -1,17 +1,21 @@
 """SPADE Workbench harness: the shared modules as they were before any game ran, put back at every
 episode boundary (a game that patches `builtins.len` or `re.search` must not change the next game)."""
 
+from __future__ import annotations
+
 import builtins
 import importlib
 import json
 import sys
 import types
+from typing import TYPE_CHECKING, Any
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
@@ -29,7 +33,7 @@ class SharedBaseline:
     reset, play and close, not at every step.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.saved = []
         for name in GUARDED_MODULES:
             try:
@@ -41,7 +45,7 @@ class SharedBaseline:
         self._bdict = builtins.__dict__
         self._bvals = tuple(self._bdict.values())
 
-    def builtins_intact(self):
+    def builtins_intact(self) -> Any:
         """Per-call check of the builtins alone (C-speed, 2-5 µs): the harness itself needs them.
 
         Values are compared by identity in order (a deleted, replaced or reordered entry shows);
@@ -50,7 +54,7 @@ class SharedBaseline:
         d = self._bdict
         return len(d) == len(self._bvals) and all(map(_is, d.values(), self._bvals))
 
-    def restore(self):
+    def restore(self) -> Any:
         fixed = []
         for name, mod, saved, keys, vals in self.saved:
             if sys.modules.get(name) is not mod:

@@ -1,16 +1,23 @@
 """SPADE Workbench harness: one episode's calls, reset and step, as the protocol describes their
 returns and as SPADE's env wrapper converts them (docs/spade-formats.md section 2)."""
 
+from __future__ import annotations
+
 import json
 import types
 
-from harness_values import _SAFE_INT, VALUE_MAX_STR, CallTimeout, _num, cut, describe, plain, repr_safe, str_safe, type_name
+from harness_values import _SAFE_INT, VALUE_MAX_STR, CallTimeout, json_number, cut, describe, plain, repr_safe, str_safe, type_name
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness import Session
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
@@ -20,7 +27,7 @@ _json_dumps, _json_loads = json.dumps, json.loads
 RESET_ERROR_OBS = "Error during reset. Starting new game."
 
 
-def sanitize_info(info):
+def sanitize_info(info: Any) -> Any:
     """SPADE's info filter: numbers, bools and None stay, strings go, the rest through float()."""
     if type(info) is not dict and not isinstance(info, dict):
         return {}
@@ -40,11 +47,11 @@ def sanitize_info(info):
     return out
 
 
-def _plain_info(info):
+def _plain_info(info: Any) -> Any:
     return {(k if type(k) is str else str_safe(k) or repr_safe(k)): plain(v) for k, v in info.items()}
 
 
-def spade_reset_view(ret):
+def spade_reset_view(ret: Any) -> Any:
     """What SPADE's wrapper makes of a reset() return (the game ran without raising)."""
     if isinstance(ret, tuple) and len(ret) == 2:
         obs, info = ret
@@ -57,7 +64,7 @@ def spade_reset_view(ret):
     return {"observation": obs if type(obs) is str else str(obs), "info": _plain_info(info)}
 
 
-def spade_step_view(ret):
+def spade_step_view(ret: Any) -> Any:
     """SPADE's wrapper conversion of one step() return; conversion errors are step errors."""
     try:
         if isinstance(ret, tuple) and len(ret) == 5:
@@ -67,7 +74,7 @@ def spade_step_view(ret):
             term = bool(term) if term is not None else False
             trunc = bool(trunc) if trunc is not None else False
             info = sanitize_info(info if isinstance(info, dict) else {})
-            return {"observation": cut(obs, VALUE_MAX_STR), "reward": _num(reward), "terminated": term, "truncated": trunc, "info": _plain_info(info)}
+            return {"observation": cut(obs, VALUE_MAX_STR), "reward": json_number(reward), "terminated": term, "truncated": trunc, "info": _plain_info(info)}
         return {"observation": "Invalid game response", "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "shape"}
     except (CallTimeout, KeyboardInterrupt):
         raise
@@ -75,7 +82,7 @@ def spade_step_view(ret):
         return spade_step_error(e)
 
 
-def _mark_spade(e, view):
+def _mark_spade(e: Any, view: Any) -> None:
     """Carries SPADE's view of a failed call on the exception, for error_info to report."""
     try:
         e.__spade_wb_view__ = view
@@ -83,20 +90,20 @@ def _mark_spade(e, view):
         pass
 
 
-def spade_step_error(e):
+def spade_step_error(e: Any) -> Any:
     return {"observation": cut(f"Error: {str_safe(e)}", VALUE_MAX_STR), "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "exception"}
 
 
 GUESS_RUNS, GUESS_TRIES = 20, 5  # test_game_difficulty's defaults: 20 episodes, 5 guesses each
 
 
-def spade_guess_end(view):
+def spade_guess_end(view: Any) -> Any:
     """How SPADE's offline too-easy test (test_game_difficulty) reads one wrapper step: "won" at a
     reward above 0, whatever the flags say (checked first, as SPADE does); "ended" at the episode's
     end; None to guess again. `view`: spade_step_view's reward, terminated and truncated."""
     r = view["reward"]
     if type(r) is str:
-        r = float(r)  # _num's spelling of a non-finite reward ("NaN", "Infinity"): NaN > 0 is False, as in SPADE
+        r = float(r)  # json_number's spelling of a non-finite reward ("NaN", "Infinity"): NaN > 0 is False, as in SPADE
     if r > 0:
         return "won"
     return "ended" if view["terminated"] or view["truncated"] else None
@@ -112,16 +119,18 @@ class _SeedWatch:
     when a seeded reset seeded nothing. The patched names are put back before the call returns.
     """
 
-    def __init__(self, rnd, np):
-        self.rnd, self.np, self.calls, self.saved = rnd, np, [], []
+    def __init__(self, rnd: Any, np: Any) -> None:
+        self.rnd, self.np = rnd, np
+        self.calls: list[str] = []
+        self.saved: list[tuple[Any, str, Any]] = []
 
-    def _wrap(self, owner, attr, label):
+    def _wrap(self, owner: Any, attr: Any, label: str) -> None:
         orig = getattr(owner, attr, None)
         if orig is None:
             return
         calls = self.calls
 
-        def seeded(*a, **kw):
+        def seeded(*a: Any, **kw: Any) -> Any:
             if (a and a[0] is not None) or kw.get("seed", kw.get("a")) is not None:
                 calls.append(label)
             return orig(*a, **kw)
@@ -132,7 +141,7 @@ class _SeedWatch:
         except Exception:
             pass
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         r = self.rnd
         self._wrap(r, "seed", "random.seed")
         rcls = getattr(r, "Random", None)
@@ -141,13 +150,13 @@ class _SeedWatch:
             if orig is not None:
                 calls = self.calls
 
-                def seed(inst, a=None, *rest, **kw):
+                def seed(inst: Any, a: Any=None, *rest: Any, **kw: Any) -> Any:
                     if a is not None:
                         calls.append("random.Random")
                     return orig(inst, a, *rest, **kw)
 
                 try:
-                    rcls.seed = seed
+                    rcls.seed = seed  # type: ignore[attr-defined]
                     self.saved.append((rcls, "seed", orig))
                 except Exception:
                     pass
@@ -157,7 +166,7 @@ class _SeedWatch:
                 self._wrap(npr, attr, f"numpy.random.{attr}")
         return self
 
-    def __exit__(self, *a):
+    def __exit__(self, *a: Any) -> Any:
         for owner, attr, orig in reversed(self.saved):
             try:
                 setattr(owner, attr, orig)
@@ -166,7 +175,7 @@ class _SeedWatch:
         return False
 
 
-def _reset(s, seed):
+def _reset(s: Session, seed: int | None) -> Any:
     np = s.ns.get("np") if s.ns else None
     watch = None
     if seed is not None and s.deterministic:
@@ -196,7 +205,7 @@ def _reset(s, seed):
     return out
 
 
-def describe_reset(ret):
+def describe_reset(ret: Any) -> Any:
     if isinstance(ret, tuple) and len(ret) == 2:
         obs, info = ret
         return {"observation": plain(obs), "info": plain(info), "types": [type_name(obs), type_name(info)], "shape": "tuple2"}
@@ -208,11 +217,11 @@ def describe_reset(ret):
 # Type-name tuples for the usual step shapes, shared by every step that has them: building five
 # names per step was a third of a play() step's harness cost. Only stable (builtin, numpy,
 # collections) types are cached, so a game's own classes never outlive their session here.
-_STEP_TYPES = {}
+_STEP_TYPES: dict[Any, Any] = {}
 _STABLE_MODULES = ("builtins", "numpy", "collections")
 
 
-def _step_types(obs, reward, term, trunc, info):
+def _step_types(obs: Any, reward: Any, term: Any, trunc: Any, info: Any) -> Any:
     key = (type(obs), type(reward), type(term), type(trunc), type(info))
     names = _STEP_TYPES.get(key)
     if names is None:
@@ -222,7 +231,7 @@ def _step_types(obs, reward, term, trunc, info):
     return names
 
 
-def _info_pair(info):
+def _info_pair(info: Any) -> Any:
     """(described info, SPADE's sanitized info) for a dict of str keys and builtin scalars, else None."""
     if len(info) > 1000:
         return None
@@ -236,7 +245,7 @@ def _info_pair(info):
         elif t is bool or v is None:
             d[k] = sp[k] = v
         elif t is float:
-            d[k] = sp[k] = v if v - v == 0.0 else _num(v)
+            d[k] = sp[k] = v if v - v == 0.0 else json_number(v)
         elif t is int and -_SAFE_INT <= v <= _SAFE_INT:
             d[k] = sp[k] = v
         else:
@@ -244,14 +253,14 @@ def _info_pair(info):
     return d, sp
 
 
-def describe_step(ret):
+def describe_step(ret: Any) -> Any:
     if isinstance(ret, tuple) and len(ret) == 5:
         obs, reward, term, trunc, info = ret
         tr = type(reward)
         if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and not info and len(obs) <= VALUE_MAX_STR:
             # What nearly every game returns: SPADE's conversion only makes an int reward a float.
             if tr is float:
-                r = reward if reward - reward == 0.0 else _num(reward)
+                r = reward if reward - reward == 0.0 else json_number(reward)
                 spr = r
             elif tr is int and -_SAFE_INT <= reward <= _SAFE_INT:
                 r, spr = reward, float(reward)
@@ -268,7 +277,7 @@ def describe_step(ret):
             pair = _info_pair(info)
             if pair is not None:
                 # A dict of builtin scalars: described and converted in one pass.
-                r = reward if tr is int or reward - reward == 0.0 else _num(reward)
+                r = reward if tr is int or reward - reward == 0.0 else json_number(reward)
                 return {
                     "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": pair[0],
                     "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
@@ -287,7 +296,7 @@ def describe_step(ret):
     return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret), "spade": spade_step_view(ret)}
 
 
-def _step(s, action):
+def _step(s: Session, action: str | None) -> Any:
     try:
         ret = s.env.step(action)
     except (CallTimeout, KeyboardInterrupt):

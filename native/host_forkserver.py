@@ -1,5 +1,7 @@
 """The fork server: one process per session, forked from this one, and the lines relayed between them."""
 
+from __future__ import annotations
+
 import json
 import os
 import selectors
@@ -9,28 +11,29 @@ from host_judge import JUDGE_AUDITS, Judge, run_judge
 from host_lines import MAX_REPLY_LINE, split_lines
 from host_limits import network_state
 from host_session import Child, run_child
+from typing import Any, Callable
 
 
 class ForkServer:
-    def __init__(self, fd_in, fd_out, config, harness, sandbox, extensions, seccomp, roots):
+    def __init__(self, fd_in: Any, fd_out: Any, config: dict[str, Any], harness: Any, sandbox: Any, extensions: Any, seccomp: Any, roots: Any) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
         self.config = config
         self.harness, self.sandbox, self.extensions = harness, sandbox, extensions
         self.seccomp = seccomp
         self.roots = roots
-        self.children = {}  # sid -> Child
-        self.judges = []  # long-lived audit judges (processes that run no environment code)
-        self.by_fd = {}  # fd -> (Child, "sock" | "err")
-        self.sel = selectors.DefaultSelector()
+        self.children: dict[Any, Any] = {}  # sid -> Child
+        self.judges: list[Any] = []  # long-lived audit judges (processes that run no environment code)
+        self.by_fd: dict[Any, Any] = {}  # fd -> (Child, "sock" | "err")
+        self.sel: Any = selectors.DefaultSelector()
         self.inbuf = b""
         # The next audit's executor, forked and walled while the server had nothing else to do, so
         # that an audit's open does not wait for a fork: (its options, pid, socket end, stderr).
         # It has run nothing; an audit with other options gets a process of its own instead.
-        self.spare = None
-        self.spare_for = None  # the options of the last audit opened: a spare is made for these
-        self.unreaped = set()  # killed executors, reaped when idle instead of waited for in line
+        self.spare: Any = None
+        self.spare_for: Any = None  # the options of the last audit opened: a spare is made for these
+        self.unreaped: set[Any] = set()  # killed executors, reaped when idle instead of waited for in line
 
-    def prepare(self):
+    def prepare(self) -> None:
         if self.seccomp is not None:
             self.seccomp.prepare()
         self.harness.warm()
@@ -43,20 +46,20 @@ class ForkServer:
         try:
             import ctypes
 
-            self.libc = ctypes.CDLL(None, use_errno=True)
+            self.libc: Any = ctypes.CDLL(None, use_errno=True)
         except Exception:
             self.libc = None
         # Which loaded modules the guard drops in each child, found once here: walking sys.modules
         # in a child touched a page per module name (copy-on-write faults, 2 ms a session).
         self.drop_modules = self.sandbox.risky_loaded()
 
-    def emit(self, data):
+    def emit(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             n = os.write(self.fd_out, view)
             view = view[n:]
 
-    def serve(self):
+    def serve(self) -> None:
         os.set_blocking(self.fd_in, True)
         self.sel.register(self.fd_in, selectors.EVENT_READ, None)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -91,10 +94,10 @@ class ForkServer:
                     else:
                         self.pump(owner, kind)
 
-    def idle_work(self):
+    def idle_work(self) -> Any:
         return bool(self.unreaped) or (self.spare is None and self.spare_for is not None)
 
-    def when_idle(self):
+    def when_idle(self) -> None:
         """What waits for a moment with nothing to read: reaping killed executors, the next spare."""
         for pid in list(self.unreaped):
             try:
@@ -107,7 +110,7 @@ class ForkServer:
             opts = self.spare_for
             self.spare = (opts, *self.spawn(run_child, opts))
 
-    def take_spare(self, opts):
+    def take_spare(self, opts: dict[str, Any] | None) -> Any:
         """The spare executor if it was made for these options and is alive; else None, and the
         spare is dropped (opts None: just drop it)."""
         spare, self.spare = self.spare, None
@@ -133,7 +136,7 @@ class ForkServer:
             pass
         return None
 
-    def facts(self):
+    def facts(self) -> Any:
         import platform
 
         return {
@@ -143,7 +146,7 @@ class ForkServer:
             "network": network_state(),
         }
 
-    def command(self, line):
+    def command(self, line: bytes) -> None:
         tag = line[:1]
         if tag == b"S":
             sp = line.find(b" ")
@@ -168,7 +171,7 @@ class ForkServer:
         elif tag == b"P":
             self.emit(b"Z " + json.dumps({"pong": True, "children": len(self.children)}).encode() + b"\n")
 
-    def spawn(self, run, opts):
+    def spawn(self, run: Callable[..., None], opts: dict[str, Any]) -> Any:
         """Forks a process that runs `run(server, its socket, its stderr's write end, opts)` and
         never returns here; gives (pid, the other end of its socket, the read end of its stderr)."""
         import socket
@@ -187,7 +190,7 @@ class ForkServer:
         os.close(err_w)
         return pid, ours, err_r
 
-    def open(self, sid, opts):
+    def open(self, sid: str, opts: dict[str, Any]) -> None:
         if sid in self.children:
             return
         if opts.get("judge"):
@@ -202,7 +205,7 @@ class ForkServer:
         self.sel.register(err_r, selectors.EVENT_READ, None)
         self.emit(b"Z " + json.dumps({"opened": sid, "pid": pid}).encode() + b"\n")
 
-    def open_audit(self, sid, opts):
+    def open_audit(self, sid: str, opts: dict[str, Any]) -> None:
         """An audit: the game runs in a process forked for it alone (the executor); the checks run
         in a judge, a process that runs no environment code and is reused from audit to audit
         (as the Pyodide worker's judge interpreter is). The judge gets the executor's end of a
@@ -225,7 +228,7 @@ class ForkServer:
         judge_end.close()
         self.emit(b"Z " + json.dumps({"opened": sid, "pid": xpid, "judge": judge.pid}).encode() + b"\n")
 
-    def idle_judge(self, opts):
+    def idle_judge(self, opts: dict[str, Any]) -> Any:
         for j in self.judges:
             if j.sid is None and not j.draining:
                 return j
@@ -238,7 +241,7 @@ class ForkServer:
         self.sel.register(err_r, selectors.EVENT_READ, None)
         return j
 
-    def judge_input(self, j, kind):
+    def judge_input(self, j: Judge, kind: str) -> None:
         fd = j.ctl.fileno() if kind == "judge" else j.err
         try:
             chunk = os.read(fd, 1 << 16)
@@ -268,7 +271,7 @@ class ForkServer:
             self.drain(child)
             self.tagged(b"R", child.sid, [line])
 
-    def drain(self, child):
+    def drain(self, child: Child) -> None:
         if not child.err_open:
             return
         os.set_blocking(child.err, False)
@@ -282,7 +285,7 @@ class ForkServer:
             if child.err_open:
                 os.set_blocking(child.err, True)
 
-    def judge_gone(self, j):
+    def judge_gone(self, j: Judge) -> None:
         """A judge that exited or was killed: its session (if any) ends with it."""
         for fd in (j.ctl.fileno(), j.err):
             if fd in self.by_fd:
@@ -310,11 +313,11 @@ class ForkServer:
         if child is not None:
             self.end_audit(child, {"code": None, "judge": "exited"})
 
-    def retire(self, j):
+    def retire(self, j: Judge) -> None:
         if j.sid is None and not j.draining:
             self.judge_gone(j)
 
-    def end_audit(self, child, status=None):
+    def end_audit(self, child: Child, status: Any=None) -> None:
         """The host ended an audit session (or its judge died): the executor goes, the judge is told."""
         self.children.pop(child.sid, None)
         child.kill()
@@ -345,7 +348,7 @@ class ForkServer:
                     self.judge_gone(j)
         self.emit(b"X" + child.sid.encode() + b" " + json.dumps(status).encode() + b"\n")
 
-    def pump(self, child, kind):
+    def pump(self, child: Child, kind: str) -> None:
         fd = child.sock.fileno() if kind == "sock" else child.err
         try:
             chunk = os.read(fd, 1 << 16)
@@ -391,12 +394,12 @@ class ForkServer:
             parts = split_lines(child.errbuf, chunk, stderr=True)
         self.tagged(b"R" if kind == "sock" else b"E", child.sid, parts)
 
-    def tagged(self, tag, sid, parts):
+    def tagged(self, tag: bytes, sid: Any, parts: list[bytes]) -> None:
         if parts:
             prefix = tag + sid.encode() + b" "
             self.emit(b"".join(prefix + p + b"\n" for p in parts))
 
-    def reap(self, child):
+    def reap(self, child: Child) -> None:
         self.children.pop(child.sid, None)
         for fd in (child.sock.fileno(),):
             self.by_fd.pop(fd, None)
@@ -405,7 +408,7 @@ class ForkServer:
             os.close(child.err)
         except OSError:
             pass
-        status = None
+        status: Any = None
         try:
             _, st = os.waitpid(child.pid, 0)
             status = {"code": os.waitstatus_to_exitcode(st)}
@@ -413,7 +416,7 @@ class ForkServer:
             status = {"code": None}
         self.emit(b"X" + child.sid.encode() + b" " + json.dumps(status).encode() + b"\n")
 
-    def shutdown(self):
+    def shutdown(self) -> None:
         self.take_spare(None)
         for child in list(self.children.values()):
             child.kill()

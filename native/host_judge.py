@@ -1,10 +1,17 @@
 """The audit judge: a forked process that runs the checks and never environment code."""
 
+from __future__ import annotations
+
 import os
 import sys
 
 from host_lines import lines_of, read_lines
 from host_session import apply_walls, leave_server
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
+    from host_forkserver import ForkServer
 
 
 # A judge is replaced after this many audits: nothing it keeps grows without bound.
@@ -14,17 +21,17 @@ JUDGE_AUDITS = 500
 class Judge:
     """A process that runs audit checks (native/audit_checks.py) for one session at a time."""
 
-    def __init__(self, pid, ctl, err):
+    def __init__(self, pid: int, ctl: socket.socket, err: Any) -> None:
         self.pid, self.ctl, self.err = pid, ctl, err
-        self.sid = None
+        self.sid: Any = None
         self.draining = False
         self.audits = 0
-        self.out = []  # the start of a reply line not ended yet (split_lines)
-        self.errbuf = []
+        self.out: list[Any] = []  # the start of a reply line not ended yet (split_lines)
+        self.errbuf: list[Any] = []
 
 
 
-def run_judge(server, ctl, err_w, opts):
+def run_judge(server: ForkServer, ctl: socket.socket, err_w: int, opts: dict[str, Any]) -> None:
     """An audit judge: the checks, in a process that runs no environment code. It serves one
     audit session at a time, driving that session's executor over the socket the server hands it
     (`A<sid>` with the descriptor attached), and frees itself on `D` (answering `F`)."""
@@ -34,9 +41,9 @@ def run_judge(server, ctl, err_w, opts):
     apply_walls(server, opts)
     harness = server.harness
     checks = sys.modules["audit_checks"]
-    current = {"fd": None, "replies": iter(())}
+    current: dict[str, Any] = {"fd": None, "replies": iter(())}
 
-    def transport(line):
+    def transport(line: str) -> Any:
         xfd = current["fd"]
         if xfd is None:
             return ""
@@ -48,7 +55,7 @@ def run_judge(server, ctl, err_w, opts):
         except OSError:
             return ""
 
-    def attach(xfd):
+    def attach(xfd: Any) -> None:
         if current["fd"] is not None:
             os.close(current["fd"])
         current["fd"] = xfd
@@ -61,14 +68,14 @@ def run_judge(server, ctl, err_w, opts):
     h.commands = {name: h.commands[name] for name in ("audit", "ping")}
     server.__dict__.clear()
 
-    def write(data):
+    def write(data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[ctl.send(view):]
 
     fds = []
 
-    def receive():
+    def receive() -> Any:
         data, got, _flags, _addr = socket.recv_fds(ctl, 1 << 16, 4)
         fds.extend(got)  # each arrives with the `A` line it belongs to, never after it
         return data

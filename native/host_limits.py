@@ -1,9 +1,12 @@
 """A child's resource limits and the facts about its network, applied and reported per process."""
 
+from __future__ import annotations
+
 import sys
+from typing import Any
 
 
-def reseed_numpy():
+def reseed_numpy() -> None:
     """numpy's global generator from fresh OS entropy (where numpy is loaded)."""
     np = sys.modules.get("numpy")
     if np is not None:
@@ -14,8 +17,8 @@ def reseed_numpy():
 
 
 
-def apply_limits(config):
-    applied = {}
+def apply_limits(config: dict[str, Any]) -> Any:
+    applied: dict[Any, Any] = {}
     try:
         import resource
     except ImportError:
@@ -42,7 +45,7 @@ def apply_limits(config):
     return applied
 
 
-def network_state():
+def network_state() -> Any:
     """'isolated' when this process sits in a network namespace with nothing but loopback."""
     try:
         import socket

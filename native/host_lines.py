@@ -1,14 +1,19 @@
 """The fork server's line framing: requests and replies are JSON lines; a reply may be hundreds of MiB."""
 
+from __future__ import annotations
+
 import os
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from harness import Harness
 
 
 # The longest reply line relayed to the host (which could not hold a longer string anyway).
 MAX_REPLY_LINE = 256 << 20
 
 
-def split_lines(pending, chunk, stderr=False):
+def split_lines(pending: list[bytes], chunk: bytes, stderr: bool=False) -> Any:
     """The lines that `chunk` completes. `pending` (a list, updated in place) holds the start of a
     line not ended yet, as the chunks it came in, joined once when its end arrives: relaying a line
     read in n pieces costs its length, not n times its length (re-joining a growing buffer at every
@@ -30,16 +35,16 @@ def split_lines(pending, chunk, stderr=False):
 
 
 
-def read_lines(read):
+def read_lines(read: Callable[[], bytes]) -> Iterator[Any]:
     """The lines `read()` delivers, in order; the process exits when it delivers nothing (EOF)."""
     yield from lines_of(read)
     os._exit(0)
 
 
-def lines_of(read):
+def lines_of(read: Callable[[], bytes]) -> Iterator[Any]:
     """The lines `read()` delivers, in order, until it delivers nothing (EOF); split as the server
     relays them (split_lines), so a huge line costs its length, not its length squared."""
-    pending = []
+    pending: list[Any] = []
     while True:
         try:
             chunk = read()
@@ -50,7 +55,7 @@ def lines_of(read):
         yield from split_lines(pending, chunk)
 
 
-def serve_lines(fd, h):
+def serve_lines(fd: int, h: Harness) -> None:
     """Answers request lines on `fd` with the harness until EOF, then exits."""
     for line in read_lines(lambda: os.read(fd, 1 << 16)):
         if line.strip():

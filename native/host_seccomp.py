@@ -1,6 +1,9 @@
 """The seccomp filter every forked child installs before any environment code runs."""
 
+from __future__ import annotations
+
 import sys
+from typing import Any
 
 
 class Seccomp:
@@ -27,11 +30,11 @@ class Seccomp:
         }),
     }
 
-    def __init__(self, arch, audit_arch, nrs, status):
+    def __init__(self, arch: Any, audit_arch: Any, nrs: Any, status: Any) -> None:
         self.arch, self.audit_arch, self.nrs, self.status = arch, audit_arch, nrs, status
 
     @classmethod
-    def build(cls):
+    def build(cls) -> Any:
         import platform
 
         arch = platform.machine()
@@ -40,7 +43,7 @@ class Seccomp:
         audit_arch, nrs = cls.ARCHES[arch]
         return cls(arch, audit_arch, nrs, "pending")
 
-    def program(self, pid):
+    def program(self, pid: int) -> Any:
         import struct
 
         LD_W_ABS, JEQ_K, JSET_K, RET_K = 0x20, 0x15, 0x45, 0x06
@@ -50,7 +53,7 @@ class Seccomp:
         nrs = self.nrs
         ins = []  # (code, jt, jf, k); jumps are patched as relative offsets below
 
-        def op(code, k, jt=0, jf=0):
+        def op(code: Any, k: Any, jt: Any=0, jf: Any=0) -> None:
             ins.append([code, jt, jf, k])
 
         op(LD_W_ABS, 4)  # seccomp_data.arch
@@ -87,7 +90,7 @@ class Seccomp:
         self.pid_slots = pid_slots
         return b"".join(struct.pack("HBBI", c, jt, jf, k) for c, jt, jf, k in ins), len(ins)
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Builds the filter once in the server (a child then only writes its pid into it): making
         the ctypes structures in every child cost a millisecond of its start."""
         if self.status != "pending":
@@ -106,7 +109,7 @@ class Seccomp:
         except Exception as e:
             self.status = f"not applied: {type(e).__name__}: {e}"
 
-    def install(self, pid, libc=None):
+    def install(self, pid: int, libc: Any=None) -> Any:
         if self.status != "pending":
             return self.status
         try:

@@ -1,5 +1,7 @@
 """One session's process: what the fork server keeps of it (Child) and what runs in it once forked."""
 
+from __future__ import annotations
+
 import json
 import os
 import signal
@@ -7,29 +9,34 @@ import sys
 
 from host_lines import serve_lines
 from host_limits import apply_limits, reseed_numpy
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
+    from host_forkserver import ForkServer
 
 
 class Child:
     """One session's process. An audit's (`judge` set) is its executor, spoken to through the judge."""
 
-    def __init__(self, sid, pid, sock, err, judge=None):
+    def __init__(self, sid: str, pid: int, sock: Any, err: Any, judge: Any=None) -> None:
         self.sid, self.pid, self.sock, self.err = sid, pid, sock, err
         self.judge = judge
-        self.out = []  # the start of a reply line not ended yet (split_lines)
+        self.out: list[Any] = []  # the start of a reply line not ended yet (split_lines)
         self.out_len = 0
         self.cut = False  # its reply passed MAX_REPLY_LINE: killed, and nothing more of it relayed
-        self.errbuf = []
+        self.errbuf: list[Any] = []
         self.sock_open = sock is not None
         self.err_open = True
         self.reaped = False
 
-    def send(self, data):
+    def send(self, data: bytes) -> None:
         try:
             (self.judge.ctl if self.judge is not None else self.sock).sendall(data)
         except OSError:
             self.kill()
 
-    def kill(self):
+    def kill(self) -> None:
         if self.reaped:
             return
         try:
@@ -39,7 +46,7 @@ class Child:
 
 
 
-def leave_server(server, err_w, keep=()):
+def leave_server(server: ForkServer, err_w: int, keep: Any=()) -> None:
     """A freshly forked child drops every handle it inherited but its own: the server's pipes,
     other sessions' sockets and the judges' control sockets (a game holding one could speak
     for a judge)."""
@@ -65,7 +72,7 @@ def leave_server(server, err_w, keep=()):
 
 
 
-def apply_walls(server, opts):
+def apply_walls(server: ForkServer, opts: dict[str, Any]) -> Any:
     """A child's own walls, before anything else runs in it: rlimits, undumpable, seccomp."""
     applied = apply_limits({**server.config, **opts})
     if server.libc is not None:
@@ -76,7 +83,7 @@ def apply_walls(server, opts):
 
 
 
-def run_child(server, sock, err_w, opts):
+def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[str, Any]) -> None:
     """One session's process: walls first, then the harness answers on the socket until EOF."""
     leave_server(server, err_w, keep=(sock.fileno(),))
     harness = server.harness
@@ -93,7 +100,7 @@ def run_child(server, sock, err_w, opts):
 
     alarm = harness.call_alarm(harness.CallTimeout)
 
-    def before(timeout=None):
+    def before(timeout: Any=None) -> None:
         alarm.arm(float(timeout or default_timeout))
 
     after = alarm.disarm
@@ -102,14 +109,14 @@ def run_child(server, sock, err_w, opts):
     h.after_call = after
     base_ping = h.commands["ping"]
 
-    def ping(hh, req):
+    def ping(hh: Any, req: dict[str, Any]) -> Any:
         out = base_ping(hh, req)
         out.update(limits=applied, network=network, pid=os.getpid(), seccomp=seccomp, uid=os.getuid())
         return out
 
     h.register("ping", ping)
 
-    def report(event):
+    def report(event: Any) -> None:
         try:
             os.write(2, b"\n@sandbox-violation " + json.dumps(event).encode() + b"\n")
         except Exception:

@@ -1,24 +1,27 @@
 """The judge's side of the line channel to the executor: the values it sends back, decoded with
 their types, and the exceptions an environment call amounts to."""
 
+from __future__ import annotations
+from typing import Any
+
 EV_STR = 400  # evidence strings are cut here: enough to see, small enough for 2,000 environments
 
 
 class Hang(Exception):
     """A call into environment code ran past the per-call limit."""
 
-    def __init__(self, call, action, seed, limit):
+    def __init__(self, call: str, action: str | None, seed: int | None, limit: float) -> None:
         super().__init__(f"{call} did not return within {limit:g} s")
         self.call, self.action, self.seed, self.limit = call, action, seed, limit
 
 
 class StepFailed(Exception):
-    def __init__(self, call, action, seed, info):
+    def __init__(self, call: str, action: str | None, seed: int | None, info: Any) -> None:
         super().__init__(info.get("message", ""))
         self.call, self.action, self.seed, self.info = call, action, seed, info
 
 
-def clip(s, n=EV_STR):
+def clip(s: Any, n: int=EV_STR) -> Any:
     s = s if isinstance(s, str) else repr(s)
     return s if len(s) <= n else s[:n] + f"\u2026[+{len(s) - n}]"
 
@@ -31,15 +34,15 @@ class ExecutorGone(BaseException):
 class LoadError(Exception):
     """SPADE's factory refused the game at `stage`; str() is SPADE's message, `cause` what was raised."""
 
-    def __init__(self, stage, message, cause=None):
+    def __init__(self, stage: Any, message: str, cause: Any=None) -> None:
         super().__init__(message)
         self.stage, self.cause = stage, cause
 
 
-_SUBTYPES = {}
+_SUBTYPES: dict[Any, Any] = {}
 
 
-def forget():
+def forget() -> None:
     """Drops what an earlier audit's values left here (types named by its game)."""
     _SUBTYPES.clear()
 
@@ -50,34 +53,34 @@ class Opaque:
 
     __slots__ = ("_r", "_s", "_f", "_t", "_p")
 
-    def __init__(self, d):
+    def __init__(self, d: Any) -> None:
         self._r, self._s, self._f, self._t, self._p = d.get("r", ""), d.get("s"), d.get("f"), d.get("t"), d.get("p")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self._r
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self._s if isinstance(self._s, str) else self._r
 
-    def __float__(self):
+    def __float__(self) -> float:
         if self._f is None:
             raise TypeError(f"float() argument must be a string or a real number, not '{type(self).__qualname__}'")
         return decode(self._f)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return True if self._t is None else self._t
 
-    def __eq__(self, other):
+    def __eq__(self, other: Any) -> bool:
         return type(other) is type(self) and other._r == self._r
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._r)
 
-    def item(self):  # what harness.plain asks numpy scalars for
+    def item(self) -> Any:  # what harness.plain asks numpy scalars for
         return self._p
 
 
-def _subtype(base, module, qualname):
+def _subtype(base: Any, module: Any, qualname: Any) -> Any:
     key = (base, module, qualname)
     t = _SUBTYPES.get(key)
     if t is None:
@@ -89,7 +92,7 @@ _BASES = {"int": int, "float": float, "str": str, "tuple": tuple, "list": list, 
 _FLOATS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 
-def decode(x):
+def decode(x: Any) -> Any:
     """The value audit_exec.encode described, with the same types (subclasses by name)."""
     if type(x) is not dict:
         return x
@@ -118,7 +121,7 @@ def decode(x):
     return t(decode(inner))
 
 
-def _key(k):
+def _key(k: Any) -> Any:
     try:
         hash(k)
         return k
@@ -131,5 +134,5 @@ class Env:
 
     __slots__ = ("id", "globals")
 
-    def __init__(self, eid, with_globals):
+    def __init__(self, eid: int, with_globals: bool) -> None:
         self.id, self.globals = eid, with_globals

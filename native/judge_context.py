@@ -1,5 +1,7 @@
 """The audit context: one audit's options, limits, results, and every call to the executor."""
 
+from __future__ import annotations
+
 import collections
 import json
 import math
@@ -7,6 +9,8 @@ import os
 import re
 
 from judge_channel import Env, ExecutorGone, Hang, LoadError, StepFailed, clip, decode
+from typing import Any, Callable
+from types import ModuleType
 
 SPADE_CHECKS = ["spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
 PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
@@ -24,13 +28,13 @@ SPADE_ADMISSION_SEC = 60.0
 
 
 class Audit:
-    def __init__(self, hm, transport, source, options):
-        self.hm = hm  # this interpreter's harness: SPADE's return-shape rules, type names, plain()
+    def __init__(self, harness: ModuleType, transport: Callable[[str], str], source: str, options: dict[str, Any]) -> None:
+        self.harness = harness  # this interpreter's harness: SPADE's return-shape rules, type names, plain()
         self.transport = transport
         self.source = source
         self.opt = options
         mt = options.get("maxTurns")
-        self.budget = mt if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0 else hm.DEFAULT_BUDGET
+        self.budget = mt if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0 else harness.DEFAULT_BUDGET
         self.mode = options.get("mode") or "respect"
         self.limit = float(options.get("callTimeoutSec") or 5)
         self.spade_limit = float(options.get("spadeCallTimeoutSec") or SPADE_CALL_SEC)
@@ -38,30 +42,30 @@ class Audit:
         self.call_limit = self.limit
         wanted = options.get("checks")
         self.wanted = set(wanted) if wanted else None
-        self.results = {}
-        self.lines = {}
-        self.class_name = None
+        self.results: dict[Any, Any] = {}
+        self.lines: dict[Any, Any] = {}
+        self.class_name: Any = None
         self.tool_use = False
-        self.durations = []  # (seconds, call, action, seed), timed here, never by the game's process
-        self.type_issues = []
+        self.durations: list[Any] = []  # (seconds, call, action, seed), timed here, never by the game's process
+        self.type_issues: list[Any] = []
         self.type_steps = 0
-        self.hung = None
+        self.hung: Any = None
         self.printed = 0  # bytes the game wrote to stdout and stderr, as the executor last counted them
-        self.first_obs = None
-        self.current = None
-        self.ahead = collections.deque()
+        self.first_obs: Any = None
+        self.current: Any = None
+        self.ahead: collections.deque[list[Any]] = collections.deque()
         # json's C encoder and scanner without the per-call wrappers (harness_values._fast_codec):
         # an audit's requests and answers come to ~100 KB. This interpreter runs no game code.
-        self.dumps = hm._fast_dumps or json.dumps
-        self.loads = hm._fast_loads or json.loads
+        self.dumps = harness._fast_dumps or json.dumps
+        self.loads = harness._fast_loads or json.loads
 
     # -- results
-    def want(self, cid):
+    def want(self, cid: str) -> Any:
         if self.wanted is None:
             return True
         return cid in self.wanted or any(w.endswith(".*") and cid.startswith(w[:-1]) for w in self.wanted)
 
-    def phase(self, cid):
+    def phase(self, cid: str) -> None:
         """Tells the host (on stderr) which check runs, so a dead process can be blamed precisely."""
         self.current = cid
         if self.opt.get("phases"):
@@ -70,12 +74,12 @@ class Audit:
             except Exception:
                 pass
 
-    def put(self, cid, status, message, **evidence):
+    def put(self, cid: str, status: str, message: str, **evidence: Any) -> None:
         ev = {k: v for k, v in evidence.items() if v is not None}
         self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
 
     # -- the executor
-    def x(self, op, **args):
+    def x(self, op: str, **args: Any) -> Any:
         """One operation in the game's interpreter; its tagged answer ({v} | {raise} | {hang} | {load})."""
         ahead = self.ahead
         if ahead:
@@ -104,20 +108,20 @@ class Audit:
             self.printed = printed
         return result
 
-    def value(self, op, **args):
+    def value(self, op: str, **args: Any) -> Any:
         """An operation that runs no environment method: its value, or a RuntimeError."""
         r = self.x(op, **args)
         if "v" not in r:
             raise RuntimeError(f"{op} failed: {r}")
         return decode(r["v"])
 
-    def ahead_of(self, op, **args):
-        """Has the executor play a whole check ahead (audit_exec: op_solve), in one crossing: its
+    def ahead_of(self, op: str, **args: Any) -> None:
+        """Has the executor play a whole check ahead (audit_exec: op_solution_ahead), in one crossing: its
         records ([request, answer], in order) answer the check's own requests as they come (x)."""
         got = self.x(op, **args).get("records")
         self.ahead = collections.deque(r for r in got if isinstance(r, list) and len(r) == 2) if isinstance(got, list) else collections.deque()
 
-    def played_ahead(self, op, fn, *args, **ahead):
+    def played_ahead(self, op: str, fn: Callable[..., Any], *args: Any, **ahead: Any) -> Any:
         """fn(self, *args) with the executor playing its requests ahead in one crossing (ahead_of)."""
         self.ahead_of(op, **ahead)
         try:
@@ -125,14 +129,14 @@ class Audit:
         finally:
             self.ahead.clear()  # what this check did not take is never an answer to another's request
 
-    def seq(self, items):
+    def seq(self, items: list[Any]) -> Any:
         """Operations played in one crossing (audit_exec.Executor.op_seq), in order, up to the first
         that did not return; each answer is then read with value_of()/outcome() exactly as if it
         had been asked alone. None: not played (an earlier one failed, or its `when` was false)."""
         got = self.x("seq", items=items).get("items") or []
         return list(got[: len(items)]) + [None] * (len(items) - len(got))
 
-    def value_of(self, tagged, op, **args):
+    def value_of(self, tagged: Any, op: str, **args: Any) -> Any:
         """value() of an answer from seq(), or asked now when it was not played."""
         if tagged is None:
             return self.value(op, **args)
@@ -140,12 +144,12 @@ class Audit:
             raise RuntimeError(f"{op} failed: {tagged}")
         return decode(tagged["v"])
 
-    def call(self, label, op, action=None, seed=None, **args):
+    def call(self, label: str, op: str, action: str | None=None, seed: int | None=None, **args: Any) -> Any:
         """An operation that calls environment code: its value, or Hang / StepFailed / LoadError."""
         r = self.x(op, limit=self.call_limit, action=action, seed=seed, **args)
         return self.outcome(label, r, action, seed)
 
-    def outcome(self, label, r, action=None, seed=None):
+    def outcome(self, label: str, r: Any, action: str | None=None, seed: int | None=None) -> Any:
         """A tagged answer of the executor as the value, or the exception the call amounts to."""
         limit = self.call_limit
         if label in ("step", "reset"):
@@ -160,25 +164,25 @@ class Audit:
             raise LoadError(e.get("stage"), e.get("message", ""), e.get("cause"))
         raise StepFailed(label, action, seed, r.get("raise") or {})
 
-    def line_of(self, method):
+    def line_of(self, method: Any) -> Any:
         return self.lines.get(method)
 
     # -- a fresh instance in a fresh namespace (module-level state included)
-    def fresh(self, label="__init__"):
+    def fresh(self, label: str="__init__") -> Any:
         return Env(self.call(label, "fresh", mode=self.mode, budget=self.budget), True)
 
-    def turns(self, env):
+    def turns(self, env: Env) -> Any:
         mt = self.value("attr", env=env.id, name="max_turns")
         return mt if isinstance(mt, int) and not isinstance(mt, bool) and 0 < mt <= 10_000 else self.budget
 
-    def episodes(self, env, items, max_raises=None):
+    def episodes(self, env: Env, items: list[Any], max_raises: int | None=None) -> Any:
         """Resets and steps played in one crossing (audit_exec.Executor.op_episodes); what comes
         back is then read answer by answer with reset()/step(), exactly as if asked one by one."""
         extra = {"maxRaises": max_raises} if max_raises else {}
         got = self.x("episodes", env=env.id, limit=self.call_limit, items=items, **extra)
         return got["raw"] + [{} for _ in range(len(items) - len(got["raw"]))]
 
-    def reset(self, env, seed, preseed=False, tagged=None):
+    def reset(self, env: Env, seed: int | None, preseed: bool=False, tagged: Any=None) -> Any:
         if tagged is not None:
             ret = self.outcome("reset", tagged, None, seed)
         else:
@@ -186,15 +190,15 @@ class Audit:
         obs = ret[0] if isinstance(ret, tuple) and len(ret) == 2 else ret
         info = ret[1] if isinstance(ret, tuple) and len(ret) == 2 else {}
         if not isinstance(obs, str):
-            self.type_issue("reset returned a non-str observation", seed, [], {"observed": self.hm.type_name(obs)})
+            self.type_issue("reset returned a non-str observation", seed, [], {"observed": self.harness.type_name(obs)})
         elif not isinstance(info, dict):
-            self.type_issue("reset returned a non-dict info", seed, [], {"observed": self.hm.type_name(info)})
+            self.type_issue("reset returned a non-dict info", seed, [], {"observed": self.harness.type_name(info)})
         return obs, info
 
-    def type_issue(self, what, seed, actions, extra):
+    def type_issue(self, what: str, seed: int | None, actions: list[str], extra: dict[str, Any]) -> None:
         self.type_issues.append({"what": what, "seed": seed, "actions": [clip(a, 200) for a in actions], **extra})
 
-    def step(self, env, action, seed, history, tagged=None):
+    def step(self, env: Env, action: str, seed: int | None, history: list[str], tagged: Any=None) -> Any:
         """One step with every type rule applied; returns (obs, reward, terminated, truncated).
         `tagged`: the executor's answer from a batch; without it the step is asked for now."""
         if tagged is not None:
@@ -203,12 +207,12 @@ class Audit:
             ret = self.call("step", "step", action=action, seed=seed, env=env.id)
         self.type_steps += 1
         acts = history + [action]
-        hm = self.hm
+        harness = self.harness
         if not (isinstance(ret, tuple) and len(ret) == 5):
-            self.type_issue("step did not return a 5-tuple", seed, acts, {"observed": hm.type_name(ret)})
+            self.type_issue("step did not return a 5-tuple", seed, acts, {"observed": harness.type_name(ret)})
             return None, 0.0, True, False
         obs, reward, term, trunc, info = ret
-        tn = hm.type_name
+        tn = harness.type_name
         if not isinstance(obs, str):
             self.type_issue("observation is not a str", seed, acts, {"observed": tn(obs)})
         if not isinstance(reward, (int, float)) or type(reward).__module__ != "builtins":
@@ -218,7 +222,7 @@ class Audit:
         except Exception:
             r = 0.0
         if not math.isfinite(r):
-            self.type_issue("reward is NaN or infinite", seed, acts, {"observed": hm.plain(r)})
+            self.type_issue("reward is NaN or infinite", seed, acts, {"observed": harness.plain(r)})
             r = 0.0
         elif not (REWARD_RANGE[0] <= r <= REWARD_RANGE[1]):
             self.type_issue("reward outside SPADE's [-10, 10]", seed, acts, {"observed": r})
@@ -231,12 +235,12 @@ class Audit:
             self.type_issue("info is not a dict", seed, acts, {"observed": tn(info)})
         return obs, r, bool(term), bool(trunc)
 
-    def play(self, env, seed, actions, preseed=False, stop=True):
+    def play(self, env: Env, seed: int | None, actions: list[str], preseed: bool=False, stop: bool=True) -> Any:
         """reset + a script; the trace is [obs0, (action, obs, reward, term, trunc)...]."""
         got = self.episodes(env, [{"seed": seed, "preseed": preseed, "reset": True, "actions": list(actions), "stop": stop}])[0]
         obs, _ = self.reset(env, seed, preseed, tagged=got.get("reset"))
         trace = [plain_obs(obs)]
-        done_by = []
+        done_by: list[Any] = []
         answers = got.get("steps", [])
         for i, a in enumerate(actions):
             try:
@@ -252,19 +256,19 @@ class Audit:
         return trace
 
 
-def call_seconds(r):
+def call_seconds(r: Any) -> Any:
     """How long the executor's call took (its answer's `ns`), in seconds; 0 if it says nothing usable."""
     ns = r.get("ns")
     return ns / 1e9 if type(ns) is int and ns >= 0 else 0.0
 
 
-def plain_obs(o):
+def plain_obs(o: Any) -> Any:
     return o if isinstance(o, str) else repr(o)[:2000]
 
 
-def normalized(s):
+def normalized(s: Any) -> Any:
     return " ".join(re.sub(r"[^0-9a-z\u00c0-\uffff.\-]+", " ", str(s).lower()).split()).strip(" .")
 
 
-def is_win(r, te):
+def is_win(r: Any, te: Any) -> Any:
     return te and r > 0

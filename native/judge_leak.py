@@ -1,18 +1,25 @@
 """The reset-leak check: state an episode leaves behind that reset() does not clear, and the
 source lines that grow it (found by reading the game's source, never by running it)."""
 
+from __future__ import annotations
+
 import json
 import re
 
 from judge_channel import StepFailed, clip
 from judge_context import plain_obs
 from judge_play import script_base, script_for
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from judge_channel import Env
+    from judge_context import Audit
 
 
-def _fields(A, env):
+def _fields(audit: Audit, env: Env) -> Any:
     """The instance's state as the executor read it: attributes, module globals, and the shared
     state the reset-leak check also compares (audit_exec.fields, `shared`)."""
-    return A.value("fields", env=env.id, globals=env.globals, shared=True)
+    return audit.value("fields", env=env.id, globals=env.globals, shared=True)
 
 
 MUTATORS = frozenset(("append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove", "discard", "clear", "appendleft", "extendleft", "sort", "reverse"))
@@ -20,7 +27,7 @@ SCOPE_ORDER = {"class": 0, "module": 1, "default": 2, "closure": 3, "instance": 
 _HIDDEN_KEY = re.compile(r"^(default|closure) (.+)\.([^.\s]+)(?: #\d+)?$")
 
 
-def leak_scope(key, class_name):
+def leak_scope(key: str, class_name: str | None) -> Any:
     """Where a compared key lives: (scope, name, owner). Scopes: "instance" (self.x), "module"
     (global x), "class" (C.x; owner the class's qualified name), "default" (default F.p) and
     "closure" (closure F.v), whose owner is the function's qualified name."""
@@ -35,7 +42,7 @@ def leak_scope(key, class_name):
     return "class", name, owner or class_name
 
 
-def _subclasses(tree, name):
+def _subclasses(tree: Any, name: str) -> Any:
     """`name` and the classes of the source that derive from it (by the names in their bases)."""
     import ast
 
@@ -53,7 +60,7 @@ def _subclasses(tree, name):
     return out
 
 
-def growth_sites(tree, lines, scope, name, class_name, owner=None):
+def growth_sites(tree: Any, lines: list[str], scope: str, name: str, class_name: str | None, owner: Any=None) -> Any:
     """The lines that change a leaking value in place or rebind it, found in the game's source
     (parsed once, `tree`; `lines` its text) without running it. Each site is {line, method, text}.
 
@@ -81,7 +88,7 @@ def growth_sites(tree, lines, scope, name, class_name, owner=None):
     return _sites(tree, lines, scope, name, class_name, set(), owner if scope == "default" else None, False)
 
 
-def _sites(tree, lines, scope, name, class_name, classes, region, loose):
+def _sites(tree: Any, lines: list[str], scope: str, name: str, class_name: str | None, classes: Any, region: Any, loose: Any) -> Any:
     """growth_sites for one reading of the value; `region`: the qualified name of the function
     whose body (default) or nested functions (closure) alone can reach it."""
     import ast
@@ -90,7 +97,7 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
     bare = scope in ("module", "default", "closure")  # the value is a plain name there
     scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
-    def owner_expr(node):
+    def owner_expr(node: Any) -> Any:
         if isinstance(node, ast.Name):
             return node.id in owners
         if isinstance(node, ast.Attribute) and node.attr == "__class__":
@@ -99,12 +106,12 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
             return isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")
         return False
 
-    def names_it(node, ctx):
+    def names_it(node: Any, ctx: Any) -> Any:
         if isinstance(node, ast.Name):
             return (bare and node.id == name) or node.id in ctx["aliases"]
         return not bare and isinstance(node, ast.Attribute) and node.attr == name and (loose or owner_expr(node.value))
 
-    def reaches(node, ctx):
+    def reaches(node: Any, ctx: Any) -> Any:
         """The value itself, or something reached from it: its items, attributes, what its own
         methods return (`x.setdefault(k, [])`)."""
         while True:
@@ -117,7 +124,7 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
             else:
                 return False
 
-    def target_hits(t, ctx, rebind):
+    def target_hits(t: Any, ctx: Any, rebind: Any) -> Any:
         if isinstance(t, (ast.Tuple, ast.List)):
             return any(target_hits(x, ctx, rebind) for x in t.elts)
         if isinstance(t, ast.Starred):
@@ -130,7 +137,7 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
             return rebind
         return isinstance(t, (ast.Subscript, ast.Attribute)) and reaches(t.value, ctx)
 
-    def own(fn):
+    def own(fn: ast.AST) -> Iterator[Any]:
         """The nodes of a function's own body, not those of the functions and classes inside it."""
         todo = list(ast.iter_child_nodes(fn))
         while todo:
@@ -139,9 +146,9 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
             if not isinstance(node, scopes + (ast.ClassDef,)):
                 todo.extend(ast.iter_child_nodes(node))
 
-    def context(fn):
+    def context(fn: ast.AST) -> Any:
         """A function's aliases of the value (`seen = self.seen_items`) and declared names."""
-        ctx = {"aliases": set(), "declared": set()}
+        ctx: dict[str, set[str]] = {"aliases": set(), "declared": set()}
         kind = ast.Global if scope == "module" else ast.Nonlocal if scope == "closure" else None
         for node in own(fn):
             if kind is not None and isinstance(node, kind):
@@ -159,7 +166,7 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
     inside = 2 if region is None else 0
     counts = 1 if scope == "default" else 2
 
-    def visit(node, method, qual, ctx, where):
+    def visit(node: Any, method: Any, qual: Any, ctx: Any, where: Any) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, scopes):
                 fname = "<lambda>" if isinstance(child, ast.Lambda) else child.name
@@ -180,7 +187,7 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
                 elif isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in MUTATORS:
                     hit = reaches(child.func.value, ctx)
             if hit:
-                ln = child.lineno
+                ln = child.lineno  # type: ignore[attr-defined]
                 sites.append({"line": ln, "method": method, "text": clip(lines[ln - 1].strip(), 160) if 0 < ln <= len(lines) else ""})
             visit(child, method, qual, ctx, where)
 
@@ -193,20 +200,20 @@ def _sites(tree, lines, scope, name, class_name, classes, region, loose):
     return out
 
 
-def name_leak(A, differing):
+def name_leak(audit: Audit, differing: list[str]) -> Any:
     """The leaking state to name (shared state first: it is what every instance inherits) and
     the lines that change it."""
     import ast
 
     try:
-        tree = ast.parse(A.source)
+        tree = ast.parse(audit.source)
     except SyntaxError:
         tree = None
-    lines = A.source.split("\n")
+    lines = audit.source.split("\n")
     best = None
     for key in differing:
-        scope, name, owner = leak_scope(key, A.class_name)
-        sites = growth_sites(tree, lines, scope, name, A.class_name, owner) if tree is not None else []
+        scope, name, owner = leak_scope(key, audit.class_name)
+        sites = growth_sites(tree, lines, scope, name, audit.class_name, owner) if tree is not None else []
         rank = (0 if sites else 1, SCOPE_ORDER[scope])
         if best is None or rank < best[0]:
             best = (rank, key, scope, sites)
@@ -216,7 +223,7 @@ def name_leak(A, differing):
     return {"attribute": key, "scope": scope, "sites": sites[:5]}
 
 
-def _shape(text):
+def _shape(text: str) -> Any:
     """What of a compared value does not depend on which items a fresh instance drew: its
     containers' sizes and its scalars' types (the executor's JSON text, read back)."""
     try:
@@ -224,7 +231,7 @@ def _shape(text):
     except Exception:
         return "text"
 
-    def sh(x):
+    def sh(x: Any) -> Any:
         if isinstance(x, list):
             return "[" + ",".join(sh(y) for y in x) + "]"
         if isinstance(x, dict):
@@ -234,41 +241,41 @@ def _shape(text):
     return sh(v)
 
 
-def check_reset_leak(A, solution_actions):
-    A.played_ahead("leak", _reset_leak, solution_actions, seed=5, firstSeed=3, limit=A.call_limit, mode=A.mode, budget=A.budget, toolUse=A.tool_use, script=script_base(A))
+def check_reset_leak(audit: Audit, solution_actions: Callable[[Env], list[str] | None]) -> None:
+    audit.played_ahead("reset_leak_ahead", _reset_leak, solution_actions, seed=5, firstSeed=3, limit=audit.call_limit, mode=audit.mode, budget=audit.budget, toolUse=audit.tool_use, script=script_base(audit))
 
 
-def _reset_leak(A, solution_actions):
+def _reset_leak(audit: Audit, solution_actions: Callable[[Env], list[str] | None]) -> Any:
     first_seed, seed = 3, 5
 
-    def snapshot_fresh():
-        env = A.fresh()
-        obs, _ = A.reset(env, seed, preseed=True)
-        return plain_obs(obs), _fields(A, env)
+    def snapshot_fresh() -> Any:
+        env = audit.fresh()
+        obs, _ = audit.reset(env, seed, preseed=True)
+        return plain_obs(obs), _fields(audit, env)
 
     ref_obs, ref = snapshot_fresh()
     ref2_obs, ref2 = snapshot_fresh()
     stable = {k for k in ref if ref2.get(k) == ref[k]}
 
-    env = A.fresh()
-    A.reset(env, first_seed, preseed=True)
-    acts = solution_actions(env) or script_for(A, env, A.turns(env))
-    acts = acts[: A.turns(env) + 2]
-    answers = A.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
-    played = []
+    env = audit.fresh()
+    audit.reset(env, first_seed, preseed=True)
+    acts = solution_actions(env) or script_for(audit, env, audit.turns(env))
+    acts = acts[: audit.turns(env) + 2]
+    answers = audit.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
+    played: list[Any] = []
     for i, a in enumerate(acts):
         try:
-            _o, _r, te, tr = A.step(env, a, first_seed, played, tagged=answers[i] if i < len(answers) else None)
+            _o, _r, te, tr = audit.step(env, a, first_seed, played, tagged=answers[i] if i < len(answers) else None)
         except StepFailed:
             break  # crash-on-action reports crashes; here only the state left behind matters
         played.append(a)
         if te or tr:
             break
-    obs, _ = A.reset(env, seed, preseed=True)
-    after = _fields(A, env)
+    obs, _ = audit.reset(env, seed, preseed=True)
+    after = _fields(audit, env)
     differing = sorted(k for k in stable if after.get(k) != ref[k])
     differing += sorted(k for k in after if k not in ref and k.startswith("self."))
-    if A.tool_use and "_call_history" not in A.source:
+    if audit.tool_use and "_call_history" not in audit.source:
         # SPADE's base class appends every tool call to _call_history and never clears it; a game
         # that never reads it behaves the same, so that is not this game's leak.
         differing = [k for k in differing if k != "self._call_history"]
@@ -280,12 +287,12 @@ def _reset_leak(A, solution_actions):
         unstable = sorted(k for k in ref if k not in stable and k in ref2 and k in after and k not in differing)
         differing += [k for k in unstable if _shape(ref[k]) == _shape(ref2[k]) != _shape(after[k])]
         names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
-        named = name_leak(A, differing)
+        named = name_leak(audit, differing)
         sites = named.get("sites") or []
         where = f"; {sites[0]['text']} (line {sites[0]['line']}, in {sites[0]['method']}) grows it" if sites else ""
-        return A.put(
+        return audit.put(
             "reset-leak", "fail", f"State leaks across reset: {names}{where}", seed=first_seed, actions=played, resetSeed=seed,
             attributes=differing, expected={k: clip(ref.get(k, "(absent)"), 200) for k in differing[:10]} if differing else clip(ref_obs),
             observed={k: clip(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else clip(plain_obs(obs)),
-            line=sites[0]["line"] if sites else A.line_of("reset"), **{k: v for k, v in named.items() if k != "sites"}, **({"growth": sites} if sites else {}))
-    A.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared)", seed=seed)
+            line=sites[0]["line"] if sites else audit.line_of("reset"), **{k: v for k, v in named.items() if k != "sites"}, **({"growth": sites} if sites else {}))
+    audit.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared)", seed=seed)
