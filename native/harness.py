@@ -9,9 +9,13 @@ described, never trusted, and every failure comes back as data with a traceback 
 Extend with `register(name)`; a command is `fn(harness, request_dict) -> JSON-safe value`.
 
 The pieces it is built from, each a module: harness_values (describing values and errors: the
-codec), harness_loader (SPADE's loader and its return-shape rules), harness_tool_base (SPADE's
-ToolUseBaseEnv), harness_output (captured output). This module keeps sessions and the commands.
+codec), harness_loader (SPADE's loader and its return-shape rules), harness_episode (reset and step:
+their returns described, and SPADE's wrapper conversion), harness_baseline (shared modules put back
+between games), harness_tool_base (SPADE's ToolUseBaseEnv), harness_output (captured output). This
+module keeps sessions and the commands.
 """
+
+from __future__ import annotations
 
 import ast
 import builtins
@@ -25,28 +29,35 @@ import types
 
 from harness_loader import (  # noqa: F401  (re-exported: harness.X is the harness's interface)
     ADMISSION_ACTIONS, ADMISSION_BUDGET, DEFAULT_BUDGET, INJECTED_MODULES, PROBE_ACTIONS, STATEFUL_MODULES, TYPING_NAMES,
-    SpadeLoadError, _instantiate, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
+    SpadeLoadError, _hash_seed, _instantiate, _load_error, _may_have_tools, _syntax_extra, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
     solution_actions, spade_exec, spade_instantiate, spade_load, spade_namespace, spade_validate, step_problem, warm,
 )
 from harness_alarm import call_alarm  # noqa: F401
+from harness_baseline import GUARDED_MODULES, SharedBaseline  # noqa: F401
+from harness_episode import (  # noqa: F401
+    GUESS_RUNS, GUESS_TRIES, RESET_ERROR_OBS, _mark_spade, _reset, _SeedWatch, _step, describe_reset, describe_step, sanitize_info,
+    spade_guess_end, spade_reset_view, spade_step_error, spade_step_view,
+)
 from harness_output import CappedOutput  # noqa: F401
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401
 from harness_values import (  # noqa: F401
     ENV_FILENAME, MAX_ACTION_CHARS, OUTPUT_CAP, STATE_MAX_DEPTH, STATE_MAX_ITEMS, STATE_MAX_STR, VALUE_MAX_STR, CallTimeout,
-    HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, _num, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
-    str_safe, type_name,
+    HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, json_number, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
+    shared_state, state_of, str_safe, type_name,
 )
+from typing import TYPE_CHECKING, Any, Callable
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
 class Session:
-    def __init__(self, sid, source, options):
+    def __init__(self, sid: str, source: str, options: dict[str, Any]) -> None:
         self.sid = sid
         self.source = source
         # Tracebacks read the source through linecache; split once, not at every call.
@@ -61,89 +72,34 @@ class Session:
             # SPADE: the game's `random` is the process's own, shared with every game that runs here.
             self.modules = {name: importlib.import_module(name) for name in STATEFUL_MODULES}
         self.modules["tool_use_base_env"] = _tool_module()
-        self.ns = None
-        self.env = None
-        self.class_name = None
-        self.max_turns = None
-        self.snapshots = {}
+        self.ns: Any = None
+        self.env: Any = None
+        self.class_name: Any = None
+        self.max_turns: Any = None
+        self.snapshots: dict[Any, Any] = {}
         self.snap_counter = 0
 
 
-GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types"]
-_MISSING = object()
-_is = __import__("operator").is_
-
-
-class SharedBaseline:
-    """The shared modules as they were before any game ran, put back at every episode boundary.
-
-    Games of one interpreter share its modules; a game that patches `builtins.len` or `re.search`
-    (by accident or on purpose) must not change the next game. Checking ~1,500 identities costs
-    well under a millisecond (a few dozen µs on the untouched path, which compares in C), so it runs at load,
-    reset, play and close, not at every step.
-    """
-
-    def __init__(self):
-        self.saved = []
-        for name in GUARDED_MODULES:
-            try:
-                mod = importlib.import_module(name)
-            except Exception:
-                continue
-            saved = dict(mod.__dict__)
-            self.saved.append((name, mod, saved, tuple(saved), tuple(saved.values())))
-        self._bdict = builtins.__dict__
-        self._bvals = tuple(self._bdict.values())
-
-    def builtins_intact(self):
-        """Per-call check of the builtins alone (C-speed, 2-5 µs): the harness itself needs them.
-
-        Values are compared by identity in order (a deleted, replaced or reordered entry shows);
-        comparing them through lookups by key cost twice as much in Pyodide.
-        """
-        d = self._bdict
-        return len(d) == len(self._bvals) and all(map(_is, d.values(), self._bvals))
-
-    def restore(self):
-        fixed = []
-        for name, mod, saved, keys, vals in self.saved:
-            if sys.modules.get(name) is not mod:
-                sys.modules[name] = mod
-                fixed.append(f"sys.modules[{name!r}]")
-            d = mod.__dict__
-            # The untouched case at C speed: the same keys and values, by identity, in order. Anything
-            # else (even a harmless reordering) takes the careful path below, which repairs and names.
-            if len(d) == len(keys) and all(map(_is, d.values(), vals)) and all(map(_is, d, keys)):
-                continue
-            for k in [k for k in d if k not in saved and not isinstance(d[k], types.ModuleType)]:
-                del d[k]
-                fixed.append(f"{name}.{k}")
-            for k, v in saved.items():
-                if d.get(k, _MISSING) is not v:
-                    d[k] = v
-                    fixed.append(f"{name}.{k}")
-        return fixed
-
 
 class Harness:
-    def __init__(self):
+    def __init__(self) -> None:
         self.baseline = SharedBaseline()
-        self.tampered = []
-        self.sessions = {}
+        self.tampered: list[Any] = []
+        self.sessions: dict[Any, Any] = {}
         self.commands = dict(BUILTIN_COMMANDS)
         self.out = CappedOutput()
         self.runtime = "pyodide" if sys.platform == "emscripten" else "cpython"
-        self.before_call = None  # set by the host: arms a per-call timer (CPython)
-        self.after_call = None
-        self.call_timeout = None
-        self._saved_modules = {}
+        self.before_call: Any = None  # set by the host: arms a per-call timer (CPython)
+        self.after_call: Any = None
+        self.call_timeout: Any = None
+        self._saved_modules: dict[Any, Any] = {}
 
     # -- the extension point
-    def register(self, name, fn):
+    def register(self, name: str, fn: Callable[..., Any]) -> None:
         self.commands[name] = fn
 
     # -- the wire
-    def dispatch(self, line):
+    def dispatch(self, line: str) -> Any:
         # Builtins are checked after each call (in encode): game code runs only inside calls.
         try:
             req = _fast_loads(line) if _fast_loads else _json_loads(line)
@@ -158,7 +114,7 @@ class Harness:
         rid = req.get("id") if isinstance(req, dict) else None
         return self.encode(rid, self.handle(req))
 
-    def encode(self, rid, outcome):
+    def encode(self, rid: Any, outcome: tuple[bool, Any]) -> Any:
         ok, value = outcome
         msg = {"id": rid, "ok": ok, ("result" if ok else "error"): value}
         if self.out.parts or self.out.dropped:
@@ -176,7 +132,7 @@ class Harness:
         except Exception:
             return _json_dumps({"id": rid, "ok": False, "error": {"kind": "protocol", "type": "Unencodable", "message": "result could not be encoded"}})
 
-    def handle(self, req):
+    def handle(self, req: dict[str, Any]) -> Any:
         if not isinstance(req, dict) or not isinstance(req.get("cmd"), str):
             return False, {"kind": "protocol", "type": "BadRequest", "message": "request must be an object with a cmd"}
         timeout = req.get("timeoutSec")
@@ -199,13 +155,13 @@ class Harness:
             return False, error_info(e)
 
     # -- running environment code
-    def session(self, req):
+    def session(self, req: dict[str, Any]) -> Any:
         s = self.sessions.get(req.get("session"))
         if s is None:
             raise HarnessError("unknown_session", f"no session {req.get('session')!r}")
         return s
 
-    def enter(self, s):
+    def enter(self, s: Session) -> None:
         """Route stateful modules and stdout to this session for the duration of one call."""
         for name, mod in s.modules.items():
             self._saved_modules[name] = sys.modules.get(name)
@@ -216,7 +172,7 @@ class Harness:
         if self.before_call:
             self.before_call(self.call_timeout or s.options.get("timeoutSec"))
 
-    def leave(self, s):
+    def leave(self, s: Session) -> None:
         if self.after_call:
             self.after_call()
         sys.stdout, sys.stderr = self._stdout, self._stderr
@@ -227,14 +183,14 @@ class Harness:
                 sys.modules[name] = mod
         self._saved_modules = {}
 
-    def guard(self):
+    def guard(self) -> Any:
         """Undo changes games made to shared modules; remember what was changed for the reply."""
         fixed = self.baseline.restore()
         if fixed:
             self.tampered = (self.tampered + fixed)[-50:]
         return fixed
 
-    def run(self, s, fn, *args):
+    def run(self, s: Session, fn: Callable[..., Any], *args: Any) -> Any:
         self.enter(s)
         try:
             return fn(*args)
@@ -245,15 +201,15 @@ class Harness:
 # ---------------------------------------------------------------- commands
 
 
-def cmd_ping(h, req):
+def cmd_ping(h: Harness, req: dict[str, Any]) -> Any:
     return {"runtime": h.runtime, "python": sys.version.split()[0], "numpy": _has_numpy()}
 
 
-def _has_numpy():
+def _has_numpy() -> Any:
     return importlib.util.find_spec("numpy") is not None
 
 
-def cmd_check_syntax(h, req):
+def cmd_check_syntax(h: Harness, req: dict[str, Any]) -> Any:
     source = req.get("source")
     if not isinstance(source, str):
         raise HarnessError("protocol", "source must be a string")
@@ -270,27 +226,7 @@ def cmd_check_syntax(h, req):
     return {"ok": True, "errors": [], "python": sys.version.split()[0]}
 
 
-def _load_error(e):
-    """A SpadeLoadError as the protocol's load_error (SPADE's message, plus a traceback to read)."""
-    extra = {"stage": e.stage}
-    cause = e.cause
-    if cause is not None:
-        info = error_info(cause, "load_error")
-        for k in (("line", "col") if isinstance(cause, SyntaxError) else ("traceback", "line", "col", "frames")):
-            if k in info:
-                extra[k] = info[k]
-        extra["type"] = info.get("type")
-        if isinstance(cause, SyntaxError):
-            extra.update(_syntax_extra(cause))
-        missing = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
-        if missing:
-            extra["missingModule"] = missing.split(".")[0]
-        elif isinstance(cause, NameError) and getattr(cause, "name", None) in ("np", "numpy"):
-            extra["missingModule"] = "numpy"
-    return HarnessError("load_error", str(e), **extra)
-
-
-def cmd_load(h, req):
+def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
     sid = req.get("session")
     source = req.get("source")
     options = req.get("options") or {}
@@ -346,314 +282,14 @@ def cmd_load(h, req):
     }
 
 
-def _may_have_tools(env):
-    """Whether get_tools() could answer anything but [] (a plain game has none, so a player need not
-    ask for them). Read from the class and instance dicts: no game code runs to find out, and a game
-    that could answer dynamically (__getattr__, __getattribute__) counts as having tools."""
-    try:
-        for c in type(env).__mro__:
-            d = c.__dict__
-            if "get_tools" in d or "__getattr__" in d or (c is not object and "__getattribute__" in d):
-                return True
-        return "get_tools" in object.__getattribute__(env, "__dict__")
-    except Exception:
-        return True
 
-
-def _hash_seed():
-    try:
-        import os as _os
-
-        v = _os.environ.get("PYTHONHASHSEED")
-    except Exception:
-        v = None
-    return v if v not in (None, "", "random") else None
-
-
-def _syntax_extra(e):
-    return {"type": "SyntaxError", "line": e.lineno, "col": e.offset, "detail": e.msg}
-
-
-# ---------------------------------------------------------------- SPADE's wrapper conversion
-
-
-RESET_ERROR_OBS = "Error during reset. Starting new game."
-
-
-def sanitize_info(info):
-    """SPADE's info filter: numbers, bools and None stay, strings go, the rest through float()."""
-    if type(info) is not dict and not isinstance(info, dict):
-        return {}
-    if not info:
-        return {}
-    out = {}
-    for k, v in info.items():
-        if isinstance(v, (int, float, bool, type(None))):
-            out[k] = v
-        elif isinstance(v, str):
-            continue
-        else:
-            try:
-                out[k] = float(v)
-            except (ValueError, TypeError):
-                continue
-    return out
-
-
-def _plain_info(info):
-    return {(k if type(k) is str else str_safe(k) or repr_safe(k)): plain(v) for k, v in info.items()}
-
-
-def spade_reset_view(ret):
-    """What SPADE's wrapper makes of a reset() return (the game ran without raising)."""
-    if isinstance(ret, tuple) and len(ret) == 2:
-        obs, info = ret
-    elif isinstance(ret, str):
-        obs, info = ret, {}
-    else:
-        obs, info = str(ret), {}
-    info = sanitize_info(info)
-    # A tuple's observation is passed on as it is; every prompt SPADE builds formats it with str().
-    return {"observation": obs if type(obs) is str else str(obs), "info": _plain_info(info)}
-
-
-def spade_step_view(ret):
-    """SPADE's wrapper conversion of one step() return; conversion errors are step errors."""
-    try:
-        if isinstance(ret, tuple) and len(ret) == 5:
-            obs, reward, term, trunc, info = ret
-            obs = str(obs) if obs is not None else "No observation"
-            reward = float(reward) if reward is not None else 0.0
-            term = bool(term) if term is not None else False
-            trunc = bool(trunc) if trunc is not None else False
-            info = sanitize_info(info if isinstance(info, dict) else {})
-            return {"observation": cut(obs, VALUE_MAX_STR), "reward": _num(reward), "terminated": term, "truncated": trunc, "info": _plain_info(info)}
-        return {"observation": "Invalid game response", "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "shape"}
-    except (CallTimeout, KeyboardInterrupt):
-        raise
-    except Exception as e:
-        return spade_step_error(e)
-
-
-def _mark_spade(e, view):
-    """Carries SPADE's view of a failed call on the exception, for error_info to report."""
-    try:
-        e.__spade_wb_view__ = view
-    except Exception:
-        pass
-
-
-def spade_step_error(e):
-    return {"observation": cut(f"Error: {str_safe(e)}", VALUE_MAX_STR), "reward": -1.0, "terminated": True, "truncated": False, "info": {}, "error": "exception"}
-
-
-GUESS_RUNS, GUESS_TRIES = 20, 5  # test_game_difficulty's defaults: 20 episodes, 5 guesses each
-
-
-def spade_guess_end(view):
-    """How SPADE's offline too-easy test (test_game_difficulty) reads one wrapper step: "won" at a
-    reward above 0, whatever the flags say (checked first, as SPADE does); "ended" at the episode's
-    end; None to guess again. `view`: spade_step_view's reward, terminated and truncated."""
-    r = view["reward"]
-    if type(r) is str:
-        r = float(r)  # _num's spelling of a non-finite reward ("NaN", "Infinity"): NaN > 0 is False, as in SPADE
-    if r > 0:
-        return "won"
-    return "ended" if view["terminated"] or view["truncated"] else None
-
-
-# ---------------------------------------------------------------- seeds
-
-
-class _SeedWatch:
-    """Notes which generators a game seeds during one reset(seed) (SPADE mode only).
-
-    SPADE reproduces an episode only when the game seeds what it draws from; the workbench says
-    when a seeded reset seeded nothing. The patched names are put back before the call returns.
-    """
-
-    def __init__(self, rnd, np):
-        self.rnd, self.np, self.calls, self.saved = rnd, np, [], []
-
-    def _wrap(self, owner, attr, label):
-        orig = getattr(owner, attr, None)
-        if orig is None:
-            return
-        calls = self.calls
-
-        def seeded(*a, **kw):
-            if (a and a[0] is not None) or kw.get("seed", kw.get("a")) is not None:
-                calls.append(label)
-            return orig(*a, **kw)
-
-        try:
-            setattr(owner, attr, seeded)
-            self.saved.append((owner, attr, orig))
-        except Exception:
-            pass
-
-    def __enter__(self):
-        r = self.rnd
-        self._wrap(r, "seed", "random.seed")
-        rcls = getattr(r, "Random", None)
-        if isinstance(rcls, type):
-            orig = rcls.__dict__.get("seed")
-            if orig is not None:
-                calls = self.calls
-
-                def seed(inst, a=None, *rest, **kw):
-                    if a is not None:
-                        calls.append("random.Random")
-                    return orig(inst, a, *rest, **kw)
-
-                try:
-                    rcls.seed = seed
-                    self.saved.append((rcls, "seed", orig))
-                except Exception:
-                    pass
-        npr = getattr(self.np, "random", None) if self.np is not None else None
-        if npr is not None:
-            for attr in ("seed", "default_rng", "RandomState", "Generator"):
-                self._wrap(npr, attr, f"numpy.random.{attr}")
-        return self
-
-    def __exit__(self, *a):
-        for owner, attr, orig in reversed(self.saved):
-            try:
-                setattr(owner, attr, orig)
-            except Exception:
-                pass
-        return False
-
-
-def _reset(s, seed):
-    np = s.ns.get("np") if s.ns else None
-    watch = None
-    if seed is not None and s.deterministic:
-        # Workbench determinism: a seed means one episode even for games that forget random.seed.
-        s.modules["random"].seed(seed)
-        if np is not None and hasattr(np, "random"):
-            np.random.seed(seed % (2**32))
-    try:
-        if seed is not None and not s.deterministic:
-            watch = _SeedWatch(s.modules["random"], np if isinstance(np, types.ModuleType) else None)
-            with watch:
-                ret = s.env.reset(seed=seed)
-        else:
-            ret = s.env.reset(seed=seed) if seed is not None else s.env.reset()
-    except (CallTimeout, KeyboardInterrupt):
-        raise
-    except Exception as e:
-        _mark_spade(e, {"observation": RESET_ERROR_OBS, "info": {}})
-        raise
-    out = describe_reset(ret)
-    out["spade"] = spade_reset_view(ret)
-    if watch is not None:
-        out["seeded"] = sorted(set(watch.calls))
-        if not watch.calls:
-            # SPADE cannot replay such an episode if the game draws random numbers.
-            out["seedIgnored"] = True
-    return out
-
-
-def describe_reset(ret):
-    if isinstance(ret, tuple) and len(ret) == 2:
-        obs, info = ret
-        return {"observation": plain(obs), "info": plain(info), "types": [type_name(obs), type_name(info)], "shape": "tuple2"}
-    if isinstance(ret, str):
-        return {"observation": cut(ret, VALUE_MAX_STR), "info": {}, "types": ["str"], "shape": "str"}
-    return {"observation": None, "info": {}, "types": [type_name(ret)], "shape": "other", "raw": describe(ret)}
-
-
-# Type-name tuples for the usual step shapes, shared by every step that has them: building five
-# names per step was a third of a play() step's harness cost. Only stable (builtin, numpy,
-# collections) types are cached, so a game's own classes never outlive their session here.
-_STEP_TYPES = {}
-_STABLE_MODULES = ("builtins", "numpy", "collections")
-
-
-def _step_types(obs, reward, term, trunc, info):
-    key = (type(obs), type(reward), type(term), type(trunc), type(info))
-    names = _STEP_TYPES.get(key)
-    if names is None:
-        names = (type_name(obs), type_name(reward), type_name(term), type_name(trunc), type_name(info))
-        if len(_STEP_TYPES) < 256 and all(getattr(t, "__module__", "") in _STABLE_MODULES for t in key):
-            _STEP_TYPES[key] = names
-    return names
-
-
-def _info_pair(info):
-    """(described info, SPADE's sanitized info) for a dict of str keys and builtin scalars, else None."""
-    if len(info) > 1000:
-        return None
-    d, sp = {}, {}
-    for k, v in list(info.items()):
-        t = type(v)
-        if type(k) is not str:
-            return None
-        if t is str:
-            d[k] = v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
-        elif t is bool or v is None:
-            d[k] = sp[k] = v
-        elif t is float:
-            d[k] = sp[k] = v if v - v == 0.0 else _num(v)
-        elif t is int and -_SAFE_INT <= v <= _SAFE_INT:
-            d[k] = sp[k] = v
-        else:
-            return None
-    return d, sp
-
-
-def describe_step(ret):
-    if isinstance(ret, tuple) and len(ret) == 5:
-        obs, reward, term, trunc, info = ret
-        tr = type(reward)
-        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and not info and len(obs) <= VALUE_MAX_STR:
-            # What nearly every game returns: SPADE's conversion only makes an int reward a float.
-            if tr is float:
-                r = reward if reward - reward == 0.0 else _num(reward)
-                spr = r
-            elif tr is int and -_SAFE_INT <= reward <= _SAFE_INT:
-                r, spr = reward, float(reward)
-            else:
-                r = None
-            if r is not None:
-                return {
-                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": {},
-                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
-                    "spade": {"observation": obs, "reward": spr, "terminated": term, "truncated": trunc, "info": {}},
-                }
-        if type(obs) is str and (term is True or term is False) and (trunc is True or trunc is False) and type(info) is dict and len(obs) <= VALUE_MAX_STR \
-                and (tr is float or (tr is int and -_SAFE_INT <= reward <= _SAFE_INT)):
-            pair = _info_pair(info)
-            if pair is not None:
-                # A dict of builtin scalars: described and converted in one pass.
-                r = reward if tr is int or reward - reward == 0.0 else _num(reward)
-                return {
-                    "observation": obs, "reward": r, "terminated": term, "truncated": trunc, "info": pair[0],
-                    "types": _step_types(obs, reward, term, trunc, info), "shape": "tuple5",
-                    "spade": {"observation": obs, "reward": r if tr is float else float(reward), "terminated": term, "truncated": trunc, "info": pair[1]},
-                }
-        return {
-            "observation": obs if type(obs) is str and len(obs) <= VALUE_MAX_STR else plain(obs),
-            "reward": reward if type(reward) is float and reward - reward == 0.0 else plain(reward),
-            "terminated": term if term is True or term is False else plain(term),
-            "truncated": trunc if trunc is True or trunc is False else plain(trunc),
-            "info": plain(info),
-            "types": _step_types(obs, reward, term, trunc, info),
-            "shape": "tuple5",
-            "spade": spade_step_view(ret),
-        }
-    return {"shape": "other", "types": [type_name(ret)], "raw": describe(ret), "spade": spade_step_view(ret)}
-
-
-def _action(a):
+def _action(a: Any) -> Any:
     if not isinstance(a, str):
         raise HarnessError("protocol", "an action must be a string")
     return a[:MAX_ACTION_CHARS]
 
 
-def cmd_reset(h, req):
+def cmd_reset(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     seed = req.get("seed")
     if seed is not None and not isinstance(seed, int):
@@ -662,19 +298,7 @@ def cmd_reset(h, req):
     return h.run(s, _reset, s, seed)
 
 
-def _step(s, action):
-    try:
-        ret = s.env.step(action)
-    except (CallTimeout, KeyboardInterrupt):
-        raise
-    except Exception as e:
-        # SPADE's wrapper: a raising step is a -1.0 terminal step with the message as observation.
-        _mark_spade(e, spade_step_error(e))
-        raise
-    return describe_step(ret)
-
-
-def cmd_step(h, req):
+def cmd_step(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     action = _action(req.get("action"))
     return h.run(s, _step, s, action)
@@ -682,7 +306,7 @@ def cmd_step(h, req):
 
 
 
-def cmd_play(h, req):
+def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
     """A whole action script in one call: optional reset, then steps until done or the script ends."""
     s = h.session(req)
     actions = req.get("actions")
@@ -696,8 +320,8 @@ def cmd_play(h, req):
     if do_reset:
         h.guard()
 
-    def go():
-        out = {"steps": []}
+    def go() -> Any:
+        out: dict[str, Any] = {"steps": []}
         if do_reset:
             try:
                 out["reset"] = _reset(s, seed)
@@ -740,46 +364,12 @@ def cmd_play(h, req):
     return h.run(s, go)
 
 
-def state_of(s):
-    env = s.env
-    fields = getattr(env, "__dict__", {})
-    out = {"className": s.class_name, "fields": describe_fields(fields, 1, {id(env)})}
-    # State that outlives an instance (and so leaks across reset) lives on the game's classes and
-    # in its module: shown in groups of their own, named as the audit names them.
-    shared = shared_state(s)
-    if shared[0]:
-        out["classFields"] = describe_fields(shared[0], 1, {id(env)})
-    if shared[1]:
-        out["moduleGlobals"] = describe_fields(shared[1], 1, {id(env)})
-    return out
-
-
-def _is_data(k, v):
-    return not k.startswith("__") and not callable(v) and not isinstance(v, (types.ModuleType, staticmethod, classmethod, property))
-
-
-def shared_state(s):
-    """Class attributes of the game's own classes (its MRO, not the base classes the harness gives)
-    and module globals that hold data, as two dicts."""
-    env, ns = s.env, s.ns or {}
-    modname = ns.get("__name__")
-    cls_fields = {}
-    for c in reversed(type(env).__mro__):
-        if getattr(c, "__module__", None) != modname:
-            continue
-        for k, v in list(vars(c).items()):
-            if _is_data(k, v):
-                cls_fields[k] = v
-    globs = {k: v for k, v in list(ns.items()) if _is_data(k, v)}
-    return cls_fields, globs
-
-
-def cmd_state(h, req):
+def cmd_state(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     return h.run(s, state_of, s)
 
 
-def cmd_solution(h, req):
+def cmd_solution(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     fn = getattr(s.env, "solution", None)
     if not callable(fn):
@@ -787,7 +377,7 @@ def cmd_solution(h, req):
     return h.run(s, lambda: {"value": plain(fn()), "type": type_name(fn())})
 
 
-def cmd_snapshot(h, req):
+def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:
     """Deep copies of the instance and the session's random state, kept in the interpreter.
 
     Limits: objects deepcopy cannot copy (generators, open files, locks, modules held as
@@ -796,7 +386,7 @@ def cmd_snapshot(h, req):
     """
     s = h.session(req)
 
-    def take():
+    def take() -> Any:
         try:
             env_copy = copy.deepcopy(s.env)
         except (CallTimeout, KeyboardInterrupt):
@@ -815,13 +405,13 @@ def cmd_snapshot(h, req):
     return h.run(s, take)
 
 
-def cmd_restore(h, req):
+def cmd_restore(h: Harness, req: dict[str, Any]) -> Any:
     s = h.session(req)
     snap = s.snapshots.get(req.get("token"))
     if snap is None:
         raise HarnessError("not_found", f"no snapshot {req.get('token')!r} in this session")
 
-    def put():
+    def put() -> Any:
         env_copy, rstate, np_state = snap
         s.env = copy.deepcopy(env_copy)  # the stored copy stays pristine, so a token restores many times
         s.modules["random"].setstate(rstate)
@@ -832,11 +422,11 @@ def cmd_restore(h, req):
     return h.run(s, put)
 
 
-def cmd_get_tools(h, req):
+def cmd_get_tools(h: Harness, req: dict[str, Any]) -> Any:
     """SPADE's wrapper: the game's get_tools(), or [] when it has none (a plain game)."""
     s = h.session(req)
 
-    def go():
+    def go() -> Any:
         fn = getattr(s.env, "get_tools", None)
         if fn is None:
             return []
@@ -845,7 +435,7 @@ def cmd_get_tools(h, req):
     return h.run(s, go)
 
 
-def cmd_tool(h, req):
+def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
     """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step)."""
     s = h.session(req)
     name = req.get("name")
@@ -853,7 +443,7 @@ def cmd_tool(h, req):
     if not isinstance(name, str):
         raise HarnessError("protocol", "tool needs a name string")
 
-    def go():
+    def go() -> Any:
         fn = getattr(s.env, "execute_tool", None)
         if fn is None:
             return {"output": f"execute_tool not supported by {type(s.env).__name__}", "returncode": 1}
@@ -868,7 +458,7 @@ def cmd_tool(h, req):
     return h.run(s, go)
 
 
-def cmd_close(h, req):
+def cmd_close(h: Harness, req: dict[str, Any]) -> Any:
     s = h.sessions.pop(req.get("session"), None)
     fixed = h.guard()
     out = {"closed": s is not None}

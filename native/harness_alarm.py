@@ -11,22 +11,25 @@ time instead of two per call; a call past its limit is interrupted exactly as be
 One per process (`call_alarm`): the audit's executor and the session commands share the signal.
 """
 
+from __future__ import annotations
+
 import signal
 import time
+from typing import Any
 
 _now = time.perf_counter
-_setitimer = getattr(signal, "setitimer", None)  # absent where there is no alarm (Pyodide): never made there
+_setitimer: Any = getattr(signal, "setitimer", None)  # absent where there is no alarm (Pyodide): never made there
 _REAL = getattr(signal, "ITIMER_REAL", 0)
 
 
 class CallAlarm:
-    def __init__(self, exc_type):
+    def __init__(self, exc_type: type[BaseException]) -> None:
         self.exc_type = exc_type
-        self.deadline = None  # the running call's deadline (perf_counter seconds); None between calls
-        self.rings_at = None  # when the kernel's timer is due; None when it is not set
+        self.deadline: Any = None  # the running call's deadline (perf_counter seconds); None between calls
+        self.rings_at: Any = None  # when the kernel's timer is due; None when it is not set
         signal.signal(signal.SIGALRM, self._rang)
 
-    def arm(self, limit):
+    def arm(self, limit: float) -> None:
         deadline = _now() + limit
         self.deadline = deadline
         rings_at = self.rings_at
@@ -34,10 +37,10 @@ class CallAlarm:
             _setitimer(_REAL, limit)
             self.rings_at = deadline
 
-    def disarm(self):
+    def disarm(self) -> None:
         self.deadline = None
 
-    def _rang(self, signum, frame):
+    def _rang(self, signum: Any, frame: Any) -> None:
         self.rings_at = None
         deadline = self.deadline
         if deadline is None:
@@ -53,7 +56,7 @@ class CallAlarm:
 _alarm = None
 
 
-def call_alarm(exc_type):
+def call_alarm(exc_type: type[BaseException]) -> Any:
     """This process's CallAlarm (made, and its signal handler installed, at the first use)."""
     global _alarm
     if _alarm is None:

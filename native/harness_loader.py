@@ -5,6 +5,8 @@ instantiation, its reset/step return-shape rules with SPADE's messages, validati
 admission. The one copy of those rules: the harness, the audit's checks and the editor use it.
 """
 
+from __future__ import annotations
+
 import builtins
 import copy
 import importlib
@@ -13,13 +15,15 @@ import json
 import types
 
 from harness_tool_base import ToolUseBaseEnv, _tool_module
-from harness_values import CallTimeout, ENV_FILENAME, repr_safe, str_safe
+from harness_values import ENV_FILENAME, CallTimeout, HarnessError, error_info, repr_safe, str_safe
+from typing import TYPE_CHECKING, Any
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
@@ -31,13 +35,13 @@ TYPING_NAMES = ["Tuple", "Dict", "List", "Optional", "Union", "Any", "Set", "Fro
 STATEFUL_MODULES = ["random"]
 
 
-_MODULE_SPECS = {}
+_MODULE_SPECS: dict[Any, Any] = {}
 
 
-_PREMADE = {}
+_PREMADE: dict[Any, Any] = {}
 
 
-def fresh_module(name):
+def fresh_module(name: str) -> Any:
     """A new instance of a stdlib module, so a game's `random.seed` cannot reach another game.
 
     The module's code object is found and compiled once: Pyodide's standard library is a zip of
@@ -50,7 +54,7 @@ def fresh_module(name):
         return mod
     known = _MODULE_SPECS.get(name)
     if known is None:
-        spec = importlib.util.find_spec(name)
+        spec: Any = importlib.util.find_spec(name)
         known = _MODULE_SPECS[name] = (spec, spec.loader.get_code(name))
     spec, code = known
     mod = importlib.util.module_from_spec(spec)
@@ -58,7 +62,7 @@ def fresh_module(name):
     return mod
 
 
-def warm():
+def warm() -> None:
     """What every session would otherwise redo, done once by the host before any session: the fork
     server before it forks, Pyodide before its pristine snapshot. Finding and compiling random.py
     for the session's own copy costs ~10 ms in Pyodide; cached here it is a fresh exec."""
@@ -72,10 +76,10 @@ def warm():
     injected_names({})
 
 
-_INJECTED = {}
+_INJECTED: dict[Any, Any] = {}
 
 
-def injected_names(session_modules):
+def injected_names(session_modules: Any) -> Any:
     """The names every game's namespace starts with, in SPADE's order; the session's own modules
     (a private `random`) in their places. Made once per interpreter, as SPADE binds them once: a
     failed `import numpy` cost Pyodide a search of its whole path at every load."""
@@ -86,14 +90,14 @@ def injected_names(session_modules):
     return ns
 
 
-def _injected_base():
+def _injected_base() -> Any:
     import collections
     import functools
     import heapq
     import itertools
     import typing
 
-    ns = {name: importlib.import_module(name) for name in INJECTED_MODULES}
+    ns: dict[str, Any] = {name: importlib.import_module(name) for name in INJECTED_MODULES}
     try:
         import numpy  # noqa: F401  (only where the interpreter has it)
 
@@ -124,7 +128,7 @@ def _injected_base():
     return ns
 
 
-def find_env_class(ns):
+def find_env_class(ns: dict[str, Any]) -> Any:
     for name, value in list(ns.items()):
         if name.endswith("Env") and name not in ("Env", "ToolUseBaseEnv") and callable(value):
             return name, value
@@ -137,7 +141,7 @@ PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
 ADMISSION_ACTIONS = ["1", "2", "test"]
 
 
-def solution_actions(value, tool_use):
+def solution_actions(value: Any, tool_use: bool) -> Any:
     """The actions a solution() value stands for, as the audit plays them: each item of a list or
     tuple boxed (unless already an answer), else one boxed answer (tool use: one <answer>)."""
     if isinstance(value, (list, tuple)):
@@ -145,7 +149,7 @@ def solution_actions(value, tool_use):
     return [f"<answer>{value}</answer>"] if tool_use else [_boxed(value)]
 
 
-def _boxed(a):
+def _boxed(a: Any) -> Any:
     a = str(a)
     return a if "\\boxed" in a or "<answer>" in a or "<tool_call>" in a else f"\\boxed{{{a}}}"
 
@@ -153,25 +157,25 @@ def _boxed(a):
 class SpadeLoadError(Exception):
     """A load that SPADE's factory refuses: `stage` names the check, str() is SPADE's message."""
 
-    def __init__(self, stage, message, cause=None):
+    def __init__(self, stage: Any, message: str, cause: Any=None) -> None:
         super().__init__(message)
         self.stage = stage
         self.cause = cause
 
 
-def _spade_syntax_message(e):
+def _spade_syntax_message(e: Any) -> Any:
     # SPADE execs the source as a string, so its SyntaxError names "<string>", not our "<env>".
     try:
-        clone = SyntaxError(e.msg, ("<string>", e.lineno, e.offset, e.text) + ((e.end_lineno, e.end_offset) if getattr(e, "end_lineno", None) else ()))
+        clone = SyntaxError(e.msg, ("<string>", e.lineno, e.offset, e.text) + ((e.end_lineno, e.end_offset) if getattr(e, "end_lineno", None) else ()))  # type: ignore[arg-type]
         return f"Syntax error in generated game code: {clone}"
     except Exception:
         return f"Syntax error in generated game code: {e}"
 
 
-_COMPILED = {}  # source -> code object: the last few sources (a regret run loads one many times)
+_COMPILED: dict[Any, Any] = {}  # source -> code object: the last few sources (a regret run loads one many times)
 
 
-def spade_compile(source):
+def spade_compile(source: str) -> Any:
     code = _COMPILED.get(source)
     if code is not None:
         return code  # immutable, and exec'd into a fresh namespace each time, as a new compile would be
@@ -188,7 +192,7 @@ def spade_compile(source):
     return code
 
 
-def spade_namespace(modules):
+def spade_namespace(modules: Any) -> Any:
     """A module namespace like SPADE's `dynamic_game`: injected names first, then the game's."""
     mod = types.ModuleType("dynamic_game")
     ns = mod.__dict__
@@ -198,7 +202,7 @@ def spade_namespace(modules):
     return mod, ns
 
 
-def spade_exec(code, ns):
+def spade_exec(code: Any, ns: dict[str, Any]) -> None:
     try:
         exec(code, ns)
     except (CallTimeout, KeyboardInterrupt):
@@ -209,14 +213,14 @@ def spade_exec(code, ns):
         raise SpadeLoadError("exec", f"Failed to execute game code: {str_safe(e)}", e)
 
 
-def spade_class(ns):
+def spade_class(ns: dict[str, Any]) -> Any:
     name, cls = find_env_class(ns)
     if cls is None:
         raise SpadeLoadError("no_class", "No valid game class found in code (expected class ending with 'Env')")
     return name, cls
 
 
-def spade_instantiate(cls, budget, legacy=False):
+def spade_instantiate(cls: Any, budget: int, legacy: Any=False) -> Any:
     """SPADE's instantiation: "respect max_turns" (every play) or legacy (pool admission)."""
     try:
         if legacy:
@@ -247,11 +251,11 @@ def spade_instantiate(cls, budget, legacy=False):
     return env
 
 
-def _cls_repr(v):
+def _cls_repr(v: Any) -> Any:
     return repr_safe(type(v))
 
 
-def reset_problem(result):
+def reset_problem(result: Any) -> Any:
     """What SPADE's load says about reset(seed=42)'s return value, or None when it passes."""
     if isinstance(result, tuple) and len(result) == 2:
         obs, info = result
@@ -266,7 +270,7 @@ def reset_problem(result):
     return None
 
 
-def step_problem(result):
+def step_problem(result: Any) -> Any:
     """What SPADE's load says about one probe step's return value, or None when it passes.
 
     isinstance, as SPADE tests: numpy.float64 (a float subclass) and bool rewards pass, NaN passes
@@ -290,7 +294,7 @@ def step_problem(result):
     return None
 
 
-def spade_validate(env, on_call=None):
+def spade_validate(env: Any, on_call: Any=None) -> Any:
     """SPADE's load validation ON the instance: reset(42), up to three probes, reset(123).
 
     Returns (stage, message) of the first failure, or None. `on_call(label, action, seed)` is told
@@ -329,7 +333,7 @@ def spade_validate(env, on_call=None):
     return None
 
 
-def spade_load(source, modules, budget, legacy=False, on_call=None, code=None):
+def spade_load(source: str, modules: Any, budget: int, legacy: Any=False, on_call: Any=None, code: Any=None) -> Any:
     """The whole of SPADE's env factory: (module, ns, class name, validated instance).
 
     Raises SpadeLoadError with SPADE's message at the first failure, validation included.
@@ -347,7 +351,7 @@ def spade_load(source, modules, budget, legacy=False, on_call=None, code=None):
     return mod, ns, name, env
 
 
-def _instantiate(cls, mode, budget):
+def _instantiate(cls: Any, mode: Any, budget: int) -> Any:
     """Kept for the audit's own checks: SPADE's instantiation, errors as raised by the class."""
     try:
         return spade_instantiate(cls, budget, mode == "legacy")
@@ -355,3 +359,54 @@ def _instantiate(cls, mode, budget):
         if e.cause is not None:
             raise e.cause
         raise
+
+
+# ---------------------------------------------------------------- load failures, for the protocol
+
+
+def _load_error(e: Any) -> Any:
+    """A SpadeLoadError as the protocol's load_error (SPADE's message, plus a traceback to read)."""
+    extra = {"stage": e.stage}
+    cause = e.cause
+    if cause is not None:
+        info = error_info(cause, "load_error")
+        for k in (("line", "col") if isinstance(cause, SyntaxError) else ("traceback", "line", "col", "frames")):
+            if k in info:
+                extra[k] = info[k]
+        extra["type"] = info.get("type")
+        if isinstance(cause, SyntaxError):
+            extra.update(_syntax_extra(cause))
+        missing = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
+        if missing:
+            extra["missingModule"] = missing.split(".")[0]
+        elif isinstance(cause, NameError) and getattr(cause, "name", None) in ("np", "numpy"):
+            extra["missingModule"] = "numpy"
+    return HarnessError("load_error", str(e), **extra)
+
+
+def _may_have_tools(env: Any) -> Any:
+    """Whether get_tools() could answer anything but [] (a plain game has none, so a player need not
+    ask for them). Read from the class and instance dicts: no game code runs to find out, and a game
+    that could answer dynamically (__getattr__, __getattribute__) counts as having tools."""
+    try:
+        for c in type(env).__mro__:
+            d = c.__dict__
+            if "get_tools" in d or "__getattr__" in d or (c is not object and "__getattribute__" in d):
+                return True
+        return "get_tools" in object.__getattribute__(env, "__dict__")
+    except Exception:
+        return True
+
+
+def _hash_seed() -> Any:
+    try:
+        import os as _os
+
+        v = _os.environ.get("PYTHONHASHSEED")
+    except Exception:
+        v = None
+    return v if v not in (None, "", "random") else None
+
+
+def _syntax_extra(e: Any) -> Any:
+    return {"type": "SyntaxError", "line": e.lineno, "col": e.offset, "detail": e.msg}

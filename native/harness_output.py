@@ -1,15 +1,22 @@
 """SPADE Workbench harness: what environment code prints, captured and capped."""
 
+from __future__ import annotations
+
 import io
 import json
 
 from harness_values import OUTPUT_CAP
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness import Session
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
@@ -25,17 +32,17 @@ class CappedOutput(io.TextIOBase):
     `written` counts the UTF-8 bytes of everything written, kept or not, until its owner sets it
     back to 0 (take() leaves it): the audit's `output-flood` check reads it."""
 
-    def __init__(self, cap=OUTPUT_CAP):
+    def __init__(self, cap: Any=OUTPUT_CAP) -> None:
         self.cap = cap
-        self.parts = []
+        self.parts: list[Any] = []
         self.size = 0
         self.dropped = 0
         self.written = 0
 
-    def writable(self):
+    def writable(self) -> Any:
         return True
 
-    def write(self, s):
+    def write(self, s: str) -> int:
         if not isinstance(s, str):
             s = str(s)
         # An ASCII str knows it is one (a flag, no scan): a flood in big chunks costs no encoding.
@@ -48,10 +55,10 @@ class CappedOutput(io.TextIOBase):
             self.dropped += len(s) - max(room, 0)
         return len(s)
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
-    def take(self):
+    def take(self) -> Any:
         text = "".join(self.parts)
         if self.dropped:
             text += f"\n\u2026[output cut: {self.dropped} more chars]"

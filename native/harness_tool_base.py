@@ -4,15 +4,19 @@ A module of its own so that the base class a game inherits from leads nowhere: i
 globals are this module's, which holds nothing of the harness.
 """
 
+from __future__ import annotations
+
 import json
 import re
 import types
+from typing import TYPE_CHECKING, Any
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
@@ -31,29 +35,29 @@ class ToolUseBaseEnv:
     Tool calls parsed by the rollout never reach step(); step() sees raw text only.
     """
 
-    def __init__(self, max_turns=10, **kwargs):
+    def __init__(self, max_turns: Any=10, **kwargs: Any) -> None:
         self.max_turns = max_turns
         self.turn_count = 0
-        self._tools = {}
-        self._state = {}
-        self._call_history = []
-        self._expected_answer = None
+        self._tools: dict[Any, Any] = {}
+        self._state: dict[Any, Any] = {}
+        self._call_history: list[Any] = []
+        self._expected_answer: Any = None
         self.reset()
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None=None) -> None:
         raise NotImplementedError("Subclass must implement reset()")
 
-    def solution(self):
+    def solution(self) -> Any:
         raise NotImplementedError("Subclass must implement solution()")
 
-    def get_tools(self):
+    def get_tools(self) -> Any:
         out = []
         for name, spec in self._tools.items():
             params = spec.get("parameters", {"type": "object", "properties": {}})
             out.append({"type": "function", "function": {"name": name, "description": spec.get("description", ""), "parameters": params}})
         return out
 
-    def execute_tool(self, name, arguments):
+    def execute_tool(self, name: str, arguments: Any) -> Any:
         method = getattr(self, f"tool_{name}", None)
         if method is None:
             return {"output": f"Unknown tool '{name}'", "returncode": 1}
@@ -64,7 +68,7 @@ class ToolUseBaseEnv:
         except Exception as e:
             return {"output": f"Error calling {name}: {e}", "returncode": 1}
 
-    def step(self, action):
+    def step(self, action: str) -> Any:
         self.turn_count += 1
         truncated = self.turn_count >= self.max_turns
         answer = _ANSWER_TAG.search(action)
@@ -105,10 +109,10 @@ class ToolUseBaseEnv:
             return f"{obs}\n\nTime up. Solution:\n{self.solution()}", 0.0, False, True, {}
         return obs, 0.0, False, False, {}
 
-    def _obs_suffix(self):
+    def _obs_suffix(self) -> Any:
         return ""  # tools now travel as the chat template's tools=; kept for older games
 
-    def _incorrect_answer_feedback(self):
+    def _incorrect_answer_feedback(self) -> Any:
         text = "Incorrect. Keep using tools."
         msgs = getattr(self, "_user_messages", None)
         idx = getattr(self, "_current_msg", None)
@@ -117,7 +121,7 @@ class ToolUseBaseEnv:
                      " Complete this step with the tools before submitting <answer>done</answer>.")
         return text
 
-    def _check_answer(self, answer):
+    def _check_answer(self, answer: Any) -> Any:
         given = str(answer).strip()
         expected = str(self._expected_answer).strip()
         if given.lower() == expected.lower():
@@ -129,12 +133,12 @@ class ToolUseBaseEnv:
         except (ValueError, TypeError):
             return False
 
-    def close(self):
+    def close(self) -> None:
         pass
 
 
-def _tool_module():
+def _tool_module() -> Any:
     """`from tool_use_base_env import ToolUseBaseEnv` must work, as in SPADE."""
     mod = types.ModuleType("tool_use_base_env")
-    mod.ToolUseBaseEnv = ToolUseBaseEnv
+    mod.ToolUseBaseEnv = ToolUseBaseEnv  # type: ignore[attr-defined]
     return mod

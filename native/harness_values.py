@@ -5,25 +5,32 @@ bounded descriptions of state, type names, and errors with a traceback into "<en
 harness (native/harness.py) and the audit's executor (native/audit_exec.py).
 """
 
+from __future__ import annotations
+
 import json
 import math
 import re
 import traceback
 import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness import Session
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
-len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
-list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
-sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
+if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these are the originals
+    len, isinstance, type, str, repr, int, float, bool = len, isinstance, type, str, repr, int, float, bool  # noqa: A001
+    list, dict, tuple, set, frozenset, getattr, callable, id = list, dict, tuple, set, frozenset, getattr, callable, id  # noqa: A001
+    sorted, min, max, range, any, all, next, hasattr, print = sorted, min, max, range, any, all, next, hasattr, print  # noqa: A001
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
-def _no_default(o):
+def _no_default(o: Any) -> None:
     raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
 
-def _fast_codec():
+def _fast_codec() -> Any:
     """json's own C scanner and encoder, built once, for the per-call path.
 
     json.dumps/json.loads build an encoder per call, keep a circular-reference dict and run
@@ -33,8 +40,8 @@ def _fast_codec():
     """
     try:
         from json.decoder import JSONDecoder
-        from json.encoder import c_make_encoder, encode_basestring_ascii
-        from json.scanner import c_make_scanner
+        from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+        from json.scanner import c_make_scanner  # type: ignore[attr-defined]
     except ImportError:
         return None, None
     if c_make_encoder is None or c_make_scanner is None:
@@ -43,10 +50,10 @@ def _fast_codec():
     scan = c_make_scanner(JSONDecoder())
     join = "".join
 
-    def dumps(o):
+    def dumps(o: Any) -> Any:
         return join(encode(o, 0))
 
-    def loads(line):
+    def loads(line: str) -> Any:
         obj, end = scan(line, 0)
         if end != len(line) and line[end:].strip():
             raise ValueError("extra data after the JSON value")
@@ -71,7 +78,7 @@ class CallTimeout(BaseException):
 
 
 class HarnessError(Exception):
-    def __init__(self, kind, message, **extra):
+    def __init__(self, kind: str, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.kind = kind
         self.extra = extra
@@ -80,10 +87,10 @@ class HarnessError(Exception):
 # ---------------------------------------------------------------- describing values
 
 
-_TYPE_NAMES = {}
+_TYPE_NAMES: dict[Any, Any] = {}
 
 
-def type_name(v):
+def type_name(v: Any) -> Any:
     t = type(v)
     name = _TYPE_NAMES.get(t)
     if name is not None:
@@ -96,13 +103,13 @@ def type_name(v):
     return name
 
 
-def cut(s, limit):
+def cut(s: str, limit: int) -> Any:
     if len(s) <= limit:
         return s
     return s[:limit] + f"\u2026[+{len(s) - limit} chars]"
 
 
-def _num(v):
+def json_number(v: Any) -> Any:
     """A float JSON can carry: non-finite values become strings so JSON.parse never fails."""
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
@@ -113,13 +120,13 @@ _INF = float("inf")
 _SAFE_INT = 2**53  # beyond this JavaScript numbers lose digits: such ints travel as strings
 
 
-def plain(v, depth=0):
+def plain(v: Any, depth: int=0) -> Any:
     """A JSON-safe copy of a returned value (numpy scalars unwrapped, unknown objects by repr)."""
     t = type(v)  # fast paths first: this runs for every item of every step of every script
     if t is str:
         return v if len(v) <= VALUE_MAX_STR else cut(v, VALUE_MAX_STR)
     if t is float:
-        return v if (v == v and v != _INF and v != -_INF) else _num(v)
+        return v if (v == v and v != _INF and v != -_INF) else json_number(v)
     if t is bool:
         return v
     if t is int:
@@ -137,7 +144,7 @@ def plain(v, depth=0):
     if isinstance(v, int):
         return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
     if isinstance(v, float):
-        return _num(v)
+        return json_number(v)
     if depth > 8:
         return cut(repr_safe(v), 200)
     if isinstance(v, dict):
@@ -162,7 +169,7 @@ def plain(v, depth=0):
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def repr_safe(v):
+def repr_safe(v: Any) -> Any:
     """repr without memory addresses, so two runs of one episode describe it identically."""
     try:
         return _ADDRESS_RE.sub("", repr(v))
@@ -170,7 +177,7 @@ def repr_safe(v):
         return f"<unrepresentable {type_name(v)}: {type(e).__name__}>"
 
 
-def describe(v, depth=0, seen=None):
+def describe(v: Any, depth: int=0, seen: Any=None) -> Any:
     """A bounded, typed tree of a value for state views: {t, v} | {t, items, more} | {t, fields}."""
     if seen is None:
         seen = set()
@@ -211,7 +218,7 @@ def describe(v, depth=0, seen=None):
     return {"t": t, "v": cut(repr_safe(v), STATE_MAX_STR)}
 
 
-def describe_fields(fields, depth, seen):
+def describe_fields(fields: Any, depth: int, seen: Any) -> Any:
     out = []
     items = list(fields.items())
     for k, x in items[:STATE_MAX_ITEMS * 4]:
@@ -220,10 +227,13 @@ def describe_fields(fields, depth, seen):
 
 
 # The workbench's own files: their frames are not the game's and stay out of its tracebacks.
-WORKBENCH_FILES = ("sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "audit_exec.py")
+WORKBENCH_FILES = (
+    "sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "harness_episode.py",
+    "harness_baseline.py", "audit_exec.py", "exec_values.py", "exec_fields.py", "exec_ahead.py",
+)
 
 
-def env_traceback(exc):
+def env_traceback(exc: Any) -> Any:
     """Frames from the environment source onwards: what a researcher needs to fix the game."""
     frames = traceback.extract_tb(exc.__traceback__)
     first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
@@ -234,7 +244,7 @@ def env_traceback(exc):
     return "".join(lines), env_frames
 
 
-def error_info(exc, kind="env_error", **extra):
+def error_info(exc: Any, kind: str="env_error", **extra: Any) -> Any:
     if isinstance(exc, CallTimeout):
         return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit", **extra}
     if isinstance(exc, KeyboardInterrupt):
@@ -253,8 +263,46 @@ def error_info(exc, kind="env_error", **extra):
     return info
 
 
-def str_safe(exc):
+def str_safe(exc: Any) -> Any:
     try:
         return str(exc)
     except BaseException:
         return ""
+
+
+# ---------------------------------------------------------------- a session's state, for people
+
+
+def state_of(s: Session) -> Any:
+    env = s.env
+    fields = getattr(env, "__dict__", {})
+    out = {"className": s.class_name, "fields": describe_fields(fields, 1, {id(env)})}
+    # State that outlives an instance (and so leaks across reset) lives on the game's classes and
+    # in its module: shown in groups of their own, named as the audit names them.
+    shared = shared_state(s)
+    if shared[0]:
+        out["classFields"] = describe_fields(shared[0], 1, {id(env)})
+    if shared[1]:
+        out["moduleGlobals"] = describe_fields(shared[1], 1, {id(env)})
+    return out
+
+
+def _is_data(k: Any, v: Any) -> Any:
+    return not k.startswith("__") and not callable(v) and not isinstance(v, (types.ModuleType, staticmethod, classmethod, property))
+
+
+def shared_state(s: Session) -> Any:
+    """Class attributes of the game's own classes (its MRO, not the base classes the harness gives)
+    and module globals that hold data, as two dicts."""
+    env = s.env
+    ns: dict[str, Any] = s.ns or {}
+    modname = ns.get("__name__")
+    cls_fields = {}
+    for c in reversed(type(env).__mro__):
+        if getattr(c, "__module__", None) != modname:
+            continue
+        for k, v in list(vars(c).items()):
+            if _is_data(k, v):
+                cls_fields[k] = v
+    globs = {k: v for k, v in list(ns.items()) if _is_data(k, v)}
+    return cls_fields, globs

@@ -1,7 +1,7 @@
 """In-interpreter guard for environment code: an audit hook (PEP 578) that refuses host access.
 
 This is the third wall and the detector, never the wall: the native runtime's walls are
-bubblewrap's namespaces and a seccomp filter (native/cpython_main.py), Pyodide's are WebAssembly,
+bubblewrap's namespaces and a seccomp filter (native/host_seccomp.py), Pyodide's are WebAssembly,
 an emptied `js` module and Node's permission model. What this layer adds is a clear PermissionError
 at the first attempt, and a report of every attempt (the `sandbox` audit check's evidence).
 
@@ -9,8 +9,11 @@ Everything the hook needs is captured in its closure when it is installed: patch
 globals, `os.path` or builtins afterwards changes nothing it decides. Audit hooks cannot be removed.
 """
 
+from __future__ import annotations
+
 import os
 import sys
+from typing import Any
 
 DENIED_PREFIXES = (
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
@@ -29,7 +32,11 @@ BLOCKED_MODULES = frozenset({
     "mmap", "pty", "webbrowser", "micropip", "cpython_main", "fcntl", "termios",
     # the workbench's own: already loaded where they are used, so only a game's import reaches here
     "harness", "harness_values", "harness_loader", "harness_output", "harness_tool_base", "audit_exec", "audit_checks", "sandbox",
-})
+}) | frozenset(
+    # ... and every other module beside this one (the host's host_*.py, the audit's modules), read
+    # once at import, before any guard: a module added to native/ is refused to games without a list.
+    name[:-3] for name in os.listdir(os.path.dirname(os.path.abspath(__file__))) if name.endswith(".py")
+)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -37,11 +44,11 @@ class SandboxViolation(PermissionError):
     pass
 
 
-def _normalize(path, cwd):
+def _normalize(path: str, cwd: Any) -> Any:
     """Lexical absolute path (str methods only: nothing here can be patched by a game)."""
     if not path.startswith("/"):
         path = cwd + "/" + path
-    parts = []
+    parts: list[Any] = []
     for p in path.split("/"):
         if p == "" or p == ".":
             continue
@@ -53,13 +60,13 @@ def _normalize(path, cwd):
     return "/" + "/".join(parts)
 
 
-def risky_loaded(allowed_modules=()):
+def risky_loaded(allowed_modules: Any=()) -> Any:
     """The loaded modules a game must not reach through sys.modules (install drops them)."""
     allowed = frozenset(allowed_modules)
     return tuple(name for name in list(sys.modules) if name.split(".")[0] in BLOCKED_MODULES and name.split(".")[0] not in allowed)
 
 
-def install(read_roots, allowed_modules=(), report=None, loaded=None):
+def install(read_roots: Any, allowed_modules: Any=(), report: Any=None, loaded: Any=None) -> None:
     """Refuse host access from here on. `read_roots` are directories whose files may be read
     (the interpreter's own library); everything else, and every write, is refused. `report`, if
     given, is called with {event, detail} for each refused attempt before the error is raised.
@@ -75,7 +82,7 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
     _str, _int, _bytes, _isinstance, _repr, _type = str, int, bytes, isinstance, repr, type
     _report = report
 
-    def readable(path):
+    def readable(path: Any) -> Any:
         if _isinstance(path, _bytes):
             try:
                 path = path.decode("utf-8", "replace")
@@ -91,7 +98,7 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
         p = normalize(path, cwd)
         return (p + "/").startswith(roots)
 
-    def deny(event, detail=""):
+    def deny(event: Any, detail: Any="") -> None:
         if _report is not None:
             try:
                 _report({"event": event, "detail": detail[:300]})
@@ -99,7 +106,7 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
                 pass
         raise violation(f"blocked by the workbench sandbox: {event}{': ' + detail if detail else ''}")
 
-    def hook(event, args):
+    def hook(event: Any, args: Any) -> None:
         if event == "open":
             path, mode, flags = args
             if path is None or _isinstance(path, _int):
@@ -140,10 +147,10 @@ def install(read_roots, allowed_modules=(), report=None, loaded=None):
             if real is None or getattr(real, "_spade_guard", False):
                 continue
 
-            def guarded(*args, _name=name, _real=real, **kw):
+            def guarded(*args: Any, _name: Any=name, _real: Any=real, **kw: Any) -> None:
                 deny("os." + _name, _repr(args)[:200])
 
-            guarded._spade_guard = True
+            guarded._spade_guard = True  # type: ignore[attr-defined]
             setattr(mod, name, guarded)
     # Modules already loaded before the hook stay reachable through sys.modules; drop the risky ones
     # so importing them again goes through the hook. (C code keeps its own references.)

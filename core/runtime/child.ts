@@ -280,7 +280,7 @@ async function init(msg: ChildInit): Promise<void> {
   py.FS.mkdirTree('/spade');
   for (const [name, text] of Object.entries(msg.files)) py.FS.writeFile(`/spade/${name}`, text);
   const extensions = Object.keys(msg.files)
-    .filter((n) => !n.startsWith('harness') && n !== 'sandbox.py' && n !== 'audit_checks.py')
+    .filter((n) => !/^(harness|judge_|exec_)/.test(n) && n !== 'sandbox.py' && n !== 'audit_checks.py')
     .map((n) => n.slice(0, -3));
   py.runPython(`
 import sys, importlib

@@ -22,14 +22,14 @@ export function runtimePaths(root = unpackedRoot()): RuntimePaths {
   };
 }
 
-/** Host-only scripts that never go into the sandboxed interpreter. */
-const HOST_ONLY = new Set(['cpython_main.py']);
+/** The native host (cpython_main.py and its host_*.py modules) never goes into a Pyodide interpreter. */
+const hostOnly = (name: string): boolean => name === 'cpython_main.py' || name.startsWith('host_');
 
 /** The harness, the sandbox guard and every extension module (a .py with `install(h, harness)`). */
 export function readHarness(p: RuntimePaths): Record<string, string> {
   const files: Record<string, string> = {};
   for (const name of readdirSync(p.nativeDir).sort()) {
-    if (!/^[a-z_][a-z0-9_]*\.py$/.test(name) || HOST_ONLY.has(name)) continue;
+    if (!/^[a-z_][a-z0-9_]*\.py$/.test(name) || hostOnly(name)) continue;
     files[name] = readFileSync(join(p.nativeDir, name), 'utf8');
   }
   if (!files['harness.py'] || !files['sandbox.py']) throw new Error(`harness.py or sandbox.py missing in ${p.nativeDir}`);

@@ -1,5 +1,5 @@
 """Audits every game given twice in this process (native CPython, no sandbox: our own fixtures
-only), once with the checks that the executor can play ahead played ahead (audit_checks.ahead_of)
+only), once with the checks that the executor can play ahead played ahead (Audit.ahead_of, native/judge_context.py)
 and once asking every operation live, and prints what differs as one JSON object.
 
 Both runs get the same generators (the game's own `random`, numpy's global one) so that a game that
@@ -27,7 +27,7 @@ stats = {"taken": 0, "mismatches": 0, "aheadCalls": 0}
 per_file = {"live": 0, "left": 0}
 live_x = audit_checks.Audit.x
 live_ahead_of = audit_checks.Audit.ahead_of
-live_played_ahead = audit_checks.played_ahead
+live_played_ahead = audit_checks.Audit.played_ahead
 
 
 def counting_x(self, op, **args):
@@ -56,7 +56,7 @@ def counting_played_ahead(A, op, fn, *args, **ahead):
 
 
 audit_checks.Audit.x = counting_x
-audit_checks.played_ahead = counting_played_ahead
+audit_checks.Audit.played_ahead = counting_played_ahead
 real_fresh = harness.fresh_module
 
 

@@ -50,7 +50,8 @@ const FORGERY = String.raw`def _forge():
     import sys
     def passed(self, cid, status, message, **ev):
         self.results[cid] = {"id": cid, "status": "pass", "message": "forged", "evidence": {}}
-    for name in ("audit_checks", "harness", "audit_exec"):
+    # The judge's and the harness's modules, by every name they have had (issue 35 split them).
+    for name in ("audit_checks", "harness", "audit_exec", "judge_context", "judge_play", "harness_loader", "harness_episode", "exec_ahead", "host_session"):
         m = sys.modules.get(name)
         if m is None:
             try:
@@ -89,7 +90,7 @@ function expectSameVerdict(clean: EnvAudit | { checks: CheckResult[] }, forged: 
   expect(failing(forged)).toEqual([...failing(clean), 'sandbox'].sort());
   expect(JSON.stringify(forged.checks)).not.toContain('forged');
   const attempts = JSON.stringify(forged.checks.find((c) => c.id === 'sandbox')?.evidence ?? {});
-  expect(attempts).toMatch(/audit_checks|harness|audit_exec/);
+  expect(attempts).toMatch(/audit_checks|harness|audit_exec|judge_|exec_|host_/);
 }
 
 describe.runIf(sandboxed)('a game that forges its audit', () => {
