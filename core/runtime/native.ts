@@ -2,7 +2,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ForkServer, type ForkedSession, type ForkServerCommand } from './forkServer';
-import { probeOsSandbox, probeOsSandboxAsync, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
+import { bwrapCandidate, probeOsSandbox, probeOsSandboxAsync, refusal, sandboxedPython, type OsSandboxStatus } from './osSandbox';
 import { cachedProbe, storeProbe } from './pythonProbeCache';
 import { runtimePaths, type RuntimePaths } from './paths';
 import { venvPython } from './pythonEnv';
@@ -243,10 +243,15 @@ export class NativeRuntime {
     return null;
   }
 
+  /** What the fork server is told of its limits and what to import once. */
+  private serverConfig(tier: NativeTier): string {
+    return JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000, preload: TIER_PRELOAD[tier] });
+  }
+
   private command(deterministic: boolean, tier: NativeTier): ForkServerCommand {
     const py = this.python();
     if (!py) throw new Error('No usable python3 found (set SPADE_PYTHON to an interpreter, 3.8 or newer)');
-    const config = JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000, preload: TIER_PRELOAD[tier] });
+    const config = this.serverConfig(tier);
     const env = baseEnv(deterministic);
     const st = probeOsSandbox();
     if (st.available) return sandboxedPython({ python: py.path, pythonDirs: py.dirs, nativeDir: this.paths.nativeDir, config, env });
@@ -256,11 +261,11 @@ export class NativeRuntime {
     return { cmd: py.path, args: pyArgs, env };
   }
 
-  private server(deterministic: boolean, tier: NativeTier = 'lean'): ForkServer {
+  private server(deterministic: boolean, tier: NativeTier = 'lean', command?: () => ForkServerCommand): ForkServer {
     const key = `${deterministic ? 'deterministic' : 'spade'}:${tier}`;
     let s = this.servers.get(key);
     if (!s || s.dead) {
-      s = new ForkServer(() => this.command(deterministic, tier), {
+      s = new ForkServer(command ?? (() => this.command(deterministic, tier)), {
         graceMs: this.opts.graceMs,
         ...(this.options.log ? { log: this.options.log } : {}),
       });
@@ -275,14 +280,42 @@ export class NativeRuntime {
    * probes run as children too, so nothing here blocks the event loop. Failures surface at open().
    */
   prestart(source?: string): void {
-    this.probing ??= Promise.all([this.options.pythonPath ? null : probePythonAsync(this.options.pythonProbeCache), probeOsSandboxAsync()]).then(
+    if (this.probing) return;
+    const tier = source === undefined ? 'lean' : nativeTier(source);
+    const python = this.options.pythonPath ? Promise.resolve(null) : probePythonAsync(this.options.pythonProbeCache);
+    const sandbox = probeOsSandboxAsync();
+    this.probing = Promise.all([python, sandbox]).then(
       () => undefined,
       () => undefined,
     );
+    // Bubblewrap's probe asks what the server's own start asks again (can it make its namespaces?):
+    // where bwrap is installed the server starts inside it at once, while the probe runs, instead of
+    // after it. If bwrap cannot sandbox here, that start fails and the server is dropped below; a
+    // server started this way never runs outside the sandbox.
+    const bwrap = bwrapCandidate();
+    if (bwrap) {
+      void python
+        .then(() => {
+          const py = this.python();
+          if (!py) return;
+          return this.server(false, tier, () => sandboxedPython({ python: py.path, pythonDirs: py.dirs, nativeDir: this.paths.nativeDir, config: this.serverConfig(tier), env: baseEnv(false) }, bwrap)).start();
+        })
+        .catch(() => {});
+    }
     void this.probing
       .then(() => {
+        if (!probeOsSandbox().available) {
+          // The early start cannot have worked: forget it, so open() decides afresh (refuse, or run
+          // unsandboxed where the user allowed it).
+          const key = `spade:${tier}`;
+          const early = this.servers.get(key);
+          if (bwrap && early) {
+            this.servers.delete(key);
+            void early.shutdown();
+          }
+        }
         if (this.unavailable()) return;
-        return this.server(false, source === undefined ? 'lean' : nativeTier(source)).start();
+        return this.server(false, tier).start();
       })
       .catch(() => {});
   }

@@ -138,9 +138,13 @@ export interface SandboxCommand {
 }
 
 /** The bwrap command line that runs `python <harness>/cpython_main.py <config>` inside the sandbox. */
-export function sandboxedPython(opts: { python: string; pythonDirs: readonly string[]; nativeDir: string; config: string; env: Record<string, string> }): SandboxCommand {
-  const st = probeOsSandbox();
-  if (!st.available || !st.bwrap) throw new Error(st.detail);
+export function sandboxedPython(opts: { python: string; pythonDirs: readonly string[]; nativeDir: string; config: string; env: Record<string, string> }, bwrapPath?: string): SandboxCommand {
+  let bwrap = bwrapPath;
+  if (!bwrap) {
+    const st = probeOsSandbox();
+    if (!st.available || !st.bwrap) throw new Error(st.detail);
+    bwrap = st.bwrap;
+  }
   const args = [
     ...BASE_FLAGS,
     ...systemBinds(),
@@ -153,7 +157,16 @@ export function sandboxedPython(opts: { python: string; pythonDirs: readonly str
     ...Object.entries({ HOME: '/tmp', ...opts.env }).flatMap(([k, v]) => ['--setenv', k, v]),
     opts.python, '-s', `${SANDBOX_HARNESS_DIR}/cpython_main.py`, opts.config,
   ];
-  return { cmd: st.bwrap, args, env: {} };
+  return { cmd: bwrap, args, env: {} };
+}
+
+/**
+ * The bubblewrap a sandboxed start would use, before the probe has said whether it can make its
+ * namespaces here (null off Linux or when it is not installed). Only for a start that runs inside
+ * it whatever the probe says: if bwrap cannot sandbox, that start fails; it never runs unsandboxed.
+ */
+export function bwrapCandidate(): string | null {
+  return process.platform === 'linux' ? findBwrap() : null;
 }
 
 /** The error for a native run that cannot be sandboxed and is not allowed without. */
