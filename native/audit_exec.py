@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+import spade_rules
 from exec_ahead import PlayedAhead
 from exec_fields import fields
 from exec_values import _ended, _tagged, encode, load_error  # noqa: F401  (encode: audit_exec.encode is the codec's name)
@@ -150,7 +151,7 @@ class Executor(PlayedAhead):
             return {"load": load_error(harness, e)}
         self.cls = cls
         ns = self.ns
-        candidates = [n for n in ns if n.endswith("Env") and n not in ("Env", "ToolUseBaseEnv") and callable(ns[n])]
+        candidates = [n for n in ns if n.endswith(spade_rules.ENV_CLASS_SUFFIX) and n not in spade_rules.ENV_CLASS_EXCLUDED and callable(ns[n])]
         lines = {}
         for m in ("__init__", "reset", "step", "solution"):
             fn = getattr(cls, m, None)

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import types
 
+import spade_rules
 from harness_tool_base import ToolUseBaseEnv, _tool_module
 from harness_values import ENV_FILENAME, CallTimeout, HarnessError, error_info, repr_safe, str_safe
 from typing import TYPE_CHECKING, Any
@@ -130,15 +131,15 @@ def _injected_base() -> Any:
 
 def find_env_class(ns: dict[str, Any]) -> Any:
     for name, value in list(ns.items()):
-        if name.endswith("Env") and name not in ("Env", "ToolUseBaseEnv") and callable(value):
+        if name.endswith(spade_rules.ENV_CLASS_SUFFIX) and name not in spade_rules.ENV_CLASS_EXCLUDED and callable(value):
             return name, value
     return None, None
 
 
-DEFAULT_BUDGET = 30  # SpadeConfig.max_turns
-ADMISSION_BUDGET = 1000  # validate_game loads with SPADE's default max_steps
-PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
-ADMISSION_ACTIONS = ["1", "2", "test"]
+DEFAULT_BUDGET = spade_rules.DEFAULT_BUDGET  # SpadeConfig.max_turns
+ADMISSION_BUDGET = spade_rules.ADMISSION_BUDGET  # validate_game loads with SPADE's default max_steps
+PROBE_ACTIONS = list(spade_rules.PROBE_ACTIONS)
+ADMISSION_ACTIONS = list(spade_rules.ADMISSION_ACTIONS)
 
 
 def solution_actions(value: Any, tool_use: bool) -> Any:

@@ -12,6 +12,8 @@ import math
 import re
 import traceback
 import types
+
+import spade_rules
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,7 +72,7 @@ STATE_MAX_DEPTH = 5
 STATE_MAX_ITEMS = 50
 STATE_MAX_STR = 300
 VALUE_MAX_STR = 100_000
-MAX_ACTION_CHARS = 100_000
+MAX_ACTION_CHARS = spade_rules.MAX_ACTION_CHARS
 
 
 class CallTimeout(BaseException):

@@ -8,23 +8,26 @@ import math
 import os
 import re
 
+import spade_rules
 from judge_channel import Env, ExecutorGone, Hang, LoadError, StepFailed, clip, decode
 from typing import Any, Callable
 from types import ModuleType
 
-SPADE_CHECKS = ["spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission"]
-PLAY_CHECKS = ["determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing"]
-TOOL_CHECKS = ["tool.schema", "tool.methods", "tool.params", "tool.reset_gate", "tool.criteria_at_reset", "tool.done_reachable"]
+# The rules live once in core/api/spadeRules.ts (generated into spade_rules); lists here, as the
+# judge joins and extends them.
+SPADE_CHECKS = list(spade_rules.SPADE_CHECKS)
+PLAY_CHECKS = list(spade_rules.PLAY_CHECKS)
+TOOL_CHECKS = list(spade_rules.TOOL_CHECKS)
 # Over the whole audit, whether or not the game loaded: what it wrote to stdout and stderr.
-OUTPUT_CHECKS = ["output-flood"]
+OUTPUT_CHECKS = list(spade_rules.OUTPUT_CHECKS)
 ALL_CHECKS = SPADE_CHECKS + PLAY_CHECKS + TOOL_CHECKS + OUTPUT_CHECKS
 
-PROBE_ACTIONS = ["\\boxed{1}", "\\boxed{test}", "\\boxed{42}"]
-REWARD_RANGE = (-10.0, 10.0)
+PROBE_ACTIONS = list(spade_rules.PROBE_ACTIONS)
+REWARD_RANGE = spade_rules.REWARD_RANGE
 # SPADE's own limits apply to its checks: 30 s per env call (ENV_CALL_TIMEOUT_SEC / ENV_STEP_TIMEOUT),
 # 60 s for the whole pool admission (VALIDATE_GAME_TIMEOUT). The workbench's checks keep their own.
-SPADE_CALL_SEC = 30.0
-SPADE_ADMISSION_SEC = 60.0
+SPADE_CALL_SEC = spade_rules.SPADE_CALL_SEC
+SPADE_ADMISSION_SEC = spade_rules.SPADE_ADMISSION_SEC
 
 
 class Audit:
@@ -36,7 +39,7 @@ class Audit:
         mt = options.get("maxTurns")
         self.budget = mt if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0 else harness.DEFAULT_BUDGET
         self.mode = options.get("mode") or "respect"
-        self.limit = float(options.get("callTimeoutSec") or 5)
+        self.limit = float(options.get("callTimeoutSec") or spade_rules.WORKBENCH_CALL_SEC)
         self.spade_limit = float(options.get("spadeCallTimeoutSec") or SPADE_CALL_SEC)
         self.admission_limit = float(options.get("spadeAdmissionTimeoutSec") or SPADE_ADMISSION_SEC)
         self.call_limit = self.limit

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import re
-
 from judge_channel import Hang, LoadError, clip
 from judge_context import plain_obs, is_win
 from judge_play import get_solution, solution_fn
+from spade_tool_calls import has_answer, parse_tool_calls
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,26 +45,16 @@ def _schema_problem(schema: Any, path: str="parameters") -> Any:
     return None
 
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
-_JSON_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-
-
 def rollout_turn(audit: Audit, env: Env, action: str, seed: int | None, history: list[str]) -> Any:
     """One agent turn of a tool-use game as SPADE's rollout plays it: an <answer> goes to step(),
-    JSON <tool_call>s go to execute_tool() (never to step), anything else to step()."""
-    if _ANSWER_TAG.search(action) is None:
-        calls = []
-        for body in _JSON_CALL.findall(action):
-            try:
-                obj = json.loads(body)
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-                args = obj.get("arguments", {})
-                calls.append((obj["name"], args if isinstance(args, dict) else {}))
+    <tool_call>s (read by SPADE's parser, spade_tool_calls) go to execute_tool() (never to step),
+    anything else to step()."""
+    if not has_answer(action):
+        calls = parse_tool_calls(action)
         if calls:
             out = []
-            for name, args in calls:
+            for call in calls:
+                name, args = call["name"], call["arguments"]
                 ret = audit.call("execute_tool", "execute_tool", action=action, seed=seed, env=env.id, name=name, args=args)
                 out.append(str(ret.get("output", "")) if isinstance(ret, dict) else repr(ret))
             return "\n".join(out), 0.0, False, False

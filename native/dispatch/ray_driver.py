@@ -8,17 +8,22 @@ environment's raw result as it finishes (shard_audit.py); the driver prints each
 Use: python ray_driver.py CONFIG.json ITEMS.jsonl
   CONFIG adds to shard_audit's: shardSize (environments per task), cpusPerTask.
 """
+# Hints stay unevaluated: a cluster node's python may be older than the one mypy checks for.
+from __future__ import annotations
+
 import json
 import os
 import sys
 import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ray  # noqa: E402
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     with open(argv[1]) as f:
         cfg = json.load(f)
     with open(argv[2]) as f:
@@ -29,7 +34,7 @@ def main(argv):
     cpus = float(cfg.get("cpusPerTask", 1))
 
     @ray.remote(num_cpus=cpus, num_returns="streaming", max_retries=0)
-    def audit_shard(shard, cfg):
+    def audit_shard(shard: list[dict[str, Any]], cfg: dict[str, Any]) -> Iterator[dict[str, Any]]:
         # A task starts in its own copy of the working_dir, whose root (not this folder) is on sys.path.
         here = os.path.join(os.getcwd(), "native", "dispatch")
         if here not in sys.path:
@@ -46,7 +51,7 @@ def main(argv):
     lock = threading.Lock()
     print("@spade-audit-start " + json.dumps({"shards": len(shards), "environments": len(items)}), flush=True)
 
-    def follow(i, gen):
+    def follow(i: int, gen: Iterable[Any]) -> None:
         try:
             for ref in gen:
                 r = ray.get(ref)

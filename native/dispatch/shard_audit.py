@@ -14,6 +14,9 @@ Use: python shard_audit.py CONFIG.json ITEMS.jsonl OUT.jsonl [FIRST COUNT]
   ITEMS: one {"key", "source", "hint"} a line; OUT gets one result a line, appended and flushed as
   each environment finishes (the workbench follows the file as it follows a log).
 """
+# Hints stay unevaluated: a cluster node's python may be older than the one mypy checks for.
+from __future__ import annotations
+
 import json
 import os
 import re
@@ -21,6 +24,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, cast
+
+# An item, a config, a reply and a result are JSON objects, read and written as they come.
+Json = dict[str, Any]
 
 SANDBOX_HARNESS_DIR = "/opt/spade/native"
 BASE_FLAGS = [
@@ -37,14 +45,14 @@ PROBE = (
 )
 
 
-def find_bwrap():
+def find_bwrap() -> str | None:
     for p in ([os.environ["SPADE_BWRAP"]] if os.environ.get("SPADE_BWRAP") else ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]):
         if os.path.exists(p):
             return p
     return None
 
 
-def system_binds():
+def system_binds() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ["/lib", "/lib64", "/lib32", "/bin", "/sbin"]:
         if os.path.islink(top):
@@ -57,8 +65,8 @@ def system_binds():
     return args
 
 
-def interpreter_binds(dirs):
-    out = set()
+def interpreter_binds(dirs: Iterable[str]) -> list[str]:
+    out: set[str] = set()
     for d in dirs:
         if not d or not os.path.exists(d):
             continue
@@ -66,14 +74,14 @@ def interpreter_binds(dirs):
             if p in ("/", "/tmp", "/usr") or p.startswith("/usr/") or p.startswith("/proc"):
                 continue
             out.add(p)
-    kept = []
+    kept: list[str] = []
     for p in sorted(out):
         if not any(p.startswith(q.rstrip("/") + "/") for q in kept):
             kept.append(p)
     return [a for p in kept for a in ("--ro-bind", p, p)]
 
 
-def probe_python(path):
+def probe_python(path: str) -> Json | None:
     r = subprocess.run([path, "-s", "-c", PROBE], capture_output=True, text=True, timeout=30, cwd="/",
                        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/")})
     if r.returncode != 0:
@@ -82,12 +90,12 @@ def probe_python(path):
     return {"path": exe if os.path.isabs(exe) else path, "dirs": [d for d in dirs.split(os.pathsep) if os.path.isabs(d)]}
 
 
-def base_env():
+def base_env() -> dict[str, str]:
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
             "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def sandbox_command(py, harness, config):
+def sandbox_command(py: Json, harness: str, config: str) -> list[str]:
     bwrap = find_bwrap()
     if not bwrap:
         raise RuntimeError("bubblewrap (bwrap) is not installed on this node; native audits are refused without it")
@@ -100,34 +108,34 @@ def sandbox_command(py, harness, config):
 
 
 class Tail:
-    def __init__(self, limit):
+    def __init__(self, limit: int) -> None:
         self.limit, self.text = limit, ""
 
-    def add(self, chunk):
+    def add(self, chunk: str) -> None:
         self.text = (self.text + chunk)[-self.limit:]
 
-    def suffix(self, lines=3):
+    def suffix(self, lines: int = 3) -> str:
         t = self.text.strip()
         return ": " + " | ".join(t.split("\n")[-lines:]) if t else ""
 
 
 class Session:
-    def __init__(self, sid):
+    def __init__(self, sid: str) -> None:
         self.sid = sid
-        self.violations = []
+        self.violations: list[dict[str, str]] = []
         self.phase = ""
         self.tail = Tail(2000)
         self.done = threading.Event()
-        self.reply = None
+        self.reply: Json | None = None
 
-    def settle(self, reply):
+    def settle(self, reply: Json) -> None:
         if self.reply is None:
             self.reply = reply
             self.done.set()
 
-    def die(self, reason, kind):
+    def die(self, reason: str, kind: str) -> None:
         what = "Time limit" if kind == "timeout" else "Native interpreter failure"
-        err = {"kind": kind, "message": "%s: %s" % (what, reason), "restarted": True}
+        err: Json = {"kind": kind, "message": "%s: %s" % (what, reason), "restarted": True}
         if self.phase:
             err["phase"] = self.phase
         self.settle({"ok": False, "error": err})
@@ -136,22 +144,24 @@ class Session:
 class Server:
     """One fork server (a tier), its stdout read by a thread that routes lines to sessions."""
 
-    def __init__(self, argv):
-        self.sessions = {}
+    def __init__(self, argv: list[str]) -> None:
+        self.sessions: dict[str, Session] = {}
         self.lock = threading.Lock()
         self.tail = Tail(4000)
         self.ready = threading.Event()
-        self.dead = None
+        self.dead: str | None = None
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd="/", env={})
+        # All three are pipes (PIPE above), never None.
+        self.stdin, self.stdout, self.stderr = (cast(IO[bytes], f) for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr))
         threading.Thread(target=self.read, daemon=True).start()
         threading.Thread(target=self.read_err, daemon=True).start()
 
-    def read_err(self):
-        for raw in self.proc.stderr:
+    def read_err(self) -> None:
+        for raw in self.stderr:
             self.tail.add(raw.decode("utf8", "replace"))
 
-    def read(self):
-        for raw in self.proc.stdout:
+    def read(self) -> None:
+        for raw in self.stdout:
             line = raw.decode("utf8", "replace").rstrip("\n")
             if line.startswith("Z "):
                 try:
@@ -205,16 +215,16 @@ class Server:
         for s in gone:
             s.die(self.dead, "crashed")
 
-    def write(self, line):
+    def write(self, line: str) -> None:
         if self.dead:
             return
         try:
-            self.proc.stdin.write(line.encode("utf8"))
-            self.proc.stdin.flush()
+            self.stdin.write(line.encode("utf8"))
+            self.stdin.flush()
         except (BrokenPipeError, ValueError):
             pass
 
-    def open(self, sid, opts):
+    def open(self, sid: str, opts: Json) -> Session:
         self.ready.wait()
         if self.dead:
             raise RuntimeError(self.dead)
@@ -224,44 +234,44 @@ class Server:
         self.write("O%s %s\n" % (sid, json.dumps(opts)))
         return s
 
-    def close(self, s):
+    def close(self, s: Session) -> None:
         with self.lock:
             self.sessions.pop(s.sid, None)
         self.write("K%s\n" % s.sid)
 
-    def shutdown(self):
+    def shutdown(self) -> None:
         try:
-            self.proc.stdin.close()
+            self.stdin.close()
             self.proc.wait(timeout=2)
         except Exception:
             self.proc.kill()
 
 
 class Runner:
-    def __init__(self, cfg):
+    def __init__(self, cfg: Json) -> None:
         self.cfg = cfg
         self.timeout = float(cfg.get("envTimeoutSec", 120))
-        self.servers = {}
+        self.servers: dict[str, Server] = {}
         self.lock = threading.Lock()
         self.seq = 0
-        self.why = None
+        self.why: str | None = None
         self.py = probe_python(cfg.get("python") or sys.executable)
         if self.py is None:
             self.why = "No usable python3 found on this node (%s)" % (cfg.get("python") or sys.executable)
         elif not find_bwrap():
             self.why = "bubblewrap (bwrap) is not installed on this node; native audits are refused without it"
 
-    def server(self, tier):
+    def server(self, tier: str) -> Server:
         with self.lock:
             s = self.servers.get(tier)
             if s is None or s.dead:
                 config = json.dumps({"memoryMb": self.cfg.get("memoryMb", 2048), "cpuSec": self.cfg.get("cpuSec", 3600),
                                      "timeoutSec": self.timeout, "preload": TIER_PRELOAD[tier]})
-                s = Server(sandbox_command(self.py, self.cfg["harness"], config))
+                s = Server(sandbox_command(cast(Json, self.py), self.cfg["harness"], config))
                 self.servers[tier] = s
             return s
 
-    def audit(self, item):
+    def audit(self, item: Json) -> Json:
         """One environment, as AuditPool.audit runs it; the raw reply and what the session showed."""
         started = time.time()
         if self.why:
@@ -282,18 +292,18 @@ class Runner:
         return {"key": item["key"], "reply": s.reply, "violations": list(s.violations), "phase": s.phase,
                 "stderrTail": s.tail.text, "elapsedMs": round((time.time() - started) * 1000), "node": os.uname().nodename}
 
-    def shutdown(self):
+    def shutdown(self) -> None:
         for s in self.servers.values():
             s.shutdown()
 
 
-def run_items(items, cfg, emit):
+def run_items(items: Iterable[Json], cfg: Json, emit: Callable[[Json], object]) -> None:
     """Audits items with cfg['workers'] at a time, calling emit(result) as each finishes."""
     runner = Runner(cfg)
     todo = list(items)
     lock = threading.Lock()
 
-    def work():
+    def work() -> None:
         while True:
             with lock:
                 if not todo:
@@ -316,14 +326,14 @@ def run_items(items, cfg, emit):
         runner.shutdown()
 
 
-def iter_items(items, cfg):
+def iter_items(items: Iterable[Json], cfg: Json) -> Iterator[Json]:
     """The same as run_items, as a generator (a Ray streaming task yields each result)."""
     import queue
 
-    q = queue.Queue()
+    q: queue.Queue[object] = queue.Queue()
     done = object()
 
-    def run():
+    def run() -> None:
         try:
             run_items(items, cfg, q.put)
         finally:
@@ -334,10 +344,10 @@ def iter_items(items, cfg):
         r = q.get()
         if r is done:
             return
-        yield r
+        yield cast(Json, r)
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     cfg_path, items_path, out_path = argv[1:4]
     with open(cfg_path) as f:
         cfg = json.load(f)
@@ -349,7 +359,7 @@ def main(argv):
         first, count = int(argv[4]), int(argv[5])
         items = items[first:first + count]
     # Results already in OUT (a task run again after a requeue) are not audited twice.
-    done = set()
+    done: set[str] = set()
     if os.path.exists(out_path):
         with open(out_path) as f:
             for line in f:
@@ -360,11 +370,11 @@ def main(argv):
     items = [it for it in items if it["key"] not in done]
     with open(out_path, "a") as out:
         if out.tell() > 0:
-            with open(out_path, "rb") as f:
-                f.seek(-1, 2)
-                if f.read(1) != b"\n":
+            with open(out_path, "rb") as last:
+                last.seek(-1, 2)
+                if last.read(1) != b"\n":
                     out.write("\n")
-        def emit(r):
+        def emit(r: Json) -> None:
             out.write(json.dumps(r) + "\n")
             out.flush()
 

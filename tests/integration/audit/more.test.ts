@@ -98,6 +98,12 @@ describe('checks SPADE lacks', () => {
     expect(check(a, 'tool.done_reachable').status).toBe('pass');
   });
 
+  it('tool.done_reachable reads tool calls as SPADE’s rollout does: the XML form and a name that is not a string', async () => {
+    const c = check(await audit('defects/tool_spade_forms.py', { checks: ['tool.done_reachable'] }), 'tool.done_reachable');
+    expect(c.message).toBe('Playing solution() finishes the task');
+    expect(c.status).toBe('pass');
+  });
+
   it('--checks selects a subset', async () => {
     const a = await audit('defects/crashy.py', { checks: ['spade.*', 'types'] });
     expect(a.checks.map((c) => c.id)).toEqual(['spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission', 'types']);

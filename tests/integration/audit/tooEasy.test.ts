@@ -61,6 +61,12 @@ describe.each(runtimes)('too-easy in %s', (_name, audit) => {
     expect(c.message).toBe('random.randint hung (no return within 1 s)');
     expect(c.evidence).toMatchObject({ call: 'random.randint', hang: true });
   });
+
+  it('says so when SPADE’s own load in the test fails (the audit’s load went through), not an audit error', async () => {
+    const c = tooEasy(await audit(readFileSync(join(dir, 'second_load_fails.py'), 'utf8')));
+    expect(c.status).toBe('fail');
+    expect(c.message).toMatch(/^SPADE's test loads the game again, and that load failed: .*this game loads only once/);
+  });
 });
 
 it('wins as many runs as SPADE’s test written out plainly, on the seed pack and the fixtures (games that seed their random)', async () => {
@@ -69,7 +75,7 @@ it('wins as many runs as SPADE’s test written out plainly, on the seed pack an
   const games = join(root, 'resources', 'seed-pack', 'games');
   const files = [
     ...readdirSync(games).filter((f) => f.endsWith('.py')).map((f) => join(games, f)),
-    ...readdirSync(dir).filter((f) => f.endsWith('.py') && !f.startsWith('hang_')).map((f) => join(dir, f)),
+    ...readdirSync(dir).filter((f) => f.endsWith('.py') && !f.startsWith('hang_') && f !== 'second_load_fails.py').map((f) => join(dir, f)),
   ];
   const r = spawnSync(python!.path, ['-s', join(root, 'tests', 'helpers', 'spade_too_easy.py'), ...files], { encoding: 'utf8', timeout: 120_000 });
   expect(r.status, r.stderr.slice(-3000)).toBe(0);
