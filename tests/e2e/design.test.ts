@@ -7,27 +7,10 @@ import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import { tempDir } from '../helpers/tmp';
 import type { Services } from '../../core/services/services';
+import { luckySevenGame } from '../helpers/designGames';
 
 // The secret is 7 in every episode; the agent says 7 only when it sees the hint.
-const GAME = (name: string) => `import random
-class ${name}:
-    def __init__(self, max_turns=4):
-        self.max_turns = max_turns
-        self.t = 0
-    def reset(self, seed=None):
-        if seed is not None:
-            random.seed(seed)
-        self.t = 0
-        self.noise = random.randint(1000, 9999)
-        return f"Round {self.noise}: guess my number from 1 to 500 as \\\\boxed{{n}}.", {}
-    def step(self, action):
-        self.t += 1
-        if action == "\\\\boxed{7}":
-            return "Correct!", 1.0, True, False, {}
-        return "No.", 0.0, False, self.t >= self.max_turns, {}
-    def solution(self):
-        return "7"
-`;
+const GAME = luckySevenGame;
 
 type Msg = { role: string; content: string };
 const msgs = (b: Record<string, unknown>) => b.messages as Msg[];

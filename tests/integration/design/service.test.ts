@@ -10,28 +10,10 @@ import { Services } from '../../../core/services/services';
 import { ingest } from '../../../core/memory/repository';
 import { tempDir } from '../../helpers/tmp';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
+import { luckySevenGame } from '../../helpers/designGames';
 
 // The secret is 7 in every episode; the agent (stand-in) says 7 only when it sees the hint.
-const GAME = (name: string) => `import random
-class ${name}:
-    def __init__(self, max_turns=4):
-        self.max_turns = max_turns
-        self.t = 0
-        self.secret = 7
-    def reset(self, seed=None):
-        if seed is not None:
-            random.seed(seed)
-        self.t = 0
-        self.noise = random.randint(1000, 9999)
-        return f"Round {self.noise}: guess my number from 1 to 500 as \\\\boxed{{n}}.", {}
-    def step(self, action):
-        self.t += 1
-        if action == "\\\\boxed{7}":
-            return "Correct!", 1.0, True, False, {}
-        return "No.", 0.0, False, self.t >= self.max_turns, {}
-    def solution(self):
-        return "7"
-`;
+const GAME = luckySevenGame;
 const SEED = (n: number) => `class Seed${n}Env:\n    def reset(self, seed=None):\n        return "seed ${n}", {}\n    def step(self, action):\n        return "done", 0.0, True, False, {}\n`;
 
 type Msg = { role: string; content: string };
