@@ -38,6 +38,7 @@ class HarnessError(TypedDict):
     stage: NotRequired[str]
     missingModule: NotRequired[str]
     frames: NotRequired[list[HarnessErrorFramesItem]]
+    restarted: NotRequired[bool]
     spade: NotRequired[HarnessErrorSpade0 | HarnessErrorSpade1]
 
 
@@ -279,6 +280,7 @@ class FailedStepError(TypedDict):
     stage: NotRequired[str]
     missingModule: NotRequired[str]
     frames: NotRequired[list[FailedStepErrorFramesItem]]
+    restarted: NotRequired[bool]
     spade: NotRequired[FailedStepErrorSpade0 | FailedStepErrorSpade1]
 
 
@@ -329,6 +331,7 @@ class FailedResetError(TypedDict):
     stage: NotRequired[str]
     missingModule: NotRequired[str]
     frames: NotRequired[list[FailedResetErrorFramesItem]]
+    restarted: NotRequired[bool]
     spade: NotRequired[FailedResetErrorSpade0 | FailedResetErrorSpade1]
 
 
@@ -390,6 +393,7 @@ class PlayResultReset1Error(TypedDict):
     stage: NotRequired[str]
     missingModule: NotRequired[str]
     frames: NotRequired[list[PlayResultReset1ErrorFramesItem]]
+    restarted: NotRequired[bool]
     spade: NotRequired[PlayResultReset1ErrorSpade0 | PlayResultReset1ErrorSpade1]
 
 
@@ -457,6 +461,7 @@ class PlayResultStepsItem1Error(TypedDict):
     stage: NotRequired[str]
     missingModule: NotRequired[str]
     frames: NotRequired[list[PlayResultStepsItem1ErrorFramesItem]]
+    restarted: NotRequired[bool]
     spade: NotRequired[PlayResultStepsItem1ErrorSpade0 | PlayResultStepsItem1ErrorSpade1]
 
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
+import { harnessErrorSchema } from '../api/harnessError';
 
 /**
  * Every message between the host and the Python harness (native/harness.py), defined once. The
@@ -14,27 +15,7 @@ import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
  * Reply objects are strict: a key that Python adds or renames without this file fails the test.
  */
 
-/** A failed call: kind (load_error, env_error, timeout, protocol ...), Python's type and message. */
-export const harnessErrorSchema = z
-  .object({
-    kind: z.string(),
-    type: z.string(),
-    message: z.string(),
-    traceback: z.string().optional(),
-    line: z.number().int().nullable().optional(),
-    col: z.number().int().nullable().optional(),
-    endLine: z.number().int().optional(),
-    endCol: z.number().int().optional(),
-    detail: z.string().optional(),
-    stage: z.string().optional(),
-    missingModule: z.string().optional(),
-    frames: z.array(z.object({ line: z.number().int(), function: z.string() }).loose()).optional(),
-    /** SPADE's view of the failed step or reset ("Error: <msg>", -1, terminated). */
-    spade: z.union([spadeStepSchema, spadeResetSchema]).optional(),
-  })
-  // Runtimes add their own facts to an error (limits, exit codes): open on purpose.
-  .catchall(z.unknown());
-export type HarnessError = z.infer<typeof harnessErrorSchema>;
+export { harnessErrorSchema, type HarnessError } from '../api/harnessError';
 
 export const harnessReplySchema = z.discriminatedUnion('ok', [
   z.object({ id: z.number().int().nullable(), ok: z.literal(true), result: z.unknown(), output: z.string().optional() }).strict(),

@@ -118,18 +118,11 @@ const roundSchema = z.object({
 });
 export type DesignRound = z.infer<typeof roundSchema>;
 
-const rowSchema = z.object({
-  id: z.string(),
-  seq: z.number().int(),
-  status: statusSchema,
-  error: z.string().nullable(),
-  config: z.record(z.string(), z.unknown()),
-  startedAt: z.string(),
-  endedAt: z.string().nullable(),
+/** A round in the list: the round's own fields, its games counted instead of carried. */
+const rowSchema = roundSchema.pick({ id: true, seq: true, status: true, error: true, config: true, startedAt: true, endedAt: true, live: true }).extend({
   games: z.number().int(),
   accepted: z.number().int(),
   attempts: z.number().int(),
-  live: z.boolean(),
 });
 export type DesignRoundRow = z.infer<typeof rowSchema>;
 

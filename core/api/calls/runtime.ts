@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
+import { harnessErrorSchema, type HarnessError } from '../harnessError';
 
 /**
  * Running environment code: sessions on the sandboxed Pyodide pool or on native CPython, one
@@ -14,25 +15,8 @@ const action = z.string().max(1_000_000);
 
 export { runtimeKindSchema, type RuntimeKindName } from '../schemas';
 
-export const harnessErrorSchema = z
-  .object({
-    /** env_error, load_error, timeout, memory, crashed, snapshot_unsupported, protocol, unavailable... */
-    kind: z.string(),
-    type: z.string(),
-    message: z.string(),
-    traceback: z.string().optional(),
-    /** Line in the environment source where it failed (1-based). */
-    line: z.number().int().nullable().optional(),
-    col: z.number().int().nullable().optional(),
-    /** For load errors: syntax, exec, no_class, instantiate, missing_method. */
-    stage: z.string().optional(),
-    missingModule: z.string().optional(),
-    frames: z.array(z.object({ line: z.number().int(), function: z.string() })).optional(),
-    /** True when the interpreter was killed and replaced: the session is gone. */
-    restarted: z.boolean().optional(),
-  })
-  .loose();
-export type HarnessErrorData = z.infer<typeof harnessErrorSchema>;
+export { harnessErrorSchema };
+export type HarnessErrorData = HarnessError;
 
 /** What a game returned from step(), JSON-safe, with the real Python type of each item. */
 export const stepRecordSchema = z
