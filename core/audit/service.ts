@@ -102,8 +102,9 @@ export class AuditService {
    * `unavailable` says why it could not run at all (native CPython refused without its sandbox).
    */
   /** `signal`: Cancel, which stops the checks' interpreter as cancelRun does an audit's. */
-  async checkSource(source: string, checks: string[], signal?: AbortSignal): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
-    const r = await this.auditWhere(source, { ...this.options({ checks }), hint: null }, signal ? { signal } : {});
+  /** `hint`: a hint that is not stored yet (a designed game's, for hint-leak). */
+  async checkSource(source: string, checks: string[], signal?: AbortSignal, hint: string | null = null): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
+    const r = await this.auditWhere(source, { ...this.options({ checks }), hint }, signal ? { signal } : {});
     return { audit: r.audit, runtime: r.runtime, unavailable: r.runtime === 'cpython' ? this.getPool().unavailable() : null };
   }
 

@@ -37,6 +37,12 @@ export interface DesignDeps {
   hinter?: Chat;
   /** SPADE's load checks, its random-guess test and the workbench's audit of a program. */
   check(code: string): Promise<EnvAudit>;
+  /**
+   * The workbench's hint-leak check of an accepted program with the hint just written for it. The
+   * program's audit ran before the hint existed, so without this a designed hint is never checked.
+   * It is the workbench's check, not SPADE's: it is recorded and never rejects a game SPADE keeps.
+   */
+  checkHint?(code: string, hint: string): Promise<CheckResult | null>;
   now?: () => number;
 }
 
@@ -83,6 +89,8 @@ export interface GameRecord {
   hint: string | null;
   hintMessages: ChatMessage[] | null;
   hintError: string | null;
+  /** The hint-leak check of the hint (null: no hint, or no checker given). */
+  hintLeak: Pick<CheckResult, 'status' | 'message'> | null;
   play: PlayOutcome | null;
   /** Why the accepted game has no numbers (its play failed). */
   playError: string | null;
@@ -167,7 +175,7 @@ export async function designGame(
     if (rejectedBecause) continue;
 
     const parents = draw.positives.map((r) => r.envId).filter((x): x is number => x !== null);
-    const record: GameRecord = { skill: spec.skill, attempts, accepted: true, code, className: audit.className, hint: null, hintMessages: null, hintError: null, play: null, playError: null, cls: null, difficultyScore: null, parents };
+    const record: GameRecord = { skill: spec.skill, attempts, accepted: true, code, className: audit.className, hint: null, hintMessages: null, hintError: null, hintLeak: null, play: null, playError: null, cls: null, difficultyScore: null, parents };
     onProgress({ stage: 'hinting', attempt: n, of: spec.attempts });
     record.hintMessages = hintMessages(code, audit.toolUse);
     for (let k = 0; k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
@@ -180,7 +188,15 @@ export async function designGame(
       }
     }
     if (record.hint !== null) record.hintError = null;
+    if (record.hint !== null && deps.checkHint && !signal?.aborted) {
+      try {
+        const c = await deps.checkHint(code, record.hint);
+        record.hintLeak = c ? { status: c.status, message: c.message } : null;
+      } catch (e) {
+        record.hintLeak = { status: 'skip', message: `The hint-leak check did not run: ${errorMessage(e)}` };
+      }
+    }
     return record;
   }
-  return { skill: spec.skill, attempts, accepted: false, code: null, className: null, hint: null, hintMessages: null, hintError: null, play: null, playError: null, cls: null, difficultyScore: null, parents: [] };
+  return { skill: spec.skill, attempts, accepted: false, code: null, className: null, hint: null, hintMessages: null, hintError: null, hintLeak: null, play: null, playError: null, cls: null, difficultyScore: null, parents: [] };
 }

@@ -52,7 +52,7 @@ export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p:
       startGame(deps.db, id, i, skill);
       const game: GameRecord = await designGame(
         { ...spec, skill, memory, seed: spec.seed + i * 1000 },
-        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check },
+        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}) },
         { progress: (p) => onProgress({ ...p, game: i + 1, games: spec.count, skill }), attempt: (a) => saveAttempt(deps.db, id, i, spec.designerModel, a) },
         signal,
       );

@@ -27,13 +27,14 @@ export function saveAttempt(db: Db, roundId: string, idx: number, model: string,
 }
 
 export function finishGame(db: Db, roundId: string, idx: number, g: GameRecord, env: { id: number; hash: string } | null): void {
-  db.prepare('UPDATE design_games SET accepted = ?, env_id = ?, env_hash = ?, parents = ?, hint = ?, hint_error = ?, play = ?, cls = ?, difficulty_score = ? WHERE round_id = ? AND idx = ?').run(
+  db.prepare('UPDATE design_games SET accepted = ?, env_id = ?, env_hash = ?, parents = ?, hint = ?, hint_error = ?, hint_leak = ?, play = ?, cls = ?, difficulty_score = ? WHERE round_id = ? AND idx = ?').run(
     g.accepted ? 1 : 0,
     env?.id ?? null,
     env?.hash ?? null,
     JSON.stringify(g.parents),
     g.hint,
     g.hintError,
+    g.hintLeak ? JSON.stringify(g.hintLeak) : null,
     g.play ? JSON.stringify(g.play) : g.playError ? JSON.stringify({ error: g.playError }) : null,
     g.cls,
     g.difficultyScore,
@@ -101,6 +102,7 @@ export interface RoundView {
     parents: number[];
     hint: string | null;
     hint_error: string | null;
+    hint_leak: { status: string; message: string } | null;
     play_error: string | null;
     regret: number | null;
     win_rate: number | null;
@@ -126,6 +128,7 @@ export function roundView(db: Db, id: string): RoundView | null {
     parents: string;
     hint: string | null;
     hint_error: string | null;
+    hint_leak: string | null;
     play: string | null;
     cls: string | null;
     difficulty_score: number | null;
@@ -151,6 +154,7 @@ export function roundView(db: Db, id: string): RoundView | null {
         parents: JSON.parse(g.parents) as number[],
         hint: g.hint,
         hint_error: g.hint_error,
+        hint_leak: g.hint_leak ? (JSON.parse(g.hint_leak) as { status: string; message: string }) : null,
         play_error: stored?.error ?? null,
         regret: play?.regret ?? null,
         win_rate: play?.winRate ?? null,

@@ -496,4 +496,11 @@ export const migrations: Migration[] = [
       CREATE INDEX design_games_env ON design_games(env_id);
     `,
   },
+  {
+    version: 14,
+    name: 'hint check of designed games',
+    // The hint is written after a designed program's audit, so its leak check is a second result
+    // kept with the game ({status, message} as JSON; NULL when the game has no hint).
+    sql: `ALTER TABLE design_games ADD COLUMN hint_leak TEXT;`,
+  },
 ];

@@ -154,6 +154,7 @@ export class DesignService {
         db: this.d.db,
         designer,
         check: async (code) => (await this.d.audit().checkSource(code, [])).audit,
+        checkHint: async (code, hint) => (await this.d.audit().checkSource(code, ['hint-leak'], ac.signal, hint)).audit.checks.find((c) => c.id === 'hint-leak') ?? null,
         ...(play ? { play } : {}),
       },
       (p) => {

@@ -77,6 +77,8 @@ const gameSchema = z.object({
   parents: z.array(z.number().int()),
   hint: z.string().nullable(),
   hint_error: z.string().nullable(),
+  /** The workbench's hint-leak check of the hint written after acceptance (never part of SPADE's verdict). */
+  hint_leak: z.object({ status: z.string(), message: z.string() }).nullable(),
   play_error: z.string().nullable(),
   regret: z.number().nullable(),
   win_rate: z.number().nullable(),

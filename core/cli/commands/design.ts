@@ -143,7 +143,13 @@ export const designCommand: Command = {
           memoryIds,
           designerModel: designerCfg.model,
         },
-        { db, designer: new ChatClient(designerCfg), check: (code) => pool.audit(code, { maxTurns }), ...(playSeeds > 0 ? { play } : {}) },
+        {
+          db,
+          designer: new ChatClient(designerCfg),
+          check: (code) => pool.audit(code, { maxTurns }),
+          checkHint: async (code, hint) => (await pool.audit(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
+          ...(playSeeds > 0 ? { play } : {}),
+        },
         (p) => {
           if (!values.json) io.err(`game ${p.game}/${p.games} (${p.skill}): attempt ${p.attempt} of ${p.of}, ${p.stage}${p.tokensPerSec ? `, ${p.tokensPerSec.toFixed(1)} tokens/s` : ''}`);
         },
@@ -168,6 +174,7 @@ export const designCommand: Command = {
                 env_id: g.env_id,
                 parents: g.parents,
                 hint: g.hint,
+                hint_leak: g.hint_leak,
                 regret: g.regret,
                 win_rate: g.win_rate,
                 class: g.class,

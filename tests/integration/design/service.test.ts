@@ -49,7 +49,8 @@ const end = (id: string) => (ended.has(id) ? Promise.resolve() : new Promise<voi
 beforeAll(async () => {
   server = await startStandIn((b) => {
     const m = msgs(b);
-    if (m[0]!.role === 'system' && m[0]!.content.includes('short hint')) return { content: 'The number is lucky; answer as \\boxed{n}.' };
+    // The hint for SevenEnv gives its answer away (hint-leak fails); LuckyEnv's does not.
+    if (m[0]!.role === 'system' && m[0]!.content.includes('short hint')) return { content: m.some((x) => x.content.includes('class SevenEnv')) ? 'Just answer 7.' : 'The number is lucky; answer as \\boxed{n}.' };
     if (String(b.model) === 'designer') {
       designs++;
       if (slow) return { content: 'late', delayMs: slow };
@@ -117,6 +118,9 @@ describe('design rounds through the API', () => {
     ]);
     expect(round.games[0]!.attempts[0]!.rejected_because).toMatch(/^spade\./);
     expect(round.games[0]!.parents).toEqual([3, 2]);
+    // The hint is checked for leaks once it exists (the program's audit ran before it was written).
+    expect(round.games.map((g) => g.hint_leak?.status)).toEqual(['pass', 'fail']);
+    expect(round.games[1]!.hint_leak!.message).toContain("'7'");
     for (const g of round.games) {
       // Hinted play always wins, unhinted never: regret 1, win rate 0 (unsolvable for this agent).
       expect([g.regret, g.win_rate, g.class]).toEqual([1, 0, 'unsolvable']);
