@@ -107,6 +107,8 @@ describe('the Design page in Chromium (scripted designer and agent)', () => {
     await page.getByTestId('design-verdicts').waitFor();
     // Monaco shows the program of the attempt clicked (not the one shown before it).
     await page.locator('[data-testid=design-attempt-detail] .view-lines', { hasText: 'class LuckySeven2Env' }).waitFor();
+    // The hint written after acceptance has its own leak check (it does not say 7).
+    expect(await page.getByTestId('design-hint-leak').textContent()).toMatch(/^hint-leak pass: The hint does not contain the answer/);
     await screenshot(page, 'design-results-1440');
     expect(ctx.errors).toEqual([]);
 

@@ -228,12 +228,16 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
           <h5>Audit</h5>
           {a.verdicts.length ? (
             <ul data-testid="design-verdicts">
-              {a.verdicts.map((v) => (
-                <li key={v.id} className={`design-verdict-${v.status}`} title={v.message}>
-                  <span className="mono">{v.id}</span> {v.status}
-                  {v.status !== 'pass' && v.message ? <div className="muted">{v.message}</div> : null}
-                </li>
-              ))}
+              {/* The program was audited before its hint existed: hint-leak shows the later check of the hint. */}
+              {a.verdicts
+                .map((v) => (accepted && game.hint_leak && v.id === 'hint-leak' ? { ...v, ...game.hint_leak, later: true } : { ...v, later: false }))
+                .map((v) => (
+                  <li key={v.id} className={`design-verdict-${v.status}`} title={v.message}>
+                    <span className="mono">{v.id}</span> {v.status}
+                    {v.later ? <span className="muted"> (once the hint was written)</span> : null}
+                    {v.status !== 'pass' && v.message ? <div className="muted">{v.message}</div> : null}
+                  </li>
+                ))}
             </ul>
           ) : (
             <p className="muted">Not checked.</p>
