@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import traceback
 import types
@@ -228,11 +229,18 @@ def describe_fields(fields: Any, depth: int, seen: Any) -> Any:
     return out
 
 
+def _workbench_files() -> frozenset[str]:
+    """Every module beside this one (natively native/, in Pyodide /spade/): the workbench's own files.
+
+    Read from the folder, not written down, so a new harness module can never show its frames in a
+    game's traceback. The game itself is compiled as ENV_FILENAME and is never in that folder.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    return frozenset(name for name in os.listdir(here) if name.endswith(".py"))
+
+
 # The workbench's own files: their frames are not the game's and stay out of its tracebacks.
-WORKBENCH_FILES = (
-    "sandbox.py", "harness.py", "harness_values.py", "harness_loader.py", "harness_output.py", "harness_tool_base.py", "harness_episode.py",
-    "harness_baseline.py", "audit_exec.py", "exec_values.py", "exec_fields.py", "exec_ahead.py",
-)
+WORKBENCH_FILES = _workbench_files()
 
 
 def env_traceback(exc: Any) -> Any:
@@ -240,7 +248,7 @@ def env_traceback(exc: Any) -> Any:
     frames = traceback.extract_tb(exc.__traceback__)
     first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
     kept = frames[first:] if first is not None else frames[-3:]
-    kept = [f for f in kept if not f.filename.endswith(WORKBENCH_FILES)] or kept
+    kept = [f for f in kept if os.path.basename(f.filename) not in WORKBENCH_FILES] or kept
     lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept) + traceback.format_exception_only(type(exc), exc)
     env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f.filename == ENV_FILENAME]
     return "".join(lines), env_frames

@@ -65,6 +65,21 @@ describe.each(runtimes)('harness in %s', (kind) => {
     expect(r.error.traceback).not.toContain('harness.py');
   });
 
+  test("a traceback that passes through the harness's own code shows only the game's frames", async () => {
+    // sys.stdout is the harness's capture: writing an object whose str() raises goes game -> harness -> game.
+    const game = 'import sys\nclass Loud:\n    def __str__(self):\n        raise ValueError("no text")\nclass LoudEnv:\n    def reset(self, seed=None):\n        return "go", {}\n    def step(self, action):\n        sys.stdout.write(Loud())\n        return "x", 0.0, True, False, {}\n';
+    const s = await open(game, kind);
+    await call(s.sessionId, { cmd: 'reset', seed: 1 });
+    const r = await rt.call(s.sessionId, { cmd: 'step', action: 'a' });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.type).toBe('ValueError');
+    expect(r.error.traceback).toContain('File "<env>", line 9, in step');
+    expect(r.error.traceback).toContain('File "<env>", line 4, in __str__');
+    // Only the game's frames: no file of the workbench's own (natively native/, in Pyodide /spade/).
+    expect([...r.error.traceback!.matchAll(/File "([^"]+)"/g)].map((m) => m[1])).toEqual(['<env>', '<env>']);
+  });
+
   test('load errors name SPADE stage; first class ending in Env wins (the helper trap)', async () => {
     const syntax = await rt.open({ source: 'class XEnv:\n  def reset(self:\n', runtime: kind });
     expect(syntax.ok).toBe(false);
