@@ -32,8 +32,6 @@ from judge_play import (
     check_timing,
     check_too_easy,
     check_types,
-    get_solution,
-    solution_fn,
 )
 from judge_spade import spade_checks
 from judge_tools import tool_checks
@@ -108,15 +106,10 @@ def play_checks(audit: Audit, env: Env) -> None:
                 if expected is not None:
                     answers.append((seed, str(expected)))
 
-    def sol_actions(e: Any) -> Any:
-        if solution_fn(audit, e) is None:
-            return None
-        return get_solution(audit, e, None)
-
     run = lambda cid, fn, *a: guarded(cid, fn, *a) if audit.want(cid) or cid in ("types", "timing") else None
     run("determinism", check_determinism, audit)
     run("seed-ignored", check_seed_ignored, audit, env)
-    run("reset-leak", check_reset_leak, audit, sol_actions)
+    run("reset-leak", check_reset_leak, audit)
     if audit.want("crash-on-action"):
         guarded("crash-on-action", check_crash, audit, audit.first_obs)
     run("solution", check_solution, audit, env)

@@ -384,9 +384,9 @@ class Executor(PlayedAhead):
 
 
 OPS = {name[3:]: fn for cls in (PlayedAhead, Executor) for name, fn in vars(cls).items() if name.startswith("op_")}
-Executor.OPS = OPS  # the played-ahead checks (exec_ahead) ask their operations through it
+Executor.OPS = OPS  # the checks played ahead (exec_ahead) ask their operations through it
 # What a sequence may not hold: loading stages (one at a time, by design), batches and whole checks.
-SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "solution_ahead", "reset_leak_ahead", "determinism_ahead", "crash_ahead", "max_turns_ahead", "guess"))
+SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "ahead", "guess"))
 
 
 def cmd_x(h: Harness, req: dict[str, Any], harness: ModuleType, ex: Executor) -> Any:

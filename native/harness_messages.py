@@ -116,7 +116,7 @@ class GetToolsRequest(TypedDict):
 class ToolRequest(TypedDict):
     cmd: Literal["tool"]
     name: str
-    arguments: dict[str, Any]
+    arguments: Any
 
 
 class CloseRequest(TypedDict):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 import types
+
+import spade_rules as _spade_rules
 from typing import TYPE_CHECKING, Any
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
@@ -22,8 +24,12 @@ _json_dumps, _json_loads = json.dumps, json.loads
 
 # ---------------------------------------------------------------- ToolUseBaseEnv (section 4)
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
-_TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+# SPADE's tags, kept once in core/api/spadeRules.ts (generated into spade_rules; the host's
+# core/models/toolCalls.ts and native/spade_tool_calls.py read the same). Only the compiled
+# patterns stay in this module's globals, which a game's subclass can reach.
+_ANSWER_TAG = re.compile(_spade_rules.ANSWER_TAG, re.S)
+_TOOL_CALL_TAG = re.compile(_spade_rules.TOOL_CALL_BLOCK, re.S)
+del _spade_rules
 
 
 class ToolUseBaseEnv:

@@ -30,6 +30,29 @@ SPADE_CALL_SEC = spade_rules.SPADE_CALL_SEC
 SPADE_ADMISSION_SEC = spade_rules.SPADE_ADMISSION_SEC
 
 
+# The checks the executor may play ahead (exec_ahead), by name: the judge's own functions, which
+# the executor runs too, so that each check is written once.
+AHEAD_CHECKS: dict[str, Callable[..., Any]] = {}
+
+
+def plays_ahead(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks fn(audit, *args) as a check the executor may play ahead; its arguments are instances
+    (Env) and JSON values."""
+    AHEAD_CHECKS[fn.__name__] = fn
+    return fn
+
+
+def to_wire(arg: Any) -> Any:
+    """A played-ahead check's argument as it crosses to the executor: an instance by its id."""
+    return {"Env": [arg.id, arg.globals]} if isinstance(arg, Env) else arg
+
+
+def from_wire(arg: Any) -> Any:
+    if isinstance(arg, dict) and isinstance(arg.get("Env"), list) and len(arg["Env"]) == 2:
+        return Env(arg["Env"][0], bool(arg["Env"][1]))
+    return arg
+
+
 class Audit:
     def __init__(self, harness: ModuleType, transport: Callable[[str], str], source: str, options: dict[str, Any]) -> None:
         self.harness = harness  # this interpreter's harness: SPADE's return-shape rules, type names, plain()
@@ -118,15 +141,17 @@ class Audit:
             raise RuntimeError(f"{op} failed: {r}")
         return decode(r["v"])
 
-    def ahead_of(self, op: str, **args: Any) -> None:
-        """Has the executor play a whole check ahead (audit_exec: op_solution_ahead), in one crossing: its
-        records ([request, answer], in order) answer the check's own requests as they come (x)."""
-        got = self.x(op, **args).get("records")
+    def ahead_of(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """Has the executor run the check fn(audit, *args) in one crossing (exec_ahead.op_ahead: the
+        same function against an audit that asks the executor directly): its records ([request,
+        answer], in order) answer this run's own requests as they come (x)."""
+        got = self.x("ahead", check=fn.__name__, args=[to_wire(a) for a in args], budget=self.budget, mode=self.mode, limit=self.call_limit, toolUse=self.tool_use).get("records")
         self.ahead = collections.deque(r for r in got if isinstance(r, list) and len(r) == 2) if isinstance(got, list) else collections.deque()
 
-    def played_ahead(self, op: str, fn: Callable[..., Any], *args: Any, **ahead: Any) -> Any:
-        """fn(self, *args) with the executor playing its requests ahead in one crossing (ahead_of)."""
-        self.ahead_of(op, **ahead)
+    def played_ahead(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(self, *args) with the executor playing its requests ahead in one crossing (ahead_of);
+        fn is one of AHEAD_CHECKS."""
+        self.ahead_of(fn, args)
         try:
             return fn(self, *args)
         finally:

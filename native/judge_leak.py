@@ -7,9 +7,9 @@ import json
 import re
 
 from judge_channel import StepFailed, clip
-from judge_context import plain_obs
-from judge_play import script_base, script_for
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from judge_context import plain_obs, plays_ahead
+from judge_play import get_solution, script_for, solution_fn
+from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from judge_channel import Env
@@ -241,11 +241,19 @@ def _shape(text: str) -> Any:
     return sh(v)
 
 
-def check_reset_leak(audit: Audit, solution_actions: Callable[[Env], list[str] | None]) -> None:
-    audit.played_ahead("reset_leak_ahead", _reset_leak, solution_actions, seed=5, firstSeed=3, limit=audit.call_limit, mode=audit.mode, budget=audit.budget, toolUse=audit.tool_use, script=script_base(audit))
+def check_reset_leak(audit: Audit) -> None:
+    audit.played_ahead(_reset_leak)
 
 
-def _reset_leak(audit: Audit, solution_actions: Callable[[Env], list[str] | None]) -> Any:
+def _solution_actions(audit: Audit, env: Env) -> list[str] | None:
+    """solution()'s actions from the current state, or None where the game has none."""
+    if solution_fn(audit, env) is None:
+        return None
+    return get_solution(audit, env, None)
+
+
+@plays_ahead
+def _reset_leak(audit: Audit) -> Any:
     first_seed, seed = 3, 5
 
     def snapshot_fresh() -> Any:
@@ -259,7 +267,7 @@ def _reset_leak(audit: Audit, solution_actions: Callable[[Env], list[str] | None
 
     env = audit.fresh()
     audit.reset(env, first_seed, preseed=True)
-    acts = solution_actions(env) or script_for(audit, env, audit.turns(env))
+    acts = _solution_actions(audit, env) or script_for(audit, env, audit.turns(env))
     acts = acts[: audit.turns(env) + 2]
     answers = audit.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
     played: list[Any] = []

@@ -6,7 +6,7 @@ import json
 import re
 
 from judge_channel import LoadError, StepFailed, clip
-from judge_context import PROBE_ACTIONS, normalized, plain_obs, call_seconds, is_win
+from judge_context import PROBE_ACTIONS, call_seconds, is_win, normalized, plain_obs, plays_ahead
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,9 +28,10 @@ def script_for(audit: Audit, env: Env, n: int) -> Any:
 
 
 def check_determinism(audit: Audit) -> None:
-    audit.played_ahead("determinism_ahead", _determinism, seed=7, limit=audit.call_limit, mode=audit.mode, budget=audit.budget, script=script_base(audit))
+    audit.played_ahead(_determinism)
 
 
+@plays_ahead
 def _determinism(audit: Audit) -> Any:
     seed = 7
     runs = []
@@ -97,15 +98,14 @@ def fuzz_items(fuzz: list[str]) -> Any:
 
 
 def check_crash(audit: Audit, first_obs: Any) -> None:
-    items = fuzz_items(fuzz_actions(audit, first_obs))
-    audit.played_ahead("crash_ahead", _crash, first_obs, limit=audit.call_limit, mode=audit.mode, budget=audit.budget, items=items, maxRaises=5)
+    audit.played_ahead(_crash, fuzz_actions(audit, first_obs))
 
 
-def _crash(audit: Audit, first_obs: Any) -> Any:
+@plays_ahead
+def _crash(audit: Audit, fuzz: list[str]) -> Any:
     crashes = []
     tried = 0
     env = audit.fresh()
-    fuzz = fuzz_actions(audit, first_obs)
     answers = audit.episodes(env, fuzz_items(fuzz), max_raises=5)
     for k, a in enumerate(fuzz):
         env_seed = k % 3
@@ -139,9 +139,10 @@ def get_solution(audit: Audit, env: Env, seed: int | None) -> Any:
 
 
 def check_solution(audit: Audit, env: Env) -> None:
-    audit.played_ahead("solution_ahead", _solution, env, env=env.id, seeds=[0, 1, 2], limit=audit.call_limit, budget=audit.budget, toolUse=audit.tool_use)
+    audit.played_ahead(_solution, env)
 
 
+@plays_ahead
 def _solution(audit: Audit, env: Env) -> Any:
     if solution_fn(audit, env) is None:
         if audit.tool_use:
@@ -222,9 +223,10 @@ def check_max_turns(audit: Audit, env: Env, answers: list[str]) -> None:
     ans = {normalized(x) for x in answers}
     wrong = next(c for c in ("0", "-7", "zz", "31415") if normalized(c) not in ans)
     a = f"<answer>{wrong}</answer>" if audit.tool_use else f"\\boxed{{{wrong}}}"
-    audit.played_ahead("max_turns_ahead", _max_turns, env, a, env=env.id, limit=audit.call_limit, seed=11, budget=audit.budget, action=a)
+    audit.played_ahead(_max_turns, env, a)
 
 
+@plays_ahead
 def _max_turns(audit: Audit, env: Env, a: Any) -> Any:
     seed = 11
     audit.reset(env, seed)

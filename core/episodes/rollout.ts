@@ -11,7 +11,8 @@ import type { StepRecord } from './store';
 
 export interface ToolCallItem {
   name: string;
-  arguments: Record<string, unknown>;
+  /** Any JSON value, as SPADE passes it to execute_tool (core/models/toolCalls.ts). */
+  arguments: unknown;
 }
 
 export type PlanItem =
@@ -43,7 +44,7 @@ export interface PlaySession {
   reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>>;
   play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]>;
   state(): Promise<unknown>;
-  tool?(name: string, args: Record<string, unknown>): Promise<{ output: string; returncode: number }>;
+  tool?(name: string, args: unknown): Promise<{ output: string; returncode: number }>;
 }
 
 export interface PlayOptions {

@@ -210,7 +210,7 @@ export class EnvSession {
   }
 
   /** SPADE's `execute_tool` on the instance (harness `tool` command): never a step. */
-  async tool(name: string, args: Record<string, unknown>): Promise<{ output: string; returncode: number }> {
+  async tool(name: string, args: unknown): Promise<{ output: string; returncode: number }> {
     const r = this.unwrap(await this.call({ cmd: 'tool', name, arguments: args }));
     if (!r.ok) return { output: `Error calling ${name}: ${r.error.message}`, returncode: 1 };
     const v = r.value as { output?: unknown; returncode?: unknown };

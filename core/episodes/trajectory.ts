@@ -32,7 +32,7 @@ export interface TrajectoryStep {
    * A tool-use turn as SPADE's orchestrator runs it: parsed calls went to execute_tool (never to
    * step) and their outputs came back as tool messages. Such a turn is not a step of the game.
    */
-  tool?: { calls: { name: string; arguments: Record<string, unknown> }[]; outputs: string[] };
+  tool?: { calls: { name: string; arguments: unknown }[]; outputs: string[] };
 }
 
 export interface Trajectory {

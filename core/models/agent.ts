@@ -30,7 +30,7 @@ export interface AgentTurn {
   /** What the turn did: an env step (with the action sent), tool calls, or nothing (cut / failed). */
   kind: 'step' | 'tool' | 'none';
   action: string | null;
-  calls: { name: string; arguments: Record<string, unknown>; output?: string; returncode?: number }[];
+  calls: { name: string; arguments: unknown; output?: string; returncode?: number }[];
   /** Index of the recorded env step this turn produced. */
   stepIdx: number | null;
   finishReason: string | null;

@@ -10,7 +10,12 @@ import { END_OF_TURN, jsPattern, TOOL_CALL_PATTERNS } from '../api/spadeRules';
 
 export interface ParsedCall {
   name: string;
-  arguments: Record<string, unknown>;
+  /**
+   * What SPADE passes to execute_tool: an object, or any other JSON value the JSON form named
+   * (a list, a string, a number, null), which SPADE passes on as it is and whose `method(**arguments)`
+   * then fails the call with "Error calling <name>: ...".
+   */
+  arguments: unknown;
 }
 
 // The patterns are SPADE's, kept once in core/api/spadeRules.ts (native/spade_tool_calls.py reads the same).
@@ -89,20 +94,20 @@ function jsonBlock(block: string): ParsedCall | null {
   const m = JSON_CALL.exec(block);
   if (m) {
     const j = jsonLoads(m[2]!);
-    return { name: m[1]!, arguments: j.ok && j.value && typeof j.value === 'object' && !Array.isArray(j.value) ? (j.value as Record<string, unknown>) : {} };
+    // The pattern only matches `{...}`, so what parses is an object.
+    return { name: m[1]!, arguments: j.ok ? j.value : {} };
   }
   const j = jsonLoads(pyStrip(block));
   if (j.ok && j.value && typeof j.value === 'object' && !Array.isArray(j.value) && 'name' in j.value) {
     const o = j.value as { name: unknown; arguments?: unknown; parameters?: unknown };
-    let args: unknown = o.arguments !== undefined ? o.arguments : o.parameters !== undefined ? o.parameters : {};
+    // SPADE's data.get("arguments", data.get("parameters", {})): a key that is there wins even
+    // when its value is null, and whatever JSON value it holds goes on to execute_tool as it is.
+    let args: unknown = 'arguments' in o ? o.arguments : 'parameters' in o ? o.parameters : {};
     if (typeof args === 'string') {
       const a = jsonLoads(args);
       args = a.ok ? a.value : {};
     }
-    // SPADE passes a non-object here on to execute_tool (whose `method(**arguments)` then fails the
-    // call); the host's tool turn takes an object, so this one case still differs from SPADE and
-    // from native/spade_tool_calls.py, and the shared corpus leaves it out.
-    return { name: String(o.name), arguments: (args && typeof args === 'object' ? args : {}) as Record<string, unknown> };
+    return { name: String(o.name), arguments: args };
   }
   return null;
 }

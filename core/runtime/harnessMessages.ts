@@ -66,7 +66,8 @@ export const harnessCommandSchemas = {
   snapshot: z.object({ cmd: z.literal('snapshot') }).strict(),
   restore: z.object({ cmd: z.literal('restore'), token: z.string() }).strict(),
   get_tools: z.object({ cmd: z.literal('get_tools') }).strict(),
-  tool: z.object({ cmd: z.literal('tool'), name: z.string(), arguments: z.record(z.string(), z.unknown()) }).strict(),
+  /** `arguments`: any JSON value, passed to execute_tool as SPADE's rollout passes it (core/models/toolCalls.ts). */
+  tool: z.object({ cmd: z.literal('tool'), name: z.string(), arguments: z.unknown() }).strict(),
   close: z.object({ cmd: z.literal('close') }).strict(),
 } as const;
 export type BuiltinCommand = keyof typeof harnessCommandSchemas;

@@ -1,6 +1,6 @@
 """Audits every game given twice in this process (native CPython, no sandbox: our own fixtures
-only), once with the checks that the executor can play ahead played ahead (Audit.ahead_of, native/judge_context.py)
-and once asking every operation live, and prints what differs as one JSON object.
+only), once with the checks that the executor can play ahead played ahead (Audit.ahead_of, native/judge_context.py:
+the executor runs the same check functions, native/exec_ahead.py) and once asking every operation live, and prints what differs as one JSON object.
 
 Both runs get the same generators (the game's own `random`, numpy's global one) so that a game that
 draws from them draws the same; a game whose two live runs differ anyway (entropy it reads itself)
@@ -39,13 +39,13 @@ def counting_x(self, op, **args):
     return live_x(self, op, **args)
 
 
-def counting_ahead_of(self, op, **args):
+def counting_ahead_of(self, fn, args):
     stats["aheadCalls"] += 1
-    return live_ahead_of(self, op, **args)
+    return live_ahead_of(self, fn, args)
 
 
-def counting_played_ahead(A, op, fn, *args, **ahead):
-    A.ahead_of(op, **ahead)
+def counting_played_ahead(A, fn, *args):
+    A.ahead_of(fn, args)
     A.in_ahead = True
     try:
         return fn(A, *args)
@@ -72,7 +72,7 @@ def audit(source, ahead):
     harness.fresh_module = fresh_module
     if numpy is not None:
         numpy.random.seed(99)
-    audit_checks.Audit.ahead_of = counting_ahead_of if ahead else (lambda self, op, **args: None)
+    audit_checks.Audit.ahead_of = counting_ahead_of if ahead else (lambda self, fn, args: None)
     try:
         r = audit_checks.run_audit(harness, h.dispatch, source, {"hint": "the answer is 4"})
     finally:

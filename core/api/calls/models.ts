@@ -51,7 +51,7 @@ const turnSchema = z.object({
   reasoning: z.string().nullable(),
   kind: z.enum(['step', 'tool', 'none']),
   action: z.string().nullable(),
-  calls: z.array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()), output: z.string().optional(), returncode: z.number().optional() })),
+  calls: z.array(z.object({ name: z.string(), arguments: z.unknown(), output: z.string().optional(), returncode: z.number().optional() })),
   stepIdx: z.number().int().nullable(),
   finishReason: z.string().nullable(),
   usage: z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() }).nullable(),

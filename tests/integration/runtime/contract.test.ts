@@ -112,6 +112,13 @@ describe.each(runtimes)('every harness reply fits its schema (%s)', (runtime) =>
     expect(tools).toHaveLength(1);
     const out = await check(sid, { cmd: 'tool', name: 'add', arguments: { a: 2, b: 3 } }, harnessResultSchemas.tool);
     expect(out).toEqual({ output: '5', returncode: 0 });
+    // Arguments that are JSON but not an object reach execute_tool as they are, as SPADE's rollout
+    // passes them (core/models/toolCalls.ts): its `method(**arguments)` fails the call.
+    for (const [args, type] of [[[2, 3], 'list'], [null, 'NoneType'], [7, 'int']] as const) {
+      const bad = await check(sid, { cmd: 'tool', name: 'add', arguments: args }, harnessResultSchemas.tool);
+      expect(bad.returncode).toBe(1);
+      expect(bad.output).toMatch(new RegExp(`^Error calling add: .*argument after \\*\\* must be a mapping, not ${type}$`));
+    }
     await check(sid, { cmd: 'close' }, harnessResultSchemas.close);
   });
 });
@@ -137,6 +144,23 @@ const CORPUS = [
   'thinking... <tool_call>{"name": "end", "arguments": {"k": "v"}}</tool_call><|im_end|>',
   '<tool_call>{"name": "unclosed", "arguments": {}}',
   '<answer>5</answer> <tool_call>{"name": "add", "arguments": {}}</tool_call>',
+  // JSON that is not an object where the arguments go: SPADE passes it to execute_tool as it is.
+  '<tool_call>{"name": "add", "arguments": [2, 3]}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": "[2, 3]"}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": 5}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": "7"}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": "\\"x\\""}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": null}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": "null"}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": true}</tool_call>',
+  '<tool_call>{"name": "add", "arguments": -1.5e3}</tool_call>',
+  '<tool_call>{"name": "p", "parameters": ["a", {"b": 1}]}</tool_call>',
+  '<tool_call>{"name": "p", "arguments": null, "parameters": {"a": 1}}</tool_call>',
+  '<tool_call>{"name": "p"}</tool_call>',
+  '<tool_call>[{"name": "in_list", "arguments": {}}]</tool_call>',
+  '<tool_call>[1, 2]</tool_call>',
+  '<tool_call>"just a string"</tool_call>',
+  '<tool_call>42</tool_call>',
 ];
 
 describe('tool calls: the host and the harness read the same calls', () => {
@@ -171,5 +195,14 @@ describe('tool calls: the host and the harness read the same calls', () => {
     expect(fromHost[9]!.calls).toEqual([{ name: 'lookup', arguments: { city: 'Paris', n: 5 } }]);
     expect(fromHost[8]!.calls).toEqual([]);
     expect(fromHost[14]!.calls[0]!.arguments).toEqual({ v: 'NaN', w: ['Infinity', '-Infinity'], s: 'NaN' });
+    // Non-object arguments are kept (SPADE's tool_call_parser.py, _parse_json_block), never turned into {}.
+    const args = (text: string): unknown => fromHost[CORPUS.indexOf(text)]!.calls.map((c) => c.arguments);
+    expect(args('<tool_call>{"name": "add", "arguments": [2, 3]}</tool_call>')).toEqual([[2, 3]]);
+    expect(args('<tool_call>{"name": "add", "arguments": "[2, 3]"}</tool_call>')).toEqual([[2, 3]]);
+    expect(args('<tool_call>{"name": "add", "arguments": 5}</tool_call>')).toEqual([5]);
+    expect(args('<tool_call>{"name": "add", "arguments": null}</tool_call>')).toEqual([null]);
+    expect(args('<tool_call>{"name": "p", "arguments": null, "parameters": {"a": 1}}</tool_call>')).toEqual([null]);
+    expect(args('<tool_call>{"name": "p"}</tool_call>')).toEqual([{}]);
+    expect(args('<tool_call>[1, 2]</tool_call>')).toEqual([]);
   });
 });
