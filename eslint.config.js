@@ -38,6 +38,28 @@ const spade = {
         };
       },
     },
+    // The job backends, the model clients and the editor throw a DomainError (core/errors.ts) the
+    // dispatcher maps to a code a person can act on; a plain Error reaches them as `internal` ("a bug").
+    // A throw that never reaches the dispatcher (a worker's start-up guard, a message another layer
+    // wraps) says so with a `not-user-facing:` comment on its line or the line above.
+    'domain-error-thrown': {
+      meta: { type: 'problem', messages: { plain: 'Throw a DomainError (core/errors.ts) with the code a person can act on, or mark a throw that never reaches the dispatcher with a `not-user-facing:` comment.' } },
+      create: (context) => {
+        const marked = new Set(
+          context.sourceCode
+            .getAllComments()
+            .filter((c) => c.value.includes('not-user-facing:'))
+            .flatMap((c) => [c.loc.end.line, c.loc.end.line + 1]),
+        );
+        return {
+          ThrowStatement(node) {
+            const a = node.argument;
+            const plain = (a.type === 'NewExpression' || a.type === 'CallExpression') && a.callee.type === 'Identifier' && a.callee.name === 'Error';
+            if (plain && !marked.has(node.loc.start.line)) context.report({ node, messageId: 'plain' });
+          },
+        };
+      },
+    },
     // SQL text belongs to a repository or store module (or the migrations), never to a handler or service.
     'sql-in-repositories': {
       meta: { type: 'problem', messages: { sql: 'Raw SQL outside a repository: put this query in a repository.ts / *Store.ts / store.ts function.' } },
@@ -122,6 +144,11 @@ export default tseslint.config(
     files: ['core/**/*.ts', 'electron/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.tsx', 'bench/**/*.ts', 'tests/helpers/**/*.ts'],
     plugins: { spade },
     rules: { 'spade/error-message-helper': 'error' },
+  },
+  {
+    files: ['core/jobs/**/*.ts', 'core/models/**/*.ts', 'core/editor/**/*.ts'],
+    plugins: { spade },
+    rules: { 'spade/domain-error-thrown': 'error' },
   },
   {
     files: ['core/**/*.ts', 'electron/**/*.ts'],

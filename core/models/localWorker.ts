@@ -11,6 +11,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../api/errors';
 import type { WorkerRequest, WorkerReply, LocalEngineOptions } from './localEngine';
 
+// not-user-facing: a guard against loading this file outside a worker, which only a programming mistake does.
 if (!parentPort) throw new Error('localWorker runs only as a worker thread');
 const port = parentPort;
 const opts = workerData as LocalEngineOptions;
@@ -69,8 +70,9 @@ function history(messages: WorkerRequest['messages']): ChatHistoryItem[] {
 
 async function complete(req: WorkerRequest, ac: AbortController): Promise<void> {
   try {
+    // not-user-facing: caught below and posted as an error message, which the engine answers as HTTP 500 and the client turns into a ModelError.
     if (!chat || !tokenize) throw new Error('the local model is not loaded');
-    if (ac.signal.aborted) throw new Error('cancelled');
+    if (ac.signal.aborted) throw new Error('cancelled'); // not-user-facing: as above
     const h = history(req.messages);
     const promptText = chat.chatWrapper.generateContextState({ chatHistory: h }).contextText.toString();
     let completionTokens = 0;

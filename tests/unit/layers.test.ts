@@ -68,6 +68,26 @@ describe('one-way lint rules', () => {
     expect(await ruleMessages('core/memory/x.ts', domain, 'spade/api-error-at-boundary')).toHaveLength(0);
   });
 
+  it('refuses a plain Error thrown in the job backends, the model clients and the editor, unless marked not user-facing', async () => {
+    const plain = "export function f(): never { throw new Error('sbatch refused'); }\n";
+    const called = "export function f(): never { throw Error('sbatch refused'); }\n";
+    const rule = 'spade/domain-error-thrown';
+    expect(await ruleMessages('core/jobs/backends/x.ts', plain, rule)).toHaveLength(1);
+    expect(await ruleMessages('core/models/x.ts', called, rule)).toHaveLength(1);
+    expect(await ruleMessages('core/editor/x.ts', plain, rule)).toHaveLength(1);
+    const domain = "import { DomainError } from '../errors';\nexport function f(): never { throw new DomainError('unavailable', 'x'); }\n";
+    expect(await ruleMessages('core/jobs/x.ts', domain, rule)).toHaveLength(0);
+    // The marker covers its own line and the next, no further.
+    const marked = "export function f(x: boolean): void {\n  // not-user-facing: caught below and posted as a message\n  if (x) throw new Error('a');\n}\n";
+    const sameLine = "export function f(x: boolean): void {\n  if (x) throw new Error('a'); // not-user-facing: a start-up guard\n}\n";
+    const tooFar = "export function f(x: boolean): void {\n  // not-user-facing: caught below\n  const y = x;\n  if (y) throw new Error('a');\n}\n";
+    expect(await ruleMessages('core/models/x.ts', marked, rule)).toHaveLength(0);
+    expect(await ruleMessages('core/models/x.ts', sameLine, rule)).toHaveLength(0);
+    expect(await ruleMessages('core/models/x.ts', tooFar, rule)).toHaveLength(1);
+    // Other folders keep their internal invariants as plain Errors (logged with their stack as `internal`).
+    expect(await ruleMessages('core/episodes/x.ts', plain, rule)).toHaveLength(0);
+  });
+
   it('refuses raw SQL outside repositories, stores and migrations', async () => {
     const sql = "export const q = (db: { prepare(s: string): unknown }) => db.prepare('SELECT id FROM environments WHERE name = ?');\n";
     const tpl = 'export const q = (t: string) => `DELETE FROM ${t} WHERE id = ?`;\n';

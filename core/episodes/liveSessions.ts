@@ -1,0 +1,271 @@
+/**
+ * Live episodes: each owns one runtime session that a person plays, scrubs and runs a policy on.
+ * After an app restart nothing is live; the first action or scrub re-executes the recording in a
+ * fresh session (that is what "self-sufficient" buys).
+ */
+import { DomainError } from '../errors';
+import type { Policy, StepDetail } from '../api/calls/episodes';
+import type { EpisodeContext, PlayMode, RuntimeChoice, RuntimeKind } from './context';
+import { episodeView, stepDetail, summaryOf } from './episodeViews';
+import { extractAction } from './extract';
+import { moveTo, recordStep, reexecute, type Live } from './livePosition';
+import { runPolicy, type Until } from './policyRun';
+import { modeOf, type EnvSession } from './session';
+import type { EpisodeMeta, StepRecord } from './store';
+
+export interface OpenInput {
+  hash: string;
+  seed: number | null;
+  hint: boolean;
+  hintText?: string | undefined;
+  maxTurns?: number | undefined;
+  runtime?: RuntimeChoice | undefined;
+  label: string;
+  resetReference?: { episodeId: number; idx: number } | undefined;
+  mode?: PlayMode | undefined;
+  /** Makes the open cancellable through openCancel(requestId). */
+  requestId?: string | undefined;
+}
+
+export class LiveSessions {
+  private readonly live = new Map<number, Live>();
+  /** One operation per episode at a time: steps must reach the interpreter in order. */
+  private readonly locks = new Map<number, Promise<unknown>>();
+  /** Opens in progress that a person can cancel, by the id their caller chose. */
+  private readonly opening = new Map<string, AbortController>();
+
+  constructor(private readonly ctx: EpisodeContext) {}
+
+  /** Where the episode's live session stands; null when it has none. */
+  cursor(id: number): number | null {
+    const l = this.live.get(id);
+    return l ? l.cursor : null;
+  }
+
+  private view(id: number) {
+    return episodeView(this.ctx, id, this.cursor(id));
+  }
+
+  private async exclusive<T>(id: number, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(id) ?? Promise.resolve();
+    // A session the runtime dropped (idle-closed, interpreter replaced) is re-created from the
+    // recording once, so the researcher sees the step rather than an error.
+    const once = async (): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        const l = this.live.get(id);
+        if (!l?.session.gone) throw e;
+        this.live.delete(id);
+        return fn();
+      }
+    };
+    const next = prev.catch(() => {}).then(once);
+    this.locks.set(id, next);
+    try {
+      return await next;
+    } finally {
+      if (this.locks.get(id) === next) this.locks.delete(id);
+    }
+  }
+
+  /**
+   * Cancel for an open that waits (Pyodide's cold start, a slow load): its load is dropped or its
+   * interpreter stopped, the session it may have got is closed, nothing is recorded, and the open
+   * answers `cancelled`. False when no open with that id is in progress.
+   */
+  openCancel(requestId: string): boolean {
+    const c = this.opening.get(requestId);
+    if (!c) return false;
+    c.abort();
+    return true;
+  }
+
+  async open(input: OpenInput) {
+    if (input.requestId === undefined) return this.openNow(input);
+    if (this.opening.has(input.requestId)) throw new DomainError('conflict', `An open ${input.requestId} is already in progress`);
+    const control = new AbortController();
+    this.opening.set(input.requestId, control);
+    try {
+      return await this.openNow(input, control.signal);
+    } finally {
+      this.opening.delete(input.requestId);
+    }
+  }
+
+  private async openNow(input: Omit<OpenInput, 'requestId'>, signal?: AbortSignal) {
+    const { ctx } = this;
+    const env = ctx.env(input.hash);
+    const mode: PlayMode = input.mode ?? 'spade';
+    const defaults = ctx.d.defaults();
+    const runtime: RuntimeChoice = input.runtime ?? 'auto';
+    const maxTurns = input.maxTurns ?? defaults.maxTurns;
+    const hintText = input.hintText ?? env.hint;
+    if (input.hint && !hintText) throw new DomainError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
+    const session = await ctx.openSession(env.source, maxTurns, runtime, false, mode, signal);
+    // Cancel after the load: the session is closed (below) before anything is recorded.
+    const stillWanted = () => {
+      if (signal?.aborted) throw new DomainError('cancelled', 'Opening the episode was cancelled');
+    };
+    try {
+      stillWanted();
+      const reset = await session.reset(0, input.seed);
+      stillWanted();
+      const state = await session.state();
+      stillWanted();
+      const id = ctx.d.store.create({
+        envHash: input.hash,
+        envName: env.name,
+        className: session.info.className,
+        seed: input.seed,
+        hintEnabled: input.hint,
+        hintText: hintText ?? null,
+        maxTurns,
+        runtime: session.info.runtime,
+        origin: 'played',
+        label: input.label,
+        policy: { kind: 'interactive' },
+        meta: {
+          toolUse: session.info.toolUse,
+          hasSolution: session.info.hasSolution,
+          effectiveMaxTurns: session.info.maxTurns,
+          ...(mode !== 'spade' ? { mode } : {}),
+          ...(input.resetReference ? { resetReference: input.resetReference } : {}),
+        },
+      });
+      ctx.d.store.appendSteps(id, [{ ...reset, state }]);
+      const live: Live = { session, cursor: 0, snapshots: new Map(), runtime: session.info.runtime, mode };
+      const snap = await session.snapshot();
+      if (snap) live.snapshots.set(0, snap);
+      this.live.set(id, live);
+      ctx.d.changed?.([id]);
+      return this.view(id);
+    } catch (e) {
+      await session.close();
+      throw e;
+    }
+  }
+
+  /** The live session of an episode, re-created by re-executing the recording if needed. */
+  private async ensureLive(id: number): Promise<Live> {
+    const existing = this.live.get(id);
+    if (existing && !existing.session.gone) return existing;
+    if (existing) this.live.delete(id);
+    const { ctx } = this;
+    const m = ctx.meta(id);
+    const env = ctx.env(m.envHash);
+    const runtime: RuntimeKind = m.runtime === 'cpython' ? 'cpython' : 'pyodide';
+    const mode = modeOf(m.meta);
+    const session = await ctx.openSession(env.source, m.maxTurns, runtime, false, mode);
+    const live: Live = { session, cursor: -1, snapshots: new Map(), runtime, mode };
+    try {
+      await reexecute(live, ctx.d.store.steps(id), -1, m.stepCount - 1);
+    } catch (e) {
+      await session.close();
+      throw e;
+    }
+    this.live.set(id, live);
+    return live;
+  }
+
+  async scrub(id: number, idx: number): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
+    return this.exclusive(id, async () => {
+      const m = this.ctx.meta(id);
+      if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
+      const detail = stepDetail(this.ctx, id, idx);
+      const live = this.live.get(id);
+      if (!live) return { detail, live: false, reexecuted: 0 };
+      const reexecuted = await moveTo(this.ctx, id, live, idx);
+      return { detail, live: true, reexecuted };
+    });
+  }
+
+  /** When the session stands before the end of the recording, play continues in a fork. */
+  private async forkIfBehind(id: number): Promise<{ id: number; live: Live; forkedFrom: number | null }> {
+    const live = await this.ensureLive(id);
+    const m = this.ctx.meta(id);
+    if (live.cursor >= m.stepCount - 1) return { id, live, forkedFrom: null };
+    const fork = this.ctx.d.store.fork(id, live.cursor);
+    this.live.delete(id);
+    for (const k of [...live.snapshots.keys()]) if (k > live.cursor) live.snapshots.delete(k);
+    this.live.set(fork, live);
+    return { id: fork, live, forkedFrom: id };
+  }
+
+  private stepResult(id: number, idx: number, forkedFrom: number | null) {
+    const m = this.ctx.meta(id);
+    return { episode: summaryOf(m, this.cursor(id)), steps: this.ctx.d.store.viewsRange(m, idx, idx), detail: stepDetail(this.ctx, id, idx), forkedFrom };
+  }
+
+  async act(id: number, action: string, extract: boolean, toolUseHint?: boolean) {
+    return this.exclusive(id, async () => {
+      const f = await this.forkIfBehind(id);
+      const raw = action;
+      const toolUse = toolUseHint ?? this.ctx.meta(f.id).meta.toolUse === true;
+      const act = extract ? extractAction(raw, { toolUse }) : raw;
+      // play() with one action answers the step and the state in one interpreter round trip.
+      const [rec] = await f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] });
+      if (!rec) throw new Error('the runtime returned no step');
+      await recordStep(this.ctx, f.id, f.live, rec, rec.state ?? undefined);
+      this.ctx.d.changed?.([f.id]);
+      return this.stepResult(f.id, rec.idx, f.forkedFrom);
+    });
+  }
+
+  /**
+   * A policy turn that decides its own action on the live session (a served model): `turn` plays at
+   * most one agent turn and returns the steps it recorded and what to keep in the episode's meta.
+   */
+  async policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
+    return this.exclusive(id, async () => {
+      const store = this.ctx.d.store;
+      const f = await this.forkIfBehind(id);
+      const m = this.ctx.meta(f.id);
+      const r = await turn(f.live.session, store.steps(f.id), m);
+      if (r.steps.length) {
+        store.appendSteps(f.id, r.steps);
+        f.live.cursor = r.steps.at(-1)!.idx;
+      }
+      store.setMeta(f.id, r.meta);
+      this.ctx.d.changed?.([f.id]);
+      return { ...this.view(f.id), forkedFrom: f.forkedFrom, ended: r.ended };
+    });
+  }
+
+  async resetAgain(id: number, seed: number | null | undefined) {
+    return this.exclusive(id, async () => {
+      const f = await this.forkIfBehind(id);
+      const m = this.ctx.meta(f.id);
+      const s = seed === undefined ? m.seed : seed;
+      const rec = await f.live.session.reset(f.live.cursor + 1, s);
+      await recordStep(this.ctx, f.id, f.live, rec);
+      this.ctx.d.changed?.([f.id]);
+      return this.stepResult(f.id, rec.idx, f.forkedFrom);
+    });
+  }
+
+  async run(id: number, policy: Policy, until: Until, maxSteps: number) {
+    return this.exclusive(id, async () => {
+      const f = await this.forkIfBehind(id);
+      const stopped = await runPolicy(this.ctx, f.id, f.live, policy, until, maxSteps);
+      this.ctx.d.changed?.([f.id]);
+      return { ...this.view(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
+    });
+  }
+
+  async close(id: number): Promise<boolean> {
+    return this.exclusive(id, async () => {
+      const l = this.live.get(id);
+      if (!l) return false;
+      this.live.delete(id);
+      await l.session.close();
+      return true;
+    });
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.live.values()];
+    this.live.clear();
+    await Promise.all(all.map((l) => l.session.close()));
+  }
+}
