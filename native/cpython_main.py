@@ -70,8 +70,8 @@ def main() -> None:
             importlib.import_module(mod)
         except Exception:
             pass
-    # numpy's first seed() imports and builds its entropy machinery (20 ms in every child that
-    # reseeds, i.e. every session); done once here, a child's reseed costs half a millisecond.
+    # numpy's first seed() imports and builds its entropy machinery (20 ms); done once here. The
+    # server reseeds again before each session's fork (ForkServer.spawn), so no two share a stream.
     reseed_numpy()
 
     seccomp = Seccomp.build() if config.get("seccomp", True) else None

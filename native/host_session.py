@@ -8,7 +8,7 @@ import signal
 import sys
 
 from host_lines import serve_lines
-from host_limits import apply_limits, reseed_numpy
+from host_limits import apply_limits
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,11 +87,7 @@ def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[st
     """One session's process: walls first, then the harness answers on the socket until EOF."""
     leave_server(server, err_w, keep=(sock.fileno(),))
     harness = server.harness
-    if not opts.get("deterministic"):
-        # SPADE runs games in one long process whose global generators are wherever they are: a
-        # game that ignores its seed is not reproducible. `random` reseeds itself after fork;
-        # numpy's global generator must be told to, or every child would deal the same stream.
-        reseed_numpy()
+    # numpy's global generator was reseeded by the server just before this fork (ForkServer.spawn).
     applied, seccomp = apply_walls(server, opts)
     network = server.network
     h = server.fresh_harness  # made in the server, never used there: no game has touched it

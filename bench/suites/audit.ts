@@ -8,7 +8,7 @@ import { treeCpuMs } from '../processCpu';
 import type { BenchRow, BenchSuite } from '../types';
 
 /** The seed pack varied: each copy differs (a module constant), so no two sources are the same. */
-function variedPack(n: number): { source: string; hint: string | null }[] {
+export function variedPack(n: number): { source: string; hint: string | null }[] {
   const pack = collectSources(join(packageRoot(), 'resources', 'seed-pack'));
   return Array.from({ length: n }, (_, i) => {
     const s = pack[i % pack.length]!;
@@ -16,19 +16,19 @@ function variedPack(n: number): { source: string; hint: string | null }[] {
   });
 }
 
-interface Rate {
+export interface Rate {
   perSec: number;
   sec: number;
   /** CPU of every process (this one, the servers, judges, executors) per environment; null off Linux. */
   cpuMsPerEnv: number | null;
 }
 
-function cpuPerEnv(before: number | null, n: number): number | null {
+export function cpuPerEnv(before: number | null, n: number): number | null {
   const after = treeCpuMs();
   return before === null || after === null ? null : (after - before) / n;
 }
 
-async function rate(items: { source: string; hint: string | null }[], workers: number, checks?: string[]): Promise<Rate> {
+export async function rate(items: { source: string; hint: string | null }[], workers: number, checks?: string[]): Promise<Rate> {
   const pool = new AuditPool({ workers });
   try {
     // Warm-up: start every process (numpy import) before the clock runs.

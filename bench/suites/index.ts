@@ -3,6 +3,7 @@ import { hostSuite } from './host';
 import { memorySuite } from './memory';
 import { runtimeSuite } from './runtime';
 import { auditSuite } from './audit';
+import { isolationSuite } from './isolation';
 import { dispatchSuite } from './dispatch';
 import { jobsSuite } from './jobs';
 import { episodesSuite } from './episodes';
@@ -14,4 +15,4 @@ import { modelSuite } from './model';
 import { designSuite } from './design';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, loadSuite];
