@@ -154,6 +154,8 @@ export class AuditPool {
       // Cancel kills this audit's own process; the judge and other audits go on.
       const stop = () => s.fail('cancelled by the user', 'cancelled');
       ctl.signal?.addEventListener('abort', stop, { once: true });
+      // A cancel that came while the process was forking has already fired: honour it now.
+      if (ctl.signal?.aborted) stop();
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl.onPhase);
         if (ctl.signal?.aborted) throw new AuditCancelled();

@@ -48,5 +48,11 @@ export function auditHandlers(s: Services): Pick<Handlers, AuditCall> {
     'audit.summary': () => s.audit.summary(),
     'audit.environments': ({ checkId, status }) => ({ ids: s.audit.environmentsWith(checkId, status) }),
     'audit.verdicts': ({ hashes }) => s.audit.verdicts(hashes),
+    'audit.poolStart': ({ query, target, checks }) => s.poolAudit.start(query, target, checks),
+    'audit.sweeps': ({ limit }) => s.poolAudit.list(limit ?? 20),
+    'audit.sweepResume': ({ sweepId }) => s.poolAudit.resume(sweepId),
+    'audit.sweepCancel': ({ sweepId }) => s.poolAudit.cancel(sweepId),
+    'audit.sweepResults': ({ sweepId }) => s.poolAudit.results(sweepId),
+    'audit.sweepHosts': () => ({ hosts: s.poolAudit.hosts() }),
   };
 }

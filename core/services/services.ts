@@ -20,6 +20,7 @@ import { EventBus } from '../server/events';
 import { SettingsStore } from './settingsStore';
 import type { MemoryChange } from '../api/calls/memory';
 import { DesignService } from './designService';
+import { PoolAuditService } from '../audit/dispatch/poolService';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -133,6 +134,22 @@ export class Services {
         this.addStatusProvider(() => {
           const n = svc.busy();
           return n ? [{ name: 'audit', state: 'busy', detail: `${n} batch${n > 1 ? 'es' : ''} running` }] : [];
+        });
+        return svc;
+      },
+      (svc) => svc.close(),
+    );
+  }
+
+  /** Pool audit sweeps (here, on Ray, on Slurm), made on first use; closing cancels the ones running, as Ctrl-C does to the CLI. */
+  get poolAudit(): PoolAuditService {
+    return this.lazily(
+      'poolAudit',
+      () => {
+        const svc = new PoolAuditService({ db: this.db, dataDir: this.dataDir, events: this.events, maxTurns: () => this.settings.get().maxTurns, log: (level, m) => this.log(level, 'audit', m) });
+        this.addStatusProvider(() => {
+          const n = svc.busy();
+          return n ? [{ name: 'pool audit', state: 'busy', detail: `${n} sweep${n > 1 ? 's' : ''} running` }] : [];
         });
         return svc;
       },

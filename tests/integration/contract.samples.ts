@@ -119,6 +119,13 @@ export const samples: Sample[] = [
   { call: 'audit.runCancel', input: { runId: 'no-such-run' } },
   { call: 'audit.resume', input: { batchId: 'no-such-batch' } },
   { call: 'audit.environments', input: { checkId: 'reset-leak', status: 'fail' } },
+  // pool audit sweeps: a query that matches nothing is refused (no sweep starts); refusals for a missing sweep.
+  { call: 'audit.poolStart', input: { query: 'no-such-environment-anywhere', target: { kind: 'local' } } },
+  { call: 'audit.sweeps', input: { limit: 5 }, volatile: ['id', 'createdAt', 'updatedAt'] },
+  { call: 'audit.sweepResume', input: { sweepId: 'no-such-sweep' } },
+  { call: 'audit.sweepCancel', input: { sweepId: 'no-such-sweep' } },
+  { call: 'audit.sweepResults', input: { sweepId: 'no-such-sweep' } },
+  { call: 'audit.sweepHosts', input: {} },
   // editor: a fresh environment, its draft, a save, a diff and a fork; then refusals for a missing one.
   { call: 'editor.create', input: { source: SAMPLE_SRC, origin: 'paste' }, volatile: ['envId'] },
   { call: 'editor.drafts', input: {} },

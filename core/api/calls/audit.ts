@@ -51,6 +51,40 @@ const runOptions = {
   callTimeoutSec: z.number().min(0.1).max(600).optional(),
 };
 
+/** Where a pool audit runs: this machine (default), a saved job host's Slurm over SSH, or a Ray head's dashboard address. */
+export const sweepTargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local') }).strict(),
+  z.object({ kind: z.literal('slurm'), host: z.string().min(1).max(300).regex(/^[^\s]+$/, 'a host without spaces') }).strict(),
+  z.object({
+    kind: z.literal('ray'),
+    /** HOST:PORT or ray://HOST:PORT (the head's dashboard; port 8265 when none is given). */
+    address: z.string().min(1).max(300),
+    /** A Python on the head that has ray, for the driver; else python3 or python there. */
+    python: z.string().min(1).max(1000).optional(),
+  }).strict(),
+]);
+const sweepId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a sweep id');
+const sweepState = z.enum(['running', 'interrupted', 'done', 'cancelled', 'failed']);
+
+export const sweepSchema = z.object({
+  id: z.string(),
+  query: z.string(),
+  /** local, ray://HOST:PORT or slurm:HOST */
+  target: z.string(),
+  /** running here now; interrupted: left running by a workbench that stopped (resume it). */
+  state: sweepState,
+  /** submitting work to the engine, or following results as they arrive. */
+  phase: z.enum(['submitting', 'following']).nullable(),
+  done: z.number().int(),
+  total: z.number().int(),
+  failed: z.number().int(),
+  envsPerSec: z.number().nullable(),
+  /** Why it failed (the engine's last error), or what its cancel stopped. */
+  message: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
 export const auditCalls = {
   'audit.run': defineCall({
     name: 'audit.run',
@@ -133,6 +167,42 @@ export const auditCalls = {
     input: z.object({ checkId, status }).strict(),
     output: z.object({ ids: z.array(z.number().int()) }),
   }),
+  'audit.poolStart': defineCall({
+    name: 'audit.poolStart',
+    summary: "Audit the library's environments that match a query (the Library's search syntax; empty: all of them) as a sweep, here, on a saved job host's Slurm or on a Ray cluster; progress comes as audit.sweepProgress. The same query, checks and target as an unfinished sweep resumes that one.",
+    input: z.object({ query: z.string().max(2000), target: sweepTargetSchema.optional(), checks: runOptions.checks }).strict(),
+    output: sweepSchema,
+  }),
+  'audit.sweeps': defineCall({
+    name: 'audit.sweeps',
+    summary: 'Recent pool audit sweeps, newest first, with their progress; a sweep left running by a workbench that stopped is "interrupted".',
+    input: z.object({ limit: z.number().int().min(1).max(200).optional() }).strict(),
+    output: z.array(sweepSchema),
+  }),
+  'audit.sweepResume': defineCall({
+    name: 'audit.sweepResume',
+    summary: 'Finish an interrupted, cancelled or failed sweep on the target it was started on: what arrived stays, nothing is counted twice.',
+    input: z.object({ sweepId }).strict(),
+    output: sweepSchema,
+  }),
+  'audit.sweepCancel': defineCall({
+    name: 'audit.sweepCancel',
+    summary: "Cancel a sweep: stops its Ray job or Slurm array (or this machine's audits); what arrived stays.",
+    input: z.object({ sweepId }).strict(),
+    output: z.object({ cancelled: z.boolean(), stopped: z.array(z.string()) }),
+  }),
+  'audit.sweepResults': defineCall({
+    name: 'audit.sweepResults',
+    summary: "A sweep's environments with the verdict of each result that arrived (null: none yet).",
+    input: z.object({ sweepId }).strict(),
+    output: z.array(z.object({ envId: z.number().int().nullable(), name: z.string(), hash: z.string(), verdict: verdict.nullable(), spadeAccepts: z.boolean().nullable(), failing: z.array(z.string()) })),
+  }),
+  'audit.sweepHosts': defineCall({
+    name: 'audit.sweepHosts',
+    summary: 'The job hosts the Jobs page saved (SSH and Slurm launches), as slurm targets for a sweep.',
+    input: z.object({}).strict(),
+    output: z.object({ hosts: z.array(z.string()) }),
+  }),
 } as const;
 
 export const auditEvents = {
@@ -154,6 +224,11 @@ export const auditEvents = {
       limitSec: z.number().nullable(),
       message: z.string().optional(),
     }),
+  }),
+  'audit.sweepProgress': defineEvent({
+    name: 'audit.sweepProgress',
+    summary: 'A pool audit sweep advanced, was submitted, finished, failed or was cancelled (the whole sweep row, as audit.sweeps lists it).',
+    payload: sweepSchema,
   }),
   'audit.progress': defineEvent({
     name: 'audit.progress',

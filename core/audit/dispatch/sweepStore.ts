@@ -146,3 +146,20 @@ export function versionSources(db: Db, hashes: readonly string[]): Map<string, s
 export function savedJobHosts(db: Db): unknown[] {
   return (db.prepare("SELECT spec FROM jobs WHERE backend IN ('slurm', 'ssh') ORDER BY created_at DESC").all() as { spec: string }[]).map((r) => (JSON.parse(r.spec) as { ssh?: unknown }).ssh).filter((s) => !!s);
 }
+
+/** The newest sweeps first. */
+export function recentSweeps(db: Db, limit: number): SweepRow[] {
+  tables(db);
+  return (db.prepare('SELECT * FROM audit_sweeps ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit) as Row[]).map(fromRow);
+}
+
+/** Results that arrived, and how many of them fail a check (read in SQLite: a pool's results are not parsed to count them). */
+export function sweepCounts(db: Db, sweepId: string): { done: number; failed: number } {
+  tables(db);
+  return db
+    .prepare(
+      `SELECT COUNT(*) AS done, COALESCE(SUM(EXISTS (SELECT 1 FROM json_each(audit, '$.checks') WHERE json_extract(value, '$.status') = 'fail')), 0) AS failed
+       FROM audit_sweep_results WHERE sweep_id = ?`,
+    )
+    .get(sweepId) as { done: number; failed: number };
+}

@@ -4,27 +4,17 @@ import { parseArgs } from 'node:util';
 import type { CliIO } from '../command';
 import { UsageError } from '../command';
 import { openDataDir } from '../../memory/cliDb';
-import { search } from '../../memory/repository';
-import { headHashes, targetsFor } from '../../audit/store';
-import { buildReport } from '../../audit/report';
 import { failOnMet, toMarkdown, toTable } from '../../audit/report';
-import { toolInfo } from '../../audit/runner';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { probePython } from '../../runtime/native';
-import { checkSetKey, itemKey } from '../../audit/dispatch/remote';
-import { runSweep, SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
-import { createSweep, getSweep, setSweepState, sweepIdent, unfinishedSweep, versionSources, type SweepItem, type SweepRow } from '../../audit/dispatch/sweepStore';
-import { makeExecutor, parseTarget, targetLabel, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
+import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
+import { parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/dispatch/poolAudit';
 
 /** True when the audit command line is a pool sweep (`--pool`, `--resume`, `--cancel`). */
 export function isPoolAudit(argv: readonly string[]): boolean {
   return argv.some((a) => /^--(pool|resume|cancel)(=|$)/.test(a));
-}
-
-interface Stored {
-  audit: AuditOptions;
-  dispatch: DispatchSettings;
-  target: SweepTarget;
 }
 
 function progressLine(label: string, p: SweepProgress): string {
@@ -118,82 +108,50 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
   const { db, dataDir } = openDataDir(values['data-dir']);
   try {
     let sweep: SweepRow;
-    let stored: Stored;
     if (values.pool !== undefined) {
-      stored = { audit, dispatch, target };
-      const rows = search(db, { query: values.pool, limit: 1_000_000, filters: {} }).rows;
-      const envIds = rows.map((r) => r.id).sort((a, b) => a - b);
-      const set = checkSetKey(audit);
-      const seenKeys = new Set<string>();
-      const items: SweepItem[] = [];
-      for (const t of targetsFor(db, headHashes(db, envIds))) {
-        const key = itemKey(t.hash, set);
-        if (seenKeys.has(key)) continue; // two environments at one version: one audit
-        seenKeys.add(key);
-        items.push({ key, file: `memory:${t.envId}`, sha256: t.hash, name: t.name, hint: t.hint });
-      }
-      if (!items.length) io.err(`No environment in the library matches "${values.pool}".`);
-      const ident = sweepIdent(targetLabel(target), values.pool, set, items.map((i) => i.key));
-      const again = unfinishedSweep(db, ident);
-      if (again) io.err(`Resuming audit sweep ${again.id} (the same pool, checks and target, interrupted earlier).`);
-      sweep = again ?? createSweep(db, { ident, target: targetLabel(target), query: values.pool, options: stored, items });
-      if (again) stored = again.options as unknown as Stored;
+      const prepared = preparePoolSweep(db, values.pool, { audit, dispatch, target });
+      if (!prepared.sweep.items.length) io.err(`No environment in the library matches "${values.pool}".`);
+      if (prepared.resumed) io.err(`Resuming audit sweep ${prepared.sweep.id} (the same pool, checks and target, interrupted earlier).`);
+      sweep = prepared.sweep;
     } else {
       const id = (values.resume ?? values.cancel)!;
       const found = getSweep(db, id);
       if (!found) throw new UsageError(`No audit sweep ${id} in ${dataDir}`);
       sweep = found;
-      stored = found.options as unknown as Stored;
     }
-    const executor = makeExecutor(stored.target, stored.dispatch, db, dataDir);
+    if (values.cancel !== undefined) {
+      const answers = await stopPoolSweep(db, dataDir, sweep);
+      if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled');
+      io.out(`Audit sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
+      return 0;
+    }
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let report;
     try {
-      if (values.cancel !== undefined) {
-        const answers: string[] = [];
-        for (const h of sweep.remote) answers.push(await executor.stop(h).catch((e: unknown) => `could not stop it: ${(e as Error).message}`));
-        if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled');
-        io.out(`Audit sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
-        return 0;
+      report = await drivePoolSweep(db, dataDir, sweep, {
+        signal: abort.signal,
+        onProgress: values.quiet ? undefined : (p: SweepProgress) => io.err(progressLine(sweep.target, p)),
+        onSubmitted: (h) => io.err(`audit sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
+      });
+    } catch (e) {
+      if (e instanceof SweepCancelled) {
+        io.err(`${e.message}\n`);
+        return 130;
       }
-      const sources = versionSources(db, sweep.items.map((it) => it.sha256));
-      const lost = sweep.items.find((it) => !sources.has(it.sha256));
-      if (lost) throw new Error(`Version ${lost.sha256.slice(0, 12)} of ${lost.name} is no longer in the library`);
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      let envs;
-      try {
-        envs = await runSweep({
-          db,
-          sweep,
-          sources,
-          executor,
-          options: stored.audit,
-          saveAudits: !stored.audit.checks,
-          signal: abort.signal,
-          ...(values.quiet ? {} : { onProgress: (p: SweepProgress) => io.err(progressLine(sweep.target, p)) }),
-          onSubmitted: (h) => io.err(`audit sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
-        });
-      } catch (e) {
-        if (e instanceof SweepCancelled) {
-          io.err(`${e.message}\n`);
-          return 130;
-        }
-        throw e;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
-      const report = buildReport({ ...toolInfo(stored.audit, stored.dispatch.workers, 'cpython'), on: sweep.target, sweep: sweep.id }, envs);
-      const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
-      if (values.out) {
-        writeFileSync(values.out, text);
-        io.err(`Wrote ${values.out}`);
-      } else io.out(text);
-      return failOnMet(report, failOn as 'fail' | 'warn' | undefined) ? 1 : 0;
+      throw e;
     } finally {
-      await executor.close();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
+    const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
+    if (values.out) {
+      writeFileSync(values.out, text);
+      io.err(`Wrote ${values.out}`);
+    } else io.out(text);
+    return failOnMet(report, failOn as 'fail' | 'warn' | undefined) ? 1 : 0;
   } finally {
     db.close();
   }

@@ -5,6 +5,7 @@ import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openAudit } from './open';
 import { ProgressLine, remaining, useNow } from '../../components/ProgressLine';
+import { PoolSweeps } from './PoolSweeps';
 
 type Summary = CallOutput<'audit.summary'>;
 type Progress = EventPayload<'audit.progress'>;
@@ -172,6 +173,7 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
           )}
         </div>
       )}
+      <PoolSweeps onEnded={refresh} />
     </div>
   );
 }

@@ -58,6 +58,10 @@ export function registerAuditFeature(): void {
   backend().on('audit.progress', (p) => {
     if (p.state !== 'running') auditsChanged();
   });
+  // A sweep with the full check set stores each result as the version's audit too.
+  backend().on('audit.sweepProgress', (p) => {
+    if (p.state !== 'running') auditsChanged();
+  });
   // A save moves a head off (or onto) a failing version.
   let timer: ReturnType<typeof setTimeout> | undefined;
   backend().on('memory.changed', () => {
