@@ -109,6 +109,44 @@ describe('library (Chromium)', () => {
     await page.click('.palette-list li:has-text("Dialog2Env")');
     await page.waitForFunction(() => document.querySelector('[role=tab][aria-selected=true]')?.textContent?.includes('Dialog2Env'));
   });
+
+  it('a seed flag set in one view shows at once in every other (one store of environments, no reload)', async () => {
+    const { page } = ctx;
+    await page.setViewportSize({ width: 1024, height: 768 });
+    const curationSeed = page.getByTestId('curation').getByRole('checkbox', { name: 'Seed' });
+    const row = page.locator('[data-testid=library-row]', { hasText: 'Dialog4Env' });
+    // Earlier tests left other environment tabs open (hidden): only the one shown counts.
+    const detailSeed = page.locator('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-seed]');
+    try {
+      await page.fill('[data-testid=library-search]', 'Dialog4');
+      await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('1 environment'));
+      await row.click();
+      await detailSeed.filter({ hasText: 'Make seed' }).waitFor();
+      await page.click('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-action-edit]');
+      await curationSeed.waitFor();
+      expect(await curationSeed.isChecked()).toBe(false);
+
+      // Seeded from the library's bulk bar while the editor shows: its Curation box follows.
+      await row.locator('input[type=checkbox]').check();
+      await page.click('[data-testid=library-bulk] button:has-text("★ Seed")');
+      await page.waitForFunction(() => (document.querySelector('[data-testid=curation] input[aria-label=Seed]') as HTMLInputElement | null)?.checked === true);
+      await row.locator('.lib-seed').waitFor();
+      await page.click('[data-testid=library-bulk] button:has-text("clear")');
+      await screenshot(page, 'one-store-seed-1024');
+
+      // Unseeded in the editor: the list and the detail tab follow.
+      await curationSeed.uncheck();
+      await row.locator('.lib-seed').waitFor({ state: 'detached' });
+      await page.locator('[role=tab]', { hasText: 'Dialog4Env' }).first().click();
+      await detailSeed.filter({ hasText: 'Make seed' }).waitFor();
+      const stored = ctx.app.services.db.prepare("SELECT seed FROM environments WHERE name = 'Dialog4Env'").get() as { seed: number };
+      expect(stored.seed).toBe(0);
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      await page.fill('[data-testid=library-search]', '');
+      await page.setViewportSize({ width: 1400, height: 860 });
+    }
+  });
 });
 
 describe('library at 100,000 environments (Chromium)', () => {
