@@ -134,6 +134,22 @@ describe('library (Chromium)', () => {
       await page.click('[data-testid=library-bulk] button:has-text("clear")');
       await screenshot(page, 'one-store-seed-1024');
 
+      // A change core refuses shows once, as the engine's sentence (not the schema's text), and keeps what was typed.
+      const skill = page.getByTestId('curation').getByLabel('Skill');
+      const skillBefore = await skill.inputValue();
+      await skill.fill('x'.repeat(101));
+      await skill.blur();
+      const notice = page.getByTestId('error-notice');
+      await notice.waitFor();
+      const said = (await notice.textContent()) ?? '';
+      expect(said).toMatch(/^⚠ Update: .*100/);
+      expect(said).not.toMatch(/expected|Too big|invalid_input/);
+      expect(await skill.inputValue()).toBe('x'.repeat(101));
+      await screenshot(page, 'one-store-error-notice-1024');
+      await notice.getByRole('button', { name: 'Dismiss the error' }).click();
+      await notice.waitFor({ state: 'detached' });
+      await skill.fill(skillBefore);
+
       // Unseeded in the editor: the list and the detail tab follow.
       await curationSeed.uncheck();
       await row.locator('.lib-seed').waitFor({ state: 'detached' });

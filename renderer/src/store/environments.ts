@@ -23,30 +23,39 @@ interface EnvironmentsState {
 export const useEnvironments = create<EnvironmentsState>(() => ({ byId: {}, errors: {}, change: { seq: 0, reason: 'start' } }));
 
 const inflight = new Map<number, Promise<EnvDetail>>();
+/** How many mounted views read each environment: only those are kept and refreshed. */
+const readers = new Map<number, number>();
 
-/** Asks core for an environment and keeps it; concurrent asks for one id share the call. */
-export function loadEnvironment(id: number): Promise<EnvDetail> {
+/**
+ * Asks core for an environment and keeps it. Concurrent asks for one id share the call, except
+ * `fresh` ones (after a change): an answer that left before the change must not win over it.
+ */
+export function loadEnvironment(id: number, fresh = false): Promise<EnvDetail> {
   const pending = inflight.get(id);
-  if (pending) return pending;
-  const p = backend()
+  if (pending && !fresh) return pending;
+  const p: Promise<EnvDetail> = backend()
     .call('memory.get', { id })
     .then(
       (env) => {
-        putEnvironment(env);
+        // Only the newest ask is kept; one for a view that has since closed is not (nothing would drop it).
+        if (inflight.get(id) === p) keep(env);
         return env;
       },
       (e: unknown) => {
-        useEnvironments.setState((s) => ({ errors: { ...s.errors, [id]: errorMessage(e) } }));
+        if (inflight.get(id) === p && readers.has(id)) useEnvironments.setState((s) => ({ errors: { ...s.errors, [id]: errorMessage(e) } }));
         throw e;
       },
     )
-    .finally(() => inflight.delete(id));
+    .finally(() => {
+      if (inflight.get(id) === p) inflight.delete(id);
+    });
   inflight.set(id, p);
   return p;
 }
 
-/** Keeps an environment another call returned whole (the editor opens it with its draft). */
-export function putEnvironment(env: EnvDetail): void {
+/** Keeps an environment a call returned whole, while some view reads it. */
+function keep(env: EnvDetail): void {
+  if (!readers.has(env.id)) return;
   useEnvironments.setState((s) => {
     const { [env.id]: _, ...errors } = s.errors;
     return { byId: { ...s.byId, [env.id]: env }, errors };
@@ -85,13 +94,11 @@ export function useEnvironment(id: number): { env: EnvDetail | undefined; error:
   return { env, error };
 }
 
-/** How many mounted views read each environment. */
-const readers = new Map<number, number>();
-
 function reloadHeld(ids: number[] | undefined): void {
-  const held = Object.keys(useEnvironments.getState().byId).map(Number);
+  // Every environment a view reads, also one whose first answer is still on its way.
+  const held = [...readers.keys()];
   // A failed refresh keeps what is shown and records why (loadEnvironment).
-  for (const id of ids ? held.filter((h) => ids.includes(h)) : held) loadEnvironment(id).catch(() => undefined);
+  for (const id of ids ? held.filter((h) => ids.includes(h)) : held) loadEnvironment(id, true).catch(() => undefined);
 }
 
 let watching = false;
@@ -133,7 +140,7 @@ export const environments = {
   async update(id: number, patch: { notes?: string; rating?: number | null; skill?: string | null; name?: string; hint?: string }, label = 'Update'): Promise<boolean> {
     const env = await attempt(SOURCE, label, () => backend().call('memory.update', { id, ...patch }));
     if (env === undefined) return false;
-    putEnvironment(env);
+    keep(env);
     return true;
   },
 };
