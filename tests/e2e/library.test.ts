@@ -109,6 +109,60 @@ describe('library (Chromium)', () => {
     await page.click('.palette-list li:has-text("Dialog2Env")');
     await page.waitForFunction(() => document.querySelector('[role=tab][aria-selected=true]')?.textContent?.includes('Dialog2Env'));
   });
+
+  it('a seed flag set in one view shows at once in every other (one store of environments, no reload)', async () => {
+    const { page } = ctx;
+    await page.setViewportSize({ width: 1024, height: 768 });
+    const curationSeed = page.getByTestId('curation').getByRole('checkbox', { name: 'Seed' });
+    const row = page.locator('[data-testid=library-row]', { hasText: 'Dialog4Env' });
+    // Earlier tests left other environment tabs open (hidden): only the one shown counts.
+    const detailSeed = page.locator('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-seed]');
+    try {
+      await page.fill('[data-testid=library-search]', 'Dialog4');
+      await page.waitForFunction(() => document.querySelector('[data-testid=library-count]')?.textContent?.startsWith('1 environment'));
+      await row.click();
+      await detailSeed.filter({ hasText: 'Make seed' }).waitFor();
+      await page.click('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-action-edit]');
+      await curationSeed.waitFor();
+      expect(await curationSeed.isChecked()).toBe(false);
+
+      // Seeded from the library's bulk bar while the editor shows: its Curation box follows.
+      await row.locator('input[type=checkbox]').check();
+      await page.click('[data-testid=library-bulk] button:has-text("★ Seed")');
+      await page.waitForFunction(() => (document.querySelector('[data-testid=curation] input[aria-label=Seed]') as HTMLInputElement | null)?.checked === true);
+      await row.locator('.lib-seed').waitFor();
+      await page.click('[data-testid=library-bulk] button:has-text("clear")');
+      await screenshot(page, 'one-store-seed-1024');
+
+      // A change core refuses shows once, as the engine's sentence (not the schema's text), and keeps what was typed.
+      const skill = page.getByTestId('curation').getByLabel('Skill');
+      const skillBefore = await skill.inputValue();
+      await skill.fill('x'.repeat(101));
+      await skill.blur();
+      const notice = page.getByTestId('error-notice');
+      await notice.waitFor();
+      const said = (await notice.textContent()) ?? '';
+      expect(said).toMatch(/^⚠ Update: .*100/);
+      expect(said).not.toMatch(/expected|Too big|invalid_input/);
+      expect(await skill.inputValue()).toBe('x'.repeat(101));
+      await screenshot(page, 'one-store-error-notice-1024');
+      await notice.getByRole('button', { name: 'Dismiss the error' }).click();
+      await notice.waitFor({ state: 'detached' });
+      await skill.fill(skillBefore);
+
+      // Unseeded in the editor: the list and the detail tab follow.
+      await curationSeed.uncheck();
+      await row.locator('.lib-seed').waitFor({ state: 'detached' });
+      await page.locator('[role=tab]', { hasText: 'Dialog4Env' }).first().click();
+      await detailSeed.filter({ hasText: 'Make seed' }).waitFor();
+      const stored = ctx.app.services.db.prepare("SELECT seed FROM environments WHERE name = 'Dialog4Env'").get() as { seed: number };
+      expect(stored.seed).toBe(0);
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      await page.fill('[data-testid=library-search]', '');
+      await page.setViewportSize({ width: 1400, height: 860 });
+    }
+  });
 });
 
 describe('library at 100,000 environments (Chromium)', () => {

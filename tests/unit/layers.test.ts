@@ -117,4 +117,16 @@ describe('one-way lint rules', () => {
     expect(await ruleMessages('core/runtime/x.ts', normalize, 'spade/error-message-helper')).toHaveLength(0);
     expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
   });
+  it('refuses a hand-written try/catch around a backend call in a renderer feature', async () => {
+    const hand = "import { backend } from '../../store/app';\nexport async function f() {\n  try {\n    await backend().call('memory.setSeed', { ids: [1], seed: true });\n  } catch {\n    // swallowed\n  }\n}\n";
+    expect(await ruleMessages('renderer/src/features/library/x.ts', hand, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/features/x/y.tsx', hand, 'spade/call-through-hook')).toHaveLength(1);
+    // Through the one path, or a try/catch around no call (parsing), or one around a callback it only defines: allowed.
+    const through = "import { backend } from '../../store/app';\nimport { attempt } from '../../store/report';\nexport const f = () => attempt('library', 'Seed', () => backend().call('memory.setSeed', { ids: [1], seed: true }));\n";
+    const parse = 'export function f(t: string) {\n  try {\n    return JSON.parse(t) as unknown;\n  } catch {\n    return null;\n  }\n}\n';
+    expect(await ruleMessages('renderer/src/features/library/x.ts', through, 'spade/call-through-hook')).toHaveLength(0);
+    expect(await ruleMessages('renderer/src/features/library/x.ts', parse, 'spade/call-through-hook')).toHaveLength(0);
+    // The store's own helpers are where the one catch lives.
+    expect(await ruleMessages('renderer/src/store/report.ts', hand, 'spade/call-through-hook')).toHaveLength(0);
+  });
 });

@@ -1,6 +1,7 @@
 import { useApp } from '../store/app';
 import { isComponentReplaced, statusBarItems } from '../views/sidePanels';
 import { useResolvedTheme } from '../theme';
+import { ErrorNotice } from './ErrorNotice';
 
 export function StatusBar() {
   const connection = useApp((s) => s.connection);
@@ -27,6 +28,7 @@ export function StatusBar() {
         <Item key={i} />
       ))}
       <span className="spacer" />
+      <ErrorNotice />
       <span className="status-item" data-testid="theme-status">
         {theme === 'dark' ? 'Dark' : 'Light'} theme
       </span>

@@ -1,12 +1,12 @@
 import { useCallback, useState } from 'react';
-import { log } from './app';
-import { errorMessage } from '../../../core/api';
+import { logFailure } from './report';
 
 /**
  * The busy / error / try-catch block every view had its own copy of: `run(label, fn)` marks the
  * view busy with `label`, keeps the error message to show (and logs it), and resolves to fn's
  * value or undefined when it failed. `setError` shows a message of the view's own (a validation
- * failure, a side action that failed) in the same place.
+ * failure, a side action that failed) in the same place. Code outside a view uses attempt()
+ * (store/report.ts), which reports the same way in the status bar.
  */
 export function useCall(source: string) {
   const [busy, setBusy] = useState<string | null>(null);
@@ -18,9 +18,7 @@ export function useCall(source: string) {
       try {
         return await fn();
       } catch (e) {
-        const m = errorMessage(e);
-        setError(m);
-        log('error', source, `${label}: ${m}`);
+        setError(logFailure(source, label, e));
         return undefined;
       } finally {
         setBusy(null);

@@ -10,6 +10,7 @@ import { auditMarkers } from './markers';
 import { canReplay, replayBeforeAfter, replayCheck, replayPlan } from './replay';
 import { episodesAvailable } from './features';
 import { loadAudit, runAudit, useAuditResults, type StoredAudit } from '../../store/auditResults';
+import { loadEnvironment, useEnvironment } from '../../store/environments';
 
 type Check = StoredAudit['checks'][number];
 
@@ -177,7 +178,8 @@ function LiveAudit({ live, onCancel }: { live: LiveRun; onCancel(): void }) {
 /** The audit of an environment's head version: every check, its evidence, replay, source lines, and before/after. */
 export function AuditView({ tab }: ViewProps<'audit'>) {
   const envId = tab.target.envId;
-  const [env, setEnv] = useState<EnvDetail | null>(null);
+  // The store follows saves from the editor: a moved head moves this tab with it.
+  const { env, error: loadError } = useEnvironment(envId);
   const [open, setOpen] = useState<Record<string, boolean>>({});
   const { busy, error, run } = useCall('audit');
   const { live, track, cancel } = useLiveAudit();
@@ -186,19 +188,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
   const audit = useAuditResults((s) => (hash ? s.byHash[hash] : undefined));
   const before = useAuditResults((s) => (parent ? s.byHash[parent] : undefined));
 
-  const loadEnv = useCallback(async () => {
-    const d = await backend().call('memory.get', { id: envId });
-    setEnv(d);
-    return d;
-  }, [envId]);
-
-  useEffect(() => {
-    void run('Open audit', loadEnv);
-    // A save (from the editor) moves the head: this tab follows it.
-    return backend().on('memory.changed', (c) => {
-      if (!c.ids || c.ids.includes(envId)) void loadEnv().catch(() => {});
-    });
-  }, [envId, loadEnv, run]);
+  const loadEnv = useCallback(() => loadEnvironment(envId), [envId]);
   useEffect(() => {
     if (hash && audit === undefined) void loadAudit(hash).catch(() => {});
     if (parent && before === undefined) void loadAudit(parent).catch(() => {});
@@ -218,7 +208,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
       await track(p ? 'this version' : '', (id) => runAudit(d.hash, id));
     });
 
-  if (!env) return error ? <p className="pad audit-error">{error}</p> : <p className="pad muted">Loading…</p>;
+  if (!env) return error || loadError ? <p className="pad audit-error">{error ?? loadError}</p> : <p className="pad muted">Loading…</p>;
   const lines = env.source.split('\n');
   const markers = audit ? auditMarkers(audit.checks, lines.length) : [];
   const counts = { pass: 0, warn: 0, fail: 0, skip: 0 };

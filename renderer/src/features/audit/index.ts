@@ -4,9 +4,10 @@ import { envIdOf, useWorkbench } from '../../store/workbench';
 import { lazyView, registerView } from '../../views/registry';
 import { registerEnvAction } from '../../views/envActions';
 import { openAudit, openAuditDashboard } from './open';
-import { backend, log, useApp } from '../../store/app';
+import { backend, useApp } from '../../store/app';
 import { auditsChanged, refreshAuditProblems, runAudit } from '../../store/auditResults';
-import { errorMessage } from '../../../../core/api';
+import { loadEnvironment, useEnvironments, watchEnvironments } from '../../store/environments';
+import { attempt } from '../../store/report';
 
 export { openAudit, openAuditDashboard };
 export { applyAuditMarkers, auditMarkers } from './markers';
@@ -15,12 +16,7 @@ export { useAuditResults, loadAudit } from '../../store/auditResults';
 /** Opens the audit of an environment and audits its head as it is now (not the hash a tab opened on). */
 async function auditEnvironmentNow(envId: number, name: string): Promise<void> {
   openAudit(envId, name);
-  try {
-    const env = await backend().call('memory.get', { id: envId });
-    await runAudit(env.hash);
-  } catch (e) {
-    log('error', 'audit', `Audit of ${name}: ${errorMessage(e)}`);
-  }
+  await attempt('audit', `Audit of ${name}`, async () => runAudit((await loadEnvironment(envId)).hash));
 }
 
 export function registerAuditFeature(): void {
@@ -64,7 +60,9 @@ export function registerAuditFeature(): void {
   });
   // A save moves a head off (or onto) a failing version.
   let timer: ReturnType<typeof setTimeout> | undefined;
-  backend().on('memory.changed', () => {
+  watchEnvironments();
+  useEnvironments.subscribe((now, before) => {
+    if (now.change.seq === before.change.seq) return;
     clearTimeout(timer);
     timer = setTimeout(() => void refreshAuditProblems(), 500);
   });

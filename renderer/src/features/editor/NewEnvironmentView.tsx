@@ -4,7 +4,7 @@ import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openEditor } from './open';
 import { GAME_TEMPLATE, TOOL_USE_TEMPLATE, expandSnippet } from './snippets';
-import { errorMessage } from '../../../../core/api';
+import { useCall } from '../../store/useCall';
 import { ErrorText } from '../../components/ErrorText';
 
 type Mode = 'game' | 'tool-use' | 'paste' | 'file';
@@ -23,8 +23,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
   const [fileName, setFileName] = useState<string | undefined>();
   const [skill, setSkill] = useState('');
   const [hint, setHint] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useCall('editor');
 
   const choose = (m: Mode) => {
     setMode(m);
@@ -38,9 +37,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
       setError('The source is empty.');
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
+    await run('Create', async () => {
       const r = await backend().call('editor.create', {
         source,
         origin: mode === 'paste' ? 'paste' : mode === 'file' ? 'file' : 'snippet',
@@ -53,11 +50,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
       log('info', 'editor', `Created environment ${r.envId} (${env.name})`);
       useWorkbench.getState().closeTab(tab.id);
       openEditor(r.envId, env.name);
-    } catch (e) {
-      setError(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -109,7 +102,7 @@ export function NewEnvironmentView({ tab }: ViewProps<'editor-new'>) {
         <label className="fill">
           Hint <input aria-label="New hint" className="fill" value={hint} onChange={(e) => setHint(e.target.value)} />
         </label>
-        <button onClick={() => void create()} disabled={busy}>
+        <button onClick={() => void create()} disabled={busy !== null}>
           {busy ? 'Creating…' : 'Create'}
         </button>
       </div>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { backend, log } from '../../store/app';
 import { openDiff, type DiffSide } from './open';
 import type { EditorSession } from './session';
-import { errorMessage } from '../../../../core/api';
+import { attempt } from '../../store/report';
 
 function when(iso: string): string {
   const d = new Date(iso);
@@ -22,18 +22,15 @@ export function VersionList({ session }: { session: EditorSession }) {
   }, [versions.length]);
   const side = (v: string): DiffSide => (v === 'draft' ? { draft: env.id } : { hash: v });
 
-  const revert = async (hash: string) => {
-    try {
+  const revert = (hash: string) =>
+    attempt('editor', 'Revert failed', async () => {
       await session.flushDraft();
       await backend().call('editor.revert', { envId: env.id, hash });
       await backend().call('editor.draftDiscard', { envId: env.id });
       const { env: fresh } = await backend().call('editor.open', { envId: env.id });
       session.replaceSaved(fresh);
       log('info', 'editor', `${env.name}: head is now ${hash.slice(0, 12)}`);
-    } catch (e) {
-      log('error', 'editor', `Revert failed: ${errorMessage(e)}`);
-    }
-  };
+    });
 
   const options = [
     ...(session.dirty ? [{ value: 'draft', label: 'unsaved draft' }] : []),

@@ -6,7 +6,8 @@ import { envIdOf, useWorkbench } from '../../store/workbench';
 import { lazyView, registerView } from '../../views/registry';
 import { forkEnvironment, openDiff, openEditor, openExport, openNewEnvironment, openWriteBack } from './open';
 import { activeSession, editorTabId, flushAllDrafts } from './session';
-import { errorMessage } from '../../../../core/api';
+import { environments, useEnvironments } from '../../store/environments';
+import { attempt } from '../../store/report';
 
 function withSession(run: (s: NonNullable<ReturnType<typeof activeSession>>) => void | Promise<void>): () => Promise<void> {
   return async () => {
@@ -27,13 +28,8 @@ function editorCommands(): Command[] {
       title: 'Save as New Version',
       keybinding: 'Ctrl+S',
       run: withSession(async (s) => {
-        try {
-          // The message typed in the toolbar goes with it (it was dropped before).
-          await s.save();
-        } catch (e) {
-          log('error', 'editor', `Save failed: ${errorMessage(e)}`);
-          useWorkbench.getState().showBottom('logs');
-        }
+        // The message typed in the toolbar goes with it (it was dropped before).
+        if ((await attempt('editor', 'Save failed', () => s.save())) === undefined) useWorkbench.getState().showBottom('logs');
       }),
     },
     {
@@ -101,9 +97,9 @@ function editorCommands(): Command[] {
       category: 'Curation',
       title: 'Toggle Seed Flag',
       run: withSession(async (s) => {
-        await backend().call('memory.setSeed', { ids: [s.env.id], seed: !s.env.seed });
-        s.env = { ...s.env, seed: !s.env.seed };
-        s.setVersions(s.env.versions);
+        // The flag as the library holds it now (another view may have changed it since the tab opened).
+        const seed = useEnvironments.getState().byId[s.env.id]?.seed ?? s.env.seed;
+        await environments.setSeed([s.env.id], !seed);
       }),
     },
     { id: 'editor.exportSeeds', category: 'Curation', title: 'Export Seed Set…', run: () => openExport() },
@@ -143,16 +139,13 @@ function editorCommands(): Command[] {
 
 /** A restarted window gets back every environment left with a draft, marked unsaved. */
 async function reopenDrafts(): Promise<void> {
-  try {
-    const drafts = await backend().call('editor.drafts', {});
-    const wb = useWorkbench.getState();
-    for (const d of [...drafts].reverse()) {
-      if (wb.tabs.some((t) => t.id === editorTabId(d.envId))) continue;
-      openEditor(d.envId, d.name);
-      useWorkbench.getState().markDirty(editorTabId(d.envId), true);
-    }
-  } catch (e) {
-    log('warn', 'editor', `Could not list unsaved drafts: ${errorMessage(e)}`);
+  const drafts = await attempt('editor', 'Could not list unsaved drafts', () => backend().call('editor.drafts', {}));
+  if (!drafts) return;
+  const wb = useWorkbench.getState();
+  for (const d of [...drafts].reverse()) {
+    if (wb.tabs.some((t) => t.id === editorTabId(d.envId))) continue;
+    openEditor(d.envId, d.name);
+    useWorkbench.getState().markDirty(editorTabId(d.envId), true);
   }
 }
 

@@ -1,7 +1,7 @@
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import { editorTabId, type EditorSession } from './session';
-import { errorMessage } from '../../../../core/api';
+import { attempt } from '../../store/report';
 
 export type DiffSide = { hash: string } | { draft: number };
 
@@ -22,14 +22,11 @@ export function openDiff(envId: number, left: DiffSide, right: DiffSide, name: s
 }
 
 export async function forkEnvironment(session: EditorSession): Promise<void> {
-  try {
-    const source = session.dirty ? session.currentSource() : undefined;
-    const r = await backend().call('editor.fork', { envId: session.env.id, hash: session.baseHash, ...(source ? { source } : {}) });
-    log('info', 'editor', `Forked ${session.env.name} as environment ${r.envId}`);
-    openEditor(r.envId, `${session.env.name} (fork)`);
-  } catch (e) {
-    log('error', 'editor', `Fork failed: ${errorMessage(e)}`);
-  }
+  const source = session.dirty ? session.currentSource() : undefined;
+  const r = await attempt('editor', 'Fork failed', () => backend().call('editor.fork', { envId: session.env.id, hash: session.baseHash, ...(source ? { source } : {}) }));
+  if (!r) return;
+  log('info', 'editor', `Forked ${session.env.name} as environment ${r.envId}`);
+  openEditor(r.envId, `${session.env.name} (fork)`);
 }
 
 export function openExport(): void {

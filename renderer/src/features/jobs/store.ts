@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
-import { backend, log } from '../../store/app';
-import { errorMessage } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 
 interface JobsState {
   jobs: JobSummary[];
@@ -17,12 +17,8 @@ export const useJobs = create<JobsState>((set) => ({
   launchOpen: false,
   loaded: false,
   refresh: async () => {
-    try {
-      const { jobs } = await backend().call('jobs.list', {});
-      set({ jobs, loaded: true });
-    } catch (e) {
-      log('error', 'jobs', `Could not list jobs: ${errorMessage(e)}`);
-    }
+    const r = await attempt('jobs', 'Could not list jobs', () => backend().call('jobs.list', {}));
+    if (r) set({ jobs: r.jobs, loaded: true });
   },
   upsert: (j) =>
     set((s) => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { errorMessage, type CallOutput, type EnvDetail } from '../../../../core/api';
 import { openRuns } from '../runs/open';
 import { CodeEditor } from '../../monaco/CodeEditor';
@@ -9,6 +9,8 @@ import { MadeBy } from './MadeBy';
 import { MadeByRound } from '../design/MadeByRound';
 import { envActions } from '../../views/envActions';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
+import { environments, useEnvironment } from '../../store/environments';
+import { attempt } from '../../store/report';
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -95,42 +97,16 @@ function MeasuredTable({ env }: { env: EnvDetail }) {
 /** One environment: read-only source, hashes and lineage, SPADE stats, hint, tags and notes. */
 export function EnvironmentView({ tab }: ViewProps<'environment'>) {
   const id = tab.target.envId;
-  const [env, setEnv] = useState<EnvDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { env, error } = useEnvironment(id);
   const [notes, setNotes] = useState('');
   const [newTag, setNewTag] = useState('');
   const [shown, setShown] = useState<{ hash: string; source: string } | null>(null);
+  // The notes box follows the stored notes (saved here or anywhere else) until it is typed in again.
+  const storedNotes = env?.notes;
+  useEffect(() => setNotes(storedNotes ?? ''), [storedNotes]);
 
-  const load = useCallback(async () => {
-    try {
-      const d = await backend().call('memory.get', { id });
-      setEnv(d);
-      setNotes(d.notes);
-      setError(null);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  }, [id]);
-
-  useEffect(() => {
-    void load();
-    return backend().on('memory.changed', (c) => {
-      if (!c.ids || c.ids.includes(id)) void load();
-    });
-  }, [id, load]);
-
-  const act = async (what: string, fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-      await load();
-    } catch (e) {
-      log('error', 'library', `${what}: ${errorMessage(e)}`);
-    }
-  };
-
-  if (error) return <p className="pad lib-error">{error}</p>;
-  if (!env) return <p className="pad muted">Loading…</p>;
-  return <EnvironmentDetail env={env} id={id} act={act} notes={notes} setNotes={setNotes} newTag={newTag} setNewTag={setNewTag} shown={shown} setShown={setShown} />;
+  if (!env) return error ? <p className="pad lib-error">{error}</p> : <p className="pad muted">Loading…</p>;
+  return <EnvironmentDetail env={env} id={id} notes={notes} setNotes={setNotes} newTag={newTag} setNewTag={setNewTag} shown={shown} setShown={setShown} />;
 }
 
 /** The stored audit of the head version, as a verdict with its failing checks. */
@@ -152,7 +128,6 @@ function AuditVerdict({ hash }: { hash: string }) {
 interface DetailProps {
   env: EnvDetail;
   id: number;
-  act(what: string, fn: () => Promise<unknown>): Promise<void>;
   notes: string;
   setNotes(n: string): void;
   newTag: string;
@@ -161,7 +136,7 @@ interface DetailProps {
   setShown(s: { hash: string; source: string } | null): void;
 }
 
-function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, shown, setShown }: DetailProps) {
+function EnvironmentDetail({ env, id, notes, setNotes, newTag, setNewTag, shown, setShown }: DetailProps) {
   const source = shown && shown.hash !== env.hash ? shown.source : env.source;
   const viewing = shown && shown.hash !== env.hash ? shown.hash : env.hash;
   return (
@@ -178,12 +153,12 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
                 {a.label}
               </button>
             ))}
-            <button onClick={() => act('Seed', () => backend().call('memory.setSeed', { ids: [id], seed: !env.seed }))} data-testid="env-seed">
+            <button onClick={() => void environments.setSeed([id], !env.seed)} data-testid="env-seed">
               {env.seed ? '★ Seed' : '☆ Make seed'}
             </button>
             <label className="muted">
               rating{' '}
-              <select value={env.rating ?? ''} onChange={(e) => act('Rate', () => backend().call('memory.update', { id, rating: e.target.value === '' ? null : Number(e.target.value) }))}>
+              <select value={env.rating ?? ''} onChange={(e) => void environments.update(id, { rating: e.target.value === '' ? null : Number(e.target.value) }, 'Rate')}>
                 <option value="">–</option>
                 {[0, 1, 2, 3, 4, 5].map((r) => (
                   <option key={r} value={r}>
@@ -231,7 +206,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
             {env.tags.map((t) => (
               <span key={t} className="chip on">
                 {t}{' '}
-                <button className="link" aria-label={`Remove tag ${t}`} onClick={() => act('Untag', () => backend().call('memory.tag', { ids: [id], remove: [t] }))}>
+                <button className="link" aria-label={`Remove tag ${t}`} onClick={() => void environments.tag([id], { remove: [t] })}>
                   ×
                 </button>
               </span>
@@ -242,7 +217,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
                 const t = newTag.trim();
                 if (!/^[^\s,]{1,64}$/.test(t)) return;
                 setNewTag('');
-                void act('Tag', () => backend().call('memory.tag', { ids: [id], add: [t] }));
+                void environments.tag([id], { add: [t] });
               }}
             >
               <input value={newTag} onChange={(e) => setNewTag(e.target.value)} placeholder="add tag" aria-label="Add tag" size={10} />
@@ -255,7 +230,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
             className="env-notes"
             value={notes}
             onChange={(e) => setNotes(e.target.value)}
-            onBlur={() => notes !== env.notes && act('Save notes', () => backend().call('memory.update', { id, notes }))}
+            onBlur={() => notes !== env.notes && void environments.update(id, { notes }, 'Save notes')}
             rows={4}
             aria-label="Notes"
           />
@@ -271,7 +246,7 @@ function EnvironmentDetail({ env, id, act, notes, setNotes, newTag, setNewTag, s
                   className="link mono"
                   title={v.hash}
                   onClick={() =>
-                    v.hash === env.hash ? setShown(null) : void backend().call('memory.version', { hash: v.hash }).then((r) => setShown({ hash: r.hash, source: r.source }))
+                    v.hash === env.hash ? setShown(null) : void attempt('library', 'Show version', () => backend().call('memory.version', { hash: v.hash })).then((r) => r && setShown({ hash: r.hash, source: r.source }))
                   }
                 >
                   {v.hash.slice(0, 12)}

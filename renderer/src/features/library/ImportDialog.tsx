@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, type ImportProgress } from '../../../../core/api';
+import type { ImportProgress } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
 import { Dialog } from '../../components/Dialog';
+import { useCall } from '../../store/useCall';
 
 /** Paths typed or pasted (one per line): the web host reads the machine it runs on, so no browser file picker. */
 export function ImportDialog({ onClose }: { onClose(): void }) {
@@ -9,14 +10,14 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
   // The desktop app can offer its native picker; a browser's picker would name files on the
   // wrong machine (the web host reads the machine it runs on), so web mode keeps the path field.
   const desktop = useApp((s) => s.info?.picker === true);
+  const { error, run } = useCall('library');
   const browse = async (folders: boolean) => {
-    const r = await backend().call('app.pickPaths', { title: 'Import into the library', folders });
-    if (r.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
+    const r = await run('Pick paths', () => backend().call('app.pickPaths', { title: 'Import into the library', folders }));
+    if (r?.paths.length) setPaths((p) => [p.trim(), ...r.paths].filter(Boolean).join('\n'));
   };
   const [followLinks, setFollowLinks] = useState(false);
   const [jobId, setJobId] = useState<string | null>(null);
   const [progress, setProgress] = useState<ImportProgress | null>(null);
-  const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
     if (!jobId) return;
@@ -37,18 +38,13 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
   }, [jobId]);
 
   const start = async () => {
-    setError(null);
     setProgress(null);
     const list = paths
       .split('\n')
       .map((p) => p.trim())
       .filter(Boolean);
-    try {
-      const r = await backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}`, ...(followLinks ? { followLinks } : {}) });
-      setJobId(r.jobId);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
+    const r = await run('Import', () => backend().call('memory.import', { paths: list, jobId: `ui-${Date.now().toString(36)}`, ...(followLinks ? { followLinks } : {}) }));
+    if (r) setJobId(r.jobId);
   };
   const running = !!jobId && progress?.phase !== 'done' && progress?.phase !== 'failed';
   const summary = progress?.summary;

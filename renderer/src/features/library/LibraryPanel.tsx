@@ -1,11 +1,13 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { errorMessage, type EnvSummary, type MemorySort } from '../../../../core/api';
+import { type EnvSummary, type MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
 import { PAGE_SIZE, fmt, rowAt, useLibrary } from './store';
 import { openEnvironment } from './open';
 import { ImportDialog } from './ImportDialog';
+import { environments, useEnvironments, watchEnvironments } from '../../store/environments';
+import { attempt } from '../../store/report';
 
 const ROW_HEIGHT = 26;
 
@@ -286,24 +288,17 @@ function BulkBar() {
   const [tag, setTag] = useState('');
   const ids = useMemo(() => Object.keys(selected).map(Number), [selected]);
   if (!ids.length) return null;
-  const run = async (what: string, fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (e) {
-      log('error', 'library', `${what} failed: ${errorMessage(e)}`);
-    }
-  };
   const validTag = /^[^\s,]{1,64}$/.test(tag.trim());
   return (
     <div className="lib-bulk" data-testid="library-bulk">
       <span>{ids.length.toLocaleString()} selected</span>
-      <button onClick={() => run('Seed', () => backend().call('memory.setSeed', { ids, seed: true }))}>★ Seed</button>
-      <button onClick={() => run('Unseed', () => backend().call('memory.setSeed', { ids, seed: false }))}>Unseed</button>
+      <button onClick={() => void environments.setSeed(ids, true)}>★ Seed</button>
+      <button onClick={() => void environments.setSeed(ids, false)}>Unseed</button>
       <input placeholder="tag" value={tag} onChange={(e) => setTag(e.target.value)} aria-label="Tag to apply" data-testid="library-bulk-tag" />
-      <button disabled={!validTag} onClick={() => run('Tag', () => backend().call('memory.tag', { ids, add: [tag.trim()] }))}>
+      <button disabled={!validTag} onClick={() => void environments.tag(ids, { add: [tag.trim()] })}>
         + Tag
       </button>
-      <button disabled={!validTag} onClick={() => run('Untag', () => backend().call('memory.tag', { ids, remove: [tag.trim()] }))}>
+      <button disabled={!validTag} onClick={() => void environments.tag(ids, { remove: [tag.trim()] })}>
         − Tag
       </button>
       <button className="link" onClick={clear}>
@@ -328,14 +323,9 @@ function SelectAll({ total }: { total: number }) {
         data-testid="library-select-all"
         onClick={async () => {
           setBusy(true);
-          try {
-            const r = await selectAll();
-            if (r.truncated) log('warn', 'library', `Selected the newest ${r.count.toLocaleString()} matching environments (the most one bulk action takes)`);
-          } catch (e) {
-            log('error', 'library', `Select all failed: ${errorMessage(e)}`);
-          } finally {
-            setBusy(false);
-          }
+          const r = await attempt('library', 'Select all', selectAll);
+          setBusy(false);
+          if (r?.truncated) log('warn', 'library', `Selected the newest ${r.count.toLocaleString()} matching environments (the most one bulk action takes)`);
         }}
       >
         {busy ? 'selecting…' : 'select all'}
@@ -368,10 +358,14 @@ export function LibraryPanel() {
   useEffect(() => {
     if (generation === 0) refresh();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    // Imports and bulk edits announce themselves; coalesce a burst into one reload.
-    const off = backend().on('memory.changed', () => {
+    // Imports and bulk edits announce themselves (through the one store of environments); coalesce a burst into one reload.
+    watchEnvironments();
+    const off = useEnvironments.subscribe((now, before) => {
+      if (now.change.seq === before.change.seq) return;
       clearTimeout(timer);
-      timer = setTimeout(() => useLibrary.getState().refresh(), 300);
+      // A call made before the socket was up failed: a (re)opened connection reloads at once.
+      if (now.change.reason === 'reconnect') useLibrary.getState().refresh();
+      else timer = setTimeout(() => useLibrary.getState().refresh(), 300);
     });
     // A model run measures as it goes (an event per episode): its numbers reach the columns at most every 2 s.
     let runTimer: ReturnType<typeof setTimeout> | undefined;
@@ -381,14 +375,9 @@ export function LibraryPanel() {
         useLibrary.getState().refresh();
       }, 2000);
     });
-    // A call made before the socket is up fails; reload whenever the connection (re)opens.
-    const offConn = backend().onConnection((state) => {
-      if (state === 'connected') useLibrary.getState().refresh();
-    });
     return () => {
       off();
       offRuns();
-      offConn();
       clearTimeout(timer);
       clearTimeout(runTimer);
     };
