@@ -24,6 +24,11 @@ import { evaluate, parseCondition } from './until';
 
 export type { EpisodeDeps, RuntimeKind } from './context';
 
+/** Cancel came: nothing more is recorded, and the call answers `cancelled` (see cancellable). */
+function wanted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new DomainError('cancelled', 'cancelled');
+}
+
 /** A snapshot every this many steps bounds a scrub to that many re-executed steps. */
 export const SNAPSHOT_EVERY = 16;
 const CHUNK = SNAPSHOT_EVERY;
@@ -143,8 +148,8 @@ export class EpisodeService {
     return this.ctx.openSession(source, maxTurns, runtime, false, mode, signal);
   }
 
-  /** Opens in progress that a person can cancel, by the id their caller chose. */
-  private readonly opening = new Map<string, AbortController>();
+  /** Episode work a person can cancel (open, step, run, replay), by the id their caller chose. */
+  private readonly requests = new Map<string, AbortController>();
 
   /**
    * Cancel for an open that waits (Pyodide's cold start, a slow load): its load is dropped or its
@@ -152,10 +157,62 @@ export class EpisodeService {
    * answers `cancelled`. False when no open with that id is in progress.
    */
   openCancel(requestId: string): boolean {
-    const c = this.opening.get(requestId);
+    return this.cancel(requestId);
+  }
+
+  /**
+   * Cancel for a step, a run, a reopen or a replay in progress: the interpreter working on it is
+   * killed (or, on a Pyodide child shared with other sessions, let run to its time limit), the
+   * episode's live session is dropped, nothing more is recorded, and the call answers `cancelled`.
+   * Steps recorded before Cancel stay. False when no request with that id is in progress.
+   */
+  cancel(requestId: string): boolean {
+    const c = this.requests.get(requestId);
     if (!c) return false;
     c.abort();
     return true;
+  }
+
+  /** Runs `fn` under a request id Cancel can abort; a cancelled call answers `cancelled`, whatever it was doing then. */
+  private async cancellable<T>(requestId: string | undefined, what: string, fn: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+    if (requestId === undefined) return fn();
+    if (this.requests.has(requestId)) throw new DomainError('conflict', `A request ${requestId} is already in progress`);
+    const control = new AbortController();
+    this.requests.set(requestId, control);
+    try {
+      return await fn(control.signal);
+    } catch (e) {
+      if (control.signal.aborted) throw new DomainError('cancelled', `${what} was cancelled`);
+      throw e;
+    } finally {
+      this.requests.delete(requestId);
+    }
+  }
+
+  /**
+   * Work on a live session that Cancel can stop: Cancel kills the interpreter working for it
+   * (live.session is read then: a scrub may have replaced it), and afterwards the session is
+   * dropped, since it no longer stands where the recording says.
+   */
+  private async onLive<T>(id: number, live: Live, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    if (!signal) return fn();
+    const stop = () => void this.d.runtime.interrupt?.(live.session.id);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      const r = await fn();
+      wanted(signal);
+      return r;
+    } catch (e) {
+      if (signal.aborted) {
+        if (this.live.get(id) === live) this.live.delete(id);
+        await live.session.close().catch(() => {});
+        // Lists show whether an episode is live.
+        this.d.changed?.([id]);
+      }
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
   }
 
   async open(input: {
@@ -170,15 +227,7 @@ export class EpisodeService {
     mode?: PlayMode | undefined;
     requestId?: string | undefined;
   }) {
-    if (input.requestId === undefined) return this.openNow(input);
-    if (this.opening.has(input.requestId)) throw new DomainError('conflict', `An open ${input.requestId} is already in progress`);
-    const control = new AbortController();
-    this.opening.set(input.requestId, control);
-    try {
-      return await this.openNow(input, control.signal);
-    } finally {
-      this.opening.delete(input.requestId);
-    }
+    return this.cancellable(input.requestId, 'Opening the episode', (signal) => this.openNow(input, signal));
   }
 
   private async openNow(
@@ -237,7 +286,7 @@ export class EpisodeService {
   }
 
   /** The live session of an episode, re-created by re-executing the recording if needed. */
-  private async ensureLive(id: number): Promise<Live> {
+  private async ensureLive(id: number, signal?: AbortSignal): Promise<Live> {
     const existing = this.live.get(id);
     if (existing && !existing.session.gone) return existing;
     if (existing) this.live.delete(id);
@@ -245,10 +294,11 @@ export class EpisodeService {
     const env = this.env(m.envHash);
     const runtime: RuntimeKind = m.runtime === 'cpython' ? 'cpython' : 'pyodide';
     const mode = modeOf(m.meta);
-    const session = await this.openSession(env.source, m.maxTurns, runtime, mode);
+    const session = await this.openSession(env.source, m.maxTurns, runtime, mode, signal);
     const live: Live = { session, cursor: -1, snapshots: new Map(), runtime, mode };
     try {
-      await this.reexecute(live, this.d.store.steps(id), -1, m.stepCount - 1);
+      // Reopening a recording re-executes every step: Cancel stops that too.
+      await this.onLive(id, live, signal, () => this.reexecute(live, this.d.store.steps(id), -1, m.stepCount - 1, signal));
     } catch (e) {
       await session.close();
       throw e;
@@ -258,7 +308,7 @@ export class EpisodeService {
   }
 
   /** Brings the session from step `from` (already applied) to step `to` by re-executing recorded steps, snapshotting on the way. */
-  private async reexecute(live: Live, steps: StepRecord[], from: number, to: number): Promise<number> {
+  private async reexecute(live: Live, steps: StepRecord[], from: number, to: number, signal?: AbortSignal): Promise<number> {
     if (to <= from) {
       live.cursor = to;
       return 0;
@@ -269,6 +319,7 @@ export class EpisodeService {
       stopWhenDone: false,
       maxSteps: Number.MAX_SAFE_INTEGER,
       afterBatch: async (_kept, cursor) => {
+        wanted(signal);
         live.cursor = cursor;
         if (cursor % SNAPSHOT_EVERY === 0 && !live.snapshots.has(cursor)) {
           const t = await live.session.snapshot();
@@ -281,40 +332,43 @@ export class EpisodeService {
   }
 
   /** Moves the live session to step idx: restore the nearest snapshot at or before it, re-execute the rest. */
-  private async moveTo(id: number, live: Live, idx: number): Promise<number> {
+  private async moveTo(id: number, live: Live, idx: number, signal?: AbortSignal): Promise<number> {
     if (live.cursor === idx) return 0;
     const steps = this.d.store.steps(id);
     let base = -1;
     for (const k of live.snapshots.keys()) if (k <= idx && k > base) base = k;
-    if (live.cursor < idx && live.cursor > base) return this.reexecute(live, steps, live.cursor, idx);
+    if (live.cursor < idx && live.cursor > base) return this.reexecute(live, steps, live.cursor, idx, signal);
     if (base < 0) {
       // No usable snapshot (state not copyable): start over in a fresh session.
       const m = this.meta(id);
       await live.session.close();
-      live.session = await this.openSession(this.env(m.envHash).source, m.maxTurns, live.runtime, live.mode);
+      live.session = await this.openSession(this.env(m.envHash).source, m.maxTurns, live.runtime, live.mode, signal);
       live.snapshots.clear();
-      return this.reexecute(live, steps, -1, idx);
+      return this.reexecute(live, steps, -1, idx, signal);
     }
     await live.session.restore(live.snapshots.get(base)!);
     live.cursor = base;
-    return this.reexecute(live, steps, base, idx);
+    return this.reexecute(live, steps, base, idx, signal);
   }
 
-  async scrub(id: number, idx: number): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
-    return this.exclusive(id, async () => {
-      const m = this.meta(id);
-      if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
-      const detail = this.inspect(id, idx);
-      const live = this.live.get(id);
-      if (!live) return { detail, live: false, reexecuted: 0 };
-      const reexecuted = await this.moveTo(id, live, idx);
-      return { detail, live: true, reexecuted };
-    });
+  async scrub(id: number, idx: number, requestId?: string): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
+    return this.cancellable(requestId, 'Moving to the step', (signal) =>
+      this.exclusive(id, async () => {
+        const m = this.meta(id);
+        if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
+        const detail = this.inspect(id, idx);
+        const live = this.live.get(id);
+        if (!live) return { detail, live: false, reexecuted: 0 };
+        const reexecuted = await this.onLive(id, live, signal, () => this.moveTo(id, live, idx, signal));
+        return { detail, live: true, reexecuted };
+      }),
+    );
   }
 
   /** When the session stands before the end of the recording, play continues in a fork. */
-  private async forkIfBehind(id: number): Promise<{ id: number; live: Live; forkedFrom: number | null }> {
-    const live = await this.ensureLive(id);
+  private async forkIfBehind(id: number, signal?: AbortSignal): Promise<{ id: number; live: Live; forkedFrom: number | null }> {
+    const live = await this.ensureLive(id, signal);
+    wanted(signal);
     const m = this.meta(id);
     if (live.cursor >= m.stepCount - 1) return { id, live, forkedFrom: null };
     const fork = this.d.store.fork(id, live.cursor);
@@ -336,19 +390,21 @@ export class EpisodeService {
     return full;
   }
 
-  async act(id: number, action: string, extract: boolean, toolUseHint?: boolean) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
-      const raw = action;
-      const toolUse = toolUseHint ?? this.meta(f.id).meta.toolUse === true;
-      const act = extract ? extractAction(raw, { toolUse }) : raw;
-      // play() with one action answers the step and the state in one interpreter round trip.
-      const [rec] = await f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] });
-      if (!rec) throw new Error('the runtime returned no step');
-      await this.record(f.id, f.live, rec, rec.state ?? undefined);
-      this.d.changed?.([f.id]);
-      return this.stepResult(f.id, rec.idx, f.forkedFrom);
-    });
+  async act(id: number, action: string, extract: boolean, toolUseHint?: boolean, requestId?: string) {
+    return this.cancellable(requestId, 'The step', (signal) =>
+      this.exclusive(id, async () => {
+        const f = await this.forkIfBehind(id, signal);
+        const raw = action;
+        const toolUse = toolUseHint ?? this.meta(f.id).meta.toolUse === true;
+        const act = extract ? extractAction(raw, { toolUse }) : raw;
+        // play() with one action answers the step and the state in one interpreter round trip.
+        const [rec] = await this.onLive(f.id, f.live, signal, () => f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] }));
+        if (!rec) throw new Error('the runtime returned no step');
+        await this.record(f.id, f.live, rec, rec.state ?? undefined);
+        this.d.changed?.([f.id]);
+        return this.stepResult(f.id, rec.idx, f.forkedFrom);
+      }),
+    );
   }
 
   /**
@@ -375,21 +431,27 @@ export class EpisodeService {
     return { episode: this.summary(m), steps: this.d.store.viewsRange(m, idx, idx), detail: this.inspect(id, idx), forkedFrom };
   }
 
-  async resetAgain(id: number, seed: number | null | undefined) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
-      const m = this.meta(f.id);
-      const s = seed === undefined ? m.seed : seed;
-      const rec = await f.live.session.reset(f.live.cursor + 1, s);
-      await this.record(f.id, f.live, rec);
-      this.d.changed?.([f.id]);
-      return this.stepResult(f.id, rec.idx, f.forkedFrom);
-    });
+  async resetAgain(id: number, seed: number | null | undefined, requestId?: string) {
+    return this.cancellable(requestId, 'The reset', (signal) =>
+      this.exclusive(id, async () => {
+        const f = await this.forkIfBehind(id, signal);
+        const m = this.meta(f.id);
+        const s = seed === undefined ? m.seed : seed;
+        const rec = await this.onLive(f.id, f.live, signal, () => f.live.session.reset(f.live.cursor + 1, s));
+        await this.record(f.id, f.live, rec);
+        this.d.changed?.([f.id]);
+        return this.stepResult(f.id, rec.idx, f.forkedFrom);
+      }),
+    );
   }
 
-  async run(id: number, policy: Policy, until: Until, maxSteps: number) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
+  async run(id: number, policy: Policy, until: Until, maxSteps: number, requestId?: string) {
+    return this.cancellable(requestId, 'The run', (signal) => this.exclusive(id, () => this.runNow(id, policy, until, maxSteps, signal)));
+  }
+
+  private async runNow(id: number, policy: Policy, until: Until, maxSteps: number, signal?: AbortSignal) {
+    {
+      const f = await this.forkIfBehind(id, signal);
       const m = this.meta(f.id);
       const cond = until.kind === 'expr' ? parseCondition(until.expr) : null;
       const src = await actionSourceFor(f.live.session, policy, m.seed, m.meta.toolUse === true);
@@ -399,7 +461,7 @@ export class EpisodeService {
       const lastReset = recorded.reduce((k, s) => (s.kind === 'reset' && s.idx <= start ? s.idx : k), 0);
       const used = recorded.filter((s) => s.kind === 'step' && s.idx > lastReset && s.idx <= start).length;
       const budgetLeft = Math.max(0, m.maxTurns - used);
-      const r = await playPlan(f.live.session, feedFromSource(src, m.meta.toolUse === true), {
+      const r = await this.onLive(f.id, f.live, signal, () => playPlan(f.live.session, feedFromSource(src, m.meta.toolUse === true), {
         firstIdx: start + 1,
         batch: CHUNK,
         stopWhenDone: true,
@@ -417,9 +479,11 @@ export class EpisodeService {
           }
         },
         afterBatch: async (kept) => {
+          // Steps recorded before Cancel stay; none after it.
+          wanted(signal);
           this.d.store.appendSteps(f.id, kept);
         },
-      });
+      }));
       f.live.cursor = start + r.steps.length + r.overshoot;
       // The interpreter went past the stop inside its batch: bring it back to the last recorded step.
       if (r.overshoot > 0) await this.moveTo(f.id, f.live, start + r.steps.length);
@@ -431,7 +495,7 @@ export class EpisodeService {
       this.d.store.setDivergence(f.id, null, { policy: describePolicy(policy), ...toolMeta });
       this.d.changed?.([f.id]);
       return { ...this.get(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
-    });
+    }
   }
 
   async close(id: number): Promise<boolean> {
@@ -459,12 +523,14 @@ export class EpisodeService {
 
   // ------------------------------------------------------------------ replay, import, JSONL
 
-  replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string } = {}): Promise<ReplayReport> {
-    return replayEpisode(this.ctx, id, opts);
+  replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string; requestId?: string | undefined } = {}): Promise<ReplayReport> {
+    const { requestId, ...rest } = opts;
+    return this.cancellable(requestId, 'The replay', (signal) => replayEpisode(this.ctx, id, { ...rest, ...(signal ? { signal } : {}) }));
   }
 
-  importTrajectories(input: Parameters<typeof importTrajectories>[1]) {
-    return importTrajectories(this.ctx, input);
+  importTrajectories(input: Parameters<typeof importTrajectories>[1] & { requestId?: string | undefined }) {
+    const { requestId, ...rest } = input;
+    return this.cancellable(requestId, 'The import', (signal) => importTrajectories(this.ctx, rest, signal));
   }
 
   exportJsonl(ids: number[]): { text: string; count: number } {
