@@ -138,3 +138,38 @@ test('"Replay & compare" of a recording whose step now spins shows progress, and
   expect(await view.getByTestId('replay-result').count()).toBe(0);
   expect(ctx.errors).toEqual([]);
 });
+
+test('"Import & replay" of a trajectory that makes the game spin shows progress, and Cancel imports nothing', async () => {
+  const { page } = ctx;
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await replaced();
+  // The seed search holds two sessions (the scan and the confirmation); with the earlier episodes
+  // closed each gets an interpreter of its own, which Cancel can kill (a shared one runs to its limit).
+  await ctx.app.services.episodes.closeAll();
+  const episodes = episodeCount(ctx);
+  const rows = stepRows(ctx);
+  const before = restarted();
+  // No seed recorded: the seed search confirms seed 0 by playing the trajectory, whose action spins.
+  const messages = [
+    { role: 'user', content: 'Say ok.' },
+    { role: 'assistant', content: '\\boxed{spin}' },
+    { role: 'user', content: 'fine' },
+  ];
+  await page.getByTestId('ep-import-text').fill(JSON.stringify(messages));
+  await page.getByTestId('ep-import-run').click();
+  const line = page.getByTestId('ep-importing');
+  await line.waitFor();
+  expect(await line.textContent()).toContain('Importing and replaying');
+  await expect.poll(busy, { timeout: 30_000, interval: 100 }).toBe(1);
+  await screenshot(page, 'cancel-import-1440');
+  await line.getByTestId('ep-importing-cancel').click();
+  await line.waitFor({ state: 'detached' });
+  expect(await page.getByTestId('ep-msg').textContent()).toContain('Cancelled: nothing was imported.');
+  await expect.poll(busy, { timeout: 30_000, interval: 100 }).toBe(0);
+  // The spinning interpreter was killed (the idle scan's session goes with its own, as both were the import's).
+  expect(restarted()).toBeGreaterThan(before);
+  expect(ctx.app.services.runtime.status().sessions).toBe(0);
+  expect(episodeCount(ctx)).toBe(episodes);
+  expect(stepRows(ctx)).toBe(rows);
+  expect(ctx.errors).toEqual([]);
+});
