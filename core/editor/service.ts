@@ -51,6 +51,12 @@ export function forkSource(code: string, from: { name: string; envId: number; ha
   return out;
 }
 
+/** A Save whose checks were cancelled is still saved: it answers that the checks did not run. */
+function cancelledCheck(e: unknown): LoadCheck {
+  if (!(e instanceof DomainError) || e.code !== 'cancelled') throw e;
+  return { ran: false, ok: false, detail: 'Cancelled: the loading checks did not run', diagnostics: [] };
+}
+
 export class EditorService {
   private checker: PythonSyntaxChecker | null = null;
 
@@ -97,7 +103,8 @@ export class EditorService {
     return deleteDraft(this.db, envId);
   }
 
-  async save(i: { envId: number; parentHash: string; source: string; hint: string | null; message?: string | undefined; check?: boolean | undefined }) {
+  /** `requestId`: editor.checkLoadCancel with it stops the checks that follow the save; the version stays saved. */
+  async save(i: { envId: number; parentHash: string; source: string; hint: string | null; message?: string | undefined; check?: boolean | undefined; requestId?: string | undefined }) {
     const db = this.db;
     const saved = db
       .transaction(() => {
@@ -109,7 +116,7 @@ export class EditorService {
       })
       .immediate();
     this.deps.changed({ reason: 'edit', ids: [i.envId] });
-    const check = i.check ? await this.loadCheck(i.source) : { ran: false, ok: true, detail: 'not requested', diagnostics: [] };
+    const check = i.check ? await this.loadCheck(i.source, i.requestId).catch((e: unknown) => cancelledCheck(e)) : { ran: false, ok: true, detail: 'not requested', diagnostics: [] };
     return { ...saved, versions: listVersions(db, i.envId), check };
   }
 

@@ -38,14 +38,16 @@ export async function findSeed(
     observation: string,
     limit: number,
     confirm?: (seed: number) => Promise<boolean>,
+    signal?: AbortSignal,
   ): Promise<{ seed: number | null; tried: number }> {
-    const session = await ctx.openSession(source, maxTurns, runtime);
+    const session = await ctx.openSession(source, maxTurns, runtime, false, 'spade', signal);
     // Several seeds can deal the same first observation (a game that shows only part of its state):
     // with `confirm`, a candidate must also reproduce the rest of the recording; else the first one wins.
     let fallback: { seed: number; tried: number } | null = null;
     let confirmed = 0;
     try {
       for (let s = 0; s < limit; s++) {
+        if (signal?.aborted) throw new DomainError('cancelled', 'The seed search was cancelled');
         const r = await session.reset(0, s);
         if (r.observation !== observation) continue;
         if (!confirm) return { seed: s, tried: s + 1 };
@@ -61,7 +63,8 @@ export async function findSeed(
     // first seeds again, each on a fresh instance (slower, so bounded more tightly).
     const fresh = Math.min(limit, FRESH_SEED_TRIES);
     for (let s = 0; s < fresh; s++) {
-      const one = await ctx.openSession(source, maxTurns, runtime);
+      if (signal?.aborted) throw new DomainError('cancelled', 'The seed search was cancelled');
+      const one = await ctx.openSession(source, maxTurns, runtime, false, 'spade', signal);
       try {
         const r = await one.reset(0, s);
         if (r.observation === observation) return { seed: s, tried: limit + s + 1 };
@@ -73,8 +76,8 @@ export async function findSeed(
   }
 
   /** Whether a seed reproduces every recorded observation and reward of a trajectory. */
-export async function agrees(ctx: EpisodeContext, source: string, maxTurns: number, runtime: RuntimeChoice, seed: number, t: Trajectory): Promise<boolean> {
-    const session = await ctx.openSession(source, maxTurns, runtime);
+export async function agrees(ctx: EpisodeContext, source: string, maxTurns: number, runtime: RuntimeChoice, seed: number, t: Trajectory, signal?: AbortSignal): Promise<boolean> {
+    const session = await ctx.openSession(source, maxTurns, runtime, false, 'spade', signal);
     try {
       const r = await session.reset(0, seed);
       if (r.observation !== t.initialObservation) return false;
@@ -103,27 +106,48 @@ export async function agrees(ctx: EpisodeContext, source: string, maxTurns: numb
     }
   }
 
-export async function importTrajectories(ctx: EpisodeContext, input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined }) {
+/**
+ * `signal` (Cancel): the seed search's and the replay's interpreters are stopped, and the import is
+ * undone (the episodes it recorded so far are deleted), so a cancelled import leaves nothing.
+ */
+export async function importTrajectories(
+    ctx: EpisodeContext,
+    input: { text: string; fileName?: string | undefined; envHash?: string | undefined; seed?: number | undefined; seedSearchLimit: number; thinking?: boolean | undefined; runtime?: RuntimeChoice | undefined },
+    signal?: AbortSignal,
+  ) {
+    const created: number[] = [];
+    try {
+      return await importNow(ctx, input, created, signal);
+    } catch (e) {
+      if (signal?.aborted && created.length) {
+        ctx.d.store.delete(created);
+        ctx.d.changed?.(created);
+      }
+      throw e;
+    }
+  }
+
+async function importNow(ctx: EpisodeContext, input: Parameters<typeof importTrajectories>[1], created: number[], signal?: AbortSignal) {
     const trajs = parseTrajectories(input.text, input.thinking);
     const defaults = ctx.d.defaults();
     const runtime: RuntimeChoice = input.runtime ?? 'auto';
     const results = [];
     for (const t of trajs) {
+      if (signal?.aborted) throw new DomainError('cancelled', 'The import was cancelled');
       const { env, by } = bind(ctx, t, input.fileName, input.envHash);
       const maxTurns = defaults.maxTurns;
       let seed: number | null = input.seed ?? t.seed;
       let seedFrom: 'recorded' | 'given' | 'search' | 'none' = input.seed !== undefined ? 'given' : t.seed !== null ? 'recorded' : 'none';
       let tried = 0;
       if (seed === null && t.initialObservation !== null) {
-        const found = await findSeed(ctx, env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit, (candidate) =>
-          agrees(ctx, env.source, maxTurns, runtime, candidate, t),
-        );
+        const found = await findSeed(ctx, env.source, maxTurns, runtime, t.initialObservation, input.seedSearchLimit, (candidate) => agrees(ctx, env.source, maxTurns, runtime, candidate, t, signal), signal);
         tried = found.tried;
         if (found.seed !== null) {
           seed = found.seed;
           seedFrom = 'search';
         }
       }
+      if (signal?.aborted) throw new DomainError('cancelled', 'The import was cancelled');
       const id = ctx.d.store.create({
         envHash: env.hash,
         envName: env.name,
@@ -156,8 +180,9 @@ export async function importTrajectories(ctx: EpisodeContext, input: { text: str
           types: null,
         })),
       ];
+      created.push(id);
       ctx.d.store.appendSteps(id, steps);
-      const report = await replayEpisode(ctx, id, { runtime, source: env.source });
+      const report = await replayEpisode(ctx, id, { runtime, source: env.source, ...(signal ? { signal } : {}) });
       results.push({ episodeId: id, envHash: env.hash, envName: env.name, boundBy: by, seed, seedFrom, seedsTried: tried, report });
     }
     return { results };

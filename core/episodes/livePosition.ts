@@ -2,6 +2,7 @@
  * Where a live episode's session stands in its recording, and how it is moved there: snapshots
  * every SNAPSHOT_EVERY steps, restore the nearest one, re-execute the recorded steps after it.
  */
+import { DomainError } from '../errors';
 import type { EpisodeContext, PlayMode, RuntimeKind } from './context';
 import { planOf, playPlan } from './rollout';
 import type { EnvSession } from './session';
@@ -11,6 +12,11 @@ import type { StepRecord } from './store';
 export const SNAPSHOT_EVERY = 16;
 /** Steps sent to the interpreter per round trip. */
 export const CHUNK = SNAPSHOT_EVERY;
+
+/** Cancel came: nothing more is recorded, and the call answers `cancelled` (LiveSessions.cancellable). */
+export function stillWanted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new DomainError('cancelled', 'cancelled');
+}
 
 export interface Live {
   session: EnvSession;
@@ -22,7 +28,7 @@ export interface Live {
 }
 
 /** Brings the session from step `from` (already applied) to step `to` by re-executing recorded steps, snapshotting on the way. */
-export async function reexecute(live: Live, steps: StepRecord[], from: number, to: number): Promise<number> {
+export async function reexecute(live: Live, steps: StepRecord[], from: number, to: number, signal?: AbortSignal): Promise<number> {
   if (to <= from) {
     live.cursor = to;
     return 0;
@@ -33,6 +39,7 @@ export async function reexecute(live: Live, steps: StepRecord[], from: number, t
     stopWhenDone: false,
     maxSteps: Number.MAX_SAFE_INTEGER,
     afterBatch: async (_kept, cursor) => {
+      stillWanted(signal);
       live.cursor = cursor;
       if (cursor % SNAPSHOT_EVERY === 0 && !live.snapshots.has(cursor)) {
         const t = await live.session.snapshot();
@@ -45,23 +52,23 @@ export async function reexecute(live: Live, steps: StepRecord[], from: number, t
 }
 
 /** Moves the live session of episode `id` to step idx: restore the nearest snapshot at or before it, re-execute the rest. */
-export async function moveTo(ctx: EpisodeContext, id: number, live: Live, idx: number): Promise<number> {
+export async function moveTo(ctx: EpisodeContext, id: number, live: Live, idx: number, signal?: AbortSignal): Promise<number> {
   if (live.cursor === idx) return 0;
   const steps = ctx.d.store.steps(id);
   let base = -1;
   for (const k of live.snapshots.keys()) if (k <= idx && k > base) base = k;
-  if (live.cursor < idx && live.cursor > base) return reexecute(live, steps, live.cursor, idx);
+  if (live.cursor < idx && live.cursor > base) return reexecute(live, steps, live.cursor, idx, signal);
   if (base < 0) {
     // No usable snapshot (state not copyable): start over in a fresh session.
     const m = ctx.meta(id);
     await live.session.close();
-    live.session = await ctx.openSession(ctx.env(m.envHash).source, m.maxTurns, live.runtime, false, live.mode);
+    live.session = await ctx.openSession(ctx.env(m.envHash).source, m.maxTurns, live.runtime, false, live.mode, signal);
     live.snapshots.clear();
-    return reexecute(live, steps, -1, idx);
+    return reexecute(live, steps, -1, idx, signal);
   }
   await live.session.restore(live.snapshots.get(base)!);
   live.cursor = base;
-  return reexecute(live, steps, base, idx);
+  return reexecute(live, steps, base, idx, signal);
 }
 
 /** Appends one step the session just played, and snapshots where a later scrub will want one. */

@@ -8,7 +8,7 @@ import type { Policy, StepDetail } from '../api/calls/episodes';
 import type { EpisodeContext, PlayMode, RuntimeChoice, RuntimeKind } from './context';
 import { episodeView, stepDetail, summaryOf } from './episodeViews';
 import { extractAction } from './extract';
-import { moveTo, recordStep, reexecute, type Live } from './livePosition';
+import { moveTo, recordStep, reexecute, stillWanted, type Live } from './livePosition';
 import { runPolicy, type Until } from './policyRun';
 import { modeOf, type EnvSession } from './session';
 import type { EpisodeMeta, StepRecord } from './store';
@@ -31,8 +31,8 @@ export class LiveSessions {
   private readonly live = new Map<number, Live>();
   /** One operation per episode at a time: steps must reach the interpreter in order. */
   private readonly locks = new Map<number, Promise<unknown>>();
-  /** Opens in progress that a person can cancel, by the id their caller chose. */
-  private readonly opening = new Map<string, AbortController>();
+  /** Episode work a person can cancel (open, step, run, scrub, replay, import), by the id their caller chose. */
+  private readonly requests = new Map<string, AbortController>();
 
   constructor(private readonly ctx: EpisodeContext) {}
 
@@ -75,22 +75,66 @@ export class LiveSessions {
    * answers `cancelled`. False when no open with that id is in progress.
    */
   openCancel(requestId: string): boolean {
-    const c = this.opening.get(requestId);
+    return this.cancel(requestId);
+  }
+
+  /**
+   * Cancel for a step, a run, a reopen or a replay in progress: the interpreter working on it is
+   * killed (or, on a Pyodide child shared with other sessions, let run to its time limit), the
+   * episode's live session is dropped, nothing more is recorded, and the call answers `cancelled`.
+   * Steps recorded before Cancel stay. False when no request with that id is in progress.
+   */
+  cancel(requestId: string): boolean {
+    const c = this.requests.get(requestId);
     if (!c) return false;
     c.abort();
     return true;
   }
 
-  async open(input: OpenInput) {
-    if (input.requestId === undefined) return this.openNow(input);
-    if (this.opening.has(input.requestId)) throw new DomainError('conflict', `An open ${input.requestId} is already in progress`);
+  /** Runs `fn` under a request id Cancel can abort; a cancelled call answers `cancelled`, whatever it was doing then. */
+  async cancellable<T>(requestId: string | undefined, what: string, fn: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+    if (requestId === undefined) return fn();
+    if (this.requests.has(requestId)) throw new DomainError('conflict', `A request ${requestId} is already in progress`);
     const control = new AbortController();
-    this.opening.set(input.requestId, control);
+    this.requests.set(requestId, control);
     try {
-      return await this.openNow(input, control.signal);
+      return await fn(control.signal);
+    } catch (e) {
+      if (control.signal.aborted) throw new DomainError('cancelled', `${what} was cancelled`);
+      throw e;
     } finally {
-      this.opening.delete(input.requestId);
+      this.requests.delete(requestId);
     }
+  }
+
+  /**
+   * Work on a live session that Cancel can stop: Cancel kills the interpreter working for it
+   * (live.session is read then: a scrub may have replaced it), and afterwards the session is
+   * dropped, since it no longer stands where the recording says.
+   */
+  private async onLive<T>(id: number, live: Live, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    if (!signal) return fn();
+    const stop = () => void this.ctx.d.runtime.interrupt?.(live.session.id);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      const r = await fn();
+      stillWanted(signal);
+      return r;
+    } catch (e) {
+      if (signal.aborted) {
+        if (this.live.get(id) === live) this.live.delete(id);
+        await live.session.close().catch(() => {});
+        // Lists show whether an episode is live.
+        this.ctx.d.changed?.([id]);
+      }
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  }
+
+  async open(input: OpenInput) {
+    return this.cancellable(input.requestId, 'Opening the episode', (signal) => this.openNow(input, signal));
   }
 
   private async openNow(input: Omit<OpenInput, 'requestId'>, signal?: AbortSignal) {
@@ -147,7 +191,7 @@ export class LiveSessions {
   }
 
   /** The live session of an episode, re-created by re-executing the recording if needed. */
-  private async ensureLive(id: number): Promise<Live> {
+  private async ensureLive(id: number, signal?: AbortSignal): Promise<Live> {
     const existing = this.live.get(id);
     if (existing && !existing.session.gone) return existing;
     if (existing) this.live.delete(id);
@@ -156,10 +200,11 @@ export class LiveSessions {
     const env = ctx.env(m.envHash);
     const runtime: RuntimeKind = m.runtime === 'cpython' ? 'cpython' : 'pyodide';
     const mode = modeOf(m.meta);
-    const session = await ctx.openSession(env.source, m.maxTurns, runtime, false, mode);
+    const session = await ctx.openSession(env.source, m.maxTurns, runtime, false, mode, signal);
     const live: Live = { session, cursor: -1, snapshots: new Map(), runtime, mode };
     try {
-      await reexecute(live, ctx.d.store.steps(id), -1, m.stepCount - 1);
+      // Reopening a recording re-executes every step: Cancel stops that too.
+      await this.onLive(id, live, signal, () => reexecute(live, ctx.d.store.steps(id), -1, m.stepCount - 1, signal));
     } catch (e) {
       await session.close();
       throw e;
@@ -168,21 +213,24 @@ export class LiveSessions {
     return live;
   }
 
-  async scrub(id: number, idx: number): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
-    return this.exclusive(id, async () => {
-      const m = this.ctx.meta(id);
-      if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
-      const detail = stepDetail(this.ctx, id, idx);
-      const live = this.live.get(id);
-      if (!live) return { detail, live: false, reexecuted: 0 };
-      const reexecuted = await moveTo(this.ctx, id, live, idx);
-      return { detail, live: true, reexecuted };
-    });
+  async scrub(id: number, idx: number, requestId?: string): Promise<{ detail: StepDetail; live: boolean; reexecuted: number }> {
+    return this.cancellable(requestId, 'Moving to the step', (signal) =>
+      this.exclusive(id, async () => {
+        const m = this.ctx.meta(id);
+        if (idx >= m.stepCount) throw new DomainError('invalid_input', `Episode ${id} has ${m.stepCount} steps; cannot scrub to ${idx}`);
+        const detail = stepDetail(this.ctx, id, idx);
+        const live = this.live.get(id);
+        if (!live) return { detail, live: false, reexecuted: 0 };
+        const reexecuted = await this.onLive(id, live, signal, () => moveTo(this.ctx, id, live, idx, signal));
+        return { detail, live: true, reexecuted };
+      }),
+    );
   }
 
   /** When the session stands before the end of the recording, play continues in a fork. */
-  private async forkIfBehind(id: number): Promise<{ id: number; live: Live; forkedFrom: number | null }> {
-    const live = await this.ensureLive(id);
+  private async forkIfBehind(id: number, signal?: AbortSignal): Promise<{ id: number; live: Live; forkedFrom: number | null }> {
+    const live = await this.ensureLive(id, signal);
+    stillWanted(signal);
     const m = this.ctx.meta(id);
     if (live.cursor >= m.stepCount - 1) return { id, live, forkedFrom: null };
     const fork = this.ctx.d.store.fork(id, live.cursor);
@@ -197,19 +245,21 @@ export class LiveSessions {
     return { episode: summaryOf(m, this.cursor(id)), steps: this.ctx.d.store.viewsRange(m, idx, idx), detail: stepDetail(this.ctx, id, idx), forkedFrom };
   }
 
-  async act(id: number, action: string, extract: boolean, toolUseHint?: boolean) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
-      const raw = action;
-      const toolUse = toolUseHint ?? this.ctx.meta(f.id).meta.toolUse === true;
-      const act = extract ? extractAction(raw, { toolUse }) : raw;
-      // play() with one action answers the step and the state in one interpreter round trip.
-      const [rec] = await f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] });
-      if (!rec) throw new Error('the runtime returned no step');
-      await recordStep(this.ctx, f.id, f.live, rec, rec.state ?? undefined);
-      this.ctx.d.changed?.([f.id]);
-      return this.stepResult(f.id, rec.idx, f.forkedFrom);
-    });
+  async act(id: number, action: string, extract: boolean, toolUseHint?: boolean, requestId?: string) {
+    return this.cancellable(requestId, 'The step', (signal) =>
+      this.exclusive(id, async () => {
+        const f = await this.forkIfBehind(id, signal);
+        const raw = action;
+        const toolUse = toolUseHint ?? this.ctx.meta(f.id).meta.toolUse === true;
+        const act = extract ? extractAction(raw, { toolUse }) : raw;
+        // play() with one action answers the step and the state in one interpreter round trip.
+        const [rec] = await this.onLive(f.id, f.live, signal, () => f.live.session.play(f.live.cursor + 1, [act], { stopWhenDone: false, rawActions: [act === raw ? null : raw] }));
+        if (!rec) throw new Error('the runtime returned no step');
+        await recordStep(this.ctx, f.id, f.live, rec, rec.state ?? undefined);
+        this.ctx.d.changed?.([f.id]);
+        return this.stepResult(f.id, rec.idx, f.forkedFrom);
+      }),
+    );
   }
 
   /**
@@ -232,25 +282,29 @@ export class LiveSessions {
     });
   }
 
-  async resetAgain(id: number, seed: number | null | undefined) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
-      const m = this.ctx.meta(f.id);
-      const s = seed === undefined ? m.seed : seed;
-      const rec = await f.live.session.reset(f.live.cursor + 1, s);
-      await recordStep(this.ctx, f.id, f.live, rec);
-      this.ctx.d.changed?.([f.id]);
-      return this.stepResult(f.id, rec.idx, f.forkedFrom);
-    });
+  async resetAgain(id: number, seed: number | null | undefined, requestId?: string) {
+    return this.cancellable(requestId, 'The reset', (signal) =>
+      this.exclusive(id, async () => {
+        const f = await this.forkIfBehind(id, signal);
+        const m = this.ctx.meta(f.id);
+        const s = seed === undefined ? m.seed : seed;
+        const rec = await this.onLive(f.id, f.live, signal, () => f.live.session.reset(f.live.cursor + 1, s));
+        await recordStep(this.ctx, f.id, f.live, rec);
+        this.ctx.d.changed?.([f.id]);
+        return this.stepResult(f.id, rec.idx, f.forkedFrom);
+      }),
+    );
   }
 
-  async run(id: number, policy: Policy, until: Until, maxSteps: number) {
-    return this.exclusive(id, async () => {
-      const f = await this.forkIfBehind(id);
-      const stopped = await runPolicy(this.ctx, f.id, f.live, policy, until, maxSteps);
-      this.ctx.d.changed?.([f.id]);
-      return { ...this.view(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
-    });
+  async run(id: number, policy: Policy, until: Until, maxSteps: number, requestId?: string) {
+    return this.cancellable(requestId, 'The run', (signal) =>
+      this.exclusive(id, async () => {
+        const f = await this.forkIfBehind(id, signal);
+        const stopped = await this.onLive(f.id, f.live, signal, () => runPolicy(this.ctx, f.id, f.live, policy, until, maxSteps, signal));
+        this.ctx.d.changed?.([f.id]);
+        return { ...this.view(f.id), forkedFrom: f.forkedFrom, stoppedBecause: stopped };
+      }),
+    );
   }
 
   async close(id: number): Promise<boolean> {

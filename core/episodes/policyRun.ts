@@ -4,7 +4,7 @@
  */
 import type { Policy } from '../api/calls/episodes';
 import type { EpisodeContext } from './context';
-import { CHUNK, moveTo, type Live } from './livePosition';
+import { CHUNK, moveTo, stillWanted, type Live } from './livePosition';
 import { actionSourceFor, describePolicy, feedFromSource } from './policy';
 import { playPlan } from './rollout';
 import type { StateTree } from './stateDiff';
@@ -13,7 +13,7 @@ import { evaluate, parseCondition } from './until';
 export type Until = { kind: 'done' } | { kind: 'reward' } | { kind: 'expr'; expr: string } | { kind: 'steps'; count: number };
 
 /** Plays episode `id` on from its live session's cursor; returns why it stopped. The caller holds the episode's lock. */
-export async function runPolicy(ctx: EpisodeContext, id: number, live: Live, policy: Policy, until: Until, maxSteps: number): Promise<string> {
+export async function runPolicy(ctx: EpisodeContext, id: number, live: Live, policy: Policy, until: Until, maxSteps: number, signal?: AbortSignal): Promise<string> {
   const store = ctx.d.store;
   const m = ctx.meta(id);
   const cond = until.kind === 'expr' ? parseCondition(until.expr) : null;
@@ -42,6 +42,8 @@ export async function runPolicy(ctx: EpisodeContext, id: number, live: Live, pol
       }
     },
     afterBatch: async (kept) => {
+      // Steps recorded before Cancel stay; none after it.
+      stillWanted(signal);
       store.appendSteps(id, kept);
     },
   });

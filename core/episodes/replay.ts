@@ -2,6 +2,7 @@
  * Replay: re-execute a recording in a fresh session and find the first step where what happens
  * now differs from what was recorded. The comparison is a pure function of the two recordings.
  */
+import { DomainError } from '../errors';
 import type { Divergence, ReplayReport } from '../api/calls/episodes';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import { planOf, playPlan, type RecordedToolTurn } from './rollout';
@@ -54,13 +55,16 @@ export function firstDivergence(m: Pick<EpisodeMeta, 'hintEnabled' | 'hintText' 
 }
 
 /** Re-executes a recording in a fresh session, comparing step by step; the replay is kept as its own episode. */
-export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string } = {}): Promise<ReplayReport> {
+/** `signal` (Cancel): the replay's interpreter is stopped and nothing is recorded. */
+export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string; signal?: AbortSignal } = {}): Promise<ReplayReport> {
   const m = ctx.meta(id);
   const source = opts.source ?? ctx.env(m.envHash).source;
   const recorded = ctx.d.store.steps(id, true);
   const runtime: RuntimeChoice = opts.runtime ?? (m.runtime === 'cpython' ? 'cpython' : 'pyodide');
   const mode = modeOf(m.meta);
-  const session = await ctx.openSession(source, m.maxTurns, runtime, false, mode);
+  const signal = opts.signal;
+  // Cancel stops the session's calls as well as its load (see EnvSession.open).
+  const session = await ctx.openSession(source, m.maxTurns, runtime, false, mode, signal);
   let replayed: StepRecord[];
   try {
     // A recording is replayed as it was made: every recorded step, no budget and no early stop
@@ -70,6 +74,7 @@ export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { run
   } finally {
     await session.close();
   }
+  if (signal?.aborted) throw new DomainError('cancelled', 'The replay was cancelled');
   const divergence = firstDivergence(m, recorded, replayed);
   const replayId = ctx.d.store.create({
     envHash: m.envHash,

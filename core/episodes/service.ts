@@ -65,24 +65,29 @@ export class EpisodeService {
     return this.sessions.openCancel(requestId);
   }
 
-  scrub(id: number, idx: number) {
-    return this.sessions.scrub(id, idx);
+  /** Cancel for a step, run, scrub, reopen, replay or import started with this request id. */
+  cancel(requestId: string): boolean {
+    return this.sessions.cancel(requestId);
   }
 
-  act(id: number, action: string, extract: boolean, toolUseHint?: boolean) {
-    return this.sessions.act(id, action, extract, toolUseHint);
+  scrub(id: number, idx: number, requestId?: string) {
+    return this.sessions.scrub(id, idx, requestId);
+  }
+
+  act(id: number, action: string, extract: boolean, toolUseHint?: boolean, requestId?: string) {
+    return this.sessions.act(id, action, extract, toolUseHint, requestId);
   }
 
   policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
     return this.sessions.policyTurn(id, turn);
   }
 
-  resetAgain(id: number, seed: number | null | undefined) {
-    return this.sessions.resetAgain(id, seed);
+  resetAgain(id: number, seed: number | null | undefined, requestId?: string) {
+    return this.sessions.resetAgain(id, seed, requestId);
   }
 
-  run(id: number, policy: Policy, until: Until, maxSteps: number) {
-    return this.sessions.run(id, policy, until, maxSteps);
+  run(id: number, policy: Policy, until: Until, maxSteps: number, requestId?: string) {
+    return this.sessions.run(id, policy, until, maxSteps, requestId);
   }
 
   close(id: number): Promise<boolean> {
@@ -102,12 +107,14 @@ export class EpisodeService {
 
   // ------------------------------------------------------------------ replay, import, JSONL
 
-  replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string } = {}): Promise<ReplayReport> {
-    return replayEpisode(this.ctx, id, opts);
+  replay(id: number, opts: { runtime?: RuntimeChoice | undefined; source?: string; requestId?: string | undefined } = {}): Promise<ReplayReport> {
+    const { requestId, ...rest } = opts;
+    return this.sessions.cancellable(requestId, 'The replay', (signal) => replayEpisode(this.ctx, id, { ...rest, ...(signal ? { signal } : {}) }));
   }
 
-  importTrajectories(input: Parameters<typeof importTrajectories>[1]) {
-    return importTrajectories(this.ctx, input);
+  importTrajectories(input: Parameters<typeof importTrajectories>[1] & { requestId?: string | undefined }) {
+    const { requestId, ...rest } = input;
+    return this.sessions.cancellable(requestId, 'The import', (signal) => importTrajectories(this.ctx, rest, signal));
   }
 
   exportJsonl(ids: number[]): { text: string; count: number } {

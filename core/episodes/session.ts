@@ -42,6 +42,8 @@ export interface RuntimePort {
   /** The session's background requests go ahead now (optional: runtimes without priorities). */
   promote?(sessionId: string): void;
   close(sessionId: string): Promise<unknown>;
+  /** Cancel: kill the interpreter working for the session; false when it cannot without hurting others. */
+  interrupt?(sessionId: string): boolean;
 }
 
 export interface LoadInfo {
@@ -150,7 +152,7 @@ export class EnvSession {
     });
     if (!r.ok && r.error.kind === 'cancelled') throw new DomainError('cancelled', 'Opening the episode was cancelled');
     if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
-    return new EnvSession(host, r.sessionId, {
+    const session = new EnvSession(host, r.sessionId, {
       className: r.load.className ?? null,
       maxTurns: typeof r.load.maxTurns === 'number' ? r.load.maxTurns : null,
       toolUse: r.load.toolUse === true,
@@ -158,6 +160,19 @@ export class EnvSession {
       mayHaveTools: r.load.mayHaveTools !== false,
       runtime: r.runtime,
     });
+    // The signal stops the session's calls too, not only its load (a replay, an import's seed
+    // search): Cancel kills the interpreter working for it, until the session is closed.
+    if (opts.signal) session.stopOn(opts.signal);
+    return session;
+  }
+
+  private unwatch: (() => void) | null = null;
+
+  private stopOn(signal: AbortSignal): void {
+    const stop = () => void this.host.interrupt?.(this.id);
+    if (signal.aborted) stop();
+    signal.addEventListener('abort', stop, { once: true });
+    this.unwatch = () => signal.removeEventListener('abort', stop);
   }
 
   private async call(req: HarnessRequest, background = false): Promise<HarnessReply> {
@@ -276,6 +291,7 @@ export class EnvSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.unwatch?.();
     await this.host.close(this.id).catch(() => {});
   }
 }

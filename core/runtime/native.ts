@@ -416,6 +416,13 @@ export class NativeRuntime {
     p?.close();
   }
 
+  /** Cancel of a session's work in flight: its own process is killed, so the call answers at once. */
+  interrupt(sessionId: string): boolean {
+    if (!this.sessions.has(sessionId)) return false;
+    this.drop(sessionId);
+    return true;
+  }
+
   /** Kills a session's process (tests). */
   kill(sessionId: string): boolean {
     const p = this.sessions.get(sessionId);

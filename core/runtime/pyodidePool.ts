@@ -445,6 +445,18 @@ export class PyodidePool {
     }
   }
 
+  /**
+   * Cancel of a session's work in flight (a step that spins): its child is killed and replaced
+   * when it hosts no other session, the only way to stop Python that never yields. False on a
+   * shared child: the call runs to its end or its time limit, and the caller discards the session.
+   */
+  interruptSession(sessionId: string): boolean {
+    const w = this.sessionWorker.get(sessionId);
+    if (!w || w.sessions.size !== 1) return false;
+    w.die('cancelled by the user', 'cancelled');
+    return true;
+  }
+
   /** Kills the child of a session (tests: prove a replacement comes up healthy). */
   killSessionWorker(sessionId: string): boolean {
     const w = this.sessionWorker.get(sessionId);

@@ -147,6 +147,19 @@ export class RuntimeService {
     if (this.sessions.get(sessionId)?.runtime === 'pyodide') this.pool.promote(sessionId);
   }
 
+  /**
+   * Cancel: stops the session's work in flight by killing its interpreter (the session is gone
+   * afterwards). False when that would hit other sessions (a shared Pyodide child): the call then
+   * ends by itself or at its time limit.
+   */
+  interrupt(sessionId: string): boolean {
+    const s = this.sessions.get(sessionId);
+    if (!s) return false;
+    const stopped = s.runtime === 'pyodide' ? this.pool.interruptSession(sessionId) : this.native.interrupt(sessionId);
+    if (stopped) this.sessions.delete(sessionId);
+    return stopped;
+  }
+
   async close(sessionId: string): Promise<boolean> {
     const s = this.sessions.get(sessionId);
     if (!s) return false;

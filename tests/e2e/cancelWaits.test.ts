@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import { ensureChildBuilt } from '../integration/runtime/helpers';
+import { engineIdle as waitEngineIdle, episodeCount as countEpisodes, pickEnv } from '../helpers/cancelWaits';
 
 /**
  * Every wait over a second shows progress and has a Cancel that stops the work in the engine.
@@ -42,24 +43,9 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-async function pick(page: Page, name: string, hash: string): Promise<void> {
-  await page.getByTestId('ep-env-search').fill(name);
-  await page.waitForFunction((h) => {
-    const sel = document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null;
-    return !!sel && [...sel.options].some((o) => o.value === h);
-  }, hash);
-  await page.getByTestId('ep-env').selectOption(hash);
-}
-
-function episodeCount(): number {
-  return (ctx.app.services.db.prepare('SELECT COUNT(*) AS n FROM episodes').get() as { n: number }).n;
-}
-
-/** Waits (no time asserted) until the engine holds no session and no interpreter works on one. */
-async function engineIdle(): Promise<void> {
-  const rt = ctx.app.services.runtime;
-  await expect.poll(() => ({ sessions: rt.status().sessions, busy: rt.status().pool.busy }), { timeout: 30_000, interval: 100 }).toEqual({ sessions: 0, busy: 0 });
-}
+const pick = (page: Page, name: string, hash: string) => pickEnv(page, name, hash);
+const episodeCount = () => countEpisodes(ctx);
+const engineIdle = () => waitEngineIdle(ctx);
 
 test("the status bar's Pyodide start shows progress, and Cancel stops the starting interpreters", async () => {
   const { page } = ctx;

@@ -88,6 +88,7 @@ export const samples: Sample[] = [
   { call: 'episodes.regret', input: { hash: '0000000000000000000000000000000000000000000000000000000000000000', seeds: 2, policy: { kind: 'solution' } } },
   { call: 'episodes.regretCancel', input: { runId: 'no-such-run' } },
   { call: 'episodes.openCancel', input: { requestId: 'no-such-open' } },
+  { call: 'episodes.cancel', input: { requestId: 'no-such-request' } },
   // models: a port nothing listens on answers at once; no environment in the library to play.
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', retries: 0 } }, volatile: ['latencyMs'] },
   { call: 'models.turn', input: { id: 1, endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },

@@ -100,6 +100,8 @@ export const editorCalls = {
         message: z.string().max(2000).default(''),
         /** Skip the loading checks (bulk work, tests). */
         check: z.boolean().default(true),
+        /** Chosen by the caller: editor.checkLoadCancel with it stops the checks after the save (the version stays saved). */
+        requestId: z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' }).optional(),
       })
       .strict(),
     output: z.object({ hash: z.string(), created: z.boolean(), versions: z.array(versionInfoSchema), check: loadCheckSchema }),

@@ -236,28 +236,37 @@ export const episodesCalls = {
     input: z.object({ requestId: openRequestId }).strict(),
     output: z.object({ cancelled: z.boolean() }),
   }),
+  'episodes.cancel': defineCall({
+    name: 'episodes.cancel',
+    summary:
+      'Stop an episodes.act, resetAgain, run, scrub, replay or importTrajectory started with a requestId (reopening a recording included): its interpreter is stopped, the episode\'s live session is dropped, nothing more is recorded (steps recorded before stay), and the call fails with cancelled.',
+    input: z.object({ requestId: openRequestId }).strict(),
+    output: z.object({ cancelled: z.boolean() }),
+  }),
   'episodes.act': defineCall({
     name: 'episodes.act',
     summary: 'One step with an action. After a scrub to an earlier step the play continues in a new (forked) episode.',
-    input: z.object({ id, action, extract: z.boolean().default(false) }).strict(),
+    input: z.object({ id, action, extract: z.boolean().default(false), requestId: openRequestId.optional() }).strict(),
     output: stepResult,
   }),
   'episodes.resetAgain': defineCall({
     name: 'episodes.resetAgain',
     summary: 'Reset the same environment instance again (a fresh load would hide state leaking across reset).',
-    input: z.object({ id, seed: seed.nullable().optional() }).strict(),
+    input: z.object({ id, seed: seed.nullable().optional(), requestId: openRequestId.optional() }).strict(),
     output: stepResult,
   }),
   'episodes.run': defineCall({
     name: 'episodes.run',
     summary: 'Step with a policy until a condition holds (done, reward > 0, a state expression, or a step count).',
-    input: z.object({ id, policy: policySchema, until: untilSchema.default({ kind: 'done' }), maxSteps: z.number().int().min(1).max(100_000).default(1000) }).strict(),
+    input: z
+      .object({ id, policy: policySchema, until: untilSchema.default({ kind: 'done' }), maxSteps: z.number().int().min(1).max(100_000).default(1000), requestId: openRequestId.optional() })
+      .strict(),
     output: episodeWithSteps.extend({ forkedFrom: z.number().int().nullable(), stoppedBecause: z.string() }),
   }),
   'episodes.scrub': defineCall({
     name: 'episodes.scrub',
     summary: 'Move the live session to any recorded step (nearest snapshot, then re-execution) and return that step.',
-    input: z.object({ id, idx: z.number().int().min(0) }).strict(),
+    input: z.object({ id, idx: z.number().int().min(0), requestId: openRequestId.optional() }).strict(),
     output: z.object({ detail: stepDetailSchema, live: z.boolean(), reexecuted: z.number().int() }),
   }),
   'episodes.close': defineCall({
@@ -275,7 +284,7 @@ export const episodesCalls = {
   'episodes.replay': defineCall({
     name: 'episodes.replay',
     summary: 'Re-execute a recorded episode in a fresh session and report the first divergence.',
-    input: z.object({ id, runtime: runtime.optional() }).strict(),
+    input: z.object({ id, runtime: runtime.optional(), requestId: openRequestId.optional() }).strict(),
     output: replayReportSchema,
   }),
   'episodes.importTrajectory': defineCall({
@@ -290,6 +299,8 @@ export const episodesCalls = {
         seedSearchLimit: z.number().int().min(1).max(100_000).default(1000),
         thinking: z.boolean().optional(),
         runtime: runtime.optional(),
+        /** Chosen by the caller: episodes.cancel with it stops the seed search and the replay, and undoes the import. */
+        requestId: openRequestId.optional(),
       })
       .strict(),
     output: z.object({

@@ -67,4 +67,20 @@ describe("SPADE's quick loading checks in the sandboxed runtime", () => {
     expect(saved.check.diagnostics[0]!.stage).toBe('exec');
     expect(saved.check.diagnostics[0]!.line).toBe(broken.split('\n').findIndex((l) => l.startsWith('raise RuntimeError')) + 1);
   });
+
+  it('a Save whose checks are cancelled keeps the version and says the checks did not run', async () => {
+    const { envId, hash } = await api.call('editor.create', { source: `${GAME}\n# cancelled copy\n`, origin: 'paste' });
+    const spins = `${GAME}\n# cancelled copy\nwhile True:\n    pass\n`;
+    const saving = api.call('editor.save', { envId, parentHash: hash, source: spins, hint: null, message: 'spins', requestId: 'save-checks-1' });
+    // What the engine holds (read for the assertion only): the save's checks are running.
+    const audit = services.audit as unknown as { auditsInFlight: number };
+    await expect.poll(() => audit.auditsInFlight, { timeout: 30_000, interval: 50 }).toBe(1);
+    expect(await api.call('editor.checkLoadCancel', { requestId: 'save-checks-1' })).toEqual({ cancelled: true });
+    const saved = await saving;
+    expect(audit.auditsInFlight).toBe(0);
+    expect(saved.created).toBe(true);
+    expect(saved.check).toMatchObject({ ran: false, ok: false, diagnostics: [] });
+    expect(saved.check.detail).toContain('Cancelled');
+    expect((await api.call('editor.versions', { envId })).head).toBe(saved.hash);
+  });
 });

@@ -1,4 +1,4 @@
-import { errorMessage, type Diagnostic, type EnvDetail, type LoadCheck, type VersionInfo } from '../../../../core/api';
+import { errorMessage, type CallOutput, type Diagnostic, type EnvDetail, type LoadCheck, type VersionInfo } from '../../../../core/api';
 import { backend, log, useApp, type Problem } from '../../store/app';
 import { tabId, useWorkbench } from '../../store/workbench';
 import type { Monaco } from '../../monaco/setup';
@@ -61,7 +61,7 @@ export class EditorSession {
    */
   async runLoadCheck(): Promise<'done' | 'cancelled'> {
     if (this.checking) return 'cancelled';
-    const requestId = `check-${this.env.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+    const requestId = this.newCheckId();
     this.checking = { requestId, startedAt: Date.now(), cancelling: false };
     this.notify();
     try {
@@ -76,6 +76,10 @@ export class EditorSession {
     this.setMarkers('spade-load', this.lastCheck.diagnostics);
     this.publishProblems();
     return 'done';
+  }
+
+  private newCheckId(): string {
+    return `check-${this.env.id}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
   }
 
   cancelLoadCheck(): void {
@@ -228,13 +232,29 @@ export class EditorSession {
     if (this.draftTimer) clearTimeout(this.draftTimer);
     this.draftTimer = null;
     await this.draftWrite;
-    const r = await backend().call('editor.save', {
-      envId: this.env.id,
-      parentHash: this.baseHash,
-      source,
-      hint: hint === this.savedHint ? null : hint,
-      message,
-    });
+    // The checks after the save take seconds (more on Pyodide's first start): the same line and
+    // Cancel as "Run SPADE loading checks"; a cancelled check leaves the version saved.
+    const requestId = this.checking ? undefined : this.newCheckId();
+    if (requestId) {
+      this.checking = { requestId, startedAt: Date.now(), cancelling: false };
+      this.notify();
+    }
+    let r: CallOutput<'editor.save'>;
+    try {
+      r = await backend().call('editor.save', {
+        envId: this.env.id,
+        parentHash: this.baseHash,
+        source,
+        hint: hint === this.savedHint ? null : hint,
+        message,
+        ...(requestId ? { requestId } : {}),
+      });
+    } finally {
+      if (requestId) {
+        this.checking = null;
+        this.notify();
+      }
+    }
     this.baseHash = r.hash;
     this.savedSource = source;
     this.savedHint = hint;

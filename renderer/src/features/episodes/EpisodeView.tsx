@@ -1,13 +1,12 @@
 import { memo, useCallback, useMemo, useRef, useState } from 'react';
 import type { StepView } from '../../../../core/api/calls/episodes';
 import type { ViewProps } from '../../views/registry';
-import { backend } from '../../store/app';
 import { ActionBar, ModelTurns, RunBar } from './Controls';
 import { LineChart } from './ReturnChart';
 import { StepPanel } from './StepPanel';
 import { openPair } from './store';
 import { useEpisode, type EpisodeController } from './useEpisode';
-import { errorMessage } from '../../../../core/api';
+import { WorkProgress } from './WorkProgress';
 
 export function Timeline({ ctl, testId = 'timeline' }: { ctl: EpisodeController; testId?: string }) {
   const n = ctl.steps.length;
@@ -81,21 +80,23 @@ export function EpisodeView({ tab }: ViewProps<'episode'>) {
         <span className="ep-header-actions">
           <button
             data-testid="replay"
+            disabled={ctl.busy}
             onClick={async () => {
-              try {
-                const r = await backend().call('episodes.replay', { id: ctl.id });
-                setReplayMsg(r.divergence ? `First divergence at step ${r.divergence.idx} (${r.divergence.fields.join(', ')})` : `Replayed ${r.compared} steps: no divergence`);
-                await ctl.reload();
-              } catch (e) {
-                setReplayMsg(errorMessage(e));
-              }
+              setReplayMsg(null);
+              const r = await ctl.replay();
+              if (r) setReplayMsg(r.divergence ? `First divergence at step ${r.divergence.idx} (${r.divergence.fields.join(', ')})` : `Replayed ${r.compared} steps: no divergence`);
             }}
           >
             Replay &amp; compare
           </button>
         </span>
       </div>
-      {ctl.note ? <div className="ep-note">{ctl.note}</div> : null}
+      <WorkProgress work={ctl.work} onCancel={ctl.cancel} />
+      {ctl.note ? (
+        <div className="ep-note" data-testid="ep-note">
+          {ctl.note}
+        </div>
+      ) : null}
       {ep.divergenceStep !== null ? (
         <div className="ep-divergence" data-testid="divergence-banner">
           First divergence at step <b data-testid="divergence-step">{ep.divergenceStep}</b>

@@ -1,10 +1,13 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, type EnvSummary } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { EpisodeFiltersBar } from './EpisodeFilters';
 import { ProgressLine } from '../../components/ProgressLine';
 import { useOpening } from './useOpening';
 import { episodeTitle, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+
+/** The Import section's wait, shown under its button rather than under Play. */
+const IMPORTING = 'Importing and replaying';
 
 function download(name: string, text: string): void {
   const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
@@ -134,7 +137,7 @@ export function EpisodesPanel() {
             Model…
           </button>
         </div>
-        {opening ? <ProgressLine label={opening.label} startedAt={opening.startedAt} detail={opening.detail} onCancel={cancelOpen} cancelling={opening.cancelling} testId="ep-opening" /> : null}
+        {opening && opening.label !== IMPORTING ? <ProgressLine label={opening.label} startedAt={opening.startedAt} detail={opening.detail} onCancel={cancelOpen} cancelling={opening.cancelling} testId="ep-opening" /> : null}
       </section>
       <section>
         <div className="ep-panel-title">Import</div>
@@ -163,14 +166,19 @@ export function EpisodesPanel() {
                   return;
                 }
                 const base = { text: trajText, ...(trajName ? { fileName: trajName } : {}) };
-                let r;
-                try {
-                  // The trajectory's own env_hash / game file name first; the selected environment otherwise.
-                  r = await backend().call('episodes.importTrajectory', trajName || !hash ? base : { ...base, envHash: hash });
-                } catch (e) {
-                  if (!((e as { code?: unknown }).code === 'not_found' && hash && trajName)) throw e;
-                  r = await backend().call('episodes.importTrajectory', { ...base, envHash: hash });
-                }
+                const got: { r: CallOutput<'episodes.importTrajectory'> | null } = { r: null };
+                // The seed search and the replay take seconds: progress and Cancel, as an open has.
+                const done = await runOpen(IMPORTING, async (requestId) => {
+                  try {
+                    // The trajectory's own env_hash / game file name first; the selected environment otherwise.
+                    got.r = await backend().call('episodes.importTrajectory', { ...(trajName || !hash ? base : { ...base, envHash: hash }), requestId: requestId() });
+                  } catch (e) {
+                    if (!((e as { code?: unknown }).code === 'not_found' && hash && trajName)) throw e;
+                    got.r = await backend().call('episodes.importTrajectory', { ...base, envHash: hash, requestId: requestId() });
+                  }
+                });
+                const r = got.r;
+                if (done === 'cancelled' || !r) return setMsg('Cancelled: nothing was imported.');
                 const first = r.results[0];
                 setMsg(
                   r.results
@@ -188,6 +196,7 @@ export function EpisodesPanel() {
           </button>
           <span className="muted">{trajName ? `${trajName}: bound by its env_hash or file name, else to the selected environment` : hash ? 'pasted text binds to the selected environment' : ''}</span>
         </div>
+        {opening && opening.label === IMPORTING ? <ProgressLine label={opening.label} startedAt={opening.startedAt} detail={opening.detail} onCancel={cancelOpen} cancelling={opening.cancelling} testId="ep-importing" /> : null}
       </section>
       {msg ? (
         <pre className="ep-msg" data-testid="ep-msg">

@@ -3,6 +3,7 @@ import type { ViewProps } from '../../views/registry';
 import { ActionBar, RunBar } from './Controls';
 import { StepPanel } from './StepPanel';
 import { useEpisode, type EpisodeController } from './useEpisode';
+import { WorkProgress } from './WorkProgress';
 
 function Column({ ctl, title, testId, playable }: { ctl: EpisodeController; title: string; testId: string; playable: boolean }) {
   return (
@@ -14,6 +15,8 @@ function Column({ ctl, title, testId, playable }: { ctl: EpisodeController; titl
         </span>
       </div>
       {playable ? <ActionBar busy={ctl.busy} onAct={(a) => void ctl.act(a)} testId={`${testId}-action`} /> : null}
+      <WorkProgress work={ctl.work} onCancel={ctl.cancel} testId={`${testId}-work`} />
+      {ctl.note ? <div className="ep-note">{ctl.note}</div> : null}
       {ctl.error ? <div className="ep-error">{ctl.error}</div> : null}
       {ctl.idx < ctl.steps.length || ctl.steps.length === 0 ? <StepPanel detail={ctl.detail} /> : <p className="muted">This column has no step {ctl.idx}.</p>}
     </div>

@@ -5,6 +5,17 @@ import { backend } from '../../store/app';
 
 export type RunInput = Omit<CallInput<'episodes.run'>, 'id'>;
 
+/** Work on the episode that reaches its interpreter (a step, a run, a replay): shown with Cancel while it waits. */
+export interface EpisodeWork {
+  label: string;
+  startedAt: number;
+  /** Reopening a recording re-executes its steps first (the episode was not live). */
+  detail?: string;
+  cancelling: boolean;
+}
+
+let nextRequest = 1;
+
 export interface EpisodeController {
   id: number;
   episode: EpisodeSummary | null;
@@ -12,6 +23,10 @@ export interface EpisodeController {
   idx: number;
   detail: StepDetail | null;
   busy: boolean;
+  /** What the interpreter is doing for this view right now, or null. */
+  work: EpisodeWork | null;
+  /** Stops the work in the engine (episodes.cancel): its interpreter stopped, nothing more recorded. */
+  cancel(): void;
   error: string | null;
   note: string | null;
   /** Milliseconds of the last step round trip (the UI's own measure, shown in the header). */
@@ -20,6 +35,7 @@ export interface EpisodeController {
   act(action: string): Promise<void>;
   resetAgain(seed?: number | null): Promise<void>;
   run(input: RunInput): Promise<string | null>;
+  replay(): Promise<CallOutput<'episodes.replay'> | null>;
   /** One turn of the served model set up in 'Play with a model' (or turns until the episode ends). */
   modelTurn(untilDone: boolean): Promise<string | null>;
   reload(): Promise<void>;
@@ -34,6 +50,8 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
   const [idx, setIdx] = useState(initialIdx);
   const [detail, setDetail] = useState<StepDetail | null>(null);
   const [busy, setBusy] = useState(false);
+  const [work, setWork] = useState<EpisodeWork | null>(null);
+  const request = useRef<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [lastStepMs, setLastStepMs] = useState<number | null>(null);
@@ -132,6 +150,40 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     }
   }, []);
 
+  /**
+   * `fn` under a request id of its own, so Cancel stops exactly this work in the engine. After a
+   * Cancel the recording is read again (steps recorded before it stay) and a note says so.
+   */
+  const tracked = useCallback(
+    async <T,>(label: string, fn: (requestId: string) => Promise<T>, onLiveSession = true): Promise<T | null> => {
+      const requestId = `ep-${Date.now().toString(36)}-${nextRequest++}`;
+      request.current = requestId;
+      const reopening = onLiveSession && episode && !episode.live && episode.origin === 'played' ? `reopening the recording first (re-executing ${steps.length} steps)` : undefined;
+      setWork({ label, startedAt: Date.now(), cancelling: false, ...(reopening ? { detail: reopening } : {}) });
+      setNote(null);
+      let cancelled = false;
+      try {
+        return await guarded(async () => {
+          try {
+            return await fn(requestId);
+          } catch (e) {
+            if ((e as { code?: unknown }).code !== 'cancelled') throw e;
+            cancelled = true;
+            return null;
+          }
+        });
+      } finally {
+        request.current = null;
+        setWork(null);
+        if (cancelled) {
+          setNote(`${label} cancelled: its interpreter was stopped and the episode closed. Steps recorded before Cancel stay; the next step reopens the episode.`);
+          await reload();
+        }
+      }
+    },
+    [episode, steps.length, guarded, reload],
+  );
+
   return {
     id,
     episode,
@@ -139,6 +191,15 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     idx,
     detail,
     busy,
+    work,
+    cancel: () => {
+      const requestId = request.current;
+      if (!requestId) return;
+      setWork((w) => (w ? { ...w, cancelling: true } : w));
+      void backend()
+        .call('episodes.cancel', { requestId })
+        .catch(() => {});
+    },
     error,
     note,
     lastStepMs,
@@ -148,22 +209,28 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
       if (episode.live) setEpisode({ ...episode, cursor: at });
     },
     act: async (action) => {
-      await guarded(async () => {
+      await tracked('Step', async (requestId) => {
         const t0 = performance.now();
-        const r = await backend().call('episodes.act', { id, action });
+        const r = await backend().call('episodes.act', { id, action, requestId });
         await applyStep(r);
         setLastStepMs(performance.now() - t0);
       });
     },
     resetAgain: async (seed) => {
-      await guarded(async () => applyStep(await backend().call('episodes.resetAgain', { id, ...(seed !== undefined ? { seed } : {}) })));
+      await tracked('Reset', async (requestId) => applyStep(await backend().call('episodes.resetAgain', { id, requestId, ...(seed !== undefined ? { seed } : {}) })));
     },
     run: async (input) =>
-      guarded(async () => {
-        const r = await backend().call('episodes.run', { id, ...input });
+      tracked(`Run until ${input.until?.kind === 'expr' ? 'the state holds' : input.until?.kind === 'steps' ? `${input.until.count} steps` : input.until?.kind === 'reward' ? 'reward > 0' : 'done'}`, async (requestId) => {
+        const r = await backend().call('episodes.run', { id, ...input, requestId });
         await apply(r, true);
         return r.stoppedBecause;
       }),
+    replay: async () =>
+      tracked('Replay & compare', async (requestId) => {
+        const r = await backend().call('episodes.replay', { id, requestId });
+        await reload();
+        return r;
+      }, false),
     modelTurn: async (untilDone) =>
       guarded(async () => {
         const saved = localStorage.getItem('spade.llm.endpoint');
