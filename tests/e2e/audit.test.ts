@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
-import type { Services } from '../../core/services/services';
+import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 
 // Chromium against the web host: real seed pack import, real CPython audits.
 let ctx: E2EContext | null = null;
@@ -8,14 +7,6 @@ afterEach(async () => {
   await ctx?.close();
   ctx = null;
 });
-
-async function waitForPack(s: Services, n: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if ((s.db.prepare('SELECT COUNT(*) AS n FROM environments').get() as { n: number }).n >= n) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the seed pack never arrived');
-}
 
 describe('audit in Chromium', () => {
   it('audits the whole pool, charts failing checks, opens the failing environment with evidence and replays it', async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import type { Services } from '../../core/services/services';
 import { ciRay } from '../integration/jobs/helpers';
 
@@ -15,14 +15,6 @@ afterEach(async () => {
   await ctx?.close();
   ctx = null;
 });
-
-async function waitForPack(s: Services, n: number): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if ((s.db.prepare('SELECT COUNT(*) AS n FROM environments').get() as { n: number }).n >= n) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the seed pack never arrived');
-}
 
 /** Games whose reset sleeps: a sweep of them is still running when Cancel is clicked. */
 async function importSlowGames(s: Services, dir: string): Promise<void> {

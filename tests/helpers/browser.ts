@@ -2,6 +2,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApp, type RunningApp } from '../../core/host/startApp';
+import type { Services } from '../../core/services/services';
 import { tempDir } from './tmp';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -68,4 +69,13 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path });
   return path;
+}
+
+/** Waits (up to 30 s) until the library holds at least n environments: the seed pack imports as the app starts. */
+export async function waitForPack(s: Services, n: number): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if ((s.db.prepare('SELECT COUNT(*) AS n FROM environments').get() as { n: number }).n >= n) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the seed pack never arrived');
 }

@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
@@ -7,7 +6,7 @@ import { commandInfo } from '../catalog';
 import { openDataDir } from '../../memory/cliDb';
 import { collectSources } from '../../audit/sources';
 import { auditToReport, type RunItem } from '../../audit/runner';
-import { failOnMet, toMarkdown, toTable } from '../../audit/report';
+import { outputOptions, writeReport } from './auditOutput';
 import { headHashes, saveAudit, targetsFor } from '../../audit/store';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { appVersion } from '../../services/appInfo';
@@ -36,10 +35,7 @@ export const auditCommand: Command = {
     });
     const runtime = values.runtime ?? 'cpython';
     if (runtime !== 'cpython' && runtime !== 'pyodide') throw new UsageError(`--runtime must be cpython or pyodide, got ${runtime}`);
-    const format = values.format ?? 'table';
-    if (!['json', 'md', 'table'].includes(format)) throw new UsageError(`--format must be json, md or table, got ${format}`);
-    const failOn = values['fail-on'];
-    if (failOn !== undefined && failOn !== 'fail' && failOn !== 'warn') throw new UsageError(`--fail-on must be fail or warn, got ${failOn}`);
+    const output = outputOptions(values.format ?? 'table', values['fail-on'], values.out);
     if (!values.all && positionals.length !== 1) throw new UsageError('Give one PATH (a file or a folder of .py files) or --all');
     if (values.all && positionals.length) throw new UsageError('Give either PATH or --all, not both');
     const checks = values.checks ? values.checks.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
@@ -78,12 +74,7 @@ export const auditCommand: Command = {
       if (!items.length) io.err('No environments found.');
       const report = await auditToReport(items, options, workers, undefined, runtime);
       store?.(report);
-      const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
-      if (values.out) {
-        writeFileSync(values.out, text);
-        io.err(`Wrote ${values.out}`);
-      } else io.out(text);
-      return failOnMet(report, failOn as 'fail' | 'warn' | undefined) ? 1 : 0;
+      return writeReport(io, report, output);
     } finally {
       close();
     }

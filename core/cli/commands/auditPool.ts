@@ -1,10 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { CliIO } from '../command';
 import { UsageError } from '../command';
 import { openDataDir } from '../../memory/cliDb';
-import { failOnMet, toMarkdown, toTable } from '../../audit/report';
+import { outputOptions, writeReport } from './auditOutput';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { probePython } from '../../runtime/native';
 import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
@@ -65,10 +64,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
   });
   const modes = [values.pool !== undefined, values.resume !== undefined, values.cancel !== undefined].filter(Boolean).length;
   if (modes !== 1) throw new UsageError('Give one of --pool QUERY, --resume SWEEP_ID or --cancel SWEEP_ID');
-  const format = values.json ? 'json' : (values.format ?? 'table');
-  if (!['json', 'md', 'table'].includes(format)) throw new UsageError(`--format must be json, md or table, got ${format}`);
-  const failOn = values['fail-on'];
-  if (failOn !== undefined && failOn !== 'fail' && failOn !== 'warn') throw new UsageError(`--fail-on must be fail or warn, got ${failOn}`);
+  const output = outputOptions(values.json ? 'json' : (values.format ?? 'table'), values['fail-on'], values.out);
   const num = (v: string | undefined, name: string, lo: number, hi: number, dflt: number) => {
     if (v === undefined) return dflt;
     const n = Number(v);
@@ -146,12 +142,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
-    const text = format === 'json' ? JSON.stringify(report, null, 2) + '\n' : format === 'md' ? toMarkdown(report) : toTable(report);
-    if (values.out) {
-      writeFileSync(values.out, text);
-      io.err(`Wrote ${values.out}`);
-    } else io.out(text);
-    return failOnMet(report, failOn as 'fail' | 'warn' | undefined) ? 1 : 0;
+    return writeReport(io, report, output);
   } finally {
     db.close();
   }
