@@ -27,6 +27,9 @@ export interface OpenInput {
   requestId?: string | undefined;
 }
 
+/** One turn of a policy that decides its own actions (a served model); `signal` is Cancel. */
+export type PolicyTurn = (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta, signal?: AbortSignal) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>;
+
 export class LiveSessions {
   private readonly live = new Map<number, Live>();
   /** One operation per episode at a time: steps must reach the interpreter in order. */
@@ -266,20 +269,23 @@ export class LiveSessions {
    * A policy turn that decides its own action on the live session (a served model): `turn` plays at
    * most one agent turn and returns the steps it recorded and what to keep in the episode's meta.
    */
-  async policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
-    return this.exclusive(id, async () => {
-      const store = this.ctx.d.store;
-      const f = await this.forkIfBehind(id);
-      const m = this.ctx.meta(f.id);
-      const r = await turn(f.live.session, store.steps(f.id), m);
-      if (r.steps.length) {
-        store.appendSteps(f.id, r.steps);
-        f.live.cursor = r.steps.at(-1)!.idx;
-      }
-      store.setMeta(f.id, r.meta);
-      this.ctx.d.changed?.([f.id]);
-      return { ...this.view(f.id), forkedFrom: f.forkedFrom, ended: r.ended };
-    });
+  async policyTurn(id: number, turn: PolicyTurn, requestId?: string) {
+    return this.cancellable(requestId, 'The model turn', (signal) =>
+      this.exclusive(id, async () => {
+        const store = this.ctx.d.store;
+        const f = await this.forkIfBehind(id, signal);
+        const m = this.ctx.meta(f.id);
+        // Cancel drops the model's request; a turn already stepping the game has its interpreter stopped.
+        const r = await this.onLive(f.id, f.live, signal, () => turn(f.live.session, store.steps(f.id), m, signal));
+        if (r.steps.length) {
+          store.appendSteps(f.id, r.steps);
+          f.live.cursor = r.steps.at(-1)!.idx;
+        }
+        store.setMeta(f.id, r.meta);
+        this.ctx.d.changed?.([f.id]);
+        return { ...this.view(f.id), forkedFrom: f.forkedFrom, ended: r.ended };
+      }),
+    );
   }
 
   async resetAgain(id: number, seed: number | null | undefined, requestId?: string) {

@@ -10,7 +10,7 @@ import { episodeView, stepDetail, summaryOf } from './episodeViews';
 import { injectHint } from './hint';
 import { importTrajectories } from './importer';
 import { exportJsonl, importJsonl } from './jsonlExchange';
-import { LiveSessions, type OpenInput } from './liveSessions';
+import { LiveSessions, type OpenInput, type PolicyTurn } from './liveSessions';
 import type { Until } from './policyRun';
 import { RegretRuns, type RegretInput, type RegretManyInput } from './regretRuns';
 import { replayEpisode } from './replay';
@@ -78,8 +78,8 @@ export class EpisodeService {
     return this.sessions.act(id, action, extract, toolUseHint, requestId);
   }
 
-  policyTurn(id: number, turn: (session: EnvSession, steps: StepRecord[], meta: EpisodeMeta) => Promise<{ steps: StepRecord[]; meta: Record<string, unknown>; ended: string | null }>) {
-    return this.sessions.policyTurn(id, turn);
+  policyTurn(id: number, turn: PolicyTurn, requestId?: string) {
+    return this.sessions.policyTurn(id, turn, requestId);
   }
 
   resetAgain(id: number, seed: number | null | undefined, requestId?: string) {

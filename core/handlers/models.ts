@@ -7,6 +7,6 @@ export function modelsHandlers(s: Services): Pick<Handlers, ModelCalls> {
   return {
     'models.ping': ({ endpoint }) => s.models.ping(endpoint),
     'models.play': (i) => s.models.play(i),
-    'models.turn': ({ id, endpoint }) => s.models.turn(id, endpoint),
+    'models.turn': ({ id, endpoint, requestId }) => s.models.turn(id, endpoint, requestId),
   };
 }

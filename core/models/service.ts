@@ -54,14 +54,14 @@ export class ModelService {
   }
 
   /** One model turn in a live episode (opened with episodes.open); the transcript lives in the episode's meta. */
-  async turn(id: number, e: Endpoint) {
+  async turn(id: number, e: Endpoint, requestId?: string) {
     const cfg = this.config(e);
     const client = this.client(cfg);
-    return this.d.episodes.policyTurn(id, async (session, steps, m) => {
+    return this.d.episodes.policyTurn(id, async (session, steps, m, signal) => {
       const agent = (m.meta.agent ?? undefined) as Parameters<typeof modelTurn>[2];
-      const r = await modelTurn(session, steps, agent, { client, hintText: m.hintEnabled ? m.hintText : null, budget: m.maxTurns, thinking: cfg.thinking === true });
+      const r = await modelTurn(session, steps, agent, { client, hintText: m.hintEnabled ? m.hintText : null, budget: m.maxTurns, thinking: cfg.thinking === true, ...(signal ? { signal } : {}) });
       return { steps: r.steps, meta: { agent: r.agent, policyKind: 'llm', model: cfg.model, endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}) }, ended: r.ended };
-    });
+    }, requestId);
   }
 
   async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined; selection?: string | undefined }): Promise<ModelRun> {

@@ -118,11 +118,13 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     expect(ctx.errors).toEqual([]);
   });
 
-  it('steps one model turn at a time in the episode view, then runs the model until the episode ends', async () => {
+  it('steps one model turn at a time in the episode view, cancels a slow one, then runs the model until the episode ends', async () => {
+    /** While set, the model takes a minute to answer: a turn to cancel. */
+    let slow = false;
     server = await startStandIn((b) => {
       const msgs = b.messages as { role: string; content: string }[];
       const k = msgs.filter((m) => m.role === 'assistant').length;
-      return { content: `Turn ${k + 1}: \\boxed{${shortestPath(msgs[0]!.content)[k] ?? 'up'}}`, delayMs: 5 };
+      return { content: `Turn ${k + 1}: \\boxed{${shortestPath(msgs[0]!.content)[k] ?? 'up'}}`, delayMs: slow ? 60_000 : 5 };
     });
     ctx = await openWorkbench();
     const { page } = ctx;
@@ -138,6 +140,25 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     await page.getByTestId('model-turn').click();
     await page.waitForSelector('[data-testid=episode-view][data-steps="2"]');
     expect(await page.getByTestId('model-turns').textContent()).toContain('model turn 1');
+
+    // A model that does not answer: the turn shows progress, and Cancel drops it with nothing recorded.
+    const stepRows = () => (ctx!.app.services.db.prepare('SELECT COUNT(*) AS n FROM episode_steps').get() as { n: number }).n;
+    const rows = stepRows();
+    slow = true;
+    const asked = server.requests.length;
+    await page.getByTestId('model-turn').click();
+    const line = page.getByTestId('ep-work');
+    await line.waitFor();
+    expect(await line.textContent()).toContain('Model turn');
+    await expect.poll(() => server!.requests.length).toBe(asked + 1);
+    await screenshot(page, 'cancel-model-turn');
+    await line.getByTestId('ep-work-cancel').click();
+    await line.waitFor({ state: 'detached' });
+    expect(await page.getByTestId('ep-note').textContent()).toContain('Model turn cancelled');
+    expect(stepRows()).toBe(rows);
+    await page.waitForSelector('[data-testid=episode-view][data-steps="2"]');
+    slow = false;
+
     await page.getByTestId('model-run').click();
     await page.waitForSelector('[data-testid=run-result]:has-text("the episode is over")', { timeout: 60_000 });
     expect(await page.getByTestId('episode-return').textContent()).toBe('1');

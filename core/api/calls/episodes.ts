@@ -164,7 +164,7 @@ const episodeFilterShape = {
   until: day.optional(),
 };
 
-const openRequestId = z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' });
+export const openRequestId = z.string().regex(/^[\w.:-]{1,100}$/, { message: 'A request id is 1 to 100 letters, digits, dots, colons or dashes' });
 const regretRunId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ or -, at most 64');
 
 const armSchema = z.object({
@@ -239,7 +239,7 @@ export const episodesCalls = {
   'episodes.cancel': defineCall({
     name: 'episodes.cancel',
     summary:
-      'Stop an episodes.act, resetAgain, run, scrub, replay or importTrajectory started with a requestId (reopening a recording included): its interpreter is stopped, the episode\'s live session is dropped, nothing more is recorded (steps recorded before stay), and the call fails with cancelled.',
+      'Stop an episodes.act, resetAgain, run, scrub, replay, importTrajectory or a models.turn started with a requestId (reopening a recording included): its interpreter is stopped, the episode\'s live session is dropped, nothing more is recorded (steps recorded before stay), and the call fails with cancelled.',
     input: z.object({ requestId: openRequestId }).strict(),
     output: z.object({ cancelled: z.boolean() }),
   }),

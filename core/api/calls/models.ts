@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
-import { episodeSummarySchema, stepViewSchema } from './episodes';
+import { episodeSummarySchema, openRequestId, stepViewSchema } from './episodes';
 
 /**
  * Model policies: play environments with a served model (any OpenAI-compatible chat-completions
@@ -123,7 +123,8 @@ export const modelsCalls = {
   'models.turn': defineCall({
     name: 'models.turn',
     summary: "One model turn in a live episode (episodes.open): SPADE's messages continue from the recorded transcript; the action or tool calls play in the session.",
-    input: z.object({ id: z.number().int().positive(), endpoint: endpointSchema }).strict(),
+    /** With a requestId, episodes.cancel stops the turn: the model's request is dropped and nothing is recorded. */
+    input: z.object({ id: z.number().int().positive(), endpoint: endpointSchema, requestId: openRequestId.optional() }).strict(),
     output: z.object({
       episode: episodeSummarySchema,
       steps: z.array(stepViewSchema),

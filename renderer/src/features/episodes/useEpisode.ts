@@ -52,6 +52,8 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
   const [busy, setBusy] = useState(false);
   const [work, setWork] = useState<EpisodeWork | null>(null);
   const request = useRef<string | null>(null);
+  /** Cancel was pressed for the work in progress (work of several calls stops between them too). */
+  const cancelAsked = useRef(false);
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [lastStepMs, setLastStepMs] = useState<number | null>(null);
@@ -158,6 +160,7 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     async <T,>(label: string, fn: (requestId: string) => Promise<T>, onLiveSession = true): Promise<T | null> => {
       const requestId = `ep-${Date.now().toString(36)}-${nextRequest++}`;
       request.current = requestId;
+      cancelAsked.current = false;
       const reopening = onLiveSession && episode && !episode.live && episode.origin === 'played' ? `reopening the recording first (re-executing ${steps.length} steps)` : undefined;
       setWork({ label, startedAt: Date.now(), cancelling: false, ...(reopening ? { detail: reopening } : {}) });
       setNote(null);
@@ -195,6 +198,7 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     cancel: () => {
       const requestId = request.current;
       if (!requestId) return;
+      cancelAsked.current = true;
       setWork((w) => (w ? { ...w, cancelling: true } : w));
       void backend()
         .call('episodes.cancel', { requestId })
@@ -231,21 +235,26 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
         await reload();
         return r;
       }, false),
-    modelTurn: async (untilDone) =>
-      guarded(async () => {
-        const saved = localStorage.getItem('spade.llm.endpoint');
-        if (!saved) throw new Error("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)");
-        const endpoint = JSON.parse(saved) as CallInput<'models.turn'>['endpoint'];
+    modelTurn: async (untilDone) => {
+      const saved = localStorage.getItem('spade.llm.endpoint');
+      if (!saved) return guarded(() => Promise.reject(new Error("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)")));
+      const endpoint = JSON.parse(saved) as CallInput<'models.turn'>['endpoint'];
+      return tracked(untilDone ? 'Model: until done' : 'Model turn', async (requestId) => {
         let cur = id;
         for (let n = 0; n < 10_000; n++) {
-          const r = await backend().call('models.turn', { id: cur, endpoint });
+          // Each turn is its own request: Cancel between two turns stops before the next one.
+          if (cancelAsked.current) throw Object.assign(new Error('cancelled'), { code: 'cancelled' });
+          const turnId = `${requestId}-${n}`;
+          request.current = turnId;
+          const r = await backend().call('models.turn', { id: cur, endpoint, requestId: turnId });
           await apply(r, true);
           cur = r.episode.id;
           if (r.ended) return r.ended;
           if (!untilDone) return 'one model turn';
         }
         return 'stopped';
-      }),
+      });
+    },
     reload,
   };
 }
