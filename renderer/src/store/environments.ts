@@ -127,10 +127,14 @@ const SOURCE = 'library';
  */
 export const environments = {
   async setSeed(ids: number[], seed: boolean): Promise<boolean> {
-    const ok = await attempt(SOURCE, seed ? 'Seed' : 'Unseed', () => backend().call('memory.setSeed', { ids, seed }));
-    if (ok === undefined) return false;
+    // The box a person clicked moves at once (a checkbox that waits on the engine looks broken); a
+    // refusal puts each environment back as it was and says why.
+    const before = ids.map((id) => [id, useEnvironments.getState().byId[id]?.seed] as const);
     patchHeld(ids, { seed });
-    return true;
+    const ok = await attempt(SOURCE, seed ? 'Seed' : 'Unseed', () => backend().call('memory.setSeed', { ids, seed }));
+    if (ok !== undefined) return true;
+    for (const [id, was] of before) if (was !== undefined) patchHeld([id], { seed: was });
+    return false;
   },
   async tag(ids: number[], change: { add?: string[]; remove?: string[] }): Promise<boolean> {
     const label = change.add?.length ? 'Tag' : 'Untag';
