@@ -151,15 +151,12 @@ export class LiveSessions {
     if (input.hint && !hintText) throw new DomainError('invalid_input', 'This environment has no hint; give one in hintText to play with a hint');
     const session = await ctx.openSession(env.source, maxTurns, runtime, false, mode, signal);
     // Cancel after the load: the session is closed (below) before anything is recorded.
-    const stillWanted = () => {
-      if (signal?.aborted) throw new DomainError('cancelled', 'Opening the episode was cancelled');
-    };
     try {
-      stillWanted();
+      stillWanted(signal);
       const reset = await session.reset(0, input.seed);
-      stillWanted();
+      stillWanted(signal);
       const state = await session.state();
-      stillWanted();
+      stillWanted(signal);
       const id = ctx.d.store.create({
         envHash: input.hash,
         envName: env.name,
