@@ -75,7 +75,9 @@ export const catalog: CommandInfo[] = [
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
-      '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.',
+      '       [--on local|ray://HOST:PORT|slurm:HOST [--python PATH] [--ray-python PATH] [--ssh-key FILE] [--known-hosts FILE]]\n' +
+      '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.\n' +
+      "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.",
     load: async () => (await import('./commands/design')).designCommand,
   },
   {

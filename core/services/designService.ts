@@ -27,12 +27,19 @@ import { newRoundId, runRound } from '../design/round';
 import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
 import type { PlayOutcome } from '../design/attempt';
 import { packageRoot } from './appInfo';
+import { resolveTarget } from '../audit/dispatch/poolService';
+import { makeExecutor, targetLabel } from '../audit/dispatch/targets';
+import { auditOn } from '../audit/dispatch/auditOn';
+import type { SweepExecutor } from '../audit/dispatch/executor';
+import type { EnvAudit } from '../audit/types';
 
 type PreviewInput = z.output<typeof designPreviewInput>;
 type StartInput = z.output<typeof designStartInput>;
 
 export interface DesignServiceDeps {
   db: Db;
+  /** The data folder (a Slurm target's known-hosts file lives there). */
+  dataDir: string;
   events: EventBus;
   models: () => ModelService;
   episodes: () => EpisodeService;
@@ -114,6 +121,8 @@ export class DesignService {
     const models = this.d.models();
     const designer = models.client(models.config(i.designer));
     if (i.agent) models.config(i.agent);
+    // A cluster target is checked before anything is stored; its executor lives as long as the round.
+    const on = i.checksOn && i.checksOn.kind !== 'local' ? resolveTarget(this.d.db, i.checksOn) : null;
     const id = newRoundId();
     const ac = new AbortController();
     const entry: LiveRound = { ac, progress: null, playing: null, done: Promise.resolve() };
@@ -121,6 +130,12 @@ export class DesignService {
     const scoped = i.parentEnvId !== undefined || !!i.seedsQuery?.trim();
     const memoryIds = scoped ? this.memory(i).map((m) => m.envId).filter((x): x is number => x !== null) : null;
     const changed = (status: DesignRound['status']) => this.d.events.emit('design.changed', { roundId: id, status });
+    const executor: SweepExecutor | null = on ? makeExecutor(on.target, on.dispatch, this.d.db, this.d.dataDir) : null;
+    let checked = 0;
+    const check = async (code: string, checks: string[], hint: string | null = null): Promise<EnvAudit> =>
+      executor
+        ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint }, { name: `design attempt ${++checked}`, signal: ac.signal })
+        : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint)).audit;
     const agent = i.agent;
     const play = agent ? (hash: string, _hint: string | null, idx: number) => this.play(id, entry, agent, hash, idx, i) : undefined;
     entry.done = runRound(
@@ -148,13 +163,14 @@ export class DesignService {
           seedsQuery: i.seedsQuery ?? null,
           parentEnvId: i.parentEnvId ?? null,
           instruction: i.instruction ?? null,
+          checksOn: on ? targetLabel(on.target) : 'local',
         },
       },
       {
         db: this.d.db,
         designer,
-        check: async (code) => (await this.d.audit().checkSource(code, [])).audit,
-        checkHint: async (code, hint) => (await this.d.audit().checkSource(code, ['hint-leak'], ac.signal, hint)).audit.checks.find((c) => c.id === 'hint-leak') ?? null,
+        check: (code) => check(code, []),
+        checkHint: async (code, hint) => (await check(code, ['hint-leak'], hint)).checks.find((c) => c.id === 'hint-leak') ?? null,
         ...(play ? { play } : {}),
       },
       (p) => {
@@ -172,7 +188,8 @@ export class DesignService {
         this.d.log('error', `design round ${id} stopped: ${errorMessage(e)}`);
         return 'failed' as const;
       })
-      .then((status) => {
+      .then(async (status) => {
+        await executor?.close().catch(() => undefined);
         this.live.delete(id);
         changed(status);
       });

@@ -237,6 +237,7 @@ export class Services {
       () => {
         const svc = new DesignService({
           db: this.db,
+          dataDir: this.dataDir,
           events: this.events,
           models: () => this.models,
           episodes: () => this.episodes,

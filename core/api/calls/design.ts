@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
 import { endpointSchema } from './models';
+import { sweepTargetSchema } from './audit';
 
 /**
  * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
@@ -48,6 +49,8 @@ export const designStartInput = z
     agent: endpointSchema.nullable(),
     /** Episodes per arm when playing an accepted game. */
     playSeeds: z.number().int().min(1).max(100).default(2),
+    /** Where each attempt's checks run (as a pool audit's): this machine by default, a saved job host's Slurm, or a Ray head. */
+    checksOn: sweepTargetSchema.optional(),
   })
   .strict();
 export type DesignStartInput = z.input<typeof designStartInput>;

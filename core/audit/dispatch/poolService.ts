@@ -9,7 +9,7 @@ import { validateCheckIds, verdictOf, spadeAccepts, type AuditOptions } from '..
 import { drivePoolSweep, poolItems, preparePoolSweep, stopPoolSweep, type StoredSweepOptions } from './poolAudit';
 import { SweepCancelled, type SweepProgress } from './sweep';
 import { getSweep, recentSweeps, savedJobHosts, setSweepState, sweepCounts, sweepResults, type SweepRow } from './sweepStore';
-import { parseTarget, type SweepTarget } from './targets';
+import { parseTarget, type DispatchSettings, type SweepTarget } from './targets';
 import type { SshTarget } from '../../jobs/types';
 
 export type SweepView = EventPayload<'audit.sweepProgress'>;
@@ -48,6 +48,25 @@ function hostLabel(h: SshTarget): string {
   return `${h.user ? `${h.user}@` : ''}${h.host}${h.port ? `:${h.port}` : ''}`;
 }
 
+/** The SSH targets of jobs launched before over SSH or Slurm, each once, newest first. */
+export function jobHosts(db: Db): string[] {
+  return [...new Set((savedJobHosts(db) as SshTarget[]).map(hostLabel))];
+}
+
+/**
+ * A target as the API names it, checked, with what its work needs (the app's defaults, the CLI's:
+ * one worker a core here, shards of 30, two minutes an environment). Shared by pool audits and
+ * design rounds, so that both reach a target the same way.
+ */
+export function resolveTarget(db: Db, target: TargetInput): { target: SweepTarget; dispatch: DispatchSettings } {
+  const t: SweepTarget = target.kind === 'local' ? { kind: 'local' } : target.kind === 'ray' ? rayTarget(target.address) : { kind: 'slurm', host: target.host };
+  if (t.kind === 'slurm' && !jobHosts(db).includes(t.host) && !/^(?:[^@\s]+@)?[^:@\s]+(?::\d+)?$/.test(t.host)) throw new DomainError('invalid_input', `Not a job host: ${t.host}`);
+  // This machine's audits find their own interpreter; a cluster's nodes are named this one's path (same image).
+  const python = t.kind === 'local' ? '' : probePython()?.path;
+  if (t.kind !== 'local' && python === undefined) throw new DomainError('unavailable', 'No Python here to name for the nodes (the work runs the interpreter this machine audits with)');
+  return { target: t, dispatch: { workers: Math.max(1, cpus().length), shardSize: 30, envTimeoutSec: 120, python: python ?? '', ...(target.kind === 'ray' && target.python ? { rayPython: target.python } : {}) } };
+}
+
 /**
  * Pool audit sweeps started from the app: the same sweep as `audit --pool` (poolAudit.ts), run in
  * the background with its progress as `audit.sweepProgress`, cancellable and resumable. A sweep
@@ -61,23 +80,18 @@ export class PoolAuditService {
 
   /** The SSH targets of jobs launched before over SSH or Slurm, each once, newest first. */
   hosts(): string[] {
-    return [...new Set((savedJobHosts(this.o.db) as SshTarget[]).map(hostLabel))];
+    return jobHosts(this.o.db);
   }
 
   start(query: string, target: TargetInput = { kind: 'local' }, checks?: string[]): SweepView {
     const bad = checks ? validateCheckIds(checks) : [];
     if (bad.length) throw new DomainError('invalid_input', `Unknown check id(s): ${bad.join(', ')}`);
-    const t: SweepTarget = target.kind === 'local' ? { kind: 'local' } : target.kind === 'ray' ? rayTarget(target.address) : { kind: 'slurm', host: target.host };
-    if (t.kind === 'slurm' && !this.hosts().includes(t.host) && !/^(?:[^@\s]+@)?[^:@\s]+(?::\d+)?$/.test(t.host)) throw new DomainError('invalid_input', `Not a job host: ${t.host}`);
-    // This machine's audits find their own interpreter; a cluster's nodes are named this one's path (same image).
-    const python = t.kind === 'local' ? '' : probePython()?.path;
-    if (t.kind !== 'local' && python === undefined) throw new DomainError('unavailable', 'No Python here to name for the nodes (the sweep runs the interpreter this machine audits with)');
+    const { target: t, dispatch } = resolveTarget(this.o.db, target);
     const audit: AuditOptions = { maxTurns: this.o.maxTurns(), callTimeoutSec: 5, ...(checks?.length ? { checks } : {}) };
     const stored: StoredSweepOptions = {
       audit,
       target: t,
-      // The CLI's defaults: one worker a core here, shards of 30, two minutes an environment.
-      dispatch: { workers: Math.max(1, cpus().length), shardSize: 30, envTimeoutSec: 120, python: python ?? '', ...(target.kind === 'ray' && target.python ? { rayPython: target.python } : {}) },
+      dispatch,
     };
     const items = poolItems(this.o.db, query.trim(), audit);
     if (!items.length) throw new DomainError('invalid_input', `No environment in the library matches "${query.trim()}"`);

@@ -21,6 +21,10 @@ import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
 import { runRound, writeSpadeLayout } from '../../design/round';
 import { parentsByHash } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
+import { probePython } from '../../runtime/native';
+import { auditOn } from '../../audit/dispatch/auditOn';
+import type { SweepExecutor } from '../../audit/dispatch/executor';
+import { makeExecutor, parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
 function defaultTemplate(): string {
@@ -75,6 +79,11 @@ export const designCommand: Command = {
         out: { type: 'string' },
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
+        on: { type: 'string' },
+        python: { type: 'string' },
+        'ray-python': { type: 'string' },
+        'ssh-key': { type: 'string' },
+        'known-hosts': { type: 'string' },
       },
       strict: true,
     });
@@ -92,6 +101,16 @@ export const designCommand: Command = {
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
     const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
     const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
+    let target: SweepTarget;
+    try {
+      target = parseTarget(values.on);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    // Where each attempt's checks run: this machine's pool, or a Ray head / Slurm host as a pool audit does.
+    const python = target.kind === 'local' ? '' : (values.python ?? probePython()?.path);
+    if (python === undefined) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
+    const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python, rayPython: values['ray-python'], sshKey: values['ssh-key'], knownHosts: values['known-hosts'] };
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
     const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
 
@@ -101,6 +120,10 @@ export const designCommand: Command = {
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
     const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     const ac = new AbortController();
+    const executor: SweepExecutor | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
+    let checked = 0;
+    const check = (code: string, options: { maxTurns: number; hint?: string | null; checks?: string[] }) =>
+      executor ? auditOn(executor, code, options, { name: `design attempt ${++checked}`, signal: ac.signal }) : pool.audit(code, options);
     // Ctrl-C here, or scancel / a job's stop when the round runs as a job: the round ends cancelled,
     // keeping every attempt so far, and the layout is still written.
     const onSigint = () => ac.abort();
@@ -146,8 +169,8 @@ export const designCommand: Command = {
         {
           db,
           designer: new ChatClient(designerCfg),
-          check: (code) => pool.audit(code, { maxTurns }),
-          checkHint: async (code, hint) => (await pool.audit(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
+          check: (code) => check(code, { maxTurns }),
+          checkHint: async (code, hint) => (await check(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
           ...(playSeeds > 0 ? { play } : {}),
         },
         (p) => {
@@ -165,6 +188,7 @@ export const designCommand: Command = {
               status: round.status,
               error: round.error,
               data_dir: dataDir,
+              checks_on: executor?.label ?? 'local',
               designer: { endpoint: designerCfg.baseUrl, model: designerCfg.model },
               agent: { endpoint: agentCfg.baseUrl, model: agentCfg.model },
               out: values.out ?? null,
@@ -201,6 +225,7 @@ export const designCommand: Command = {
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onSigint);
       await pool.close();
+      await executor?.close();
       await rt.shutdown();
       await LocalEngine.closeAll();
       db.close();

@@ -1,15 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, type CallInput, type CallOutput, type EventPayload } from '../../../../core/api';
+import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { ProgressLine } from '../../components/ProgressLine';
 import { openAudit } from './open';
+import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 
 type Sweep = EventPayload<'audit.sweepProgress'>;
 type Result = CallOutput<'audit.sweepResults'>[number];
-type Target = NonNullable<CallInput<'audit.poolStart'>['target']>;
-
-/** The "Run on" choice: this machine, one of the Jobs page's saved hosts (its Slurm), or a Ray head. */
-type RunOn = { kind: 'local' } | { kind: 'slurm'; host: string } | { kind: 'ray' };
 
 const STATE_TEXT: Record<Sweep['state'], string> = {
   running: 'running',
@@ -19,11 +16,6 @@ const STATE_TEXT: Record<Sweep['state'], string> = {
   failed: 'failed',
 };
 
-function targetText(t: string): string {
-  if (t === 'local') return 'this machine';
-  if (t.startsWith('slurm:')) return `Slurm on ${t.slice(6)}`;
-  return `Ray at ${t.replace(/^ray:\/\//, '')}`;
-}
 
 function Results({ sweepId }: { sweepId: string }) {
   const [rows, setRows] = useState<Result[] | null>(null);
@@ -69,7 +61,7 @@ function SweepRow({ s, heardAt, open, onToggle }: { s: Sweep; heardAt: number; o
     <li className={`sweep sweep-${s.state}`} data-testid="sweep" data-sweep={s.id} data-state={s.state}>
       <div className="sweep-head">
         <code>{s.query || 'every environment'}</code>
-        <span>on {targetText(s.target)}</span>
+        <span>on {runOnText(s.target)}</span>
         <span className={`sweep-state ${s.state}`}>{STATE_TEXT[s.state]}</span>
         <span className="muted">{new Date(s.createdAt).toLocaleString()}</span>
         {resumable && (
@@ -121,10 +113,7 @@ function SweepRow({ s, heardAt, open, onToggle }: { s: Sweep; heardAt: number; o
  */
 export function PoolSweeps({ onEnded }: { onEnded(): void }) {
   const [query, setQuery] = useState('');
-  const [hosts, setHosts] = useState<string[]>([]);
-  const [on, setOn] = useState<RunOn>({ kind: 'local' });
-  const [rayAddress, setRayAddress] = useState('127.0.0.1:8265');
-  const [rayPython, setRayPython] = useState('');
+  const [target, setTarget] = useState<RunOnTarget>({ kind: 'local' });
   const [sweeps, setSweeps] = useState<Sweep[]>([]);
   const [heard, setHeard] = useState<Record<string, number>>({});
   const [open, setOpen] = useState<string | null>(null);
@@ -141,9 +130,6 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
     backend()
       .call('audit.sweeps', { limit: 20 })
       .then((list) => list.forEach(upsert), (e: unknown) => log('error', 'audit', errorMessage(e)));
-    backend()
-      .call('audit.sweepHosts', {})
-      .then(({ hosts: h }) => setHosts(h), () => setHosts([]));
     return backend().on('audit.sweepProgress', (s) => {
       upsert(s);
       if (s.state !== 'running') {
@@ -154,7 +140,6 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
   }, [upsert, onEnded]);
 
   const start = () => {
-    const target: Target = on.kind === 'ray' ? { kind: 'ray', address: rayAddress.trim(), ...(rayPython.trim() ? { python: rayPython.trim() } : {}) } : on;
     setStarting(true);
     setError(null);
     backend()
@@ -163,7 +148,6 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
       .finally(() => setStarting(false));
   };
 
-  const value = on.kind === 'slurm' ? `slurm:${on.host}` : on.kind;
   return (
     <section className="sweeps" data-testid="pool-sweeps" aria-label="Pool audit sweeps">
       <h3>Audit a pool here or on a cluster</h3>
@@ -178,42 +162,11 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
           Environments
           <input data-testid="sweep-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Library search (empty: every environment)" spellCheck={false} />
         </label>
-        <label>
-          Run on
-          <select
-            data-testid="sweep-on"
-            value={value}
-            onChange={(e) => {
-              const v = e.target.value;
-              setOn(v === 'local' ? { kind: 'local' } : v === 'ray' ? { kind: 'ray' } : { kind: 'slurm', host: v.slice(6) });
-            }}
-          >
-            <option value="local">This machine</option>
-            {hosts.map((h) => (
-              <option key={h} value={`slurm:${h}`}>
-                Slurm on {h} (a saved job host)
-              </option>
-            ))}
-            <option value="ray">A Ray cluster…</option>
-          </select>
-        </label>
-        {on.kind === 'ray' && (
-          <>
-            <label>
-              Ray address
-              <input data-testid="sweep-ray-address" value={rayAddress} onChange={(e) => setRayAddress(e.target.value)} placeholder="HOST:PORT of the head's dashboard" spellCheck={false} />
-            </label>
-            <label>
-              Python with ray on the head
-              <input data-testid="sweep-ray-python" value={rayPython} onChange={(e) => setRayPython(e.target.value)} placeholder="python3 (optional)" spellCheck={false} />
-            </label>
-          </>
-        )}
+        <RunOnPicker label="Run on" testPrefix="sweep" onChange={setTarget} />
         <button type="submit" disabled={starting} data-testid="sweep-start">
           {starting ? 'Starting…' : 'Start'}
         </button>
       </form>
-      {hosts.length === 0 && <p className="muted sweep-hint">Slurm hosts appear here once a job was launched on them from the Jobs page.</p>}
       {error && (
         <p className="audit-error" role="alert" data-testid="sweep-error">
           {error}

@@ -8,6 +8,7 @@ import type { ViewProps } from '../../views/registry';
 import { useDesignPick } from './open';
 import { RoundView } from './RoundView';
 import { EndpointFields, LOCAL_ENDPOINT, type EndpointForm } from './EndpointFields';
+import { RunOnPicker, type RunOnTarget } from '../../components/RunOnPicker';
 
 type Preview = CallOutput<'design.preview'>;
 
@@ -66,6 +67,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
   const [form, setForm] = useState<Form>(savedForm);
   const [preview, setPreview] = useState<Preview | null>(null);
   const [rounds, setRounds] = useState<DesignRoundRow[]>([]);
+  const [checksOn, setChecksOn] = useState<RunOnTarget>({ kind: 'local' });
   const { busy, error, run, setError } = useCall('design');
   const set = (patch: Partial<Form>) => {
     setForm((f) => ({ ...f, ...patch }));
@@ -114,6 +116,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
         playSeeds: form.playSeeds,
         designer: endpointOf(form.designer),
         agent: form.play ? endpointOf(form.agent) : null,
+        ...(checksOn.kind !== 'local' ? { checksOn } : {}),
       });
       pick(tab.id, r.roundId);
       // The next round draws afresh, as SPADE's next rollout would.
@@ -186,6 +189,9 @@ export function DesignView({ tab }: ViewProps<'design'>) {
             </label>
             {form.play ? <EndpointFields label="Agent" value={form.agent} onChange={(agent) => set({ agent })} testId="design-agent" /> : null}
           </div>
+        </div>
+        <div className="row design-checks-on" title="Where each attempt's checks run, as a pool audit's do; the designer and the agent are called from here">
+          <RunOnPicker label="Checks run on" testPrefix="design-checks" onChange={setChecksOn} />
         </div>
         <div className="row design-buttons">
           <button onClick={doPreview} disabled={!!busy || !form.skills.length} data-testid="design-preview">

@@ -7,6 +7,7 @@ import { openEnvironment } from '../library/open';
 import { openEditor } from '../editor/open';
 import { openRuns } from '../runs/open';
 import { FrontierChart, type ChartPoint } from './FrontierChart';
+import { runOnText } from '../../components/RunOnPicker';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -67,6 +68,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
   const finished = round.games.filter((g) => g.attempts.length && (g.accepted || g.attempts.length >= ((round.config.attempts as number | undefined) ?? 1))).length;
   const agent = (round.config.extra as { agent?: { model: string } | null } | undefined)?.agent;
   const designer = (round.config.extra as { designer?: { model: string } } | undefined)?.designer;
+  const checksOn = (round.config.extra as { checksOn?: string } | undefined)?.checksOn;
   const points: ChartPoint[] = round.games
     .filter((g) => g.win_rate !== null && g.regret !== null)
     .map((g) => ({ key: String(g.idx), label: `game ${g.idx + 1} · ${gameName(g)}`, x: g.win_rate!, y: g.regret! }));
@@ -78,7 +80,8 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
         Round {round.seq} <span className={`design-status design-status-${round.status}`}>{round.status}</span>{' '}
         <span className="muted">
           {designer ? `designer ${designer.model}` : ''}
-          {agent ? ` · agent ${agent.model}` : ' · not played'} · {round.startedAt.slice(0, 16).replace('T', ' ')}
+          {agent ? ` · agent ${agent.model}` : ' · not played'}
+          {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · checks on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
       {round.error ? <div className="ep-error">{round.error}</div> : null}

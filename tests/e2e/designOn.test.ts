@@ -1,0 +1,65 @@
+// The Design page's "Checks run on": a round whose attempts are checked on the real one-node Ray
+// head of .ci/services.sh, driven in Chromium against the web host; the designer is the stand-in
+// server (a scripted model), the checks are the real audit on Ray's workers.
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
+import { tempDir } from '../helpers/tmp';
+import { luckySevenGame } from '../helpers/designGames';
+import { ciRay, rayRest } from '../integration/jobs/helpers';
+
+const ray = ciRay();
+if (!ray) console.warn('[design checks-on e2e skipped] no Ray head: `.ci/services.sh start` (CI does)');
+const d = ray ? describe : describe.skip;
+
+let ctx: E2EContext | null = null;
+let server: StandIn | null = null;
+const dir = tempDir('spade-e2e-design-on-');
+afterEach(async () => {
+  await ctx?.close();
+  ctx = null;
+  await server?.close();
+  server = null;
+});
+afterAll(() => dir.cleanup());
+
+const jobIds = async (): Promise<Set<string>> =>
+  new Set((JSON.parse((await rayRest(ray!.address, 'GET', '/api/jobs/')).text) as { submission_id: string }[]).map((j) => j.submission_id).filter((id) => id.startsWith('spade_audit_check-')));
+
+d('the Design page: checks on a Ray cluster', () => {
+  it("runs a round whose attempts are checked on the Ray head, and says where its checks ran", async () => {
+    server = await startStandIn((b) => {
+      const m = b.messages as { role: string; content: string }[];
+      if (m[0]!.role === 'system' && m[0]!.content.includes('short hint')) return { content: 'The number is lucky.' };
+      return { content: `\`\`\`python\n${luckySevenGame('RayCheckedEnv')}\`\`\`` };
+    });
+    const before = await jobIds();
+    ctx = await openWorkbench({ dataDir: dir.dir, viewport: { width: 1440, height: 900 } });
+    await waitForPack(ctx.app.services, 21);
+    const { page } = ctx;
+    await page.keyboard.press('Control+Shift+P');
+    await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
+    await page.keyboard.type('Design Environments');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('design-view').waitFor();
+    await page.getByTestId('design-designer-url').fill(server.url);
+    await page.getByTestId('design-designer-model').fill('designer');
+    await page.getByTestId('design-count').fill('1');
+    await page.getByTestId('design-attempts').fill('1');
+    await page.getByTestId('design-play').uncheck();
+    expect(await page.getByTestId('design-checks-on').inputValue()).toBe('local');
+    await page.getByTestId('design-checks-on').selectOption('ray');
+    await page.getByTestId('design-checks-ray-address').fill(new URL(ray!.address).host);
+    await page.getByTestId('design-checks-ray-python').fill(join(ray!.bin, 'python'));
+    await screenshot(page, 'design-checks-on-ray-form-1440');
+    await page.getByTestId('design-start').click();
+    await page.waitForSelector('[data-testid=design-round][data-status=done]', { timeout: 120_000 });
+    expect(await page.getByTestId('design-checks-on-label').textContent()).toContain(`checks on Ray at ${new URL(ray!.address).host}`);
+    expect(await page.getByTestId('design-games').textContent()).toContain('accepted');
+    await screenshot(page, 'design-checks-on-ray-done-1440');
+    // The program's audit and its hint-leak check each ran as a job on the head.
+    const after = await jobIds();
+    expect([...after].filter((id) => !before.has(id))).toHaveLength(2);
+  }, 240_000);
+});
