@@ -1,0 +1,110 @@
+/**
+ * A regret episode played on a cluster (native/dispatch/shard_regret.py) and played back here.
+ * The node makes the harness calls a local run would make and sends each request with its reply;
+ * this side runs the local player (scriptedPlayer, playPlan, runJobs) against those replies, so
+ * the return, endedBy, the failure messages and the recorded episode come from the very code a
+ * local run uses. A call the node did not make the way this side asks for it answers as a protocol
+ * failure: the episode is recorded as failed with what went another way, never with a number.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Policy } from '../api/calls/episodes';
+import type { SweepWork } from '../audit/dispatch/executor';
+import type { RemoteResult } from '../audit/dispatch/remote';
+import type { SweepItem } from '../audit/dispatch/sweepStore';
+import { failure, type HarnessReply } from '../runtime/types';
+import type { HarnessRequest } from '../runtime/protocol';
+import type { JobResult } from './regret';
+import { feedFromSource, randomSource, scriptSource, type ActionSource } from './policy';
+import type { PlanItem } from './rollout';
+import type { RuntimePort } from './session';
+
+/** One harness call as the node made it: the request (without its wire fields) and the reply. */
+export type RecordedCall = [Record<string, unknown>, HarnessReply];
+
+/** A regret item's outcome: the node's calls to play back, or an episode this machine played. */
+export type RegretOutcome = { kind: 'calls'; calls: RecordedCall[]; node: string | null } | { kind: 'played'; result: JobResult };
+
+/** What the node is told of the run (config.options). */
+export interface RegretRemoteOptions {
+  policy: Policy;
+  budget: number;
+  stepTimeoutSec: number;
+}
+
+type RemotePlanItem = { kind: 'step'; action: string } | { kind: 'tool'; calls: { name: string; arguments: unknown }[] };
+
+/**
+ * A script's or a random policy's items for one episode, for a plain game and for a tool-use game
+ * (the node knows which only once the game is loaded); null for solution(), whose actions the node
+ * asks of the game. One more item than the budget: the loop ends on the budget, not on the plan.
+ */
+export function remotePlans(policy: Policy, seed: number, budget: number): { plain: RemotePlanItem[]; tool: RemotePlanItem[] } | null {
+  if (policy.kind === 'solution') return null;
+  const source = (toolUse: boolean): ActionSource => (policy.kind === 'script' ? scriptSource(policy.actions, policy.extract, toolUse) : randomSource(policy.seed ?? seed, policy.lo, policy.hi));
+  const items = (toolUse: boolean): RemotePlanItem[] => {
+    const feed = feedFromSource(source(toolUse), toolUse);
+    const out: RemotePlanItem[] = [];
+    for (let i = 0; i <= budget; i++) {
+      const it = feed.next(null) as PlanItem | null;
+      if (!it) break;
+      if (it.kind === 'step') out.push({ kind: 'step', action: it.action });
+      else if (it.kind === 'tool') out.push({ kind: 'tool', calls: it.calls.map((c) => ({ name: c.name, arguments: c.arguments })) });
+    }
+    return out;
+  };
+  return { plain: items(false), tool: items(true) };
+}
+
+/** A regret sweep's work on a cluster: shard_regret.py plays, this side plays the calls back. */
+export function regretWork(options: RegretRemoteOptions): SweepWork<RegretOutcome> {
+  return {
+    kind: 'regret',
+    runner: 'shard_regret',
+    options,
+    remoteItem: (it: SweepItem, source: string) => ({ key: it.key, source, seed: it.seed ?? 0, plans: remotePlans(options.policy, it.seed ?? 0, options.budget) }),
+    fromRemote: (r: RemoteResult) => (Array.isArray(r.calls) ? { kind: 'calls', calls: r.calls as RecordedCall[], node: r.node ?? null } : null),
+  };
+}
+
+const WIRE = new Set(['id', 'session', 'timeoutSec']);
+
+function bare(req: unknown): Record<string, unknown> {
+  const o = JSON.parse(JSON.stringify(req)) as Record<string, unknown>;
+  for (const k of WIRE) delete o[k];
+  return o;
+}
+
+function brief(req: Record<string, unknown>): string {
+  const s = JSON.stringify(req);
+  return s.length > 200 ? `${s.slice(0, 200)}...` : s;
+}
+
+/**
+ * The runtime a played-back episode sees: it opens with the node's load reply and answers each
+ * call with the node's reply to the same call. Past the node's last call the session is gone, as
+ * it is locally after the session's process died.
+ */
+export class PlaybackRuntime implements RuntimePort {
+  private next = 1;
+
+  constructor(private readonly calls: readonly RecordedCall[]) {}
+
+  async open(): ReturnType<RuntimePort['open']> {
+    const reply = this.calls[0]?.[1] ?? failure('crashed', 'the node sent no load reply');
+    if (!reply.ok) return { ok: false, runtime: 'cpython', error: reply.error };
+    return { ok: true, sessionId: 'playback', runtime: 'cpython', load: reply.result as { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } };
+  }
+
+  async call(_sessionId: string, req: HarnessRequest): Promise<HarnessReply> {
+    const at = this.calls[this.next];
+    if (!at) return failure('unknown_session', 'this session is gone (closed, or its Python process ended)');
+    const asked = bare(req);
+    if (!isDeepStrictEqual(asked, bare(at[0]))) {
+      return failure('protocol', `the episode on the node went another way at call ${this.next}: it made ${brief(bare(at[0]))} where this workbench makes ${brief(asked)}`);
+    }
+    this.next++;
+    return at[1];
+  }
+
+  async close(): Promise<void> {}
+}
