@@ -12,6 +12,7 @@ import type { SweepWork } from '../audit/dispatch/executor';
 import type { RemoteResult } from '../audit/dispatch/remote';
 import type { SweepItem } from '../audit/dispatch/sweepStore';
 import { failure, type HarnessReply } from '../runtime/types';
+import { ChatClient, httpError, ModelError, readJson, type ChatMessage, type Completion, type EndpointConfig } from '../models/client';
 import type { HarnessRequest } from '../runtime/protocol';
 import type { JobResult } from './regret';
 import { feedFromSource, randomSource, scriptSource, type ActionSource } from './policy';
@@ -21,14 +22,57 @@ import type { RuntimePort } from './session';
 /** One harness call as the node made it: the request (without its wire fields) and the reply. */
 export type RecordedCall = [Record<string, unknown>, HarnessReply];
 
-/** A regret item's outcome: the node's calls to play back, or an episode this machine played. */
-export type RegretOutcome = { kind: 'calls'; calls: RecordedCall[]; node: string | null } | { kind: 'played'; result: JobResult };
+/** One model request as the node sent it (the body, byte for byte) with the server's final answer. */
+export interface RecordedExchange {
+  body: string;
+  attempts: number;
+  latencyMs: number;
+  response?: string;
+  error?: { kind: 'http' | 'timeout' | 'network'; status: number | null; text: string };
+}
+
+/** A regret item's outcome: the node's calls (and model requests) to play back, or an episode this machine played. */
+export type RegretOutcome = { kind: 'calls'; calls: RecordedCall[]; model: RecordedExchange[] | null; node: string | null } | { kind: 'played'; result: JobResult };
+
+/** A served model as a sweep plays it: play's options, without the key (only its variable's name). */
+export type SweepModel = Omit<EndpointConfig, 'apiKey' | 'via' | 'concurrency' | 'stream'> & { apiKeyEnv?: string | undefined };
 
 /** What the node is told of the run (config.options). */
 export interface RegretRemoteOptions {
   policy: Policy;
   budget: number;
   stepTimeoutSec: number;
+  /** A served model plays instead of the policy (cognitive games only on a node). */
+  model?: SweepModel | undefined;
+}
+
+/** The client a sweep's model episodes use here (the real one locally; its body() for playback). */
+export function sweepClient(m: SweepModel, concurrency = 4): ChatClient {
+  const apiKey = m.apiKeyEnv ? (process.env[m.apiKeyEnv] ?? null) : null;
+  return new ChatClient({ ...m, apiKey, concurrency, stream: false });
+}
+
+/**
+ * The model as a played-back episode sees it: each request this workbench's agent makes must be
+ * the node's, byte for byte; it then gets the server's answer the node got.
+ */
+export class PlaybackChatClient {
+  private next = 0;
+
+  constructor(
+    private readonly client: ChatClient,
+    private readonly exchanges: readonly RecordedExchange[],
+  ) {}
+
+  async complete(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal } = {}): Promise<Completion> {
+    const body = JSON.stringify(this.client.body(messages, opts.tools));
+    const x = this.exchanges[this.next];
+    const n = ++this.next;
+    if (!x) throw new ModelError(`the episode on the node went another way at model request ${n}: it made none where this workbench makes one`, 'protocol');
+    if (x.body !== body) throw new ModelError(`the episode on the node went another way at model request ${n}: it sent ${x.body.length > 300 ? `${x.body.slice(-300)}` : x.body} where this workbench sends ${body.length > 300 ? body.slice(-300) : body}`, 'protocol');
+    if (x.error) throw x.error.kind === 'http' && x.error.status !== null ? httpError(x.error.status, x.error.text) : new ModelError(x.error.kind === 'timeout' ? `no answer within ${Math.round(this.client.cfg.turnTimeoutMs / 1000)} s` : x.error.text, x.error.kind === 'http' ? 'network' : x.error.kind);
+    return { ...readJson(x.response ?? ''), latencyMs: x.latencyMs, attempts: x.attempts };
+  }
 }
 
 type RemotePlanItem = { kind: 'step'; action: string } | { kind: 'tool'; calls: { name: string; arguments: unknown }[] };
@@ -61,8 +105,14 @@ export function regretWork(options: RegretRemoteOptions): SweepWork<RegretOutcom
     kind: 'regret',
     runner: 'shard_regret',
     options,
-    remoteItem: (it: SweepItem, source: string) => ({ key: it.key, source, seed: it.seed ?? 0, plans: remotePlans(options.policy, it.seed ?? 0, options.budget) }),
-    fromRemote: (r: RemoteResult) => (Array.isArray(r.calls) ? { kind: 'calls', calls: r.calls as RecordedCall[], node: r.node ?? null } : null),
+    remoteItem: (it: SweepItem, source: string) => ({
+      key: it.key,
+      source,
+      seed: it.seed ?? 0,
+      hintText: it.arm === 'hint' ? it.hint : null,
+      plans: options.model ? null : remotePlans(options.policy, it.seed ?? 0, options.budget),
+    }),
+    fromRemote: (r: RemoteResult) => (Array.isArray(r.calls) ? { kind: 'calls', calls: r.calls as RecordedCall[], model: Array.isArray(r.model) ? (r.model as RecordedExchange[]) : null, node: r.node ?? null } : null),
   };
 }
 

@@ -19,8 +19,10 @@ import type { RunService } from '../runs/service';
 import { memoryCatalog } from './catalog';
 import { EpisodeContext, type EpisodeDeps } from './context';
 import { describePolicy, scriptedPlayer } from './policy';
-import { regretWork, PlaybackRuntime, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
-import { runJobs, summarize, type ArmSummary, type JobResult, type RunControl } from './regret';
+import { PlaybackChatClient, PlaybackRuntime, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
+import { modelPlayer } from '../models/agent';
+import type { ChatClient } from '../models/client';
+import { runJobs, summarize, type ArmSummary, type JobResult, type Player, type RunControl } from './regret';
 import type { EpisodeStore } from './store';
 
 /** What a regret sweep keeps of how it was started, so that a resume or a cancel reaches the same place. */
@@ -70,7 +72,7 @@ export function regretItems(db: Db, query: string, seeds: number, seedStart: num
 /** The pool's episodes as a new sweep (and run record id), or the unfinished one of the same command. */
 export function prepareRegretSweep(db: Db, query: string, fresh: Omit<StoredRegretOptions, 'runId'>): { sweep: SweepRow; stored: StoredRegretOptions; resumed: boolean } {
   const items = regretItems(db, query, fresh.regret.seeds, fresh.regret.seedStart);
-  const set = createHash('sha256').update(JSON.stringify({ kind: 'regret', policy: fresh.regret.policy, budget: fresh.regret.budget })).digest('hex').slice(0, 16);
+  const set = createHash('sha256').update(JSON.stringify({ kind: 'regret', policy: fresh.regret.model ? null : fresh.regret.policy, model: fresh.regret.model ?? null, budget: fresh.regret.budget })).digest('hex').slice(0, 16);
   const ident = sweepIdent(targetLabel(fresh.target), query, set, items.map((i) => i.key));
   const again = unfinishedSweep(db, ident);
   if (again) return { sweep: again, stored: again.options as unknown as StoredRegretOptions, resumed: true };
@@ -87,7 +89,7 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
   readonly label = 'local';
   private readonly runs = new Map<string, readonly SweepItem[]>();
 
-  constructor(private readonly o: { ctx: EpisodeContext; policy: Policy; budget: number; concurrency: number; runId: string; hintFor(hash: string): string | null }) {}
+  constructor(private readonly o: { ctx: EpisodeContext; player: Player; budget: number; concurrency: number; runId: string; hintFor(hash: string): string | null }) {}
 
   async submit(sweepId: string, attempt: number, items: readonly SweepItem[]): Promise<Record<string, unknown>> {
     const id = `${sweepId}-${attempt}`;
@@ -116,7 +118,7 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
       const { results } = await runJobs(this.o.ctx, {
         runId: this.o.runId,
         jobs: items.map((it) => ({ hash: it.sha256, hint: it.arm === 'hint', seed: it.seed ?? 0 })),
-        player: scriptedPlayer(this.o.policy),
+        player: this.o.player,
         concurrency: this.o.concurrency,
         budget: this.o.budget,
         runtime: 'cpython',
@@ -163,7 +165,10 @@ export interface RegretEnvSummary {
 /** Runs (or resumes) a regret sweep to its end on its target; the run record is ended with it. */
 export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: { signal: AbortSignal; onProgress?: ((p: SweepProgress) => void) | undefined; onSubmitted?: ((h: Record<string, unknown>) => void) | undefined }): Promise<{ runId: string; results: JobResult[]; envs: RegretEnvSummary[] }> {
   const stored = sweep.options as unknown as StoredRegretOptions;
-  const { policy, budget, seeds, seedStart } = stored.regret;
+  const { policy, budget, seeds, seedStart, model } = stored.regret;
+  const modelPolicy = model ? { kind: 'llm', endpoint: model.baseUrl, model: model.model, temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking } : null;
+  // The player of every episode: the policy, or SPADE's agent over a client (the real one here, a node's answers in playback).
+  const playerOf = (client: Pick<ChatClient, 'complete'> | null): Player => (model && client ? modelPlayer(client, { thinking: model.thinking === true, policy: modelPolicy! }) : scriptedPlayer(policy));
   const catalog = memoryCatalog(d.db);
   const hints = new Map(sweep.items.map((it) => [it.sha256, it.hint]));
   const hintFor = (h: string): string | null => hints.get(h) ?? null;
@@ -171,12 +176,14 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
   const deps = { store: d.store, catalog, defaults: () => ({ maxTurns: budget }) };
   const ctx = new EpisodeContext({ ...deps, runtime: d.runtime });
   const executor: SweepExecutor<RegretOutcome> =
-    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, policy, budget, concurrency: d.concurrency, runId: stored.runId, hintFor }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
+    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, player: playerOf(model ? sweepClient(model, d.concurrency) : null), budget, concurrency: d.concurrency, runId: stored.runId, hintFor }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
   const record = d.runs.begin({
     id: stored.runId,
-    model: policyModel(policy),
-    endpoint: sweep.target,
-    config: { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null },
+    model: model ? model.model : policyModel(policy),
+    endpoint: model ? model.baseUrl : sweep.target,
+    config: model
+      ? { endpoint: { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
+      : { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null },
     hintSource: 'library',
     seeds,
     seedStart,
@@ -197,12 +204,15 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
       sweep,
       sources,
       executor,
-      work: regretWork({ policy, budget, stepTimeoutSec: stored.regret.stepTimeoutSec }),
+      work: regretWork({ policy, budget, stepTimeoutSec: stored.regret.stepTimeoutSec, ...(model ? { model } : {}) }),
       signal: o.signal,
       ...(o.onProgress ? { onProgress: o.onProgress } : {}),
       ...(o.onSubmitted ? { onSubmitted: o.onSubmitted } : {}),
       accept: async (it, outcome) => {
-        const r = outcome.kind === 'played' ? outcome.result : await playBack(deps, stored.runId, it, outcome.calls, policy, budget, hintFor);
+        const r =
+          outcome.kind === 'played'
+            ? outcome.result
+            : await playBack(deps, stored.runId, it, outcome.calls, playerOf(model ? new PlaybackChatClient(sweepClient(model), outcome.model ?? []) : null), budget, hintFor);
         record(r);
         return { keep: r, failing: r.failed };
       },
@@ -222,12 +232,12 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
 }
 
 /** An episode the node played, played back here by the local run's code and recorded as it records one. */
-async function playBack(deps: Omit<EpisodeDeps, 'runtime'>, runId: string, it: SweepItem, calls: RecordedCall[], policy: Policy, budget: number, hintFor: (h: string) => string | null): Promise<JobResult> {
+async function playBack(deps: Omit<EpisodeDeps, 'runtime'>, runId: string, it: SweepItem, calls: RecordedCall[], player: Player, budget: number, hintFor: (h: string) => string | null): Promise<JobResult> {
   const ctx = new EpisodeContext({ ...deps, runtime: new PlaybackRuntime(calls) });
   const { results } = await runJobs(ctx, {
     runId,
     jobs: [{ hash: it.sha256, hint: it.arm === 'hint', seed: it.seed ?? 0 }],
-    player: scriptedPlayer(policy),
+    player,
     concurrency: 1,
     budget,
     runtime: 'cpython',

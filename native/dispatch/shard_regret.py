@@ -12,8 +12,9 @@ a call here that a local run would not have made shows as a divergence there, ne
 
 Use: python shard_regret.py CONFIG.json ITEMS.jsonl OUT.jsonl [FIRST COUNT]
   CONFIG: shard_audit's, with options {budget, stepTimeoutSec, policy}
-  ITEMS: one {"key", "source", "seed", "plans": {"plain": [...], "tool": [...]} | null} a line; a
-  null plan is the solution() policy, whose actions come from the game after its reset.
+  ITEMS: one {"key", "source", "seed", "hintText", "plans": {"plain": [...], "tool": [...]} | null} a
+  line; a null plan is the solution() policy, whose actions come from the game after its reset, or a
+  served model (options.model, shard_agent.py), whose requests and answers come back too.
 """
 # Hints stay unevaluated: a cluster node's python may be older than the one mypy checks for.
 from __future__ import annotations
@@ -31,67 +32,14 @@ for _p in (HERE, os.path.dirname(HERE)):
 
 import shard_audit  # noqa: E402
 from shard_audit import MATH, Json, Runner, Server, Session  # noqa: E402
+from js_json import js_json  # noqa: E402
+from shard_agent import play_model, step_stops  # noqa: E402
 from spade_tool_calls import has_answer, parse_tool_calls  # noqa: E402
 
 # Actions per interpreter round trip, as core/episodes/policy.ts scriptedPlayer plays them.
 BATCH = 16
 # A call's limit is the harness's own; the host kills the process this long after it (supervisor.ts graceMs).
 GRACE_SEC = 3.0
-
-
-def js_number(x: float | int) -> str:
-    """A number as JavaScript's JSON.stringify writes it (shortest round trip, its exponent rules)."""
-    if isinstance(x, int) and abs(x) <= 2 ** 53:
-        return str(x)
-    f = float(x)
-    if f != f or f in (float("inf"), float("-inf")):
-        return "null"
-    if f == int(f) and abs(f) < 2 ** 53:
-        return str(int(f))
-    sign = "-" if f < 0 else ""
-    mant, _, exp = repr(abs(f)).partition("e")
-    whole, _, frac = mant.partition(".")
-    every = whole + frac
-    digits = every.lstrip("0")
-    # The value is 0.DIGITS x 10^n.
-    n = len(whole) + (int(exp) if exp else 0) - (len(every) - len(digits))
-    digits = digits.rstrip("0") or "0"
-    k = len(digits)
-    if k <= n <= 21:
-        out = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        out = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        out = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e > 0 else "-") + str(abs(e))
-    return sign + out
-
-
-def _index_key(k: str) -> bool:
-    return k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2 ** 32 - 1
-
-
-def js_json(v: Any) -> str:
-    """JSON.stringify(JSON.parse(json.dumps(v))): what the workbench writes for a solution() value."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, (int, float)):
-        return js_number(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list):
-        return "[" + ",".join(js_json(x) for x in v) + "]"
-    if isinstance(v, dict):
-        # A JavaScript object lists integer-like keys first, ascending, then the rest in order.
-        keys = sorted((k for k in v if _index_key(k)), key=int) + [k for k in v if not _index_key(k)]
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + js_json(v[k]) for k in keys) + "}"
-    return json.dumps(v)
 
 
 def solution_texts(value: Any) -> list[str]:
@@ -143,15 +91,6 @@ class Episode:
         return reply
 
 
-def _step_stops(rec: Json) -> bool:
-    if rec.get("error") or rec.get("shape") != "tuple5":
-        return True
-    sp = rec.get("spade")
-    if isinstance(sp, dict):
-        return bool(sp.get("terminated") or sp.get("truncated"))
-    return rec.get("terminated") is True or rec.get("truncated") is True
-
-
 def play_plan(ep: Episode, items: list[Json], budget: int) -> None:
     """rollout.ts playPlan for a batchable feed: steps in batches of BATCH, stopping where it stops."""
     taken = 0
@@ -176,7 +115,7 @@ def play_plan(ep: Episode, items: list[Json], budget: int) -> None:
         if not r.get("ok"):
             return
         got = (r.get("result") or {}).get("steps") or []
-        if any(_step_stops(rec) for rec in got):
+        if any(step_stops(rec) for rec in got):
             return
         taken += len(got)
         if len(got) < len(actions):
@@ -198,9 +137,12 @@ def play_item(runner: Runner, item: Json) -> Json:
     server = runner.server("full" if MATH.search(item["source"]) else "lean")
     s = server.open(sid, {"timeoutSec": step_timeout, "deterministic": False})
     ep = Episode(server, s, step_timeout)
+    exchanges: list[Json] | None = None
     try:
         r = ep.call(load)
-        if r.get("ok") and not ep.dead:
+        if r.get("ok") and not ep.dead and opts.get("model"):
+            exchanges = play_model(ep.call, lambda: ep.dead, r.get("result") or {}, item, opts)
+        elif r.get("ok") and not ep.dead:
             tool_use = bool((r.get("result") or {}).get("toolUse"))
             ep.call({"cmd": "reset", "seed": item["seed"]})
             if not ep.dead:
@@ -217,7 +159,7 @@ def play_item(runner: Runner, item: Json) -> Json:
             play_plan(ep, items, budget)
     finally:
         server.close(s)
-    return {"key": item["key"], "calls": ep.calls, "elapsedMs": round((time.time() - started) * 1000), "node": os.uname().nodename}
+    return {"key": item["key"], "calls": ep.calls, **({"model": exchanges} if exchanges is not None else {}), "elapsedMs": round((time.time() - started) * 1000), "node": os.uname().nodename}
 
 
 def iter_items(items: list[Json], cfg: Json) -> Any:

@@ -16,6 +16,8 @@ import { openDataDir } from '../../memory/cliDb';
 import { failure } from '../../runtime/types';
 import type { RuntimePort } from '../../episodes/session';
 import { probePython } from '../../runtime/native';
+import { SPADE_SAMPLING } from '../../models/client';
+import type { SweepModel } from '../../episodes/regretRemote';
 
 /** `solution`, `random[:SEED]` or `script:FILE` (a JSON array of texts, or one action a line). */
 function parsePolicy(v: string | undefined, extract: boolean): Policy {
@@ -70,6 +72,14 @@ export const regretCommand: Command = {
         'no-extract': { type: 'boolean' },
         endpoint: { type: 'string' },
         model: { type: 'string' },
+        'api-key-env': { type: 'string' },
+        temperature: { type: 'string' },
+        'top-p': { type: 'string' },
+        'top-k': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        thinking: { type: 'boolean' },
+        timeout: { type: 'string' },
+        retries: { type: 'string' },
         seeds: { type: 'string' },
         'seed-start': { type: 'string' },
         'max-turns': { type: 'string' },
@@ -88,7 +98,6 @@ export const regretCommand: Command = {
     });
     const modes = [values.pool !== undefined, values.resume !== undefined, values.cancel !== undefined].filter(Boolean).length;
     if (modes !== 1) throw new UsageError('Give one of --pool QUERY, --resume SWEEP_ID or --cancel SWEEP_ID');
-    if (values.endpoint !== undefined || values.model !== undefined) throw new UsageError('A regret sweep plays scripted policies (--policy); a served model plays with `play --selection QUERY --endpoint URL --model NAME` on this machine');
     const num = (v: string | undefined, name: string, lo: number, hi: number, dflt: number, int = true) => {
       if (v === undefined) return dflt;
       const n = Number(v);
@@ -104,12 +113,31 @@ export const regretCommand: Command = {
     if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
     if (values.pool !== undefined && values.seeds === undefined) throw new UsageError('--seeds N is required');
     const policy = parsePolicy(values.policy, values['no-extract'] !== true);
+    if ((values.endpoint === undefined) !== (values.model === undefined)) throw new UsageError('A served model needs both --endpoint URL and --model NAME');
+    if (values.endpoint !== undefined && values.policy !== undefined) throw new UsageError('Give --policy or --endpoint/--model, not both');
+    if (values.endpoint !== undefined && !/^https?:\/\//.test(values.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL reachable from where the episodes play, got ${values.endpoint}`);
+    const model: SweepModel | undefined =
+      values.endpoint !== undefined
+        ? {
+            baseUrl: values.endpoint,
+            model: values.model!,
+            ...(values['api-key-env'] ? { apiKeyEnv: values['api-key-env'] } : {}),
+            temperature: num(values.temperature, 'temperature', 0, 5, SPADE_SAMPLING.temperature, false),
+            topP: num(values['top-p'], 'top-p', 0, 1, SPADE_SAMPLING.topP, false),
+            topK: values['top-k'] === 'none' ? null : num(values['top-k'], 'top-k', -1, 1_000_000, SPADE_SAMPLING.topK),
+            maxTokens: num(values['max-tokens'], 'max-tokens', 1, 10_000_000, SPADE_SAMPLING.maxTokens),
+            thinking: values.thinking ? true : null,
+            turnTimeoutMs: num(values.timeout, 'timeout', 1, 3600, SPADE_SAMPLING.turnTimeoutMs / 1000, false) * 1000,
+            retries: num(values.retries, 'retries', 0, 20, 4),
+          }
+        : undefined;
     const regret = {
       policy,
       budget: num(values['max-turns'], 'max-turns', 1, 10_000, SPADE_DEFAULT_BUDGET),
       seeds: num(values.seeds, 'seeds', 1, 100_000, 1),
       seedStart: num(values['seed-start'], 'seed-start', 0, 2 ** 31 - 1, 0),
       stepTimeoutSec: num(values['step-timeout'], 'step-timeout', 1, 600, 30, false),
+      ...(model ? { model } : {}),
     };
     const concurrency = num(values.concurrency, 'concurrency', 1, 1024, Math.max(1, Math.min(4, availableParallelism())));
     const python = values.python ?? (values.pool !== undefined && target.kind !== 'local' ? probePython()?.path : '');
@@ -124,7 +152,7 @@ export const regretCommand: Command = {
       knownHosts: values['known-hosts'],
     };
     const { db, dataDir } = openDataDir(values['data-dir']);
-    const [{ prepareRegretSweep, driveRegretSweep }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
+    const [{ prepareRegretSweep, driveRegretSweep, regretItems }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
       import('../../episodes/regretSweep'),
       import('../../episodes/store'),
       import('../../runs/service'),
@@ -135,6 +163,12 @@ export const regretCommand: Command = {
     try {
       let sweep: SweepRow;
       if (values.pool !== undefined) {
+        if (model && target.kind !== 'local') {
+          // SPADE's tool loop is not played on nodes yet: said before anything is submitted.
+          const catalog = memoryCatalog(db);
+          const tools = [...new Set(regretItems(db, values.pool, 1, 0).filter((it) => catalog.byHash(it.sha256)?.toolUse).map((it) => it.name))];
+          if (tools.length) throw new UsageError(`A served model plays tool-use games on this machine only (regret --on local, or play): ${tools.join(', ')} ${tools.length === 1 ? 'is a tool-use game' : 'are tool-use games'}; narrow the pool or drop --on`);
+        }
         const prepared = prepareRegretSweep(db, values.pool, { regret, dispatch, target });
         if (!prepared.sweep.items.length) throw new UsageError(`No environment in the library matches "${values.pool}"`);
         if (prepared.resumed) io.err(`Resuming regret sweep ${prepared.sweep.id} (the same pool, policy, seeds and target, interrupted earlier).`);
@@ -210,7 +244,7 @@ export const regretCommand: Command = {
       }));
       const episodes = out.results.map((r) => ({ hash: r.hash, seed: r.seed, hint: r.hint, return: r.failed ? null : r.ret, endedBy: r.endedBy, failed: r.failed, error: r.error, episodeId: r.episodeId }));
       if (values.json) {
-        io.out(JSON.stringify({ sweep: sweep.id, run_id: out.runId, on: sweep.target, policy: stored.regret.policy.kind, budget: stored.regret.budget, status: view.run.status, failed: view.failedText, envs, episodes }, null, 2));
+        io.out(JSON.stringify({ sweep: sweep.id, run_id: out.runId, on: sweep.target, policy: stored.regret.model ? 'model' : stored.regret.policy.kind, model: stored.regret.model?.model ?? null, budget: stored.regret.budget, status: view.run.status, failed: view.failedText, envs, episodes }, null, 2));
       } else {
         for (const e of envs) io.out(`${e.env.padEnd(28)} R(hint) ${e.r_hint.toFixed(3)}  R(no hint) ${e.r_no_hint.toFixed(3)}  regret ${e.regret.toFixed(3)}${e.failed ? `  (${e.failed} failed)` : ''}`);
         io.out(`regret sweep ${sweep.id} on ${sweep.target}: run ${out.runId} (${view.run.model}) ${view.run.status}${view.failedText ? `, ${view.failedText}` : ''}`);
