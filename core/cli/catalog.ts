@@ -76,7 +76,7 @@ export const catalog: CommandInfo[] = [
       '       [--on local|ray://HOST:PORT|slurm:HOST] [--concurrency K] [--step-timeout SEC] [--shard-size N] [--python PATH] [--ray-python PATH]\n' +
       '       [--ssh-key F] [--known-hosts F] [--data-dir DIR] [--json] [--quiet]\n' +
       '       [--endpoint URL --model NAME [--api-key-env VAR] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M] [--thinking] [--timeout SEC] [--retries N]]\n' +
-      '         (a served model instead of --policy, reached from where the episodes play; on a node, cognitive games only; VAR is read there)\n' +
+      '         (a served model instead of --policy, reached from where the episodes play; VAR is read there)\n' +
       '       spade-workbench regret --resume SWEEP_ID | --cancel SWEEP_ID   (the same command again resumes too)',
     load: async () => (await import('./commands/regret')).regretCommand,
   },

@@ -7,8 +7,9 @@ tool calls are read by spade_tool_calls.py. Every request is kept with its answe
 plays the episode back through its own agent and compares each request body with the one it
 would send, so a difference shows as a diverged episode, never as a return.
 
-Cognitive games only: a game with tools ends here after its reset (the workbench refuses to send
-tool-use games to a node with a model, and would see the missing turn as a divergence).
+Tool-use games (a non-empty get_tools()) take SPADE's tool path as agent.ts does: the observation
+as the first message, the tools as `tools=`, `<answer>` to step, parsed tool calls to execute_tool
+with their outputs back as `tool` messages, anything else to step raw.
 """
 # Hints stay unevaluated: a cluster node's python may be older than the one mypy checks for.
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 from js_json import js_json
 from spade_rules import BOXED_PATTERNS, FIRST_PROMPT_PREFIX, FIRST_PROMPT_SUFFIX, HINT_SEPARATOR, THINK_END
+from spade_tool_calls import has_answer, parse_tool_calls
 
 Json = dict[str, Any]
 PATTERNS = [re.compile(p) for p in BOXED_PATTERNS]
@@ -99,12 +101,14 @@ class ModelClient:
         key_env = cfg.get("apiKeyEnv")
         self.key = os.environ.get(key_env) if isinstance(key_env, str) else None
 
-    def body(self, messages: list[Json]) -> str:
+    def body(self, messages: list[Json], tools: list[Any]) -> str:
         c = self.cfg
         b: Json = {"model": c["model"], "messages": messages, "temperature": c["temperature"], "top_p": c["topP"]}
         if c.get("topK") is not None:
             b["top_k"] = c["topK"]
         b["max_tokens"] = c["maxTokens"]
+        if tools:
+            b["tools"] = tools
         if c.get("thinking") is not None:
             b["chat_template_kwargs"] = {"enable_thinking": c["thinking"]}
         return js_json(b)
@@ -120,9 +124,9 @@ class ModelClient:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode("utf8", "replace"), e.headers.get("retry-after")
 
-    def complete(self, messages: list[Json], sleep: Callable[[float], None] = time.sleep) -> Json:
+    def complete(self, messages: list[Json], tools: list[Any], sleep: Callable[[float], None] = time.sleep) -> Json:
         """One model turn: the request body and the final answer (or failure), after retries."""
-        body = self.body(messages)
+        body = self.body(messages, tools)
         started = time.time()
         attempt = 0
         while True:
@@ -166,8 +170,25 @@ def completion_of(x: Json) -> Json | None:
     return {"text": m.get("content") or "", "toolCalls": m.get("tool_calls") or [], "finishReason": choice.get("finish_reason")}
 
 
+def tool_output(name: str, r: Json) -> str | None:
+    """A tool call's output as session.ts tool() reads the reply; None where the session is gone."""
+    if not r.get("ok"):
+        err = r.get("error") or {}
+        if err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "not_found", "snapshot_unsupported"):
+            return None
+        return "Error calling %s: %s" % (name, err.get("message", ""))
+    out = (r.get("result") or {}).get("output")
+    if isinstance(out, str):
+        return out
+    if out is None:
+        return ""
+    if isinstance(out, bool):
+        return "true" if out else "false"
+    return js_json(out) if isinstance(out, (int, float)) else str(out)
+
+
 def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Json, item: Json, opts: Json) -> list[Json]:
-    """agent.ts modelPlayer for a cognitive game; returns each model request with its answer."""
+    """agent.ts modelPlayer: the episode's harness calls through `call`; returns each model request with its answer."""
     client = ModelClient(opts["model"])
     budget = int(opts.get("budget", 30))
     hint = item.get("hintText")
@@ -180,15 +201,16 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
             return exchanges
         v = r.get("result") if r.get("ok") else []
         tools = v if isinstance(v, list) else (v.get("tools") if isinstance(v, dict) and isinstance(v.get("tools"), list) else [])
+    tool_use = len(tools) > 0
     r = call({"cmd": "reset", "seed": item["seed"]})
-    if dead() or tools:
+    if dead():
         return exchanges
     res = r.get("result") if r.get("ok") else None
     obs = res["spade"]["observation"] if isinstance(res, dict) and isinstance(res.get("spade"), dict) else RESET_ERROR_OBSERVATION
     first = obs + HINT_SEPARATOR + hint if hint is not None else obs
-    messages: list[Json] = [{"role": "user", "content": FIRST_PROMPT_PREFIX + first + FIRST_PROMPT_SUFFIX}]
+    messages: list[Json] = [{"role": "user", "content": first if tool_use else FIRST_PROMPT_PREFIX + first + FIRST_PROMPT_SUFFIX}]
     for _ in range(budget):
-        x = client.complete(messages)
+        x = client.complete(messages, tools)
         exchanges.append(x)
         c = completion_of(x)
         if c is None:
@@ -196,9 +218,19 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
         text, calls = c["text"], c["toolCalls"]
         raw = text + ("\n" if text else "") + calls_as_text(calls) if calls else text
         messages.append({"role": "assistant", "content": text, "tool_calls": calls} if calls else {"role": "assistant", "content": text})
-        if c["finishReason"] == "length" and hint is None:
+        if c["finishReason"] == "length" and (tool_use or hint is None):
             return exchanges
-        r = call({"cmd": "play", "actions": [extract_action(raw, thinking and hint is None)], "reset": False, "stopWhenDone": True, "state": False})
+        parsed = [] if not tool_use or has_answer(raw) else parse_tool_calls(raw)
+        if parsed:
+            for i, pc in enumerate(parsed):
+                out = tool_output(pc["name"], call({"cmd": "tool", "name": pc["name"], "arguments": pc["arguments"]}))
+                if out is None or dead():
+                    return exchanges
+                cid = calls[i].get("id") if i < len(calls) and isinstance(calls[i], dict) else None
+                messages.append({"role": "tool", "content": out, "tool_call_id": cid} if cid else {"role": "tool", "content": out})
+            continue
+        action = raw if tool_use else extract_action(raw, thinking and hint is None)
+        r = call({"cmd": "play", "actions": [action], "reset": False, "stopWhenDone": True, "state": False})
         if not r.get("ok"):
             return exchanges
         got = (r.get("result") or {}).get("steps") or []

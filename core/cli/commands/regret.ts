@@ -152,7 +152,7 @@ export const regretCommand: Command = {
       knownHosts: values['known-hosts'],
     };
     const { db, dataDir } = openDataDir(values['data-dir']);
-    const [{ prepareRegretSweep, driveRegretSweep, regretItems }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
+    const [{ prepareRegretSweep, driveRegretSweep }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
       import('../../episodes/regretSweep'),
       import('../../episodes/store'),
       import('../../runs/service'),
@@ -163,12 +163,6 @@ export const regretCommand: Command = {
     try {
       let sweep: SweepRow;
       if (values.pool !== undefined) {
-        if (model && target.kind !== 'local') {
-          // SPADE's tool loop is not played on nodes yet: said before anything is submitted.
-          const catalog = memoryCatalog(db);
-          const tools = [...new Set(regretItems(db, values.pool, 1, 0).filter((it) => catalog.byHash(it.sha256)?.toolUse).map((it) => it.name))];
-          if (tools.length) throw new UsageError(`A served model plays tool-use games on this machine only (regret --on local, or play): ${tools.join(', ')} ${tools.length === 1 ? 'is a tool-use game' : 'are tool-use games'}; narrow the pool or drop --on`);
-        }
         const prepared = prepareRegretSweep(db, values.pool, { regret, dispatch, target });
         if (!prepared.sweep.items.length) throw new UsageError(`No environment in the library matches "${values.pool}"`);
         if (prepared.resumed) io.err(`Resuming regret sweep ${prepared.sweep.id} (the same pool, policy, seeds and target, interrupted earlier).`);
