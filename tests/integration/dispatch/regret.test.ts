@@ -109,11 +109,11 @@ d('regret --pool: local, Ray and Slurm agree', () => {
 
   it('on the Ray head: shards as Ray tasks', async () => {
     const target = `ray://${new URL(ray!.address).host}`;
-    check(target, await cli([...base, '--on', target, '--ray-python', join(ray!.bin, 'python'), '--shard-size', '12', '--data-dir', tmp.dir]));
+    check(target, await cli([...base, '--on', target, '--ray-python', join(ray!.bin, 'python'), '--shard-size', '50', '--data-dir', tmp.dir]));
   }, 90_000);
 
   it('through Slurm: a job array, one shard a task', async () => {
-    check(`slurm:${ci!.user}@${ci!.host}:${ci!.port}`, await cli([...base, ...slurmArgs(ci!), '--shard-size', '12', '--data-dir', tmp.dir]));
+    check(`slurm:${ci!.user}@${ci!.host}:${ci!.port}`, await cli([...base, ...slurmArgs(ci!), '--shard-size', '50', '--data-dir', tmp.dir]));
   }, 90_000);
 
   it('a script with tool calls on Ray, killed and run again: resumed, nothing lost or counted twice, the same as here', async () => {
