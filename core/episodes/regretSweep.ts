@@ -243,6 +243,8 @@ async function playBack(deps: Omit<EpisodeDeps, 'runtime'>, runId: string, it: S
     runtime: 'cpython',
     hintFor,
     control: { cancel: false, abort: new AbortController() },
+    // Only this version's episodes can be this job's: read by the version's index, not by scanning every episode.
+    recordedBefore: deps.store.byRunAndEnv(runId, it.sha256),
   });
   const r = results[0];
   if (!r) throw new Error(`the episode ${it.key} was not recorded`);
