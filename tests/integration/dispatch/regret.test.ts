@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
 import { tempDir } from '../../helpers/tmp';
-import { ciRay, ciServices } from '../jobs/helpers';
+import { ciRay, ciServices, rayRest } from '../jobs/helpers';
 import { cli, importPool, slurmArgs } from './pool';
 
 // A regret sweep of a scripted policy over 12 environments (seed-pack games with hints, SPADE corpus
@@ -51,24 +51,24 @@ function stored(dataDir: string, sweepId: string, runId: string): { kind: string
   }
 }
 
-/** Runs the CLI as a separate process until it reports a first episode, then kills it. */
-function startThenKill(args: string[]): Promise<{ sweepId: string; err: string }> {
+/** Runs the CLI as a separate process until it reports a first episode (or its submission), then ends it with `how`. */
+function startThenKill(args: string[], how: 'SIGKILL' | 'SIGINT' = 'SIGKILL', when: 'result' | 'submitted' = 'result'): Promise<{ sweepId: string; err: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bin', 'spade-workbench.mjs'), ...args], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     let sent = false;
     child.stderr.on('data', (b: Buffer) => {
       err += b.toString();
-      if (!sent && /: [1-9]\d*\/\d+ episodes/.test(err)) {
+      if (!sent && (when === 'submitted' ? /: submitted Ray job /.test(err) : /: [1-9]\d*\/\d+ episodes/.test(err))) {
         sent = true;
-        child.kill('SIGKILL');
+        child.kill(how);
       }
     });
     child.on('error', reject);
-    child.on('exit', () => {
+    child.on('exit', (code) => {
       const id = /regret sweep (\w+) on/.exec(err)?.[1];
       if (!sent || !id) reject(new Error(`the sweep ended before it could be killed: ${err.slice(-2000)}`));
-      else resolve({ sweepId: id, err });
+      else resolve({ sweepId: id, err, code });
     });
   });
 }
@@ -134,4 +134,20 @@ d('regret --pool: local, Ray and Slurm agree', () => {
     const n = r.episodes.length;
     expect(stored(tmp.dir, killed.sweepId, r.run_id)).toEqual({ kind: 'regret', state: 'done', n, distinct: n, episodes: n, runRows: n, run: 'done' });
   }, 120_000);
+
+  it('Ctrl-C cancels a sweep on Ray: its job is stopped, the run record says cancelled', async () => {
+    const r = await startThenKill(['regret', '--pool', '', '--seeds', '3', '--policy', 'random', '--json', '--data-dir', tmp.dir, '--on', `ray://${new URL(ray!.address).host}`, '--ray-python', join(ray!.bin, 'python')], 'SIGINT', 'submitted');
+    expect(r.code, r.err).toBe(130);
+    const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
+    try {
+      const s = db.prepare('SELECT state, remote, options FROM audit_sweeps WHERE id = ?').get(r.sweepId) as { state: string; remote: string; options: string };
+      expect(s.state).toBe('cancelled');
+      const run = db.prepare('SELECT status FROM model_runs WHERE id = ?').get((JSON.parse(s.options) as { runId: string }).runId) as { status: string };
+      expect(run.status).toBe('cancelled');
+      const job = await rayRest(ray!.address, 'GET', `/api/jobs/${String((JSON.parse(s.remote) as { submissionId: string }[])[0]!.submissionId)}`);
+      expect((JSON.parse(job.text) as { status: string }).status).toBe('STOPPED');
+    } finally {
+      db.close();
+    }
+  }, 60_000);
 });
