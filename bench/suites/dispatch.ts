@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { collectSources } from '../../core/audit/sources';
 import { sha256 } from '../../core/audit/sources';
 import { RayExecutor } from '../../core/audit/dispatch/rayExecutor';
-import { checkSetKey, itemKey } from '../../core/audit/dispatch/remote';
+import { auditWork, checkSetKey, itemKey } from '../../core/audit/dispatch/remote';
 import type { SweepItem } from '../../core/audit/dispatch/sweepStore';
 import { probePython } from '../../core/runtime/native';
 import { packageRoot } from '../../core/services/appInfo';
@@ -31,8 +31,9 @@ async function rayRate(address: string, rayBin: string, sources: string[], shard
   const byHash = new Map(sources.map((s) => [sha256(s), s]));
   const times: number[] = [];
   try {
-    const h = await ex.submit(`bench${tag}${Date.now().toString(36)}`, 0, items, byHash, options);
-    await ex.follow(h, options, (_k, a) => void (a && times.push(performance.now())), new AbortController().signal);
+    const work = auditWork(options);
+    const h = await ex.submit(`bench${tag}${Date.now().toString(36)}`, 0, items, byHash, work);
+    await ex.follow(h, work, (_k, a) => void (a && times.push(performance.now())), new AbortController().signal);
   } finally {
     await ex.close();
   }

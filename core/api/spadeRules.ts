@@ -53,6 +53,25 @@ export const TOOL_CALL_PATTERNS = {
 /** Stripped from the end of a reply before parsing. */
 export const END_OF_TURN = '<|im_end|>';
 
+/**
+ * SPADE's agent messages (section 2 and 3): the first user message of a cognitive game is
+ * PREFIX + observation + SUFFIX; with the hint, the first observation is observation + HINT + hint.
+ */
+export const AGENT_PROMPT = {
+  firstPrefix: 'You are playing a language game. Make valid actions to win.\nObservation: ',
+  firstSuffix: '\nPlease reason step by step, and put your final answer within \\boxed{}.',
+  hintSeparator: '\n\nHINT: ',
+  /** Thinking mode: only the text after the last THINK_END counts. */
+  thinkEnd: '</think>',
+} as const;
+
+/**
+ * SPADE's action extraction (section 2): the first match of each of these in turn (the answer is
+ * group 1), then the last `\boxed` with a balanced `{...}`. Sources in the common subset of
+ * Python's `re` and JavaScript.
+ */
+export const BOXED_PATTERNS = ['\\\\boxed\\{([^{}]+)\\}', '\\\\boxed\\{\\{([^{}]+)\\}\\}', '\\\\boxed\\{\\{\\{([^{}]+)\\}\\}\\}'] as const;
+
 /** A pattern for JavaScript (u + s flags). */
 export function jsPattern(source: string, flags = ''): RegExp {
   return new RegExp(source.replaceAll('WORD', '[\\p{L}\\p{N}_]'), `su${flags}`);

@@ -69,6 +69,18 @@ export const catalog: CommandInfo[] = [
     load: async () => (await import('./commands/play')).playCommand,
   },
   {
+    name: 'regret',
+    summary: "SPADE's hint-based regret of a scripted policy or a served model over a library pool, as a sweep here, on a Ray cluster or as a Slurm job array; resumable, kept as a model run",
+    usage:
+      'spade-workbench regret --pool QUERY --seeds N [--policy solution|random[:SEED]|script:FILE] [--no-extract] [--seed-start S] [--max-turns N]\n' +
+      '       [--on local|ray://HOST:PORT|slurm:HOST] [--concurrency K] [--step-timeout SEC] [--shard-size N] [--python PATH] [--ray-python PATH]\n' +
+      '       [--ssh-key F] [--known-hosts F] [--data-dir DIR] [--json] [--quiet]\n' +
+      '       [--endpoint URL --model NAME [--api-key-env VAR] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M] [--thinking] [--timeout SEC] [--retries N]]\n' +
+      '         (a served model instead of --policy, reached from where the episodes play; VAR is read there)\n' +
+      '       spade-workbench regret --resume SWEEP_ID | --cancel SWEEP_ID   (the same command again resumes too)',
+    load: async () => (await import('./commands/regret')).regretCommand,
+  },
+  {
     name: 'design',
     summary: "Run a small SPADE design round: a designer model writes environments from memory seeds, SPADE's checks and the audit judge each attempt, accepted games get a hint, are played and enter memory with their parents",
     usage:

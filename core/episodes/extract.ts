@@ -10,7 +10,10 @@
  *  - tool use: the text goes to the game as it is (stripped); see toolCalls.ts for the tool loop.
  */
 
-const PATTERNS = [/\\boxed\{([^{}]+)\}/, /\\boxed\{\{([^{}]+)\}\}/, /\\boxed\{\{\{([^{}]+)\}\}\}/];
+import { AGENT_PROMPT, BOXED_PATTERNS } from '../api/spadeRules';
+
+// Kept once in core/api/spadeRules.ts (native/spade_rules.py is generated from it).
+const PATTERNS = BOXED_PATTERNS.map((p) => new RegExp(p));
 
 /** Python's str.strip() with no argument: Unicode whitespace at both ends. */
 export function pyStrip(s: string): string {
@@ -19,8 +22,8 @@ export function pyStrip(s: string): string {
 
 /** The text after the last `</think>` (SPADE's `split('</think>')[-1]`). */
 export function afterThink(text: string): string {
-  const i = text.lastIndexOf('</think>');
-  return i >= 0 ? text.slice(i + '</think>'.length) : text;
+  const i = text.lastIndexOf(AGENT_PROMPT.thinkEnd);
+  return i >= 0 ? text.slice(i + AGENT_PROMPT.thinkEnd.length) : text;
 }
 
 /** SPADE's boxed answer (stripped, without the wrapper), or null when there is none. An empty box gives ''. */

@@ -1,6 +1,8 @@
+import { AGENT_PROMPT } from '../api/spadeRules';
+
 /** SPADE's with-hint play changes only the first observation the agent sees (docs/spade-formats.md section 3). */
 export function injectHint(observation: string, hint: string): string {
-  return `${observation}\n\nHINT: ${hint}`;
+  return `${observation}${AGENT_PROMPT.hintSeparator}${hint}`;
 }
 
 /** Splits a hinted first observation back into the environment's part and the hint. */
@@ -11,8 +13,8 @@ export function splitHint(observation: string): { observation: string; hint: str
 }
 
 /** SPADE's first agent message; later turns send the raw observation. */
-export const FIRST_PROMPT_PREFIX = 'You are playing a language game. Make valid actions to win.\nObservation: ';
-export const FIRST_PROMPT_SUFFIX = '\nPlease reason step by step, and put your final answer within \\boxed{}.';
+export const FIRST_PROMPT_PREFIX = AGENT_PROMPT.firstPrefix;
+export const FIRST_PROMPT_SUFFIX = AGENT_PROMPT.firstSuffix;
 
 export function firstPrompt(observation: string): string {
   return `${FIRST_PROMPT_PREFIX}${observation}${FIRST_PROMPT_SUFFIX}`;

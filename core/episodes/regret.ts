@@ -10,7 +10,7 @@ import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import type { EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
-import type { StepRecord } from './store';
+import type { EpisodeMeta, StepRecord } from './store';
 
 /** One episode as a player left it: the recording from the reset on, and how it ended. */
 export interface PlayedEpisode {
@@ -88,6 +88,8 @@ export interface RunOptions {
   /** Each episode as it is recorded (a run record keeps one row per episode). */
   recorded?(r: JobResult): void;
   label?: string;
+  /** The run's episodes recorded before, where the caller knows them more cheaply than a scan of every episode. */
+  recordedBefore?: EpisodeMeta[];
 }
 
 /** Runs the jobs not yet recorded under runId, K at a time; returns every job's result (resumed ones included). */
@@ -95,7 +97,7 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   // Every in-flight model turn listens on the run's abort signal.
   setMaxListeners(0, o.control.abort.signal);
   const have = new Map<string, JobResult>();
-  for (const m of ctx.d.store.byRun(o.runId)) {
+  for (const m of o.recordedBefore ?? ctx.d.store.byRun(o.runId)) {
     const key = typeof m.meta.job === 'string' ? m.meta.job : null;
     // A failed episode is played again on resume (its record stays, marked failed).
     if (!key || isFailed(m.meta)) continue;

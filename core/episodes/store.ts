@@ -356,6 +356,12 @@ export class EpisodeStore {
   }
 
   /** Episodes a regret run already recorded (by the runId kept in their meta): what a resume skips. */
+  /** A run's episodes of one environment version (through the version's index: a sweep asks once per episode). */
+  byRunAndEnv(runId: string, envHash: string): EpisodeMeta[] {
+    const rows = this.db.prepare(`SELECT * FROM episodes WHERE env_hash = ? AND json_extract(meta, '$.run') = ? ORDER BY id`).all(envHash, runId) as EpisodeRow[];
+    return rows.map(toMeta);
+  }
+
   byRun(runId: string): EpisodeMeta[] {
     const rows = this.db.prepare(`SELECT * FROM episodes WHERE json_extract(meta, '$.run') = ? ORDER BY id`).all(runId) as EpisodeRow[];
     return rows.map(toMeta);

@@ -49,7 +49,8 @@ export interface Transcript {
 }
 
 export interface AgentOptions {
-  client: ChatClient;
+  /** What the agent needs of a client (a regret sweep plays a node's answers back through it). */
+  client: Pick<ChatClient, 'complete'>;
   seed: number | null;
   hintText: string | null;
   budget: number;
@@ -160,7 +161,7 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
 }
 
 /** A served model as a regret player (and the engine of a single model episode). */
-export function modelPlayer(client: ChatClient, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
+export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
   const play: Player = async (session: EnvSession, arm, signal) => {
     // SPADE takes the tool path whenever get_tools() exists and is non-empty (subclass or not).
     const tools = await session.tools();

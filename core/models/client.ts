@@ -199,14 +199,7 @@ export class ChatClient {
       });
       if (!res.ok) {
         const text = await res.text().catch(() => '');
-        let msg = text.slice(0, 500);
-        try {
-          const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-          msg = (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? msg;
-        } catch {
-          // not JSON: keep the text
-        }
-        const err = new ModelError(`HTTP ${res.status}: ${msg}`, 'http', res.status) as ModelError & { retryAfter?: number | null };
+        const err = httpError(res.status, text) as ModelError & { retryAfter?: number | null };
         err.retryAfter = retryAfterMs(res.headers.get('retry-after'));
         throw err;
       }
@@ -225,13 +218,26 @@ export class ChatClient {
   }
 }
 
+/** A server's refusal (status and body) as the error a turn ends with. */
+export function httpError(status: number, text: string): ModelError {
+  let msg = text.slice(0, 500);
+  try {
+    const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
+    msg = (typeof j.error === 'string' ? j.error : j.error?.message) ?? j.message ?? msg;
+  } catch {
+    // not JSON: keep the text
+  }
+  return new ModelError(`HTTP ${status}: ${msg}`, 'http', status);
+}
+
 interface ChoiceMessage {
   content?: string | null;
   reasoning_content?: string | null;
   tool_calls?: OpenAiToolCall[];
 }
 
-function readJson(text: string): Omit<Completion, 'latencyMs' | 'attempts'> {
+/** A JSON chat-completions answer as a completion (protocol errors as ModelError). */
+export function readJson(text: string): Omit<Completion, 'latencyMs' | 'attempts'> {
   let j: { choices?: { message?: ChoiceMessage; finish_reason?: string | null }[]; usage?: Usage; error?: unknown };
   try {
     j = JSON.parse(text) as typeof j;

@@ -134,8 +134,15 @@ export function spadeRulesPython(): string {
     `TOOL_CALL_JSON = ${pattern(p.jsonCall)}`,
     `ANSWER_TAG = ${pattern(p.answer)}`,
     `END_OF_TURN = ${py(rules.END_OF_TURN)}`,
+    '',
+    "# SPADE's agent messages and action extraction (the boxed patterns in order; compile without flags).",
+    `FIRST_PROMPT_PREFIX = ${py(rules.AGENT_PROMPT.firstPrefix)}`,
+    `FIRST_PROMPT_SUFFIX = ${py(rules.AGENT_PROMPT.firstSuffix)}`,
+    `HINT_SEPARATOR = ${py(rules.AGENT_PROMPT.hintSeparator)}`,
+    `THINK_END = ${py(rules.AGENT_PROMPT.thinkEnd)}`,
+    `BOXED_PATTERNS = (${rules.BOXED_PATTERNS.map((x) => `r'${x}'`).join(', ')})`,
   ];
-  return `${header('core/api/spadeRules.ts')}"""SPADE's rules shared with the host: check ids, the class selection rule, budgets, probe actions, limits, tool-call patterns."""
+  return `${header('core/api/spadeRules.ts')}"""SPADE's rules shared with the host: check ids, the class selection rule, budgets, probe actions, limits, tool-call patterns, agent messages."""
 from __future__ import annotations
 
 ${lines.join('\n')}

@@ -6,7 +6,8 @@ environment's raw result as it finishes (shard_audit.py); the driver prints each
 `@spade-audit-result` line, which the workbench reads from the job's log as it follows logs.
 
 Use: python ray_driver.py CONFIG.json ITEMS.jsonl
-  CONFIG adds to shard_audit's: shardSize (environments per task), cpusPerTask.
+  CONFIG adds to shard_audit's: shardSize (items per task), cpusPerTask, runner (the shard runner
+  module a task imports: shard_audit, the default, or shard_regret; both yield from iter_items).
 """
 # Hints stay unevaluated: a cluster node's python may be older than the one mypy checks for.
 from __future__ import annotations
@@ -34,18 +35,19 @@ def main(argv: list[str]) -> None:
     cpus = float(cfg.get("cpusPerTask", 1))
 
     @ray.remote(num_cpus=cpus, num_returns="streaming", max_retries=0)
-    def audit_shard(shard: list[dict[str, Any]], cfg: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def audit_shard(items: list[dict[str, Any]], cfg: dict[str, Any]) -> Iterator[dict[str, Any]]:
         # A task starts in its own copy of the working_dir, whose root (not this folder) is on sys.path.
         here = os.path.join(os.getcwd(), "native", "dispatch")
         if here not in sys.path:
             sys.path.insert(0, here)
-        import shard_audit
+        import importlib
 
+        shard = importlib.import_module(str(cfg.get("runner") or "shard_audit"))
         task_cfg = dict(cfg)
         # The task's own copy of the working_dir: that is the harness bound into its sandbox.
         task_cfg["harness"] = os.path.abspath(os.path.join(here, ".."))
         task_cfg["workers"] = max(1, int(cpus))
-        for r in shard_audit.iter_items(shard, task_cfg):
+        for r in shard.iter_items(items, task_cfg):
             yield r
 
     lock = threading.Lock()

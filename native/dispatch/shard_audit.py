@@ -297,9 +297,10 @@ class Runner:
             s.shutdown()
 
 
-def run_items(items: Iterable[Json], cfg: Json, emit: Callable[[Json], object]) -> None:
-    """Audits items with cfg['workers'] at a time, calling emit(result) as each finishes."""
+def run_items(items: Iterable[Json], cfg: Json, emit: Callable[[Json], object], job: Callable[[Runner, Json], Json] | None = None) -> None:
+    """Audits items (or does `job` to each) with cfg['workers'] at a time, calling emit(result) as each finishes."""
     runner = Runner(cfg)
+    do = job or Runner.audit
     todo = list(items)
     lock = threading.Lock()
 
@@ -310,7 +311,7 @@ def run_items(items: Iterable[Json], cfg: Json, emit: Callable[[Json], object]) 
                     return
                 item = todo.pop(0)
             try:
-                r = runner.audit(item)
+                r = do(runner, item)
             except Exception as e:  # the interpreter could not start: nothing was judged, so nothing is stored
                 r = {"key": item["key"], "failed": "%s: %s" % (type(e).__name__, e)}
             with lock:
@@ -326,7 +327,7 @@ def run_items(items: Iterable[Json], cfg: Json, emit: Callable[[Json], object]) 
         runner.shutdown()
 
 
-def iter_items(items: Iterable[Json], cfg: Json) -> Iterator[Json]:
+def iter_items(items: Iterable[Json], cfg: Json, job: Callable[[Runner, Json], Json] | None = None) -> Iterator[Json]:
     """The same as run_items, as a generator (a Ray streaming task yields each result)."""
     import queue
 
@@ -335,7 +336,7 @@ def iter_items(items: Iterable[Json], cfg: Json) -> Iterator[Json]:
 
     def run() -> None:
         try:
-            run_items(items, cfg, q.put)
+            run_items(items, cfg, q.put, job)
         finally:
             q.put(done)
 
@@ -347,7 +348,7 @@ def iter_items(items: Iterable[Json], cfg: Json) -> Iterator[Json]:
         yield cast(Json, r)
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str], job: Callable[[Runner, Json], Json] | None = None) -> None:
     cfg_path, items_path, out_path = argv[1:4]
     with open(cfg_path) as f:
         cfg = json.load(f)
@@ -378,7 +379,7 @@ def main(argv: list[str]) -> None:
             out.write(json.dumps(r) + "\n")
             out.flush()
 
-        run_items(items, cfg, emit)
+        run_items(items, cfg, emit, job)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ export type Responder = (body: Record<string, unknown>, n: number, conn: { remot
 export interface StandIn {
   url: string;
   requests: Record<string, unknown>[];
+  /** Each request body as it came, byte for byte (tests that compare two clients' requests). */
+  rawRequests: string[];
   /** Time each request arrived (ms, performance.now()). */
   arrivals: number[];
   /** The Authorization header of each request (null when absent). */
@@ -52,6 +54,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 
 export async function startStandIn(respond: Responder): Promise<StandIn> {
   const requests: Record<string, unknown>[] = [];
+  const rawRequests: string[] = [];
   const arrivals: number[] = [];
   const auth: (string | null)[] = [];
   let n = 0;
@@ -71,6 +74,7 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
         return;
       }
       requests.push(body);
+      rawRequests.push(text);
       auth.push(req.headers.authorization ?? null);
       const reply = respond(body, n++, { remotePort: req.socket.remotePort ?? 0 });
       if (reply.delayMs) await sleep(reply.delayMs);
@@ -128,6 +132,7 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    rawRequests,
     arrivals,
     auth,
     close: () =>

@@ -1,13 +1,13 @@
 import { AuditPool } from '../pool';
-import type { AuditOptions } from '../types';
-import type { OnAudit, SweepExecutor } from './executor';
+import type { AuditOptions, EnvAudit } from '../types';
+import type { OnResult, SweepExecutor, SweepWork } from './executor';
 import type { SweepItem } from './sweepStore';
 
 /**
- * This machine's native pool, as a sweep target: its work lives only in this process, so a
+ * This machine's native audit pool, as a sweep target: its work lives only in this process, so a
  * submission is followed where it runs and a killed workbench leaves nothing behind to find.
  */
-export class LocalExecutor implements SweepExecutor {
+export class LocalExecutor implements SweepExecutor<EnvAudit> {
   readonly label = 'local';
   private readonly pool: AuditPool;
   private readonly runs = new Map<string, { items: readonly SweepItem[]; sources: ReadonlyMap<string, string> }>();
@@ -22,15 +22,16 @@ export class LocalExecutor implements SweepExecutor {
     return { kind: 'local', id };
   }
 
-  async follow(handle: Record<string, unknown>, options: AuditOptions, onAudit: OnAudit, signal: AbortSignal): Promise<void> {
+  async follow(handle: Record<string, unknown>, work: SweepWork<EnvAudit>, onResult: OnResult<EnvAudit>, signal: AbortSignal): Promise<void> {
     const run = this.runs.get(String(handle.id));
     if (!run) return; // a local submission of an earlier process: gone with it
     this.runs.delete(String(handle.id));
+    const options = work.options as AuditOptions;
     await Promise.all(
       run.items.map(async (it) => {
         if (signal.aborted) return;
         const a = await this.pool.audit(run.sources.get(it.sha256)!, { ...options, hint: it.hint }, { signal }).catch(() => null);
-        if (!signal.aborted) onAudit(it.key, a, null);
+        if (!signal.aborted) await onResult(it.key, a, null);
       }),
     );
   }

@@ -102,7 +102,7 @@ export class PoolAuditService {
 
   resume(id: string): SweepView {
     const sweep = getSweep(this.o.db, id);
-    if (!sweep) throw new DomainError('not_found', `No audit sweep ${id}`);
+    if (!sweep || sweep.kind !== 'audit') throw new DomainError('not_found', `No audit sweep ${id}`);
     if (this.live.has(id)) return this.view(sweep);
     if (sweep.state === 'done') throw new DomainError('conflict', `Audit sweep ${id} is finished`);
     setSweepState(this.o.db, id, 'running');
@@ -112,7 +112,7 @@ export class PoolAuditService {
   /** Stops the sweep's work (here, or its Ray job or Slurm array); what arrived stays. */
   async cancel(id: string): Promise<{ cancelled: boolean; stopped: string[] }> {
     const sweep = getSweep(this.o.db, id);
-    if (!sweep) throw new DomainError('not_found', `No audit sweep ${id}`);
+    if (!sweep || sweep.kind !== 'audit') throw new DomainError('not_found', `No audit sweep ${id}`);
     const l = this.live.get(id);
     if (l) {
       l.abort.abort();
@@ -134,7 +134,7 @@ export class PoolAuditService {
 
   results(id: string): { envId: number | null; name: string; hash: string; verdict: 'pass' | 'warn' | 'fail' | null; spadeAccepts: boolean | null; failing: string[] }[] {
     const sweep = getSweep(this.o.db, id);
-    if (!sweep) throw new DomainError('not_found', `No audit sweep ${id}`);
+    if (!sweep || sweep.kind !== 'audit') throw new DomainError('not_found', `No audit sweep ${id}`);
     const got = sweepResults(this.o.db, id);
     return sweep.items.map((it) => {
       const a = got.get(it.key);

@@ -3,10 +3,9 @@ import { request } from 'node:http';
 import { RayBackend } from '../../jobs/backends/ray';
 import { shQuote } from '../../jobs/shell';
 import { isTerminal, type JobRecord } from '../../jobs/types';
-import type { AuditOptions } from '../types';
-import type { OnAudit, SweepExecutor } from './executor';
+import type { OnResult, SweepExecutor, SweepWork } from './executor';
 import { LineReader } from './lines';
-import { harnessFiles, itemsJsonl, parseRemoteResult, remoteAudit, type RemoteItem, type ShardConfig } from './remote';
+import { harnessFiles, itemsJsonl, parseRemoteResult, type ShardConfig } from './remote';
 import type { SweepItem } from './sweepStore';
 import { zipStored } from './zip';
 
@@ -46,7 +45,7 @@ function http(address: string, method: string, path: string, body?: Buffer, type
   });
 }
 
-export class RayExecutor implements SweepExecutor {
+export class RayExecutor<R> implements SweepExecutor<R> {
   readonly label: string;
   lastError: string | null = null;
   private readonly backend = new RayBackend({ secret: () => undefined });
@@ -80,9 +79,9 @@ export class RayExecutor implements SweepExecutor {
     };
   }
 
-  async submit(sweepId: string, attempt: number, items: readonly SweepItem[], sources: ReadonlyMap<string, string>, options: AuditOptions): Promise<Record<string, unknown>> {
-    const remote: RemoteItem[] = items.map((it) => ({ key: it.key, source: sources.get(it.sha256)!, hint: it.hint }));
-    const config: ShardConfig = { python: this.o.python, envTimeoutSec: this.o.envTimeoutSec, memoryMb: 2048, workers: 1, options, shardSize: this.o.shardSize, cpusPerTask: 1 };
+  async submit(sweepId: string, attempt: number, items: readonly SweepItem[], sources: ReadonlyMap<string, string>, work: SweepWork<R>): Promise<Record<string, unknown>> {
+    const remote = items.map((it) => work.remoteItem(it, sources.get(it.sha256)!));
+    const config: ShardConfig = { python: this.o.python, envTimeoutSec: this.o.envTimeoutSec, memoryMb: 2048, workers: 1, options: work.options, shardSize: this.o.shardSize, cpusPerTask: 1, runner: work.runner };
     const zip = zipStored([...harnessFiles(), { name: 'input/items.jsonl', data: itemsJsonl(remote) }, { name: 'input/config.json', data: Buffer.from(JSON.stringify(config)) }]);
     // Ray names a working_dir package by its content, as `ray job submit` does.
     const pkg = `_ray_pkg_${createHash('sha1').update(zip).digest('hex').slice(0, 16)}.zip`;
@@ -93,14 +92,14 @@ export class RayExecutor implements SweepExecutor {
     }
     const pythons = [...(this.o.driverPython ? [this.o.driverPython] : []), 'python3', 'python'].map(shQuote).join(' ');
     const entrypoint = `for p in ${pythons}; do if "$p" -c 'import ray' 2>/dev/null; then exec "$p" native/dispatch/ray_driver.py input/config.json input/items.jsonl; fi; done; echo 'No Python with ray on the head node (give --ray-python)' >&2; exit 2`;
-    const submissionId = `spade_audit_${sweepId}_${attempt}`;
+    const submissionId = `spade_${work.kind}_${sweepId}_${attempt}`;
     const body = Buffer.from(JSON.stringify({ entrypoint, submission_id: submissionId, runtime_env: { working_dir: `gcs://${pkg}` }, metadata: { spade_workbench_sweep: sweepId } }));
     const r = await http(this.o.address, 'POST', '/api/jobs/', body);
-    if (r.status < 200 || r.status >= 300) throw new Error(`The Ray head at ${this.o.address} refused the audit job: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+    if (r.status < 200 || r.status >= 300) throw new Error(`The Ray head at ${this.o.address} refused the ${work.kind} job: HTTP ${r.status} ${r.text.slice(0, 300)}`);
     return { kind: 'ray', address: this.o.address, submissionId, environments: items.length };
   }
 
-  async follow(handle: Record<string, unknown>, options: AuditOptions, onAudit: OnAudit, signal: AbortSignal): Promise<void> {
+  async follow(handle: Record<string, unknown>, work: SweepWork<R>, onResult: OnResult<R>, signal: AbortSignal): Promise<void> {
     const job = this.job(handle);
     const lines = new LineReader();
     let ended = false;
@@ -119,7 +118,7 @@ export class RayExecutor implements SweepExecutor {
         if (line.startsWith(FAILED_MARK)) this.lastError = line.slice(FAILED_MARK.length, FAILED_MARK.length + 2000);
         if (!line.startsWith(RESULT_MARK)) continue;
         const r = parseRemoteResult(line.slice(RESULT_MARK.length));
-        if (r) onAudit(r.key, remoteAudit(r, options), r.node ?? null);
+        if (r) await onResult(r.key, work.fromRemote(r), r.node ?? null);
       }
       if (ended && data.length === 0) return;
       if (data.length === 0) await new Promise((res) => setTimeout(res, 300));

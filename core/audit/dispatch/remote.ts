@@ -5,6 +5,7 @@ import { runtimePaths } from '../../runtime/paths';
 import type { HarnessReply } from '../../runtime/types';
 import { deadAudit, finishAudit } from '../pool';
 import type { AuditOptions, EnvAudit } from '../types';
+import type { SweepWork } from './executor';
 
 /**
  * What travels between the workbench and a shard runner on a cluster
@@ -29,6 +30,8 @@ export interface RemoteResult {
   unavailable?: string;
   /** The interpreter could not be started: nothing was judged, so nothing is stored and a resume retries it. */
   failed?: string;
+  /** What another kind's runner adds (shard_regret.py: the episode's harness calls). */
+  [more: string]: unknown;
 }
 
 /** The options that decide a verdict: two runs with the same ones give the same result for a version. */
@@ -76,17 +79,30 @@ export function harnessFiles(): { name: string; data: Buffer }[] {
   return out;
 }
 
+/** A pool audit as a sweep's work: shard_audit.py on the nodes, verdicts made here. */
+export function auditWork(options: AuditOptions): SweepWork<EnvAudit> {
+  return {
+    kind: 'audit',
+    runner: 'shard_audit',
+    options,
+    remoteItem: (it, source) => ({ key: it.key, source, hint: it.hint }),
+    fromRemote: (r) => remoteAudit(r, options),
+  };
+}
+
 /** What every shard runner is told: the interpreter to sandbox (on the node), the limits, the options. */
 export interface ShardConfig {
   python: string;
   envTimeoutSec: number;
   memoryMb: number;
   workers: number;
-  options: AuditOptions;
+  options: unknown;
+  /** The shard runner a Ray task imports (native/dispatch/<runner>.py). */
+  runner?: string;
   shardSize?: number;
   cpusPerTask?: number;
 }
 
-export function itemsJsonl(items: readonly RemoteItem[]): Buffer {
+export function itemsJsonl(items: readonly Record<string, unknown>[]): Buffer {
   return Buffer.from(items.map((i) => JSON.stringify(i)).join('\n') + '\n', 'utf8');
 }

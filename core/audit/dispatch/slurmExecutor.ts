@@ -2,10 +2,9 @@ import { machineHome } from '../../jobs/script';
 import { shQuote } from '../../jobs/shell';
 import { SshConnection } from '../../jobs/ssh/connection';
 import type { SshTarget } from '../../jobs/types';
-import type { AuditOptions } from '../types';
-import type { OnAudit, SweepExecutor } from './executor';
+import type { OnResult, SweepExecutor, SweepWork } from './executor';
 import { LineReader } from './lines';
-import { harnessFiles, itemsJsonl, parseRemoteResult, remoteAudit, type RemoteItem, type ShardConfig } from './remote';
+import { harnessFiles, itemsJsonl, parseRemoteResult, type ShardConfig } from './remote';
 import type { SweepItem } from './sweepStore';
 
 /**
@@ -24,7 +23,7 @@ export interface SlurmTargetOptions {
   envTimeoutSec: number;
 }
 
-export class SlurmExecutor implements SweepExecutor {
+export class SlurmExecutor<R> implements SweepExecutor<R> {
   readonly label: string;
   private readonly conn: SshConnection;
 
@@ -33,30 +32,31 @@ export class SlurmExecutor implements SweepExecutor {
     this.conn = new SshConnection(o.ssh, { appKnownHosts: o.appKnownHosts });
   }
 
-  async submit(sweepId: string, attempt: number, items: readonly SweepItem[], sources: ReadonlyMap<string, string>, options: AuditOptions): Promise<Record<string, unknown>> {
+  async submit(sweepId: string, attempt: number, items: readonly SweepItem[], sources: ReadonlyMap<string, string>, work: SweepWork<R>): Promise<Record<string, unknown>> {
     const t = this.conn;
-    const dir = `${await machineHome(t)}/.spade_workbench/audits/${sweepId}/${attempt}`;
+    // Audits keep the folder they always had; other kinds get their own beside it.
+    const dir = `${await machineHome(t)}/.spade_workbench/${work.kind === 'audit' ? 'audits' : `${work.kind}s`}/${sweepId}/${attempt}`;
     await t.mkdirp(`${dir}/native/dispatch`);
     for (const f of harnessFiles()) await t.writeFile(`${dir}/${f.name}`, f.data);
-    const remote: RemoteItem[] = items.map((it) => ({ key: it.key, source: sources.get(it.sha256)!, hint: it.hint }));
+    const remote = items.map((it) => work.remoteItem(it, sources.get(it.sha256)!));
     await t.writeFile(`${dir}/items.jsonl`, itemsJsonl(remote));
-    const config: ShardConfig = { python: this.o.python, envTimeoutSec: this.o.envTimeoutSec, memoryMb: 2048, workers: 1, options };
+    const config: ShardConfig = { python: this.o.python, envTimeoutSec: this.o.envTimeoutSec, memoryMb: 2048, workers: 1, options: work.options };
     await t.writeFile(`${dir}/config.json`, JSON.stringify(config));
     const size = this.o.shardSize;
     const tasks = Math.ceil(items.length / size);
     const script = [
       '#!/bin/sh',
-      `#SBATCH --job-name=spade-audit-${sweepId}`,
+      `#SBATCH --job-name=spade-${work.kind}-${sweepId}`,
       `#SBATCH --array=0-${tasks - 1}`,
       `#SBATCH --output=${dir}/task-%a.log`,
       '#SBATCH --cpus-per-task=1',
       `cd ${shQuote(dir)} || exit 1`,
       // Any python3 runs the shard runner (standard library only); it sandboxes games with config.python.
-      `exec python3 native/dispatch/shard_audit.py config.json items.jsonl "results-$SLURM_ARRAY_TASK_ID.jsonl" "$((SLURM_ARRAY_TASK_ID * ${size}))" ${size}`,
+      `exec python3 native/dispatch/${work.runner}.py config.json items.jsonl "results-$SLURM_ARRAY_TASK_ID.jsonl" "$((SLURM_ARRAY_TASK_ID * ${size}))" ${size}`,
       '',
     ].join('\n');
-    await t.writeFile(`${dir}/audit.sbatch`, script);
-    const r = await t.exec(`cd ${shQuote(dir)} && sbatch --parsable audit.sbatch`);
+    await t.writeFile(`${dir}/${work.kind}.sbatch`, script);
+    const r = await t.exec(`cd ${shQuote(dir)} && sbatch --parsable ${work.kind}.sbatch`);
     const id = r.stdout.trim().split('\n').pop()?.split(';')[0] ?? '';
     if (r.code !== 0 || !/^\d+$/.test(id)) throw new Error(`sbatch failed on ${t.label}: ${(r.stderr || r.stdout).trim().slice(0, 500)}`);
     return { kind: 'slurm', jobId: id, dir, tasks, environments: items.length };
@@ -68,7 +68,7 @@ export class SlurmExecutor implements SweepExecutor {
     return r.stdout.trim().length > 0;
   }
 
-  async follow(handle: Record<string, unknown>, options: AuditOptions, onAudit: OnAudit, signal: AbortSignal): Promise<void> {
+  async follow(handle: Record<string, unknown>, work: SweepWork<R>, onResult: OnResult<R>, signal: AbortSignal): Promise<void> {
     const jobId = String(handle.jobId);
     if (!/^\d+$/.test(jobId)) return;
     const dir = String(handle.dir);
@@ -84,7 +84,7 @@ export class SlurmExecutor implements SweepExecutor {
         got += chunk.data.length;
         for (const line of lines.push(chunk.data)) {
           const r = parseRemoteResult(line);
-          if (r) onAudit(r.key, remoteAudit(r, options), r.node ?? null);
+          if (r) await onResult(r.key, work.fromRemote(r), r.node ?? null);
         }
       }
       if (ended && got === 0) return;

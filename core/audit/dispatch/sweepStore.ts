@@ -1,15 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../memory/db';
 import type { EnvAudit } from '../types';
+import type { SweepKind } from './executor';
 
 /**
- * Pool audit sweeps (local, Ray, Slurm) and the results that arrived, in the memory database.
- * The tables are made on first use rather than by a numbered migration: they belong to this
- * feature alone and nothing else reads them. A result is stored once per sweep, environment version
- * and check set (`INSERT OR IGNORE` on that key): a result that arrives twice (a log read again
- * after a reconnect, a task run twice) counts once.
+ * Sweeps (local, Ray, Slurm) and the results that arrived, in the memory database: pool audits
+ * and regret sweeps (`kind`). The tables are made on first use rather than by a numbered
+ * migration: they belong to this feature alone and nothing else reads them; the `kind` column
+ * came later and is added to a table made before it, where every sweep was an audit. A result is
+ * stored once per sweep and item key (`INSERT OR IGNORE` on that key): a result that arrives twice
+ * (a log read again after a reconnect, a task run twice) counts once.
  */
 export type SweepState = 'running' | 'done' | 'cancelled' | 'failed';
+export type { SweepKind } from './executor';
 
 export interface SweepItem {
   key: string;
@@ -17,10 +20,14 @@ export interface SweepItem {
   sha256: string;
   name: string;
   hint: string | null;
+  /** Regret sweeps: the episode's seed and arm (the key names them too). */
+  seed?: number;
+  arm?: 'hint' | 'nohint';
 }
 
 export interface SweepRow {
   id: string;
+  kind: SweepKind;
   /** Same target, pool query, check set and versions: the same sweep, resumed by running the command again. */
   ident: string;
   target: string;
@@ -45,6 +52,8 @@ function tables(db: Db): void {
   CREATE TABLE IF NOT EXISTS audit_sweep_results (
     sweep_id TEXT NOT NULL REFERENCES audit_sweeps(id) ON DELETE CASCADE, item_key TEXT NOT NULL, audit TEXT NOT NULL,
     node TEXT, created_at TEXT NOT NULL, PRIMARY KEY (sweep_id, item_key));`);
+  const cols = db.prepare('PRAGMA table_info(audit_sweeps)').all() as { name: string }[];
+  if (!cols.some((c) => c.name === 'kind')) db.exec("ALTER TABLE audit_sweeps ADD COLUMN kind TEXT NOT NULL DEFAULT 'audit'");
   ready.add(db);
 }
 
@@ -54,6 +63,7 @@ export function sweepIdent(target: string, query: string, checkSet: string, keys
 
 interface Row {
   id: string;
+  kind: SweepKind;
   ident: string;
   target: string;
   query: string;
@@ -68,6 +78,7 @@ interface Row {
 function fromRow(r: Row): SweepRow {
   return {
     id: r.id,
+    kind: r.kind,
     ident: r.ident,
     target: r.target,
     query: r.query,
@@ -80,12 +91,12 @@ function fromRow(r: Row): SweepRow {
   };
 }
 
-export function createSweep(db: Db, s: { ident: string; target: string; query: string; options: unknown; items: SweepItem[] }): SweepRow {
+export function createSweep(db: Db, s: { ident: string; target: string; query: string; options: unknown; items: SweepItem[]; kind?: SweepKind }): SweepRow {
   tables(db);
   const now = new Date().toISOString();
   const id = randomUUID().slice(0, 8);
-  db.prepare('INSERT INTO audit_sweeps (id, ident, target, query, options, items, state, remote, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-    id, s.ident, s.target, s.query, JSON.stringify(s.options ?? {}), JSON.stringify(s.items), 'running', '[]', now, now,
+  db.prepare('INSERT INTO audit_sweeps (id, kind, ident, target, query, options, items, state, remote, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+    id, s.kind ?? 'audit', s.ident, s.target, s.query, JSON.stringify(s.options ?? {}), JSON.stringify(s.items), 'running', '[]', now, now,
   );
   return getSweep(db, id)!;
 }
@@ -115,15 +126,16 @@ export function addRemote(db: Db, id: string, remote: Record<string, unknown>): 
 }
 
 /** Stores a result unless one is there for the key; true when it was new. */
-export function addResult(db: Db, sweepId: string, key: string, audit: EnvAudit, node: string | null): boolean {
+export function addResult(db: Db, sweepId: string, key: string, audit: unknown, node: string | null): boolean {
   const r = db.prepare('INSERT OR IGNORE INTO audit_sweep_results (sweep_id, item_key, audit, node, created_at) VALUES (?, ?, ?, ?, ?)').run(sweepId, key, JSON.stringify(audit), node, new Date().toISOString());
   return r.changes === 1;
 }
 
-export function sweepResults(db: Db, sweepId: string): Map<string, EnvAudit> {
+/** Each item's stored result (an audit sweep's are EnvAudits; the `audit` column holds any kind's). */
+export function sweepResults<T = EnvAudit>(db: Db, sweepId: string): Map<string, T> {
   tables(db);
   const rows = db.prepare('SELECT item_key, audit FROM audit_sweep_results WHERE sweep_id = ?').all(sweepId) as { item_key: string; audit: string }[];
-  return new Map(rows.map((r) => [r.item_key, JSON.parse(r.audit) as EnvAudit]));
+  return new Map(rows.map((r) => [r.item_key, JSON.parse(r.audit) as T]));
 }
 
 export function resultCount(db: Db, sweepId: string): number {
@@ -147,10 +159,10 @@ export function savedJobHosts(db: Db): unknown[] {
   return (db.prepare("SELECT spec FROM jobs WHERE backend IN ('slurm', 'ssh') ORDER BY created_at DESC").all() as { spec: string }[]).map((r) => (JSON.parse(r.spec) as { ssh?: unknown }).ssh).filter((s) => !!s);
 }
 
-/** The newest sweeps first. */
-export function recentSweeps(db: Db, limit: number): SweepRow[] {
+/** The newest sweeps of a kind first. */
+export function recentSweeps(db: Db, limit: number, kind: SweepKind = 'audit'): SweepRow[] {
   tables(db);
-  return (db.prepare('SELECT * FROM audit_sweeps ORDER BY created_at DESC, rowid DESC LIMIT ?').all(limit) as Row[]).map(fromRow);
+  return (db.prepare('SELECT * FROM audit_sweeps WHERE kind = ? ORDER BY created_at DESC, rowid DESC LIMIT ?').all(kind, limit) as Row[]).map(fromRow);
 }
 
 /** Results that arrived, and how many of them fail a check (read in SQLite: a pool's results are not parsed to count them). */

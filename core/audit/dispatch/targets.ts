@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Db } from '../../memory/db';
 import type { SshTarget } from '../../jobs/types';
+import type { EnvAudit } from '../types';
 import type { SweepExecutor } from './executor';
 import { LocalExecutor } from './localExecutor';
 import { RayExecutor } from './rayExecutor';
@@ -55,8 +56,14 @@ export function sshTargetFor(db: Db, host: string, s: DispatchSettings): SshTarg
   return { host: m[2]!, ...(m[3] ? { port: Number(m[3]) } : {}), ...(m[1] ? { user: m[1] } : {}), ...(s.sshKey ? { identityFile: s.sshKey } : {}), ...(s.knownHosts ? { knownHostsFile: s.knownHosts } : {}) };
 }
 
-export function makeExecutor(t: SweepTarget, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor {
+/** A pool audit's executor: this machine's audit pool, or a cluster. */
+export function makeExecutor(t: SweepTarget, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor<EnvAudit> {
   if (t.kind === 'local') return new LocalExecutor(s.workers);
+  return remoteExecutor<EnvAudit>(t, s, db, dataDir);
+}
+
+/** A cluster target's executor, for any kind of sweep (each kind brings its own for this machine). */
+export function remoteExecutor<R>(t: Exclude<SweepTarget, { kind: 'local' }>, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor<R> {
   if (t.kind === 'ray') return new RayExecutor({ address: t.address, python: s.python, driverPython: s.rayPython, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
   return new SlurmExecutor({ ssh: sshTargetFor(db, t.host, s), label: `slurm:${t.host}`, appKnownHosts: join(dataDir, 'ssh', 'known_hosts'), python: s.python, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
 }

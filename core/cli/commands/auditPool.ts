@@ -112,7 +112,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
     } else {
       const id = (values.resume ?? values.cancel)!;
       const found = getSweep(db, id);
-      if (!found) throw new UsageError(`No audit sweep ${id} in ${dataDir}`);
+      if (!found || found.kind !== 'audit') throw new UsageError(`No audit sweep ${id} in ${dataDir}${found ? ' (that is a regret sweep: regret --resume/--cancel)' : ''}`);
       sweep = found;
     }
     if (values.cancel !== undefined) {
