@@ -130,7 +130,7 @@ export class DesignService {
     const scoped = i.parentEnvId !== undefined || !!i.seedsQuery?.trim();
     const memoryIds = scoped ? this.memory(i).map((m) => m.envId).filter((x): x is number => x !== null) : null;
     const changed = (status: DesignRound['status']) => this.d.events.emit('design.changed', { roundId: id, status });
-    const executor: SweepExecutor | null = on ? makeExecutor(on.target, on.dispatch, this.d.db, this.d.dataDir) : null;
+    const executor: SweepExecutor<EnvAudit> | null = on ? makeExecutor(on.target, on.dispatch, this.d.db, this.d.dataDir) : null;
     let checked = 0;
     const check = async (code: string, checks: string[], hint: string | null = null): Promise<EnvAudit> =>
       executor

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AuditOptions, EnvAudit } from '../types';
 import type { SweepExecutor } from './executor';
-import { checkSetKey, itemKey } from './remote';
+import { auditWork, checkSetKey, itemKey } from './remote';
 
 /**
  * One program audited on a sweep target, now: what a design round does with each attempt when it
@@ -11,7 +11,7 @@ import { checkSetKey, itemKey } from './remote';
  * pool's (remote.ts), so a game gets the same answer wherever its check ran.
  */
 export async function auditOn(
-  executor: SweepExecutor,
+  executor: SweepExecutor<EnvAudit>,
   code: string,
   options: AuditOptions & { hint?: string | null },
   o: { name: string; signal?: AbortSignal | undefined },
@@ -20,7 +20,8 @@ export async function auditOn(
   const key = itemKey(sha, checkSetKey(options));
   // A submission id the engine has never seen: a design round checks the same program more than once.
   const id = `check-${randomUUID().slice(0, 8)}`;
-  const handle = await executor.submit(id, 0, [{ key, file: o.name, sha256: sha, name: o.name, hint: options.hint ?? null }], new Map([[sha, code]]), options);
+  const work = auditWork(options);
+  const handle = await executor.submit(id, 0, [{ key, file: o.name, sha256: sha, name: o.name, hint: options.hint ?? null }], new Map([[sha, code]]), work);
   let audit: EnvAudit | null = null;
   const ac = new AbortController();
   const stopFollowing = () => ac.abort();
@@ -28,7 +29,7 @@ export async function auditOn(
   try {
     await executor.follow(
       handle,
-      options,
+      work,
       (k, a) => {
         if (k === key && a) audit = a;
       },

@@ -23,6 +23,7 @@ import { parentsByHash } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 import { probePython } from '../../runtime/native';
 import { auditOn } from '../../audit/dispatch/auditOn';
+import type { EnvAudit } from '../../audit/types';
 import type { SweepExecutor } from '../../audit/dispatch/executor';
 import { makeExecutor, parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
 
@@ -120,7 +121,7 @@ export const designCommand: Command = {
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
     const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     const ac = new AbortController();
-    const executor: SweepExecutor | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
+    const executor: SweepExecutor<EnvAudit> | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
     let checked = 0;
     const check = (code: string, options: { maxTurns: number; hint?: string | null; checks?: string[] }) =>
       executor ? auditOn(executor, code, options, { name: `design attempt ${++checked}`, signal: ac.signal }) : pool.audit(code, options);
