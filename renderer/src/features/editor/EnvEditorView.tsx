@@ -11,6 +11,7 @@ import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 import { errorMessage } from '../../../../core/api';
+import { attempt } from '../../store/report';
 import { ProgressLine } from '../../components/ProgressLine';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
@@ -75,19 +76,13 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   if (!session || !initial.current) return <p className="pad muted">Opening environment {envId}…</p>;
   const env = session.env;
 
+  // As Ctrl+S (the editor.save command): the failure in the status bar, and the Logs opened.
   const save = async () => {
     setSaving(true);
-    try {
-      const r = await session.save();
-      if (r) {
-        log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
-      }
-    } catch (e) {
-      log('error', 'editor', `Save failed: ${errorMessage(e)}`);
-      useWorkbench.getState().showBottom('logs');
-    } finally {
-      setSaving(false);
-    }
+    const r = await attempt('editor', 'Save failed', () => session.save());
+    setSaving(false);
+    if (r === undefined) useWorkbench.getState().showBottom('logs');
+    else if (r) log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
   };
   const check = session.lastCheck;
 
