@@ -58,7 +58,7 @@ export function log(level: LogLine['level'], source: string, message: string): v
 
 export async function refreshHealth(): Promise<void> {
   // Polled every few seconds: an engine that cannot answer shows as the banner's "no health", not as a notice each time.
-  const health = await attempt('app', 'Health', () => backend().call('app.health', {}), { quiet: 'debug' });
+  const health = await attempt('app', 'Health', () => backend().call('app.health', {}), { quiet: 'none' });
   useApp.setState({ health: health ?? null });
 }
 

@@ -48,9 +48,10 @@ export interface CallOptions {
   /**
    * Background work nobody asked for by a click (a status bar poll, an autosave, the syntax check
    * while typing): a failure goes to the Logs panel only, at this level; a notice every few
-   * seconds would bury the ones that matter.
+   * seconds would bury the ones that matter. 'none' for a poll whose own display already says it
+   * (the health banner, the runtime item going away): a line every few seconds would flood the Logs.
    */
-  quiet?: LogLine['level'];
+  quiet?: LogLine['level'] | 'none';
   /** The person's Cancel ended the call (the engine answers code 'cancelled'): not a failure; this runs instead. */
   onCancelled?: () => void;
   /** Puts back an optimistic change (a box that moved at once) before the failure is shown. */
@@ -64,6 +65,20 @@ export function isCancelled(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 'cancelled';
 }
 
+/**
+ * `fn`, or `instead` when the engine answers it with `code`: a second ask the first one's answer
+ * calls for (a trajectory whose game is not in the library binds to the selected one), not a
+ * failure to show. Any other failure goes on to the caller's attempt/useCall.
+ */
+export async function orWhen<T>(code: string, fn: () => Promise<T>, instead: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code) return instead();
+    throw e;
+  }
+}
+
 /** What a failed call does, by its options: the one decision every call's failure goes through. */
 export function failed(source: string, label: string, e: unknown, opts: CallOptions = {}): void {
   if (opts.current && !opts.current()) return;
@@ -73,6 +88,7 @@ export function failed(source: string, label: string, e: unknown, opts: CallOpti
     opts.onCancelled();
     return;
   }
+  if (opts.quiet === 'none') return;
   if (opts.quiet) log(opts.quiet, source, `${label}: ${errorMessage(e)}`);
   else if (opts.show) opts.show(logFailure(source, label, e));
   else reportFailure(source, label, e);

@@ -10,7 +10,6 @@ import { EditorSession, sessions } from './session';
 import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
-import { errorMessage } from '../../../../core/api';
 import { attempt } from '../../store/report';
 import { ProgressLine } from '../../components/ProgressLine';
 
@@ -36,17 +35,15 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   useEffect(() => {
     let gone = false;
     let made: EditorSession | null = null;
-    backend()
-      .call('editor.open', { envId })
-      .then(({ env, draft }) => {
-        if (gone) return;
-        made = new EditorSession(env, draft);
-        initial.current = { source: draft?.source ?? env.source, hint: draft?.hint ?? env.hint ?? '' };
-        sessions.set(tab.id, made);
-        useWorkbench.getState().markDirty(tab.id, made.dirty);
-        setSession(made);
-      })
-      .catch((e: unknown) => setError(errorMessage(e)));
+    void attempt('editor', 'Open the environment', () => backend().call('editor.open', { envId }), { show: setError, current: () => !gone }).then((opened) => {
+      if (!opened || gone) return;
+      const { env, draft } = opened;
+      made = new EditorSession(env, draft);
+      initial.current = { source: draft?.source ?? env.source, hint: draft?.hint ?? env.hint ?? '' };
+      sessions.set(tab.id, made);
+      useWorkbench.getState().markDirty(tab.id, made.dirty);
+      setSession(made);
+    });
     return () => {
       gone = true;
       if (made) {
@@ -66,7 +63,7 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   useEffect(() => {
     if (!session?.monaco || !session.code || !baseHash || !codeReady) return;
     if (headAudit === undefined) {
-      void loadAudit(baseHash).catch(() => {});
+      void attempt('editor', 'Stored audit', () => loadAudit(baseHash), { quiet: 'warn' });
       return;
     }
     applyAuditMarkers(session.monaco, session.code.getModel(), headAudit?.checks ?? null);

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { CallOutput, EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
-import { attempt } from '../../store/report';
+import { attempt, orWhen } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { EpisodeFiltersBar } from './EpisodeFilters';
 import { ProgressLine } from '../../components/ProgressLine';
@@ -167,12 +167,8 @@ export function EpisodesPanel() {
                   // The trajectory's own env_hash / game file name first; the selected environment when
                   // the file names no game in the library (a second ask, not an error to show).
                   const bound = trajName || !hash ? base : { ...base, envHash: hash };
-                  got.r = await backend()
-                    .call('episodes.importTrajectory', { ...bound, requestId: requestId() })
-                    .catch((e: unknown) => {
-                      if (!((e as { code?: unknown }).code === 'not_found' && hash && trajName)) throw e;
-                      return backend().call('episodes.importTrajectory', { ...base, envHash: hash, requestId: requestId() });
-                    });
+                  const first = () => backend().call('episodes.importTrajectory', { ...bound, requestId: requestId() });
+                  got.r = hash && trajName ? await orWhen('not_found', first, () => backend().call('episodes.importTrajectory', { ...base, envHash: hash, requestId: requestId() })) : await first();
                 });
                 const r = got.r;
                 if (done === 'cancelled' || !r) return setNote('Cancelled: nothing was imported.');

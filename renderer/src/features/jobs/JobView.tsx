@@ -43,8 +43,8 @@ export function JobView({ tab }: ViewProps<'job'>) {
   useEffect(() => {
     // While this page is open the job is followed at the fast pace (Slurm queues are asked rarely otherwise).
     if (!active) return;
-    // A poll: the job's state line says what is known; a miss only goes to the Logs.
-    const watch = (): void => void attempt('jobs', 'Follow the job', () => backend().call('jobs.watch', { id }), { quiet: 'debug' });
+    // A poll: the job's state line says what is known, and the next one asks again.
+    const watch = (): void => void attempt('jobs', 'Follow the job', () => backend().call('jobs.watch', { id }), { quiet: 'none' });
     watch();
     const t = setInterval(watch, 30_000);
     return () => clearInterval(t);

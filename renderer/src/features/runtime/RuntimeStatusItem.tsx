@@ -20,7 +20,7 @@ export function RuntimeStatusItem() {
     let alive = true;
     const poll = async () => {
       // A status bar poll stays quiet: the item just goes away while the engine cannot say.
-      const st = await attempt('runtime', 'Runtime status', () => backend().call('runtime.status', {}), { quiet: 'debug' });
+      const st = await attempt('runtime', 'Runtime status', () => backend().call('runtime.status', {}), { quiet: 'none' });
       if (alive) setStatus(st ?? null);
     };
     refresh.current = poll;
