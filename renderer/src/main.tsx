@@ -2,7 +2,8 @@ import { createRoot } from 'react-dom/client';
 import './styles.css';
 import { createBackend } from './backend';
 import { Workbench } from './components/Workbench';
-import { log, refreshHealth, useApp } from './store/app';
+import { refreshHealth, useApp } from './store/app';
+import { attempt } from './store/report';
 import { registerBuiltinCommands } from './builtinCommands';
 import { registerView } from './views/registry';
 import { WelcomeView } from './views/WelcomeView';
@@ -10,7 +11,6 @@ import { SettingsView } from './views/SettingsView';
 import { ScratchView } from './views/ScratchView';
 import { runCommand, useCommands } from './store/commands';
 import { registerFeatures } from './features';
-import { errorMessage } from '../../core/api';
 
 const b = createBackend();
 useApp.setState({ backend: b, connection: b.transport === 'websocket' ? 'connecting' : 'connected' });
@@ -22,13 +22,12 @@ registerBuiltinCommands();
 registerFeatures();
 
 async function loadShellState(): Promise<void> {
-  try {
+  // Said in the status bar too (it was only logged): without it the settings and pickers are missing.
+  await attempt('backend', 'Could not load the workbench state', async () => {
     const [info, settings] = await Promise.all([b.call('app.info', {}), b.call('settings.get', {})]);
     useApp.setState({ info, settings });
     await refreshHealth();
-  } catch (e) {
-    log('error', 'backend', `Could not load the workbench state: ${errorMessage(e)}`);
-  }
+  });
 }
 
 b.onConnection((state) => {

@@ -112,6 +112,27 @@ describe('editor in Chromium', () => {
     expect(ctx.errors).toEqual([]);
   });
 
+  it('says a save the engine refuses in the status bar notice (it was only logged), and keeps the buffer unsaved', async () => {
+    const { ctx } = await start();
+    const { page } = ctx;
+    await quickOpen(page, 'SequencePattern');
+    await page.waitForSelector('[data-testid=env-editor] .env-code [data-testid=code-editor][data-ready=true]');
+    await typeAtEnd(page, '\n# kept while the save is refused');
+    await page.locator('.tab.active .dirty-dot').waitFor();
+    // The contract takes a version message of at most 2000 characters: the engine refuses this save.
+    await page.getByTestId('version-message').fill('m'.repeat(2001));
+    await page.locator('.tab-pane:not([hidden]) .env-editor-bar').getByRole('button', { name: 'Save', exact: true }).click();
+    const notice = page.getByTestId('error-notice');
+    await notice.waitFor();
+    const said = (await notice.textContent()) ?? '';
+    expect(said).toMatch(/^⚠ Save failed: The message is limited to 2,000 characters/);
+    expect(said).not.toMatch(/Too big|invalid_input/);
+    await page.locator('.tab.active .dirty-dot').waitFor();
+    expect(await codeText(page)).toContain('kept while the save is refused');
+    await screenshot(page, 'editor-save-refused-notice');
+    expect(ctx.errors).toEqual([]);
+  });
+
   it('restores an unsaved draft after a page reload, marked unsaved', async () => {
     const { ctx, api } = await start();
     const { page } = ctx;

@@ -117,10 +117,22 @@ describe('one-way lint rules', () => {
     expect(await ruleMessages('core/runtime/x.ts', normalize, 'spade/error-message-helper')).toHaveLength(0);
     expect(await ruleMessages('core/memory/x.ts', "import { errorMessage } from '../api';\nexport const m = (e: unknown) => errorMessage(e);\n", 'spade/error-message-helper')).toHaveLength(0);
   });
-  it('refuses a hand-written try/catch around a backend call in a renderer feature', async () => {
+  it('refuses a hand-written try/catch around a backend call in any renderer file', async () => {
     const hand = "import { backend } from '../../store/app';\nexport async function f() {\n  try {\n    await backend().call('memory.setSeed', { ids: [1], seed: true });\n  } catch {\n    // swallowed\n  }\n}\n";
     expect(await ruleMessages('renderer/src/features/library/x.ts', hand, 'spade/call-through-hook')).toHaveLength(1);
     expect(await ruleMessages('renderer/src/features/x/y.tsx', hand, 'spade/call-through-hook')).toHaveLength(1);
+    // No file is excepted any more: the ten that were (issue 35), stores, components.
+    expect(await ruleMessages('renderer/src/features/episodes/useEpisode.ts', hand, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/features/runtime/RuntimeStatusItem.tsx', hand, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/store/app.ts', hand, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/components/PathField.tsx', hand, 'spade/call-through-hook')).toHaveLength(1);
+    // A .catch() (or a .then with a failure handler) chained on a call is the same second way.
+    const chained = "import { backend } from '../../store/app';\nexport const f = () => backend().call('memory.get', { id: 1 }).then((e) => e.name).catch(() => null);\n";
+    const thenFail = "import { backend } from '../../store/app';\nexport const f = () => backend().call('memory.get', { id: 1 }).then((e) => e.name, () => null);\n";
+    const thenOnly = "import { backend } from '../../store/app';\nexport const f = () => backend().call('memory.get', { id: 1 }).then((e) => e.name);\n";
+    expect(await ruleMessages('renderer/src/features/runs/x.ts', chained, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/features/runs/x.ts', thenFail, 'spade/call-through-hook')).toHaveLength(1);
+    expect(await ruleMessages('renderer/src/features/runs/x.ts', thenOnly, 'spade/call-through-hook')).toHaveLength(0);
     // Through the one path, or a try/catch around no call (parsing), or one around a callback it only defines: allowed.
     const through = "import { backend } from '../../store/app';\nimport { attempt } from '../../store/report';\nexport const f = () => attempt('library', 'Seed', () => backend().call('memory.setSeed', { ids: [1], seed: true }));\n";
     const parse = 'export function f(t: string) {\n  try {\n    return JSON.parse(t) as unknown;\n  } catch {\n    return null;\n  }\n}\n';

@@ -1,8 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { fuzzyScore, useCommands } from '../store/commands';
 import { quickOpenItems, type QuickOpenItem } from '../store/quickOpen';
-import { log } from '../store/app';
-import { errorMessage } from '../../../core/api';
+import { attempt } from '../store/report';
 import { useEscape } from './useEscape';
 
 interface Row {
@@ -50,7 +49,7 @@ function PaletteBody({ mode }: { mode: 'commands' | 'quickOpen' }) {
   const execute = (row: Row | undefined) => {
     if (!row) return;
     close();
-    Promise.resolve(row.run()).catch((e: unknown) => log('error', 'command', `${row.label}: ${errorMessage(e)}`));
+    void attempt('command', row.label, async () => row.run());
   };
 
   return (

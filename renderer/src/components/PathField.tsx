@@ -1,6 +1,5 @@
-import { useState } from 'react';
-import { errorMessage } from '../../../core/api';
 import { backend, useApp } from '../store/app';
+import { useCall } from '../store/useCall';
 
 /**
  * A path on the machine running the workbench. `~` is the user's home there (the engine expands it,
@@ -18,16 +17,12 @@ export function PathField(props: {
   className?: string;
 }) {
   const picker = useApp((s) => s.info?.picker === true);
-  const [error, setError] = useState<string | null>(null);
-  const choose = async () => {
-    setError(null);
-    try {
+  const { error, run } = useCall('paths');
+  const choose = () =>
+    run('Choose a path', async () => {
       const r = await backend().call('app.pickPaths', { title: props.label, folders: props.folders ?? true, multiple: false });
       if (r.paths[0]) props.onChange(r.paths[0]);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  };
+    });
   return (
     <span className={`path-field ${props.className ?? ''}`}>
       <input

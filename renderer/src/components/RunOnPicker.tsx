@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { CallInput } from '../../../core/api';
 import { backend } from '../store/app';
+import { attempt } from '../store/report';
 
 /** Where work runs, as the API names it (a pool audit's target, a design round's checks). */
 export type RunOnTarget = NonNullable<CallInput<'audit.poolStart'>['target']>;
@@ -26,9 +27,8 @@ export function RunOnPicker({ label, testPrefix, onChange }: { label: string; te
   const [rayPython, setRayPython] = useState('');
 
   useEffect(() => {
-    backend()
-      .call('audit.sweepHosts', {})
-      .then(({ hosts: h }) => setHosts(h), () => setHosts([]));
+    // No hosts known is the same as none configured: the picker offers this machine and Ray.
+    void attempt('audit', 'Sweep hosts', () => backend().call('audit.sweepHosts', {}), { quiet: 'warn' }).then((r) => setHosts(r?.hosts ?? []));
   }, []);
   useEffect(() => {
     onChange(choice.kind === 'ray' ? { kind: 'ray', address: rayAddress.trim(), ...(rayPython.trim() ? { python: rayPython.trim() } : {}) } : choice);

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { Backend, CallOutput, Settings } from '../../../core/api';
 import type { TabTarget } from './workbench';
+import { attempt } from './report';
 
 export interface LogLine {
   time: string;
@@ -56,12 +57,9 @@ export function log(level: LogLine['level'], source: string, message: string): v
 }
 
 export async function refreshHealth(): Promise<void> {
-  try {
-    const health = await backend().call('app.health', {});
-    useApp.setState({ health });
-  } catch {
-    useApp.setState({ health: null });
-  }
+  // Polled every few seconds: an engine that cannot answer shows as the banner's "no health", not as a notice each time.
+  const health = await attempt('app', 'Health', () => backend().call('app.health', {}), { quiet: 'none' });
+  useApp.setState({ health: health ?? null });
 }
 
 export async function updateSettings(patch: Partial<Settings>): Promise<void> {

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
-import { errorMessage, type CallOutput } from '../../../core/api';
-import { backend, log, useApp, type Problem } from './app';
+import type { CallOutput } from '../../../core/api';
+import { backend, useApp, type Problem } from './app';
+import { attempt } from './report';
 
 export type StoredAudit = NonNullable<CallOutput<'audit.results'>>;
 
@@ -45,7 +46,8 @@ const PROBLEM_LIMIT = 200;
 
 /** Problems lists every environment whose head version fails its stored audit. */
 export async function refreshAuditProblems(): Promise<void> {
-  try {
+  // Follows every audit: a list that cannot be had leaves the last one in Problems and says why in the Logs.
+  await attempt('audit', 'Could not list failing audits', async () => {
     const { rows, total } = await backend().call('memory.search', { query: '', filters: { audit: { status: 'fail' } }, limit: PROBLEM_LIMIT, sort: { field: 'name', dir: 'asc' } });
     const verdicts = rows.length ? await backend().call('audit.verdicts', { hashes: rows.map((r) => r.hash) }) : [];
     const failing = new Map(verdicts.map((v) => [v.hash, v.failing]));
@@ -58,7 +60,5 @@ export async function refreshAuditProblems(): Promise<void> {
     }));
     if (total > rows.length) list.push({ id: 'audit:more', severity: 'info', message: `…and ${total - rows.length} more failing environments (Pool audit dashboard)`, source: 'audit' });
     useApp.getState().setProblems('audit', list);
-  } catch (e) {
-    log('warn', 'audit', `Could not list failing audits: ${errorMessage(e)}`);
-  }
+  }, { quiet: 'warn' });
 }

@@ -1,4 +1,5 @@
 import { create } from 'zustand';
+import { attempt } from './report';
 
 export interface Command {
   id: string;
@@ -36,9 +37,10 @@ export const useCommands = create<CommandState>((set) => ({
   closePalette: () => set({ paletteOpen: false }),
 }));
 
+/** Runs a command from a shortcut or a menu; a failure is said the one way (report.ts), as from the palette. */
 export async function runCommand(id: string): Promise<void> {
   const cmd = useCommands.getState().commands[id];
-  if (cmd) await cmd.run();
+  if (cmd) await attempt('command', `${cmd.category}: ${cmd.title}`, async () => cmd.run());
 }
 
 /** Subsequence match scored by how early and how contiguous the hits are. */

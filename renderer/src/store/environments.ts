@@ -1,8 +1,8 @@
 import { useEffect } from 'react';
 import { create } from 'zustand';
-import { errorMessage, type EnvDetail, type EventPayload } from '../../../core/api';
+import { errorMessage, type CallInput, type EnvDetail, type EventPayload } from '../../../core/api';
 import { backend } from './app';
-import { attempt } from './report';
+import { attempt, type CallOptions } from './report';
 
 type Change = EventPayload<'memory.changed'>;
 
@@ -131,15 +131,28 @@ export const environments = {
     // refusal puts each environment back as it was and says why.
     const before = ids.map((id) => [id, useEnvironments.getState().byId[id]?.seed] as const);
     patchHeld(ids, { seed });
-    const ok = await attempt(SOURCE, seed ? 'Seed' : 'Unseed', () => backend().call('memory.setSeed', { ids, seed }));
-    if (ok !== undefined) return true;
-    for (const [id, was] of before) if (was !== undefined) patchHeld([id], { seed: was });
-    return false;
+    const ok = await attempt(SOURCE, seed ? 'Seed' : 'Unseed', () => backend().call('memory.setSeed', { ids, seed }), {
+      rollback: () => {
+        for (const [id, was] of before) if (was !== undefined) patchHeld([id], { seed: was });
+      },
+    });
+    return ok !== undefined;
   },
   async tag(ids: number[], change: { add?: string[]; remove?: string[] }): Promise<boolean> {
     const label = change.add?.length ? 'Tag' : 'Untag';
     // Core keeps tags in its own order: the change event brings the list back.
     return (await attempt(SOURCE, label, () => backend().call('memory.tag', { ids, add: change.add ?? [], remove: change.remove ?? [] }))) !== undefined;
+  },
+  /**
+   * A measured result (a regret run's returns with and without the hint) as the stats of the
+   * environment holding `hash`; every view of it shows the new numbers at once. `opts` lets the
+   * view that measured say a failure on its own line.
+   */
+  async setStats(stats: CallInput<'memory.setStats'>, opts: CallOptions = {}): Promise<boolean> {
+    const env = await attempt(SOURCE, 'Store the stats', () => backend().call('memory.setStats', stats), opts);
+    if (env === undefined) return false;
+    keep(env);
+    return true;
   },
   async update(id: number, patch: { notes?: string; rating?: number | null; skill?: string | null; name?: string; hint?: string }, label = 'Update'): Promise<boolean> {
     const env = await attempt(SOURCE, label, () => backend().call('memory.update', { id, ...patch }));

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { errorMessage, type EnvDetail, type EventPayload } from '../../../../core/api';
+import type { EnvDetail, EventPayload } from '../../../../core/api';
 import { ProgressLine } from '../../components/ProgressLine';
-import { backend, log } from '../../store/app';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { envActions } from '../../views/envActions';
@@ -56,7 +57,7 @@ function shortVersion(env: EnvDetail, hash: string): string {
 /** The failing checks of the version before and of this one, side by side: the proof a fix worked. */
 function BeforeAfter({ env, before, after, onRerun, busy }: { env: EnvDetail; before: StoredAudit; after: StoredAudit; onRerun(): void; busy: boolean }) {
   const replayBoth = (c: Check) =>
-    replayBeforeAfter(before.hash, after.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay before/after: ${errorMessage(err)}`));
+    void attempt('audit', 'Replay before/after', () => replayBeforeAfter(before.hash, after.hash, c, env.name));
   const ids = [...new Set([...before.checks, ...after.checks].filter((c) => c.status === 'fail' || c.status === 'warn').map((c) => c.id))];
   const find = (a: StoredAudit, id: string) => a.checks.find((c) => c.id === id);
   return (
@@ -151,9 +152,7 @@ function useLiveAudit() {
     const id = current.current;
     if (!id) return;
     setLive((l) => (l ? { ...l, cancelling: true } : l));
-    void backend()
-      .call('audit.runCancel', { runId: id })
-      .catch((e: unknown) => log('error', 'audit', `cancel: ${errorMessage(e)}`));
+    void attempt('audit', 'Cancel the audit', () => backend().call('audit.runCancel', { runId: id }));
   };
   return { live, track, cancel };
 }
@@ -190,8 +189,9 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
 
   const loadEnv = useCallback(() => loadEnvironment(envId), [envId]);
   useEffect(() => {
-    if (hash && audit === undefined) void loadAudit(hash).catch(() => {});
-    if (parent && before === undefined) void loadAudit(parent).catch(() => {});
+    // The view says "not audited" until an answer comes; a miss is only logged.
+    if (hash && audit === undefined) void attempt('audit', 'Stored audit', () => loadAudit(hash), { quiet: 'warn' });
+    if (parent && before === undefined) void attempt('audit', 'Stored audit of the parent', () => loadAudit(parent), { quiet: 'warn' });
   }, [hash, parent, audit, before]);
 
   // "Audit again" audits what is the head NOW (asked afresh), never the hash this tab opened on.
@@ -257,7 +257,7 @@ export function AuditView({ tab }: ViewProps<'audit'>) {
                       className="audit-replay"
                       onClick={(e) => {
                         e.stopPropagation();
-                        replayCheck(audit.hash, c, env.name).catch((err: unknown) => log('error', 'audit', `replay: ${errorMessage(err)}`));
+                        void attempt('audit', 'Replay', () => replayCheck(audit.hash, c, env.name));
                       }}
                     >
                       Replay

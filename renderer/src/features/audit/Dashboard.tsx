@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
-import { backend, log } from '../../store/app';
+import type { CallOutput, EventPayload } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { useCall } from '../../store/useCall';
+import { ErrorText } from '../../components/ErrorText';
 import { useWorkbench } from '../../store/workbench';
 import type { ViewProps } from '../../views/registry';
 import { openAudit } from './open';
@@ -69,14 +71,14 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
   const [envs, setEnvs] = useState<{ id: number; name: string }[]>([]);
   const [failTotal, setFailTotal] = useState(0);
 
+  // One line under the header says why the last thing asked of the pool failed (it was only logged before).
+  const { error, run } = useCall('audit');
   const refresh = useCallback(async () => {
-    try {
+    await run('Pool audit summary', async () => {
       setS(await backend().call('audit.summary', {}));
       setBatches(await backend().call('audit.batches', { limit: 5 }));
-    } catch (e) {
-      log('error', 'audit', errorMessage(e));
-    }
-  }, []);
+    });
+  }, [run]);
 
   useEffect(() => {
     void refresh();
@@ -96,25 +98,24 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
     });
   }, [refresh]);
 
-  const pick = async (id: string) => {
-    setPicked(id);
-    const { ids } = await backend().call('audit.environments', { checkId: id, status: 'fail' });
-    setFailTotal(ids.length);
-    // The first hundred by name here; "show in library" lists them all.
-    const rows = await Promise.all(ids.slice(0, 100).map(async (eid) => ({ id: eid, name: (await backend().call('memory.get', { id: eid })).name })));
-    setEnvs(rows);
-  };
+  const pick = (id: string) =>
+    run('Failing environments', async () => {
+      setPicked(id);
+      const { ids } = await backend().call('audit.environments', { checkId: id, status: 'fail' });
+      setFailTotal(ids.length);
+      // The first hundred by name here; "show in library" lists them all.
+      const rows = await Promise.all(ids.slice(0, 100).map(async (eid) => ({ id: eid, name: (await backend().call('memory.get', { id: eid })).name })));
+      setEnvs(rows);
+    });
 
   // Running from the click on, not from the first finished environment.
   const start = () =>
-    backend()
-      .call('audit.batch', { all: true })
-      .then(({ batchId, total }) => {
-        const now = Date.now();
-        setHeard((h) => (h?.batchId === batchId ? h : { batchId, startedAt: now, at: now, lastResultAt: now, done: 0 }));
-        setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null }));
-      })
-      .catch((e: unknown) => log('error', 'audit', errorMessage(e)));
+    run('Audit all', async () => {
+      const { batchId, total } = await backend().call('audit.batch', { all: true });
+      const now = Date.now();
+      setHeard((h) => (h?.batchId === batchId ? h : { batchId, startedAt: now, at: now, lastResultAt: now, done: 0 }));
+      setProgress((p) => (p?.batchId === batchId ? p : { batchId, state: 'running', done: 0, total, failed: 0, etaSec: null, lastHash: null }));
+    });
   const running = progress?.state === 'running' ? progress : null;
   const now = useNow(running !== null);
   const resumable = batches.find((b) => b.state === 'cancelled' || (b.state === 'running' && !running));
@@ -129,8 +130,9 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
           </span>
         )}
         {!running && <button onClick={() => void start()}>Audit all</button>}
-        {!running && resumable && <button onClick={() => void backend().call('audit.resume', { batchId: resumable.id })}>Resume ({resumable.done}/{resumable.total})</button>}
+        {!running && resumable && <button onClick={() => void run('Resume', () => backend().call('audit.resume', { batchId: resumable.id }))}>Resume ({resumable.done}/{resumable.total})</button>}
       </header>
+      <ErrorText error={error} />
       {running && (
         <div className="audit-progress" data-testid="audit-progress">
           <ProgressLine
@@ -140,7 +142,7 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
             done={running.done}
             total={running.total}
             detail={`${running.failed} failing · ${heard ? remaining(running.etaSec, (now - heard.at) / 1000, (now - heard.lastResultAt) / 1000) : remaining(running.etaSec, 0, 0)}`}
-            onCancel={() => void backend().call('audit.cancel', { batchId: running.batchId })}
+            onCancel={() => void run('Cancel the audit', () => backend().call('audit.cancel', { batchId: running.batchId }))}
           />
         </div>
       )}

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
-import { errorMessage, type CallOutput, type EventPayload } from '../../../../core/api';
-import { backend, log } from '../../store/app';
+import type { CallOutput, EventPayload } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { ProgressLine } from '../../components/ProgressLine';
 import { openAudit } from './open';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
@@ -20,9 +21,7 @@ const STATE_TEXT: Record<Sweep['state'], string> = {
 function Results({ sweepId }: { sweepId: string }) {
   const [rows, setRows] = useState<Result[] | null>(null);
   useEffect(() => {
-    backend()
-      .call('audit.sweepResults', { sweepId })
-      .then(setRows, (e: unknown) => log('error', 'audit', errorMessage(e)));
+    void attempt('audit', 'Sweep results', () => backend().call('audit.sweepResults', { sweepId })).then((r) => r && setRows(r));
   }, [sweepId]);
   if (!rows) return <p className="muted">Loading the results…</p>;
   const order = { fail: 0, warn: 1, pass: 2 } as const;
@@ -51,9 +50,7 @@ function SweepRow({ s, heardAt, open, onToggle }: { s: Sweep; heardAt: number; o
   const [busy, setBusy] = useState(false);
   const act = (call: () => Promise<unknown>) => {
     setBusy(true);
-    call()
-      .catch((e: unknown) => log('error', 'audit', errorMessage(e)))
-      .finally(() => setBusy(false));
+    void attempt('audit', 'Sweep', call).then(() => setBusy(false));
   };
   const rate = s.envsPerSec !== null ? `${s.envsPerSec.toFixed(1)} envs/s` : 'no rate yet';
   const resumable = s.state === 'interrupted' || s.state === 'cancelled' || s.state === 'failed';
@@ -127,9 +124,7 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
   }, []);
 
   useEffect(() => {
-    backend()
-      .call('audit.sweeps', { limit: 20 })
-      .then((list) => list.forEach(upsert), (e: unknown) => log('error', 'audit', errorMessage(e)));
+    void attempt('audit', 'Pool sweeps', () => backend().call('audit.sweeps', { limit: 20 })).then((list) => list?.forEach(upsert));
     return backend().on('audit.sweepProgress', (s) => {
       upsert(s);
       if (s.state !== 'running') {
@@ -142,10 +137,10 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
   const start = () => {
     setStarting(true);
     setError(null);
-    backend()
-      .call('audit.poolStart', { query: query.trim(), target })
-      .then(upsert, (e: unknown) => setError(errorMessage(e)))
-      .finally(() => setStarting(false));
+    void attempt('audit', 'Start the sweep', () => backend().call('audit.poolStart', { query: query.trim(), target }), { show: setError }).then((s) => {
+      setStarting(false);
+      if (s) upsert(s);
+    });
   };
 
   return (

@@ -3,6 +3,7 @@ import type { CallInput, CallOutput } from '../../../../core/api';
 import { ALL_SKILLS } from '../../../../core/api/skills';
 import type { DesignRoundRow } from '../../../../core/api/calls/design';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import type { ViewProps } from '../../views/registry';
 import { useDesignPick } from './open';
@@ -77,17 +78,15 @@ export function DesignView({ tab }: ViewProps<'design'>) {
   useEffect(() => {
     if (parentId === null) return;
     // A variants round keeps the parent's skill unless the researcher picks another.
-    void backend()
-      .call('memory.get', { id: parentId })
-      .then((e) => e.skill && SKILLS.includes(e.skill) && setForm((f) => ({ ...f, skills: [e.skill!] })))
-      .catch(() => undefined);
+    void attempt('design', 'Parent environment', () => backend().call('memory.get', { id: parentId }), { quiet: 'warn' }).then(
+      (e) => e?.skill && SKILLS.includes(e.skill) && setForm((f) => ({ ...f, skills: [e.skill!] })),
+    );
   }, [parentId]);
 
   const loadRounds = useCallback(() => {
-    void backend()
-      .call('design.list', { limit: 200 })
-      .then((rs) => setRounds(parentId === null ? rs : rs.filter((r) => (r.config.extra as { parentEnvId?: number } | undefined)?.parentEnvId === parentId)))
-      .catch((e: unknown) => setError(String(e)));
+    void attempt('design', 'Design rounds', () => backend().call('design.list', { limit: 200 }), { show: setError }).then(
+      (rs) => rs && setRounds(parentId === null ? rs : rs.filter((r) => (r.config.extra as { parentEnvId?: number } | undefined)?.parentEnvId === parentId)),
+    );
   }, [parentId, setError]);
   useEffect(() => {
     loadRounds();

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { EnvDetail } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { openEnvironment } from '../library/open';
 import { openDesign } from './open';
 
@@ -28,10 +29,8 @@ export function MadeByRound({ env }: { env: EnvDetail }) {
   useEffect(() => {
     let alive = true;
     for (const id of d?.parents ?? [])
-      void backend()
-        .call('memory.get', { id })
-        .then((e) => alive && setNames((n) => ({ ...n, [id]: e.name })))
-        .catch(() => undefined);
+      // A name that cannot be read leaves the id shown.
+      void attempt('design', 'Parent name', () => backend().call('memory.get', { id }), { quiet: 'warn' }).then((e) => e && alive && setNames((n) => ({ ...n, [id]: e.name })));
     return () => {
       alive = false;
     };

@@ -1,7 +1,7 @@
 import { Fragment, useEffect, useRef, useState } from 'react';
-import { errorMessage } from '../../../../core/api';
 import type { DesignGame, DesignProgress, DesignRound } from '../../../../core/api/calls/design';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { CodeEditor } from '../../monaco/CodeEditor';
 import { openEnvironment } from '../library/open';
 import { openEditor } from '../editor/open';
@@ -44,15 +44,12 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
     setOpen(null);
     setCancelling(false);
     const load = () =>
-      void backend()
-        .call('design.get', { id })
-        .then((r) => {
-          if (!alive) return;
-          setRound(r);
-          setProgress(r.progress);
-          setError(null);
-        })
-        .catch((e: unknown) => alive && setError(errorMessage(e)));
+      void attempt('design', 'Design round', () => backend().call('design.get', { id }), { show: setError, current: () => alive }).then((r) => {
+        if (!r || !alive) return;
+        setRound(r);
+        setProgress(r.progress);
+        setError(null);
+      });
     load();
     const offChanged = backend().on('design.changed', (e) => e.roundId === id && load());
     const offProgress = backend().on('design.progress', (p) => p.roundId === id && setProgress(p));
@@ -92,9 +89,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           <button
             onClick={() => {
               setCancelling(true);
-              void backend()
-                .call('design.cancel', { id })
-                .catch((e: unknown) => setError(errorMessage(e)));
+              void attempt('design', 'Cancel the round', () => backend().call('design.cancel', { id }), { show: setError });
             }}
             disabled={cancelling}
             data-testid="design-cancel"
@@ -264,13 +259,17 @@ function ParentLine({ envId }: { envId: number }) {
   const [p, setP] = useState<{ name: string; recorded: number | null; measured: { regret: number | null; model: string } | null } | null>(null);
   useEffect(() => {
     let alive = true;
-    void backend()
-      .call('memory.get', { id: envId })
-      .then(async (e) => {
+    // The parent's line is a detail: unknown, it is left out.
+    void attempt(
+      'design',
+      'Parent regret',
+      async () => {
+        const e = await backend().call('memory.get', { id: envId });
         const m = (await backend().call('runs.measured', { hashes: [e.hash] })).find((x) => x.regret !== null) ?? null;
         if (alive) setP({ name: e.name, recorded: e.regret, measured: m ? { regret: m.regret, model: m.model } : null });
-      })
-      .catch(() => undefined);
+      },
+      { quiet: 'warn' },
+    );
     return () => {
       alive = false;
     };

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
 import { DiffEditor } from '../../monaco/DiffEditor';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
-import { errorMessage } from '../../../../core/api';
 
 type Side = { hash: string } | { draft: number };
 
@@ -15,9 +15,7 @@ export function DiffView({ tab }: ViewProps<'editor-diff'>) {
   const [inline, setInline] = useState(false);
   const [nonce, setNonce] = useState(0);
   useEffect(() => {
-    backend()
-      .call('editor.diff', { left: toSide(left), right: toSide(right) })
-      .then(setData, (e: unknown) => setError(errorMessage(e)));
+    void attempt('editor', 'Compare', () => backend().call('editor.diff', { left: toSide(left), right: toSide(right) }), { show: setError }).then((d) => d && setData(d));
     // The params identify the tab; `nonce` is the refresh button.
   }, [left, right, envId, nonce]);
   if (error) return <p className="pad">Cannot compare: {error}</p>;

@@ -10,7 +10,7 @@ import { EditorSession, sessions } from './session';
 import { VersionList } from './VersionList';
 import { applyAuditMarkers } from '../audit/markers';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
-import { errorMessage } from '../../../../core/api';
+import { attempt } from '../../store/report';
 import { ProgressLine } from '../../components/ProgressLine';
 
 /** An environment in Monaco: code and hint side by side, versions and curation alongside. */
@@ -35,17 +35,15 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   useEffect(() => {
     let gone = false;
     let made: EditorSession | null = null;
-    backend()
-      .call('editor.open', { envId })
-      .then(({ env, draft }) => {
-        if (gone) return;
-        made = new EditorSession(env, draft);
-        initial.current = { source: draft?.source ?? env.source, hint: draft?.hint ?? env.hint ?? '' };
-        sessions.set(tab.id, made);
-        useWorkbench.getState().markDirty(tab.id, made.dirty);
-        setSession(made);
-      })
-      .catch((e: unknown) => setError(errorMessage(e)));
+    void attempt('editor', 'Open the environment', () => backend().call('editor.open', { envId }), { show: setError, current: () => !gone }).then((opened) => {
+      if (!opened || gone) return;
+      const { env, draft } = opened;
+      made = new EditorSession(env, draft);
+      initial.current = { source: draft?.source ?? env.source, hint: draft?.hint ?? env.hint ?? '' };
+      sessions.set(tab.id, made);
+      useWorkbench.getState().markDirty(tab.id, made.dirty);
+      setSession(made);
+    });
     return () => {
       gone = true;
       if (made) {
@@ -65,7 +63,7 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   useEffect(() => {
     if (!session?.monaco || !session.code || !baseHash || !codeReady) return;
     if (headAudit === undefined) {
-      void loadAudit(baseHash).catch(() => {});
+      void attempt('editor', 'Stored audit', () => loadAudit(baseHash), { quiet: 'warn' });
       return;
     }
     applyAuditMarkers(session.monaco, session.code.getModel(), headAudit?.checks ?? null);
@@ -75,19 +73,13 @@ export function EnvEditorView({ tab }: ViewProps<'editor'>) {
   if (!session || !initial.current) return <p className="pad muted">Opening environment {envId}…</p>;
   const env = session.env;
 
+  // As Ctrl+S (the editor.save command): the failure in the status bar, and the Logs opened.
   const save = async () => {
     setSaving(true);
-    try {
-      const r = await session.save();
-      if (r) {
-        log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
-      }
-    } catch (e) {
-      log('error', 'editor', `Save failed: ${errorMessage(e)}`);
-      useWorkbench.getState().showBottom('logs');
-    } finally {
-      setSaving(false);
-    }
+    const r = await attempt('editor', 'Save failed', () => session.save());
+    setSaving(false);
+    if (r === undefined) useWorkbench.getState().showBottom('logs');
+    else if (r) log('info', 'editor', r.created ? `Saved ${env.name} as ${r.hash.slice(0, 12)}` : `${env.name}: no change to the code`);
   };
   const check = session.lastCheck;
 

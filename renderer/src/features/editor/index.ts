@@ -79,6 +79,7 @@ function editorCommands(): Command[] {
       run: withSession(async (s) => {
         const r = await s.runLoadCheck();
         if (r === 'cancelled') return log('info', 'editor', `${s.env.name}: loading checks cancelled`);
+        if (r === 'failed') return;
         if (s.lastCheck?.diagnostics.length) useWorkbench.getState().showBottom('problems');
       }),
     },

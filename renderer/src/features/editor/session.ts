@@ -1,5 +1,6 @@
-import { errorMessage, type CallOutput, type Diagnostic, type EnvDetail, type LoadCheck, type VersionInfo } from '../../../../core/api';
-import { backend, log, useApp, type Problem } from '../../store/app';
+import type { CallOutput, Diagnostic, EnvDetail, LoadCheck, VersionInfo } from '../../../../core/api';
+import { backend, useApp, type Problem } from '../../store/app';
+import { attempt } from '../../store/report';
 import { tabId, useWorkbench } from '../../store/workbench';
 import type { Monaco } from '../../monaco/setup';
 
@@ -57,23 +58,23 @@ export class EditorSession {
 
   /**
    * SPADE's loading checks on the buffer. Cancel (cancelLoadCheck) stops their interpreter in the
-   * engine; the previous result stays. 'cancelled' when it was.
+   * engine; the previous result stays. 'cancelled' when it was, 'failed' when the engine could not
+   * run them (said in the status bar).
    */
-  async runLoadCheck(): Promise<'done' | 'cancelled'> {
+  async runLoadCheck(): Promise<'done' | 'cancelled' | 'failed'> {
     if (this.checking) return 'cancelled';
     const requestId = this.newCheckId();
     this.checking = { requestId, startedAt: Date.now(), cancelling: false };
     this.notify();
-    try {
-      this.lastCheck = await backend().call('editor.checkLoad', { source: this.currentSource(), requestId });
-    } catch (e) {
-      if ((e as { code?: unknown }).code === 'cancelled') return 'cancelled';
-      throw e;
-    } finally {
-      this.checking = null;
-      this.notify();
-    }
-    this.setMarkers('spade-load', this.lastCheck.diagnostics);
+    let cancelled = false;
+    const check = await attempt('editor', 'SPADE loading checks', () => backend().call('editor.checkLoad', { source: this.currentSource(), requestId }), {
+      onCancelled: () => (cancelled = true),
+    });
+    this.checking = null;
+    this.notify();
+    if (!check) return cancelled ? 'cancelled' : 'failed';
+    this.lastCheck = check;
+    this.setMarkers('spade-load', check.diagnostics);
     this.publishProblems();
     return 'done';
   }
@@ -86,9 +87,9 @@ export class EditorSession {
     if (!this.checking || this.checking.cancelling) return;
     this.checking = { ...this.checking, cancelling: true };
     this.notify();
-    void backend()
-      .call('editor.checkLoadCancel', { requestId: this.checking.requestId })
-      .catch(() => {});
+    const { requestId } = this.checking;
+    // Nothing to say when it fails: the check it meant to stop ends (or fails) and says so itself.
+    void attempt('editor', 'Cancel the loading checks', () => backend().call('editor.checkLoadCancel', { requestId }), { quiet: 'warn' });
   }
 
   subscribe(fn: () => void): () => void {
@@ -145,17 +146,17 @@ export class EditorSession {
     const hint = this.currentHint();
     const envId = this.env.id;
     // Chained so two writes never race and the last text always wins.
+    // A draft that cannot be kept is said in the status bar (it was only logged): the person
+    // would otherwise believe the typing is safe until the tab closes.
     this.draftWrite = this.draftWrite.then(async () => {
-      try {
+      await attempt('editor', `Could not keep the draft of ${this.env.name}`, async () => {
         if (source === this.savedSource && hint === this.savedHint) {
           await backend().call('editor.draftDiscard', { envId });
           if (this.currentSource() === source && this.currentHint() === hint) this.setDirty(false);
         } else {
           await backend().call('editor.draftSave', { envId, baseHash: this.baseHash, source, hint: hint === this.savedHint ? null : hint });
         }
-      } catch (e) {
-        log('error', 'editor', `Could not keep the draft of ${this.env.name}: ${errorMessage(e)}`);
-      }
+      });
     });
     return this.draftWrite;
   }
@@ -175,16 +176,13 @@ export class EditorSession {
     const seq = ++this.syntaxSeq;
     const model = this.code.getModel();
     const versionId = model?.getAlternativeVersionId();
-    try {
-      const { diagnostics } = await backend().call('editor.checkSyntax', { source: this.currentSource() });
-      // A result for text that has since changed would point at the wrong place; drop it.
-      if (seq !== this.syntaxSeq || !model || model.isDisposed() || model.getAlternativeVersionId() !== versionId) return;
-      this.syntax = diagnostics;
-      this.setMarkers('python-syntax', diagnostics);
-      this.publishProblems();
-    } catch (e) {
-      log('warn', 'editor', `Syntax check unavailable: ${errorMessage(e)}`);
-    }
+    // Runs while typing: an engine that cannot check says so in the Logs, not as a notice per pause.
+    const answer = await attempt('editor', 'Syntax check unavailable', () => backend().call('editor.checkSyntax', { source: this.currentSource() }), { quiet: 'warn' });
+    // A result for text that has since changed would point at the wrong place; drop it.
+    if (!answer || seq !== this.syntaxSeq || !model || model.isDisposed() || model.getAlternativeVersionId() !== versionId) return;
+    this.syntax = answer.diagnostics;
+    this.setMarkers('python-syntax', answer.diagnostics);
+    this.publishProblems();
   }
 
   setMarkers(owner: string, list: Diagnostic[]): void {

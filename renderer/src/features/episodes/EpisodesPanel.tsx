@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, type CallOutput, type EnvSummary } from '../../../../core/api';
+import type { CallOutput, EnvSummary } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { attempt, orWhen } from '../../store/report';
+import { useCall } from '../../store/useCall';
 import { EpisodeFiltersBar } from './EpisodeFilters';
 import { ProgressLine } from '../../components/ProgressLine';
 import { useOpening } from './useOpening';
@@ -31,8 +33,11 @@ export function EpisodesPanel() {
   const [seed, setSeed] = useState(0);
   const [hint, setHint] = useState(false);
   const [budget, setBudget] = useState<number | ''>('');
-  const [busy, setBusy] = useState(false);
-  const [msg, setMsg] = useState<string | null>(null);
+  // The panel's one line (ep-msg) says what the last action did, or why it failed.
+  const { busy: busyLabel, error, setError, run } = useCall('episodes');
+  const busy = busyLabel !== null;
+  const [note, setNote] = useState<string | null>(null);
+  const msg = error ?? note;
   const [trajText, setTrajText] = useState('');
   const [trajName, setTrajName] = useState<string | undefined>(undefined);
   const { opening, run: runOpen, cancel: cancelOpen } = useOpening();
@@ -40,14 +45,10 @@ export function EpisodesPanel() {
   useEffect(() => {
     let alive = true;
     const t = setTimeout(async () => {
-      try {
-        const r = await backend().call('memory.search', { query, limit: 200 });
-        if (!alive) return;
-        setEnvs(r.rows);
-        if (!hash || !r.rows.some((e) => e.hash === hash)) setHash(r.rows[0]?.hash ?? '');
-      } catch (e) {
-        if (alive) setMsg(errorMessage(e));
-      }
+      const r = await attempt('episodes', 'Search environments', () => backend().call('memory.search', { query, limit: 200 }), { show: setError, current: () => alive });
+      if (!r || !alive) return;
+      setEnvs(r.rows);
+      if (!hash || !r.rows.some((e) => e.hash === hash)) setHash(r.rows[0]?.hash ?? '');
     }, 150);
     return () => {
       alive = false;
@@ -56,16 +57,9 @@ export function EpisodesPanel() {
   }, [query]);
   const env = envs.find((e) => e.hash === hash);
   const opts = () => ({ hash, seed, ...(budget !== '' ? { maxTurns: budget } : {}) });
-  const guard = async (fn: () => Promise<void>) => {
-    setBusy(true);
-    setMsg(null);
-    try {
-      await fn();
-    } catch (e) {
-      setMsg(errorMessage(e));
-    } finally {
-      setBusy(false);
-    }
+  const guard = (label: string, fn: () => Promise<void>) => {
+    setNote(null);
+    return run(label, fn);
   };
   return (
     <div className="ep-panel" data-testid="episodes-panel">
@@ -96,12 +90,12 @@ export function EpisodesPanel() {
             disabled={busy || !hash}
             data-testid="ep-open"
             onClick={() =>
-              guard(async () => {
+              guard('Play', async () => {
                 const done = await runOpen('Opening the episode', async (requestId) => {
                   const r = await backend().call('episodes.open', { ...opts(), hint, requestId: requestId() });
                   openEpisode(r.episode);
                 });
-                if (done === 'cancelled') setMsg('Cancelled: no episode was opened.');
+                if (done === 'cancelled') setNote('Cancelled: no episode was opened.');
               })
             }
           >
@@ -112,7 +106,7 @@ export function EpisodesPanel() {
             data-testid="ep-compare-hint"
             title="The same seed without and with the hint, in two synchronized columns"
             onClick={() =>
-              guard(async () => {
+              guard('With / without hint', async () => {
                 const first: { id: number | null } = { id: null };
                 const done = await runOpen('Opening the two episodes', async (requestId) => {
                   const a = (await backend().call('episodes.open', { ...opts(), hint: false, label: 'compare: no hint', requestId: requestId() })).episode.id;
@@ -122,8 +116,9 @@ export function EpisodesPanel() {
                 });
                 // The first one opened before Cancel: its session is closed too (its recording stays).
                 if (done === 'cancelled') {
-                  if (first.id !== null) await backend().call('episodes.close', { id: first.id }).catch(() => {});
-                  setMsg('Cancelled: no episode was opened.');
+                  const id = first.id;
+                  if (id !== null) await attempt('episodes', 'Close the first episode', () => backend().call('episodes.close', { id }), { quiet: 'warn' });
+                  setNote('Cancelled: no episode was opened.');
                 }
               })
             }
@@ -158,29 +153,27 @@ export function EpisodesPanel() {
             disabled={busy || !trajText.trim()}
             data-testid="ep-import-run"
             onClick={() =>
-              guard(async () => {
+              guard('Import & replay', async () => {
                 const isEpisodes = trajText.trimStart().startsWith('{"format":"spade-workbench.episode"');
                 if (isEpisodes) {
                   const r = await backend().call('episodes.importJsonl', { text: trajText });
-                  setMsg(`Imported ${r.ids.length} episode(s)${r.skipped.length ? `; skipped ${r.skipped.map((s) => `line ${s.line}: ${s.reason}`).join('; ')}` : ''}`);
+                  setNote(`Imported ${r.ids.length} episode(s)${r.skipped.length ? `; skipped ${r.skipped.map((s) => `line ${s.line}: ${s.reason}`).join('; ')}` : ''}`);
                   return;
                 }
                 const base = { text: trajText, ...(trajName ? { fileName: trajName } : {}) };
                 const got: { r: CallOutput<'episodes.importTrajectory'> | null } = { r: null };
                 // The seed search and the replay take seconds: progress and Cancel, as an open has.
                 const done = await runOpen(IMPORTING, async (requestId) => {
-                  try {
-                    // The trajectory's own env_hash / game file name first; the selected environment otherwise.
-                    got.r = await backend().call('episodes.importTrajectory', { ...(trajName || !hash ? base : { ...base, envHash: hash }), requestId: requestId() });
-                  } catch (e) {
-                    if (!((e as { code?: unknown }).code === 'not_found' && hash && trajName)) throw e;
-                    got.r = await backend().call('episodes.importTrajectory', { ...base, envHash: hash, requestId: requestId() });
-                  }
+                  // The trajectory's own env_hash / game file name first; the selected environment when
+                  // the file names no game in the library (a second ask, not an error to show).
+                  const bound = trajName || !hash ? base : { ...base, envHash: hash };
+                  const first = () => backend().call('episodes.importTrajectory', { ...bound, requestId: requestId() });
+                  got.r = hash && trajName ? await orWhen('not_found', first, () => backend().call('episodes.importTrajectory', { ...base, envHash: hash, requestId: requestId() })) : await first();
                 });
                 const r = got.r;
-                if (done === 'cancelled' || !r) return setMsg('Cancelled: nothing was imported.');
+                if (done === 'cancelled' || !r) return setNote('Cancelled: nothing was imported.');
                 const first = r.results[0];
-                setMsg(
+                setNote(
                   r.results
                     .map((x) => `#${x.episodeId} ${x.envName ?? ''}: seed ${x.seed ?? '?'} (${x.seedFrom}), ${x.report.divergence ? `diverges at step ${x.report.divergence.idx}` : 'no divergence'}`)
                     .join('\n'),
@@ -213,7 +206,7 @@ export function EpisodesPanel() {
             className="ep-link"
             disabled={rows.length === 0}
             onClick={() =>
-              guard(async () => {
+              guard('Export', async () => {
                 const r = await backend().call('episodes.exportJsonl', { ids: rows.slice(0, 100).map((e) => e.id) });
                 download('episodes.jsonl', r.text);
               })

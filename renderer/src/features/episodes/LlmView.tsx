@@ -1,8 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { errorMessage, type CallOutput } from '../../../../core/api';
+import type { CallOutput } from '../../../../core/api';
 import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { openEpisode } from './store';
 import { subscribeJobs, useJobs } from '../jobs/store';
 import { fmt, newRunId, RegretRow, RunProgress, SeedRange, useRegretRun } from './regretParts';
@@ -203,12 +204,9 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
         <button
           onClick={async () => {
             setPing('…');
-            try {
-              const r = await backend().call('models.ping', { endpoint: ep });
-              setPing(r.ok ? `answers in ${Math.round(r.latencyMs)} ms: ${r.text.slice(0, 40)}` : `no answer: ${r.error}`);
-            } catch (e) {
-              setPing(errorMessage(e));
-            }
+            // The Test line is where the answer goes, and so is a refusal (an endpoint the engine will not ask).
+            const r = await attempt('episodes', 'Test the endpoint', () => backend().call('models.ping', { endpoint: ep }), { show: setPing });
+            if (r) setPing(r.ok ? `answers in ${Math.round(r.latencyMs)} ms: ${r.text.slice(0, 40)}` : `no answer: ${r.error}`);
           }}
         >
           Test
@@ -251,7 +249,13 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
           {busy ? 'Playing…' : 'Play with and without the hint'}
         </button>
         {busy ? (
-          <button data-testid="llm-cancel" onClick={() => runId.current && void backend().call('episodes.regretCancel', { runId: runId.current })}>
+          <button
+            data-testid="llm-cancel"
+            onClick={() => {
+              const id = runId.current;
+              if (id) void attempt('episodes', 'Cancel the run', () => backend().call('episodes.regretCancel', { runId: id }));
+            }}
+          >
             Cancel
           </button>
         ) : run?.cancelled ? (

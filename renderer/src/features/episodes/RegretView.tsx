@@ -1,7 +1,9 @@
 import { useMemo, useState } from 'react';
-import { errorMessage, type CallOutput } from '../../../../core/api';
+import type { CallOutput } from '../../../../core/api';
 import type { ViewProps } from '../../views/registry';
 import { backend } from '../../store/app';
+import { environments } from '../../store/environments';
+import { attempt } from '../../store/report';
 import { LineChart } from './ReturnChart';
 import { fmt, newRunId, RegretRow, RunProgress, SeedRange, useRegretRun } from './regretParts';
 
@@ -81,15 +83,13 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
               });
               setR(result);
               // A finished run is the environment's measured regret: the library shows it from now on.
+              // Through the entity store, so the library and an open detail tab show the new stats at once.
               if (!result.cancelled) {
-                await backend().call('memory.setStats', {
-                  hash: tab.target.hash,
-                  regret: result.regret,
-                  rHint: result.withHint.mean,
-                  rNoHint: result.withoutHint.mean,
-                  winRate: result.withoutHint.solveRate,
-                });
-                setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
+                const kept = await environments.setStats(
+                  { hash: tab.target.hash, regret: result.regret, rHint: result.withHint.mean, rNoHint: result.withoutHint.mean, winRate: result.withoutHint.solveRate },
+                  { show: setError },
+                );
+                if (kept) setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
               }
             });
           }}
@@ -101,9 +101,10 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
             disabled={cancelling}
             data-testid="regret-cancel"
             onClick={() => {
-              if (!runId.current) return;
+              const id = runId.current;
+              if (!id) return;
               setCancelling(true);
-              void backend().call('episodes.regretCancel', { runId: runId.current }).catch((e: unknown) => setError(errorMessage(e)));
+              void attempt('episodes', 'Cancel the run', () => backend().call('episodes.regretCancel', { runId: id }), { show: setError });
             }}
           >
             {cancelling ? 'Stopping…' : 'Cancel'}

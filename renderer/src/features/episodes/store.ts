@@ -2,7 +2,8 @@ import { create } from 'zustand';
 import type { EpisodeSummary } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
 import { useWorkbench, type PairMode } from '../../store/workbench';
-import { errorMessage, type CallInput, type CallOutput } from '../../../../core/api';
+import type { CallInput, CallOutput } from '../../../../core/api';
+import { attempt } from '../../store/report';
 
 /** The recorded list's filters, as episodes.list takes them (each narrows, all together). */
 export type EpisodeFilters = Pick<CallInput<'episodes.list'>, 'envName' | 'policy' | 'hint' | 'outcome' | 'since' | 'until'>;
@@ -16,7 +17,6 @@ interface EpisodesState {
   facets: Facets;
   filters: EpisodeFilters;
   loaded: boolean;
-  error: string | null;
   refresh(): Promise<void>;
   setFilters(f: EpisodeFilters): Promise<void>;
   /** The next page of the same filtered list. */
@@ -36,17 +36,14 @@ export const useEpisodes = create<EpisodesState>((set, get) => ({
   facets: { envNames: [], policies: [] },
   filters: {},
   loaded: false,
-  error: null,
   refresh: async () => {
     const mine = ++asked;
-    try {
-      // Keep as many rows as are shown, so a refresh after "more" does not shrink the list.
-      const limit = Math.min(1000, Math.max(PAGE, get().rows.length));
-      const r = await backend().call('episodes.list', { ...setOnly(get().filters), limit });
-      if (mine === asked) set({ rows: r.rows, total: r.total, facets: r.facets, loaded: true, error: null });
-    } catch (e) {
-      if (mine === asked) set({ error: errorMessage(e), loaded: true });
-    }
+    // Keep as many rows as are shown, so a refresh after "more" does not shrink the list.
+    const limit = Math.min(1000, Math.max(PAGE, get().rows.length));
+    // The list's failure was kept here and shown nowhere: it goes to the status bar now. Only the newest ask speaks.
+    const r = await attempt('episodes', 'Recorded episodes', () => backend().call('episodes.list', { ...setOnly(get().filters), limit }), { current: () => mine === asked });
+    if (mine !== asked) return;
+    set(r ? { rows: r.rows, total: r.total, facets: r.facets, loaded: true } : { loaded: true });
   },
   setFilters: async (f) => {
     set({ filters: setOnly(f), rows: [] });
@@ -54,12 +51,10 @@ export const useEpisodes = create<EpisodesState>((set, get) => ({
   },
   more: async () => {
     const mine = ++asked;
-    try {
-      const r = await backend().call('episodes.list', { ...setOnly(get().filters), limit: PAGE, offset: get().rows.length });
-      if (mine === asked) set((s) => ({ rows: [...s.rows, ...r.rows.filter((x) => !s.rows.some((y) => y.id === x.id))], total: r.total, facets: r.facets, error: null }));
-    } catch (e) {
-      if (mine === asked) set({ error: errorMessage(e) });
-    }
+    const r = await attempt('episodes', 'More recorded episodes', () => backend().call('episodes.list', { ...setOnly(get().filters), limit: PAGE, offset: get().rows.length }), {
+      current: () => mine === asked,
+    });
+    if (r && mine === asked) set((s) => ({ rows: [...s.rows, ...r.rows.filter((x) => !s.rows.some((y) => y.id === x.id))], total: r.total, facets: r.facets }));
   },
 }));
 

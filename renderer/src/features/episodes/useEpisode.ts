@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { errorMessage, type CallInput, type CallOutput } from '../../../../core/api';
+import type { CallInput, CallOutput } from '../../../../core/api';
 import type { EpisodeSummary, StepDetail, StepView } from '../../../../core/api/calls/episodes';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
+import { useCall } from '../../store/useCall';
 
 export type RunInput = Omit<CallInput<'episodes.run'>, 'id'>;
 
@@ -49,12 +51,13 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
   // Opened from elsewhere (an audit's failing step, say) the view can start at a given step.
   const [idx, setIdx] = useState(initialIdx);
   const [detail, setDetail] = useState<StepDetail | null>(null);
-  const [busy, setBusy] = useState(false);
+  // The view's busy flag and its one error line.
+  const call = useCall('episodes');
+  const setError = call.setError;
   const [work, setWork] = useState<EpisodeWork | null>(null);
   const request = useRef<string | null>(null);
   /** Cancel was pressed for the work in progress (work of several calls stops between them too). */
   const cancelAsked = useRef(false);
-  const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [lastStepMs, setLastStepMs] = useState<number | null>(null);
   const seq = useRef(0);
@@ -67,25 +70,26 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
   shown.current = id;
   useEffect(
     () => () => {
-      void backend()
-        .call('episodes.close', { id: shown.current })
-        .catch(() => {});
+      // The tab is gone: a close that fails has nobody to tell (the engine closes idle sessions itself).
+      void attempt('episodes', 'Close the episode', () => backend().call('episodes.close', { id: shown.current }), { quiet: 'warn' });
     },
     [],
   );
 
   const show = useCallback(async (epId: number, at: number, live: boolean) => {
     const mine = ++seq.current;
-    try {
-      const d = live ? (await backend().call('episodes.scrub', { id: epId, idx: at })).detail : await backend().call('episodes.inspect', { id: epId, idx: at });
-      if (mine === seq.current) {
-        setDetail(d);
-        setIdx(at);
-      }
-    } catch (e) {
-      if (mine === seq.current) setError(errorMessage(e));
+    const d = await attempt(
+      'episodes',
+      `Step ${at}`,
+      async () => (live ? (await backend().call('episodes.scrub', { id: epId, idx: at })).detail : await backend().call('episodes.inspect', { id: epId, idx: at })),
+      // A step asked for since is the one shown; this one's answer or failure is dropped.
+      { show: setError, current: () => mine === seq.current },
+    );
+    if (d && mine === seq.current) {
+      setDetail(d);
+      setIdx(at);
     }
-  }, []);
+  }, [setError]);
 
   const apply = useCallback(
     async (r: CallOutput<'episodes.get'> & { forkedFrom?: number | null }, jumpToEnd: boolean) => {
@@ -124,33 +128,17 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
   );
 
   const reload = useCallback(async () => {
-    try {
-      const r = await backend().call('episodes.get', { id });
-      setEpisode(r.episode);
-      setSteps(r.steps);
-      setError(null);
-      await show(id, Math.min(idx, Math.max(0, r.steps.length - 1)), false);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
+    const r = await attempt('episodes', 'Read the episode', () => backend().call('episodes.get', { id }), { show: setError });
+    if (!r) return;
+    setEpisode(r.episode);
+    setSteps(r.steps);
+    setError(null);
+    await show(id, Math.min(idx, Math.max(0, r.steps.length - 1)), false);
   }, [id]);
 
   useEffect(() => {
     void reload();
   }, [reload]);
-
-  const guarded = useCallback(async <T,>(fn: () => Promise<T>): Promise<T | null> => {
-    setBusy(true);
-    setError(null);
-    try {
-      return await fn();
-    } catch (e) {
-      setError(errorMessage(e));
-      return null;
-    } finally {
-      setBusy(false);
-    }
-  }, []);
 
   /**
    * `fn` under a request id of its own, so Cancel stops exactly this work in the engine. After a
@@ -165,26 +153,17 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
       setWork({ label, startedAt: Date.now(), cancelling: false, ...(reopening ? { detail: reopening } : {}) });
       setNote(null);
       let cancelled = false;
-      try {
-        return await guarded(async () => {
-          try {
-            return await fn(requestId);
-          } catch (e) {
-            if ((e as { code?: unknown }).code !== 'cancelled') throw e;
-            cancelled = true;
-            return null;
-          }
-        });
-      } finally {
-        request.current = null;
-        setWork(null);
-        if (cancelled) {
-          setNote(`${label} cancelled: its interpreter was stopped and the episode closed. Steps recorded before Cancel stay; the next step reopens the episode.`);
-          await reload();
-        }
+      // Cancel is not a failure: no error line, a note instead (useCall's onCancelled).
+      const value = await call.run(label, () => fn(requestId), { onCancelled: () => (cancelled = true) });
+      request.current = null;
+      setWork(null);
+      if (cancelled) {
+        setNote(`${label} cancelled: its interpreter was stopped and the episode closed. Steps recorded before Cancel stay; the next step reopens the episode.`);
+        await reload();
       }
+      return value === undefined ? null : value;
     },
-    [episode, steps.length, guarded, reload],
+    [episode, steps.length, call.run, reload],
   );
 
   return {
@@ -193,18 +172,17 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
     steps,
     idx,
     detail,
-    busy,
+    busy: call.busy !== null,
     work,
     cancel: () => {
       const requestId = request.current;
       if (!requestId) return;
       cancelAsked.current = true;
       setWork((w) => (w ? { ...w, cancelling: true } : w));
-      void backend()
-        .call('episodes.cancel', { requestId })
-        .catch(() => {});
+      // A Cancel that cannot reach the engine leaves the work to finish and say so itself.
+      void attempt('episodes', 'Cancel', () => backend().call('episodes.cancel', { requestId }), { quiet: 'warn' });
     },
-    error,
+    error: call.error,
     note,
     lastStepMs,
     select: async (at) => {
@@ -237,7 +215,10 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
       }, false),
     modelTurn: async (untilDone) => {
       const saved = localStorage.getItem('spade.llm.endpoint');
-      if (!saved) return guarded(() => Promise.reject(new Error("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)")));
+      if (!saved) {
+        setError("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)");
+        return null;
+      }
       const endpoint = JSON.parse(saved) as CallInput<'models.turn'>['endpoint'];
       return tracked(untilDone ? 'Model: until done' : 'Model turn', async (requestId) => {
         let cur = id;

@@ -1,5 +1,6 @@
 import { useRef, useState } from 'react';
 import { backend } from '../../store/app';
+import { attempt, isCancelled } from '../../store/report';
 
 export interface Opening {
   label: string;
@@ -24,12 +25,10 @@ export function useOpening() {
     cancelled.current = false;
     setOpening({ label, startedAt: Date.now(), cancelling: false });
     // Whether the wait is Pyodide's first start, said in the line (the status bar says it too).
-    void backend()
-      .call('runtime.status', {})
-      .then((st) => {
-        if (!st.pool.started || st.pool.startingSec !== null) setOpening((o) => (o ? { ...o, detail: st.pool.coldMs ? 'the sandboxed interpreter is starting' : 'the sandboxed interpreter is starting (first start: about 10 s)' } : o));
-      })
-      .catch(() => {});
+    // Only a detail of the line: unknown, the line says less.
+    void attempt('episodes', 'Runtime status', () => backend().call('runtime.status', {}), { quiet: 'debug' }).then((st) => {
+      if (st && (!st.pool.started || st.pool.startingSec !== null)) setOpening((o) => (o ? { ...o, detail: st.pool.coldMs ? 'the sandboxed interpreter is starting' : 'the sandboxed interpreter is starting (first start: about 10 s)' } : o));
+    });
     try {
       await fn(() => {
         if (cancelled.current) throw new CancelledOpen();
@@ -38,7 +37,8 @@ export function useOpening() {
       });
       return 'done';
     } catch (e) {
-      if (cancelled.current || e instanceof CancelledOpen || (e as { code?: unknown }).code === 'cancelled') return 'cancelled';
+      // Not an error: the caller's guard (useCall) shows anything else.
+      if (cancelled.current || e instanceof CancelledOpen || isCancelled(e)) return 'cancelled';
       throw e;
     } finally {
       current.current = null;
@@ -50,7 +50,8 @@ export function useOpening() {
     cancelled.current = true;
     setOpening((o) => (o ? { ...o, cancelling: true } : o));
     const id = current.current;
-    if (id) void backend().call('episodes.openCancel', { requestId: id }).catch(() => {});
+    // The open it meant to stop ends (or fails) and says so itself.
+    if (id) void attempt('episodes', 'Cancel the open', () => backend().call('episodes.openCancel', { requestId: id }), { quiet: 'warn' });
   }
 
   return { opening, run, cancel };

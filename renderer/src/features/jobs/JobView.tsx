@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, type CallOutput } from '../../../../core/api';
+import type { CallOutput } from '../../../../core/api';
 import type { JobSummary } from '../../../../core/api/calls/jobs';
-import { backend, log } from '../../store/app';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
@@ -15,10 +16,8 @@ function useJobImports(jobId: string, filesBack: number): CallOutput<'memory.job
   const [back, setBack] = useState<CallOutput<'memory.jobImports'> | null>(null);
   useEffect(() => {
     let alive = true;
-    void backend()
-      .call('memory.jobImports', { jobId })
-      .then((b) => alive && setBack(b))
-      .catch(() => {});
+    // Refetched as each file comes back: a miss is logged, the next file asks again.
+    void attempt('jobs', 'Results back in the library', () => backend().call('memory.jobImports', { jobId }), { quiet: 'warn' }).then((b) => alive && b && setBack(b));
     return () => {
       alive = false;
     };
@@ -33,19 +32,19 @@ export function JobView({ tab }: ViewProps<'job'>) {
   const [loaded, setLoaded] = useState<JobSummary | null>(null);
   useEffect(() => {
     subscribeJobs();
-    void backend()
-      .call('jobs.get', { id })
-      .then((j) => {
-        setLoaded(j);
-        useJobs.getState().upsert(j);
-      })
-      .catch((e: unknown) => log('error', 'jobs', errorMessage(e)));
+    // A job that cannot be read says why in the status bar (it was only logged, under "Loading job…").
+    void attempt('jobs', 'Open the job', () => backend().call('jobs.get', { id })).then((j) => {
+      if (!j) return;
+      setLoaded(j);
+      useJobs.getState().upsert(j);
+    });
   }, [id]);
   const active = ACTIVE.has((job ?? loaded)?.state ?? '');
   useEffect(() => {
     // While this page is open the job is followed at the fast pace (Slurm queues are asked rarely otherwise).
     if (!active) return;
-    const watch = (): void => void backend().call('jobs.watch', { id }).catch(() => undefined);
+    // A poll: the job's state line says what is known, and the next one asks again.
+    const watch = (): void => void attempt('jobs', 'Follow the job', () => backend().call('jobs.watch', { id }), { quiet: 'none' });
     watch();
     const t = setInterval(watch, 30_000);
     return () => clearInterval(t);
@@ -60,16 +59,13 @@ export function JobView({ tab }: ViewProps<'job'>) {
   const stop = async (confirmAttached: boolean) => {
     setConfirming(false);
     setStopping(true);
-    try {
-      const { stopAnswer, ...summary } = await backend().call('jobs.stop', { id, confirmAttached });
-      useJobs.getState().upsert(summary);
-      setAnswer({ ok: true, text: stopAnswer });
-    } catch (e) {
-      setAnswer({ ok: false, text: errorMessage(e) });
-      log('error', 'jobs', `Stop failed: ${errorMessage(e)}`);
-    } finally {
-      setStopping(false);
-    }
+    // The engine's refusal is shown as said, in the answer line under the header ("Not stopped: …").
+    const r = await attempt('jobs', 'Stop failed', () => backend().call('jobs.stop', { id, confirmAttached }), { show: (text) => setAnswer({ ok: false, text }) });
+    setStopping(false);
+    if (!r) return;
+    const { stopAnswer, ...summary } = r;
+    useJobs.getState().upsert(summary);
+    setAnswer({ ok: true, text: stopAnswer });
   };
   return (
     <div className="jobs-view" data-testid="job-view" data-state={j.state}>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { JobRecipe, LaunchInput } from '../../../../core/api/calls/jobs';
-import { errorMessage } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { JobDialog, KeyFileField, sshTargetOf, useJobStart } from './JobDialog';
 import { PathField } from '../../components/PathField';
 
@@ -62,9 +62,11 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   const [hostKey, setHostKey] = useState<HostKeyPrompt | null>(null);
 
   useEffect(() => {
-    void backend().call('jobs.recipes', {}).then((r) => setRecipes(r.recipes));
-    void backend().call('jobs.sshHosts', {}).then((r) => setHosts(r.hosts));
-    void backend().call('jobs.secrets', {}).then((r) => {
+    // What the form offers; a list that cannot be had is said on the dialog's error line (it was an unhandled rejection).
+    void attempt('jobs', 'Recipes', () => backend().call('jobs.recipes', {}), { show: setError }).then((r) => r && setRecipes(r.recipes));
+    void attempt('jobs', 'SSH hosts', () => backend().call('jobs.sshHosts', {}), { show: setError }).then((r) => r && setHosts(r.hosts));
+    void attempt('jobs', 'Secrets', () => backend().call('jobs.secrets', {}), { show: setError }).then((r) => {
+      if (!r) return;
       setSecretNames(r.names);
       setSecretStore(r.store);
     });
@@ -77,14 +79,11 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
 
   const addSecret = async () => {
     setError('');
-    try {
-      const r = await backend().call('jobs.setSecret', { name: secretName.trim(), value: secretValue });
-      setSecretNames(r.names);
-      if (secretValue) setUseSecrets((u) => [...new Set([...u, secretName.trim()])]);
-      setSecretValue('');
-    } catch (e) {
-      setError(errorMessage(e));
-    }
+    const r = await attempt('jobs', 'Add secret', () => backend().call('jobs.setSecret', { name: secretName.trim(), value: secretValue }), { show: setError });
+    if (!r) return;
+    setSecretNames(r.names);
+    if (secretValue) setUseSecrets((u) => [...new Set([...u, secretName.trim()])]);
+    setSecretValue('');
   };
 
   const request = (): LaunchInput | null => {

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'react';
-import { errorMessage, type CallOutput, type EnvDetail } from '../../../../core/api';
+import type { CallOutput, EnvDetail } from '../../../../core/api';
 import { openRuns } from '../runs/open';
 import { CodeEditor } from '../../monaco/CodeEditor';
-import { backend, log } from '../../store/app';
+import { backend } from '../../store/app';
 import type { ViewProps } from '../../views/registry';
 import { fmt } from './store';
 import { MadeBy } from './MadeBy';
@@ -32,10 +32,8 @@ function MeasuredTable({ env }: { env: EnvDetail }) {
   useEffect(() => {
     let live = true;
     const load = () =>
-      void backend()
-        .call('runs.measured', { hashes: hashes.split(',').slice(-1000) })
-        .then((r) => live && setRows(r))
-        .catch((e: unknown) => log('error', 'library', `measurements: ${errorMessage(e)}`));
+      // Refetched on every run change: a miss is logged (as before), the section keeps what it showed.
+      void attempt('library', 'measurements', () => backend().call('runs.measured', { hashes: hashes.split(',').slice(-1000) }), { quiet: 'error' }).then((r) => r && live && setRows(r));
     load();
     const off = backend().on('runs.changed', load);
     return () => {
@@ -113,7 +111,7 @@ export function EnvironmentView({ tab }: ViewProps<'environment'>) {
 function AuditVerdict({ hash }: { hash: string }) {
   const audit = useAuditResults((s) => s.byHash[hash]);
   useEffect(() => {
-    if (audit === undefined) void loadAudit(hash).catch(() => {});
+    if (audit === undefined) void attempt('library', 'Stored audit', () => loadAudit(hash), { quiet: 'warn' });
   }, [hash, audit]);
   if (audit === undefined) return <span className="muted">…</span>;
   if (audit === null) return <span className="muted" data-testid="env-verdict">not audited</span>;

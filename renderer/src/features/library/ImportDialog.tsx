@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { ImportProgress } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
+import { attempt } from '../../store/report';
 import { Dialog } from '../../components/Dialog';
 import { useCall } from '../../store/useCall';
 
@@ -28,12 +29,9 @@ export function ImportDialog({ onClose }: { onClose(): void }) {
       setProgress(p);
     });
     // A small import can finish before this subscription exists; catch up from its last state.
-    void backend()
-      .call('memory.importStatus', { jobId })
-      .then((p) => {
-        if (!finished) setProgress(p);
-      })
-      .catch(() => {});
+    void attempt('library', 'Import status', () => backend().call('memory.importStatus', { jobId }), { quiet: 'debug' }).then((p) => {
+      if (p && !finished) setProgress(p);
+    });
     return off;
   }, [jobId]);
 

@@ -113,10 +113,8 @@ function MeasuredFacet() {
   useEffect(() => {
     let live = true;
     const load = () =>
-      void backend()
-        .call('runs.list', { limit: 1 })
-        .then((r) => live && setModels(r.models))
-        .catch(() => undefined);
+      // Only the model filter's choices: none known, none offered.
+      void attempt('library', 'Models', () => backend().call('runs.list', { limit: 1 }), { quiet: 'warn' }).then((r) => r && live && setModels(r.models));
     load();
     const off = backend().on('runs.changed', load);
     return () => {

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { EnvDetail } from '../../../../core/api';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { useWorkbench } from '../../store/workbench';
 import { openEnvironment } from './open';
 
@@ -32,10 +33,7 @@ export function MadeBy({ env }: { env: EnvDetail }) {
     setJob(null);
     // Imports carry a job id too (the seed pack's is not a job): only a real job is named.
     if (env.jobId)
-      void backend()
-        .call('jobs.get', { id: env.jobId })
-        .then((j) => alive && setJob({ id: j.id, name: j.name }))
-        .catch(() => undefined);
+      void attempt('library', 'Job', () => backend().call('jobs.get', { id: env.jobId! }), { quiet: 'warn' }).then((j) => j && alive && setJob({ id: j.id, name: j.name }));
     return () => {
       alive = false;
     };
@@ -44,10 +42,8 @@ export function MadeBy({ env }: { env: EnvDetail }) {
   useEffect(() => {
     let alive = true;
     for (const p of parents)
-      void backend()
-        .call('memory.version', { hash: p.sha256 })
-        .then((v) => alive && setHeld((h) => ({ ...h, [p.sha256]: v.envId })))
-        .catch(() => undefined);
+      // A parent not in the library is shown by its hash alone.
+      void attempt('library', 'Parent version', () => backend().call('memory.version', { hash: p.sha256 }), { quiet: 'debug' }).then((v) => v && alive && setHeld((h) => ({ ...h, [p.sha256]: v.envId })));
     return () => {
       alive = false;
     };

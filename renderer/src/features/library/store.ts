@@ -1,6 +1,7 @@
 import { create } from 'zustand';
-import { errorMessage, type CallOutput, type EnvSummary, type MemoryFilters, type MemorySort } from '../../../../core/api';
-import { backend, log } from '../../store/app';
+import type { CallOutput, EnvSummary, MemoryFilters, MemorySort } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { useAuditResults } from '../../store/auditResults';
 
 export const PAGE_SIZE = 200;
@@ -42,21 +43,18 @@ const inflight = new Set<string>();
 
 function fetchSnippets(query: string, ids: number[], generation: number): void {
   if (!ids.length) return;
-  backend()
-    .call('memory.snippets', { query, ids })
-    .then((list) => {
-      if (useLibrary.getState().generation !== generation) return;
-      useLibrary.setState((s) => ({ snippets: { ...s.snippets, ...Object.fromEntries(list.map((x) => [x.id, x])) } }));
-    })
-    .catch(() => {});
+  // Snippets and verdicts decorate rows already shown: a miss leaves them plain.
+  void attempt('library', 'Snippets', () => backend().call('memory.snippets', { query, ids }), { quiet: 'warn' }).then((list) => {
+    if (!list || useLibrary.getState().generation !== generation) return;
+    useLibrary.setState((s) => ({ snippets: { ...s.snippets, ...Object.fromEntries(list.map((x) => [x.id, x])) } }));
+  });
 }
 
 function fetchVerdicts(hashes: string[]): void {
   if (!hashes.length) return;
-  backend()
-    .call('audit.verdicts', { hashes })
-    .then((list) => useLibrary.setState((s) => ({ verdicts: { ...s.verdicts, ...Object.fromEntries(list.map((v) => [v.hash, v.verdict])) } })))
-    .catch(() => {});
+  void attempt('library', 'Verdicts', () => backend().call('audit.verdicts', { hashes }), { quiet: 'warn' }).then(
+    (list) => list && useLibrary.setState((s) => ({ verdicts: { ...s.verdicts, ...Object.fromEntries(list.map((v) => [v.hash, v.verdict])) } })),
+  );
 }
 let queryTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -71,12 +69,9 @@ export const useLibrary = create<LibraryState>((set, get) => {
     inflight.clear();
     get().ensurePages([0]);
     const { query, filters } = get();
-    backend()
-      .call('memory.facets', { query, filters: clean(filters) })
-      .then((facets) => {
-        if (get().generation === generation) set({ facets });
-      })
-      .catch(() => {});
+    void attempt('library', 'Facets', () => backend().call('memory.facets', { query, filters: clean(filters) }), { quiet: 'warn' }).then((facets) => {
+      if (facets && get().generation === generation) set({ facets });
+    });
   };
   return {
     query: '',
@@ -122,21 +117,17 @@ export const useLibrary = create<LibraryState>((set, get) => {
         const key = `${generation}:${index}`;
         if (pages[index] || inflight.has(key)) continue;
         inflight.add(key);
-        backend()
-          .call('memory.search', { query, filters: clean(filters), ...(sort ? { sort } : {}), offset: index * PAGE_SIZE, limit: PAGE_SIZE })
-          .then((r) => {
-            if (get().generation !== generation) return;
-            set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
-            fetchVerdicts(r.rows.map((x) => x.hash));
-            if (query.trim()) fetchSnippets(query, r.rows.map((x) => x.id), generation);
-          })
-          .catch((e: unknown) => {
-            inflight.delete(key);
-            if (get().generation !== generation) return;
-            const message = errorMessage(e);
-            set({ loading: false, error: message });
-            log('warn', 'library', message);
-          });
+        // The list's own line shows why a page failed (the page is asked again when scrolled to).
+        void attempt('library', 'Search', () => backend().call('memory.search', { query, filters: clean(filters), ...(sort ? { sort } : {}), offset: index * PAGE_SIZE, limit: PAGE_SIZE }), {
+          current: () => get().generation === generation,
+          show: (message) => set({ loading: false, error: message }),
+        }).then((r) => {
+          if (!r) return void inflight.delete(key);
+          if (get().generation !== generation) return;
+          set((s) => ({ total: r.total, pages: { ...s.pages, [index]: r.rows }, loading: false }));
+          fetchVerdicts(r.rows.map((x) => x.hash));
+          if (query.trim()) fetchSnippets(query, r.rows.map((x) => x.id), generation);
+        });
       }
     },
     refresh: reload,

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { errorMessage, type CallOutput } from '../../../../core/api';
+import type { CallOutput } from '../../../../core/api';
 import type { CompareRow, RunView } from '../../../../core/api/calls/runs';
 import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
 import { openEpisode, openPair } from '../episodes/store';
 import { useRunPick } from './open';
@@ -29,10 +30,12 @@ export function RunsView({ tab }: ViewProps<'runs'>) {
   const [list, setList] = useState<CallOutput<'runs.list'> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(() => {
-    backend()
-      .call('runs.list', { ...(model ? { model } : {}), ...(selection ? { selection } : {}), ...(since ? { from: since } : {}), ...(/^[0-9a-f]{64}$/.test(env) ? { envHash: env } : {}), limit: 200 })
-      .then((r) => (setList(r), setError(null)))
-      .catch((e: unknown) => setError(errorMessage(e)));
+    void attempt(
+      'runs',
+      'Model runs',
+      () => backend().call('runs.list', { ...(model ? { model } : {}), ...(selection ? { selection } : {}), ...(since ? { from: since } : {}), ...(/^[0-9a-f]{64}$/.test(env) ? { envHash: env } : {}), limit: 200 }),
+      { show: setError },
+    ).then((r) => r && (setList(r), setError(null)));
   }, [model, selection, since, env]);
   useEffect(() => {
     load();
@@ -73,9 +76,7 @@ function RunTable({ rows, a, b, pick }: { rows: RunRow[]; a: string | null; b: s
   const [busy, setBusy] = useState<string | null>(null);
   const act = (id: string, fn: () => Promise<unknown>) => {
     setBusy(id);
-    fn()
-      .catch(() => undefined)
-      .finally(() => setBusy(null));
+    void attempt('runs', 'Run action', fn).then(() => setBusy(null));
   };
   if (!rows.length) return <p className="muted">No model run yet: Episodes → Play with a model, or `spade-workbench play`.</p>;
   return (
@@ -141,10 +142,7 @@ function useRun(id: string): RunView | null {
   useEffect(() => {
     let live = true;
     const load = () =>
-      void backend()
-        .call('runs.get', { id })
-        .then((r) => live && setV(r))
-        .catch(() => live && setV(null));
+      void attempt('runs', 'Model run', () => backend().call('runs.get', { id }), { quiet: 'warn' }).then((r) => live && setV(r ?? null));
     load();
     const off = backend().on('runs.changed', (c) => c.runId === id && load());
     return () => {
@@ -254,10 +252,7 @@ function Compare({ a, b }: { a: string; b: string }) {
   useEffect(() => {
     let live = true;
     const load = () =>
-      void backend()
-        .call('runs.compare', { a, b })
-        .then((r) => live && (setC(r), setError(null)))
-        .catch((e: unknown) => live && setError(errorMessage(e)));
+      void attempt('runs', 'Compare runs', () => backend().call('runs.compare', { a, b }), { show: setError, current: () => live }).then((r) => r && live && (setC(r), setError(null)));
     load();
     const off = backend().on('runs.changed', (x) => (x.runId === a || x.runId === b) && load());
     return () => {

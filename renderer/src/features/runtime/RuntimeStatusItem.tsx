@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { RuntimeStatus } from '../../../../core/api';
 import { backend, useApp } from '../../store/app';
+import { attempt } from '../../store/report';
 
 const POLL_MS = 3000;
 /** While the interpreters load (a cold start takes seconds), the item counts them up this often. */
@@ -18,12 +19,9 @@ export function RuntimeStatusItem() {
     if (connection !== 'connected') return;
     let alive = true;
     const poll = async () => {
-      try {
-        const st = await backend().call('runtime.status', {});
-        if (alive) setStatus(st);
-      } catch {
-        if (alive) setStatus(null);
-      }
+      // A status bar poll stays quiet: the item just goes away while the engine cannot say.
+      const st = await attempt('runtime', 'Runtime status', () => backend().call('runtime.status', {}), { quiet: 'none' });
+      if (alive) setStatus(st ?? null);
     };
     refresh.current = poll;
     void poll();
@@ -66,9 +64,7 @@ export function RuntimeStatusItem() {
           title="Stop starting the sandboxed interpreters; they start again when next needed"
           onClick={() => {
             setCancelling(true);
-            void backend()
-              .call('runtime.cancelStart', {})
-              .catch(() => {})
+            void attempt('runtime', 'Cancel the start', () => backend().call('runtime.cancelStart', {}))
               .then(() => refresh.current())
               .finally(() => setCancelling(false));
           }}
