@@ -116,8 +116,16 @@ class Audit:
                 ahead.popleft()
                 return got
             ahead.clear()
+        request = {"cmd": "x", "op": op, **args}
         try:
-            reply = self.transport(self.dumps({"cmd": "x", "op": op, **args}))
+            line = self.dumps(request)
+        except ValueError:
+            # NaN or Infinity in a request (a tool call named NaN in a game's solution: SPADE passes
+            # nan to execute_tool): the fast encoder refuses them, json.dumps writes them and the
+            # executor's json reads them back.
+            line = json.dumps(request)
+        try:
+            reply = self.transport(line)
         except ExecutorGone:
             raise
         except Exception as e:

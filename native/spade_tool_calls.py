@@ -23,7 +23,10 @@ _ANSWER = re.compile(ANSWER_TAG, re.S)
 
 
 class ToolCall(TypedDict):
-    name: str
+    # SPADE's value, passed to execute_tool as it is: a str from the XML form and the JSON pattern,
+    # any JSON value (True, None, 1.0, a list) from a JSON block read whole. ToolUseBaseEnv looks up
+    # f"tool_{name}", i.e. str(name), which is the name the host's toolCalls.ts gives.
+    name: Any
     arguments: Any
 
 

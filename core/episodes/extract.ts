@@ -68,7 +68,8 @@ export function extractAction(raw: string, opts: ExtractOptions = {}): string {
 export interface OpenAiToolCall {
   id?: string;
   type?: string;
-  function?: { name?: string; arguments?: unknown };
+  /** `name` is whatever JSON value the server sent; SPADE's parser makes the tool's name of it (core/models/toolCalls.ts). */
+  function?: { name?: unknown; arguments?: unknown };
 }
 
 /** OpenAI-style `tool_calls` become SPADE's `<tool_call>{"name","arguments"}</tool_call>` text. */
@@ -83,7 +84,10 @@ export function toolCallsAsText(calls: OpenAiToolCall[]): string {
           // Kept as the raw string: the environment reports it as unparsable, as in training.
         }
       }
-      return `<tool_call>${JSON.stringify({ name: c.function?.name ?? '', arguments: args })}</tool_call>`;
+      // A name that is not a string (true, null, 1.5) stays that JSON value in the text, so that SPADE's
+      // parser turns it into the name SPADE would look up ("True", "None"), as for a model that wrote it.
+      const name = c.function?.name === undefined ? '' : c.function.name;
+      return `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
     })
     .join('\n');
 }

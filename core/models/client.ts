@@ -257,7 +257,7 @@ async function readStream(res: Response): Promise<Omit<Completion, 'latencyMs' |
   let finishReason: string | null = null;
   let usage: Usage | null = null;
   let sawDone = false;
-  const calls: { id?: string; type?: string; function: { name: string; arguments: string } }[] = [];
+  const calls: { id?: string; type?: string; function: { name: unknown; arguments: string } }[] = [];
   const decoder = new TextDecoder();
   let buf = '';
   const handle = (data: string) => {
@@ -283,7 +283,11 @@ async function readStream(res: Response): Promise<Omit<Completion, 'latencyMs' |
       const cur = (calls[i] ??= { function: { name: '', arguments: '' } });
       if (t.id) cur.id = t.id;
       if (t.type) cur.type = t.type;
-      if (t.function?.name) cur.function.name += t.function.name;
+      // A streamed name comes in string pieces; a name that is another JSON value (true, 3) comes whole
+      // and is kept as that value, as the unstreamed answer keeps it. null is a delta with no name.
+      const piece = t.function?.name;
+      if (typeof piece === 'string' && typeof cur.function.name === 'string') cur.function.name += piece;
+      else if (piece !== undefined && piece !== null && cur.function.name === '') cur.function.name = piece;
       if (typeof t.function?.arguments === 'string') cur.function.arguments += t.function.arguments;
     }
     if (c.finish_reason) finishReason = c.finish_reason;

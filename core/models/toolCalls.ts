@@ -7,6 +7,7 @@
  */
 import { pyStrip } from '../episodes/extract';
 import { END_OF_TURN, jsPattern, TOOL_CALL_PATTERNS } from '../api/spadeRules';
+import { pyJsonLoads, pyStr, toJs, INT_MAX_STR_DIGITS, type PyValue } from './pythonJson';
 
 export interface ParsedCall {
   name: string;
@@ -24,6 +25,8 @@ const FUNCTION = jsPattern(TOOL_CALL_PATTERNS.xmlFunction);
 const PARAMETER = jsPattern(TOOL_CALL_PATTERNS.xmlParameter, 'g');
 const JSON_CALL = jsPattern(TOOL_CALL_PATTERNS.jsonCall);
 const ANSWER = jsPattern(TOOL_CALL_PATTERNS.answer);
+// A run of digits long enough that Python might refuse it as an integer (pythonJson.ts).
+const LONG_INT = new RegExp(`[0-9]{${INT_MAX_STR_DIGITS + 1}}`);
 
 const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', tab: '\t', newline: '\n' };
 
@@ -39,40 +42,20 @@ export function htmlUnescape(s: string): string {
   });
 }
 
-const NON_FINITE: Record<string, number> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY };
-
 /**
- * Python's json.loads reads NaN, Infinity and -Infinity as values anywhere in a document, which
- * JSON.parse refuses: outside strings they are swapped for marked strings and turned back into
- * numbers while parsing. Everything else is JSON.parse.
+ * Python's json.loads as JavaScript values (NaN and ±Infinity included; an integer of more than 4,300
+ * digits refused, as Python refuses it). JSON.parse reads everything else the same, so it goes first.
  */
 function jsonLoads(s: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(s) as unknown };
-  } catch {
-    // fall through: perhaps a non-finite number, which Python reads
-  }
-  const mark = `\u0000nonfinite${Math.random().toString(36).slice(2)}:`;
-  let out = '';
-  let inString = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (inString) {
-      out += c;
-      if (c === '\\') out += s[++i] ?? '';
-      else if (c === '"') inString = false;
-      continue;
+  if (!LONG_INT.test(s)) {
+    try {
+      return { ok: true, value: JSON.parse(s) as unknown };
+    } catch {
+      // fall through: perhaps a non-finite number, which Python reads
     }
-    if (c === '"') inString = true;
-    const token = /^(?:-Infinity|Infinity|NaN)/.exec(s.slice(i, i + 9))?.[0];
-    if (token) {
-      out += JSON.stringify(mark + token);
-      i += token.length - 1;
-    } else out += c;
   }
   try {
-    const value = JSON.parse(out, (_k, v: unknown) => (typeof v === 'string' && v.startsWith(mark) ? NON_FINITE[v.slice(mark.length)] : v)) as unknown;
-    return { ok: true, value };
+    return { ok: true, value: toJs(pyJsonLoads(s)) };
   } catch {
     return { ok: false };
   }
@@ -81,13 +64,14 @@ function jsonLoads(s: string): { ok: true; value: unknown } | { ok: false } {
 function xmlBlock(block: string): ParsedCall | null {
   const f = FUNCTION.exec(block);
   if (!f) return null;
-  const args: Record<string, unknown> = {};
+  const params: [string, unknown][] = [];
   for (const p of f[2]!.matchAll(PARAMETER)) {
     const raw = htmlUnescape(pyStrip(p[2]!));
     const j = jsonLoads(raw);
-    args[p[1]!] = j.ok ? j.value : raw;
+    params.push([p[1]!, j.ok ? j.value : raw]);
   }
-  return { name: f[1]!, arguments: args };
+  // fromEntries, not assignment: a parameter named __proto__ is a key in SPADE's dict, not a prototype.
+  return { name: f[1]!, arguments: Object.fromEntries(params) };
 }
 
 function jsonBlock(block: string): ParsedCall | null {
@@ -97,19 +81,25 @@ function jsonBlock(block: string): ParsedCall | null {
     // The pattern only matches `{...}`, so what parses is an object.
     return { name: m[1]!, arguments: j.ok ? j.value : {} };
   }
-  const j = jsonLoads(pyStrip(block));
-  if (j.ok && j.value && typeof j.value === 'object' && !Array.isArray(j.value) && 'name' in j.value) {
-    const o = j.value as { name: unknown; arguments?: unknown; parameters?: unknown };
-    // SPADE's data.get("arguments", data.get("parameters", {})): a key that is there wins even
-    // when its value is null, and whatever JSON value it holds goes on to execute_tool as it is.
-    let args: unknown = 'arguments' in o ? o.arguments : 'parameters' in o ? o.parameters : {};
-    if (typeof args === 'string') {
-      const a = jsonLoads(args);
-      args = a.ok ? a.value : {};
-    }
-    return { name: String(o.name), arguments: args };
+  let data: PyValue;
+  try {
+    data = pyJsonLoads(pyStrip(block));
+  } catch {
+    return null;
   }
-  return null;
+  const name = data.t === 'dict' ? data.v.get('name') : undefined;
+  if (data.t !== 'dict' || name === undefined) return null;
+  // SPADE's data.get("arguments", data.get("parameters", {})): a key that is there wins even
+  // when its value is null, and whatever JSON value it holds goes on to execute_tool as it is.
+  const given = data.v.get('arguments') ?? data.v.get('parameters');
+  let args: unknown = given === undefined ? {} : toJs(given);
+  if (typeof args === 'string') {
+    const a = jsonLoads(args);
+    args = a.ok ? a.value : {};
+  }
+  // SPADE passes the name on as json.loads made it (true, null, 1.0, a list...); its execute_tool
+  // looks up f"tool_{name}" and reports f"Unknown tool '{name}'", so the name is Python's str() of it.
+  return { name: pyStr(name), arguments: args };
 }
 
 export function parseToolCalls(text: string): ParsedCall[] {

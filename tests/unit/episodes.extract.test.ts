@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { boxedAnswer, extractAction, toolCallsAsText } from '../../core/episodes/extract';
+import { parseToolCalls } from '../../core/models/toolCalls';
 import { firstPrompt, injectHint, observationFromFirstPrompt, splitHint } from '../../core/episodes/hint';
 import { candidateStems, parseTrajectories } from '../../core/episodes/trajectory';
 import { parseActionsFile } from '../../core/episodes/actionsFile';
@@ -23,6 +24,9 @@ describe("SPADE's action extraction", () => {
   it('tool use keeps the text for the environment to parse, and turns tool_calls into <tool_call> blocks', () => {
     expect(extractAction('<think>hm</think> <tool_call>{"name":"a","arguments":{}}</tool_call>', { toolUse: true, thinking: true })).toBe('<tool_call>{"name":"a","arguments":{}}</tool_call>');
     expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3}' } }])).toBe('<tool_call>{"name":"get","arguments":{"id":3}}</tool_call>');
+    // A name that is not a string stays that JSON value, for SPADE's parser to name (None, not "" or "null").
+    expect(toolCallsAsText([{ function: { name: null, arguments: '{}' } }, { function: { arguments: '{}' } }])).toBe('<tool_call>{"name":null,"arguments":{}}</tool_call>\n<tool_call>{"name":"","arguments":{}}</tool_call>');
+    expect(parseToolCalls(toolCallsAsText([{ function: { name: null } }, { function: { name: false } }])).map((c) => c.name)).toEqual(['None', 'False']);
   });
 });
 

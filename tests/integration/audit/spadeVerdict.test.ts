@@ -136,6 +136,34 @@ describe.each(runners)('tool-use play checks follow SPADE’s rollout in %s', (_
     const a = await audit(src);
     expect(check(a, 'tool.done_reachable')).toMatchObject({ status: 'pass' });
   });
+
+  it('a tool named by a JSON value that is not a string reaches execute_tool as SPADE passes it (NaN looks up tool_nan)', async () => {
+    // SPADE's parser hands json.loads' value to execute_tool, whose f"tool_{name}" spells nan,
+    // True and None as Python does: the game is winnable through those names.
+    const src = String.raw`class OddNamesEnv(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        self.turn_count = 0
+        self._tools = {"nan": {"description": "one", "parameters": {"type": "object", "properties": {}}}}
+        self._got = []
+        self._expected_answer = None
+        return "Call the tools, then answer.", {}
+    def tool_nan(self):
+        self._got.append("nan")
+        return "ok"
+    def tool_True(self):
+        self._got.append("True")
+        return "ok"
+    def tool_None(self):
+        if self._got == ["nan", "True"]:
+            self._expected_answer = "done"
+        return "ok"
+    def solution(self):
+        return ['<tool_call>{"name": NaN, "arguments": {}}</tool_call> <tool_call>{"name": true, "arguments": {}}</tool_call>', '<tool_call>{"name": null}</tool_call>', "<answer>done</answer>"]
+`;
+    const a = await audit(src);
+    expect(check(a, 'tool.done_reachable')).toMatchObject({ status: 'pass' });
+    expect(spadeAccepts(a.checks)).toBe(true);
+  });
 });
 
 describe.runIf(probePython()?.numpy)('SPADE verdict, numpy rewards (native CPython)', () => {

@@ -7,6 +7,7 @@ import { firstPrompt } from '../../../core/episodes/hint';
 import { ChatClient, type EndpointConfig } from '../../../core/models/client';
 import { modelPlayer } from '../../../core/models/agent';
 import { parseToolCalls } from '../../../core/models/toolCalls';
+import { toolCallsAsText } from '../../../core/episodes/extract';
 import { ModelService } from '../../../core/models/service';
 import { RunService } from '../../../core/runs/service';
 import { endpointSchema } from '../../../core/api/calls/models';
@@ -60,6 +61,17 @@ describe('chat client against the stand-in server', () => {
       expect(c.usage?.total_tokens).toBeGreaterThan(0);
     }
     expect(server.requests[1]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+  it('a tool call named by a JSON value that is not a string keeps it, streamed or not, and SPADE\'s parser names it', async () => {
+    // A server's tool call carries the name the model wrote; SPADE reads the model's text, where
+    // {"name": true} is looked up as tool_True (Python's str), never "true".
+    const named = (name: unknown) => ({ id: 'c', type: 'function' as const, function: { name: name as string, arguments: '{}' } });
+    server = await startStandIn(() => ({ content: '', tool_calls: [named(true), named(1.5), named(2), named('ok')], finish_reason: 'tool_calls' }));
+    for (const stream of [false, true]) {
+      const c = await new ChatClient(cfg(server.url, { stream })).complete([{ role: 'user', content: 'hi' }]);
+      expect(c.toolCalls.map((t) => t.function?.name)).toEqual([true, 1.5, 2, 'ok']);
+      expect(parseToolCalls(toolCallsAsText(c.toolCalls)).map((t) => t.name)).toEqual(['True', '1.5', '2', 'ok']);
+    }
   });
   it('retries 429 after Retry-After, 5xx with backoff and dropped connections; not a 400', async () => {
     const plan: Parameters<Responder>[0][] = [];

@@ -161,6 +161,27 @@ const CORPUS = [
   '<tool_call>[1, 2]</tool_call>',
   '<tool_call>"just a string"</tool_call>',
   '<tool_call>42</tool_call>',
+  // A name that is not a string: only a JSON block read whole can carry one (the XML form and SPADE's
+  // JSON pattern take \w+ names). SPADE passes the value to execute_tool, which looks up
+  // f"tool_{name}": the name is Python's str() of it, not JavaScript's String().
+  '<tool_call>{"name": true, "arguments": {"a": 1}}</tool_call>',
+  '<tool_call>{"name": false}</tool_call>',
+  '<tool_call>{"name": null, "arguments": {}}</tool_call>',
+  '<tool_call>{"name": 1.0, "arguments": {}}</tool_call> <tool_call>{"name": 1}</tool_call> <tool_call>{"name": -0}</tool_call> <tool_call>{"name": -0.0}</tool_call>',
+  '<tool_call>{"name": 1e16}</tool_call><tool_call>{"name": 1e15}</tool_call><tool_call>{"name": 123456789.125e-20}</tool_call><tool_call>{"name": 0.0001}</tool_call><tool_call>{"name": 1E5}</tool_call>',
+  '<tool_call>{"name": 1E400}</tool_call><tool_call>{"name": NaN}</tool_call><tool_call>{"name": -Infinity}</tool_call><tool_call>{"name": 5e-324}</tool_call>',
+  '<tool_call>{"name": 12345678901234567890123, "arguments": {}}</tool_call>',
+  '<tool_call>{"name": [1, "a", null, true, 2.5, {"k": "it\'s"}], "arguments": {}}</tool_call>',
+  '<tool_call>{"name": {"b": 1, "1": 2, "b": 3}}</tool_call>',
+  '<tool_call>{"name": ["a\\"b", "q\'\\"", "\\u00e9\\u00a0\\u0007\\u007f\\u00ad\\u2028 \\t\\\\", "\\ud83d\\ude00", "\\ud800"]}</tool_call>',
+  '<tool_call>{"name": 1, "arguments": {"name": "inner", "arguments": {}}}</tool_call>',
+  // Python refuses an integer of more than 4,300 digits (ValueError), where JSON.parse reads it.
+  `<tool_call>{"name": ${'7'.repeat(4300)}}</tool_call>`,
+  `<tool_call>{"name": ${'7'.repeat(4301)}}</tool_call>`,
+  `<tool_call>{"name": "n", "arguments": {"n": -${'7'.repeat(4301)}}}</tool_call>`,
+  `<tool_call><function=f><parameter=n>${'7'.repeat(4301)}</parameter><parameter=m>${'7'.repeat(4301)}.5</parameter></function></tool_call>`,
+  // A parameter named __proto__ is a key of SPADE's arguments like any other.
+  '<tool_call><function=f><parameter=__proto__>{"a": 1}</parameter></function></tool_call>',
 ];
 
 describe('tool calls: the host and the harness read the same calls', () => {
@@ -178,7 +199,9 @@ describe('tool calls: the host and the harness read the same calls', () => {
       '    return v',
       'out = []',
       'for text in json.load(sys.stdin):',
-      '    out.append({"answer": has_answer(text), "calls": plain(parse_tool_calls(text))})',
+      // the name as SPADE's execute_tool spells it (f"tool_{name}"); the value itself is SPADE's
+      '    calls = [{"name": str(c["name"]), "arguments": c["arguments"]} for c in parse_tool_calls(text)]',
+      '    out.append({"answer": has_answer(text), "calls": plain(calls)})',
       'print(json.dumps(out, allow_nan=False))',
     ].join('\n');
     const raw = execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(CORPUS), encoding: 'utf8' });
@@ -204,5 +227,10 @@ describe('tool calls: the host and the harness read the same calls', () => {
     expect(args('<tool_call>{"name": "p", "arguments": null, "parameters": {"a": 1}}</tool_call>')).toEqual([null]);
     expect(args('<tool_call>{"name": "p"}</tool_call>')).toEqual([{}]);
     expect(args('<tool_call>[1, 2]</tool_call>')).toEqual([]);
+    // Names that are not strings, spelled as Python spells them (and so as SPADE's execute_tool looks them up).
+    const names = (text: string): string[] => fromHost[CORPUS.indexOf(text)]!.calls.map((c) => c.name);
+    expect(names('<tool_call>{"name": true, "arguments": {"a": 1}}</tool_call>')).toEqual(['True']);
+    expect(names('<tool_call>{"name": null, "arguments": {}}</tool_call>')).toEqual(['None']);
+    expect(fromHost.flatMap((r) => r.calls.map((c) => c.name))).toEqual(expect.arrayContaining(['1.0', '1', '0', '-0.0', '1e+16', '1000000000000000.0', 'inf', 'nan', '-inf', "[1, 'a', None, True, 2.5, {'k': \"it's\"}]", "{'b': 3, '1': 2}", 'inner']));
   });
 });
