@@ -23,7 +23,7 @@ import time
 import spade_rules
 from exec_ahead import PlayedAhead
 from exec_fields import fields
-from exec_values import _ended, _tagged, encode, load_error  # noqa: F401  (encode: audit_exec.encode is the codec's name)
+from exec_values import _ended, _probe_goes_on, _tagged, encode, load_error  # noqa: F401  (encode: audit_exec.encode is the codec's name)
 from typing import TYPE_CHECKING, Any, Callable
 from types import ModuleType
 
@@ -266,12 +266,19 @@ class Executor(PlayedAhead):
         """Several operations in one crossing, in order, each answer exactly what the operation
         alone gives (tagged). It ends after the first that did not return (raised, hung, refused),
         where the checks stop; `when: k` / `unless: k` play an item only if answer k was / was not
-        the value True (has_solution's answer, say). Skipped items answer None."""
+        the value True (has_solution's answer, say), `probing: k` only if answer k was a step after
+        which SPADE's probe goes on (exec_values._probe_goes_on). Skipped items answer None."""
         harness = self.harness
         out: list[Any] = []
         for item in req["items"]:
             if not isinstance(item, dict) or item.get("op") in SEQ_EXCLUDED or item.get("op") not in OPS:
                 raise harness.HarnessError("protocol", f"operation {item.get('op') if isinstance(item, dict) else item!r} cannot be sequenced")
+            probing = item.get("probing")
+            if probing is not None:
+                prev = out[probing] if isinstance(probing, int) and 0 <= probing < len(out) else None
+                if prev is None or "v" not in prev or not _probe_goes_on(prev["v"]):
+                    out.append(None)
+                    continue
             cond = item.get("when", item.get("unless"))
             if cond is not None:
                 prev = out[cond] if isinstance(cond, int) and 0 <= cond < len(out) else None
@@ -385,8 +392,11 @@ class Executor(PlayedAhead):
 
 OPS = {name[3:]: fn for cls in (PlayedAhead, Executor) for name, fn in vars(cls).items() if name.startswith("op_")}
 Executor.OPS = OPS  # the checks played ahead (exec_ahead) ask their operations through it
-# What a sequence may not hold: loading stages (one at a time, by design), batches and whole checks.
-SEQ_EXCLUDED = frozenset(("seq", "compile", "exec", "class", "instantiate", "admission", "episodes", "ahead", "guess"))
+# What a sequence may not hold: batches, whole checks, and the loading stages that begin a check
+# of their own (instantiate, admission): the judge announces each check before its first
+# operation, so that an interpreter that dies is blamed on the check it died in. compile, exec and
+# class are all SPADE's first check (spade.exec) and may go in one sequence.
+SEQ_EXCLUDED = frozenset(("seq", "instantiate", "admission", "episodes", "ahead", "guess"))
 
 
 def cmd_x(h: Harness, req: dict[str, Any], harness: ModuleType, ex: Executor) -> Any:

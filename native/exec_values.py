@@ -96,6 +96,19 @@ def _tagged(r: Any, harness: ModuleType) -> Any:
     return r
 
 
+def _probe_goes_on(enc: Any) -> bool:
+    """Whether SPADE's probe certainly asks for the next step after this step's encoded return:
+    a plain 5-tuple that passes SPADE's step rules (harness_loader.step_problem) with both flags
+    exactly False. Anything else (subclasses, NaN, a flag that is not a bool) says no, and the
+    judge asks for the next step itself if it wants it: a batch never plays a step it would not."""
+    items = enc.get("T") if isinstance(enc, dict) and len(enc) == 1 else None
+    if not isinstance(items, list) or len(items) != 5:
+        return False
+    obs, reward, terminated, truncated, info = items
+    return (type(obs) is str and type(reward) in (int, float, bool) and -10 <= reward <= 10 and terminated is False
+            and truncated is False and isinstance(info, dict) and len(info) == 1 and "D" in info)
+
+
 def _truthy(x: Any) -> Any:
     """bool() of the value an encoding describes, as the checks will see it after decoding."""
     if not isinstance(x, dict):

@@ -180,6 +180,12 @@ class Audit:
             raise RuntimeError(f"{op} failed: {tagged}")
         return decode(tagged["v"])
 
+    def call_of(self, tagged: Any, label: str, op: str, action: str | None=None, seed: int | None=None, **args: Any) -> Any:
+        """call() of an answer from seq(), or asked now when it was not played."""
+        if tagged is None:
+            return self.call(label, op, action, seed, **args)
+        return self.outcome(label, tagged, action, seed)
+
     def call(self, label: str, op: str, action: str | None=None, seed: int | None=None, **args: Any) -> Any:
         """An operation that calls environment code: its value, or Hang / StepFailed / LoadError."""
         r = self.x(op, limit=self.call_limit, action=action, seed=seed, **args)

@@ -57,10 +57,13 @@ def _spade_checks(audit: Audit) -> Any:
 
     # SPADE's first check is one exec of the source: compiling it (a SyntaxError has its own
     # wording) and running the module's code. Two operations here, one check.
+    # The class is found in the same crossing: SPADE's next stage, still inside this check's phase.
     audit.phase("spade.exec")
+    stage = {"limit": audit.call_limit, "action": None, "seed": None}
+    loaded = audit.seq([{"op": "compile", **stage}, {"op": "exec", **stage}, {"op": "class", **stage}])
     try:
-        audit.call("compile", "compile")
-        audit.call("exec", "exec")
+        audit.call_of(loaded[0], "compile", "compile")
+        audit.call_of(loaded[1], "exec", "exec")
     except LoadError as e:
         return fail("spade.exec", str(e), e)
     except Hang as e:
@@ -69,7 +72,7 @@ def _spade_checks(audit: Audit) -> Any:
     audit.put("spade.exec", "pass", "Source compiles and its module code runs")
 
     try:
-        found = audit.call("class", "class")
+        found = audit.call_of(loaded[2], "class", "class")
     except LoadError as e:
         return fail("spade.class", str(e))
     name = found["name"]
@@ -104,10 +107,14 @@ def _spade_checks(audit: Audit) -> Any:
     audit.put("spade.reset", "pass", "reset(seed=42) returns a non-empty str and a dict", seed=42)
 
     audit.phase("spade.step")
+    # The probe steps in one crossing: each after the first is played only where the one before it
+    # certainly lets the probe go on (`probing`); else the loop below asks for it if it wants it.
+    probe = [{"op": "step", "limit": audit.call_limit, "action": a, "seed": 42, "env": env.id, **({"probing": i - 1} if i else {})} for i, a in enumerate(PROBE_ACTIONS)]
+    stepped = audit.seq(probe)
     done_actions: list[Any] = []
     for i, a in enumerate(PROBE_ACTIONS, start=1):
         try:
-            ret = audit.call("step", "step", action=a, seed=42, env=env.id)
+            ret = audit.call_of(stepped[i - 1], "step", "step", action=a, seed=42, env=env.id)
         except (Hang, StepFailed) as e:
             why = _timed_out(e) if isinstance(e, Hang) else _exc_text(e)
             return fail("spade.step", f"Game step() failed on action {i} '{a}': {why}", e, seed=42, actions=done_actions + [a])
