@@ -1,3 +1,4 @@
+import { TARGET_OPTIONS, cliTarget, nodePython, reachSettings } from './targetOptions';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { CliIO } from '../command';
@@ -5,10 +6,9 @@ import { UsageError } from '../command';
 import { openDataDir } from '../../memory/cliDb';
 import { outputOptions, writeReport } from './auditOutput';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
-import { probePython } from '../../runtime/native';
 import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
-import { parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import type { DispatchSettings } from '../../audit/dispatch/targets';
 import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/dispatch/poolAudit';
 
 /** True when the audit command line is a pool sweep (`--pool`, `--resume`, `--cancel`). */
@@ -40,7 +40,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
     allowPositionals: false,
     options: {
       pool: { type: 'string' },
-      on: { type: 'string' },
+      ...TARGET_OPTIONS,
       resume: { type: 'string' },
       cancel: { type: 'string' },
       checks: { type: 'string' },
@@ -53,10 +53,6 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
       'call-timeout': { type: 'string' },
       'env-timeout': { type: 'string' },
       'shard-size': { type: 'string' },
-      python: { type: 'string' },
-      'ray-python': { type: 'string' },
-      'ssh-key': { type: 'string' },
-      'known-hosts': { type: 'string' },
       'data-dir': { type: 'string' },
       quiet: { type: 'boolean' },
     },
@@ -71,12 +67,7 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
     if (!Number.isFinite(n) || n < lo || n > hi) throw new UsageError(`--${name} must be a number from ${lo} to ${hi}, got ${v}`);
     return n;
   };
-  let target: SweepTarget = { kind: 'local' };
-  try {
-    target = parseTarget(values.on);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const target = cliTarget(values.on);
   if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
   // Every option is checked before the data dir is opened: a bad command line changes nothing.
   const checks = values.checks ? values.checks.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
@@ -90,16 +81,13 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
     callTimeoutSec: num(values['call-timeout'], 'call-timeout', 0.1, 600, 5),
     ...(checks ? { checks } : {}),
   };
-  const python = values.python ?? (values.pool !== undefined ? probePython()?.path : '');
-  if (python === undefined) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
+  const python = nodePython(values, values.pool !== undefined);
   const dispatch: DispatchSettings = {
     workers: Math.round(num(values.workers, 'workers', 1, 64, Math.max(1, cpus().length))),
     shardSize: Math.round(num(values['shard-size'], 'shard-size', 1, 100_000, 30)),
     envTimeoutSec: num(values['env-timeout'], 'env-timeout', 1, 3600, 120),
     python,
-    rayPython: values['ray-python'],
-    sshKey: values['ssh-key'],
-    knownHosts: values['known-hosts'],
+    ...reachSettings(values),
   };
   const { db, dataDir } = openDataDir(values['data-dir']);
   try {

@@ -1,3 +1,4 @@
+import { TARGET_OPTIONS, cliTarget, nodePython, reachSettings } from './targetOptions';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,11 +22,10 @@ import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
 import { runRound, writeSpadeLayout } from '../../design/round';
 import { parentsByHash } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
-import { probePython } from '../../runtime/native';
 import { auditOn } from '../../audit/dispatch/auditOn';
 import type { EnvAudit } from '../../audit/types';
 import type { SweepExecutor } from '../../audit/dispatch/executor';
-import { makeExecutor, parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import { makeExecutor, type DispatchSettings } from '../../audit/dispatch/targets';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
 function defaultTemplate(): string {
@@ -80,11 +80,7 @@ export const designCommand: Command = {
         out: { type: 'string' },
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
-        on: { type: 'string' },
-        python: { type: 'string' },
-        'ray-python': { type: 'string' },
-        'ssh-key': { type: 'string' },
-        'known-hosts': { type: 'string' },
+        ...TARGET_OPTIONS,
       },
       strict: true,
     });
@@ -102,16 +98,9 @@ export const designCommand: Command = {
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
     const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
     const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
-    let target: SweepTarget;
-    try {
-      target = parseTarget(values.on);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const target = cliTarget(values.on);
     // Where each attempt's checks run: this machine's pool, or a Ray head / Slurm host as a pool audit does.
-    const python = target.kind === 'local' ? '' : (values.python ?? probePython()?.path);
-    if (python === undefined) throw new UsageError('No interpreter for native audits here to name for the nodes: give --python PATH (the interpreter on the cluster)');
-    const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python, rayPython: values['ray-python'], sshKey: values['ssh-key'], knownHosts: values['known-hosts'] };
+    const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python: nodePython(values, target.kind !== 'local'), ...reachSettings(values) };
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
     const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
 

@@ -1,3 +1,4 @@
+import { TARGET_OPTIONS, cliTarget, nodePython, reachSettings } from './targetOptions';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -9,13 +10,12 @@ import type { Policy } from '../../api/calls/episodes';
 import { errorMessage } from '../../api/errorMessage';
 import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
-import { parseTarget, remoteExecutor, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import { remoteExecutor, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
 import { parseActionsFile } from '../../episodes/actionsFile';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { openDataDir } from '../../memory/cliDb';
 import { failure } from '../../runtime/types';
 import type { RuntimePort } from '../../episodes/session';
-import { probePython } from '../../runtime/native';
 import { SPADE_SAMPLING } from '../../models/client';
 import type { SweepModel } from '../../episodes/regretRemote';
 
@@ -65,7 +65,7 @@ export const regretCommand: Command = {
       allowPositionals: false,
       options: {
         pool: { type: 'string' },
-        on: { type: 'string' },
+        ...TARGET_OPTIONS,
         resume: { type: 'string' },
         cancel: { type: 'string' },
         policy: { type: 'string' },
@@ -86,10 +86,6 @@ export const regretCommand: Command = {
         concurrency: { type: 'string' },
         'step-timeout': { type: 'string' },
         'shard-size': { type: 'string' },
-        python: { type: 'string' },
-        'ray-python': { type: 'string' },
-        'ssh-key': { type: 'string' },
-        'known-hosts': { type: 'string' },
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
@@ -104,12 +100,7 @@ export const regretCommand: Command = {
       if (!Number.isFinite(n) || n < lo || n > hi || (int && !Number.isInteger(n))) throw new UsageError(`--${name} must be ${int ? 'an integer' : 'a number'} from ${lo} to ${hi}, got ${v}`);
       return n;
     };
-    let target: SweepTarget = { kind: 'local' };
-    try {
-      target = parseTarget(values.on);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+    const target = cliTarget(values.on);
     if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
     if (values.pool !== undefined && values.seeds === undefined) throw new UsageError('--seeds N is required');
     const policy = parsePolicy(values.policy, values['no-extract'] !== true);
@@ -140,16 +131,13 @@ export const regretCommand: Command = {
       ...(model ? { model } : {}),
     };
     const concurrency = num(values.concurrency, 'concurrency', 1, 1024, Math.max(1, Math.min(4, availableParallelism())));
-    const python = values.python ?? (values.pool !== undefined && target.kind !== 'local' ? probePython()?.path : '');
-    if (python === undefined) throw new UsageError('No interpreter for native runs here to name for the nodes: give --python PATH (the interpreter on the cluster)');
+    const python = nodePython(values, values.pool !== undefined && target.kind !== 'local');
     const dispatch: DispatchSettings = {
       workers: Math.max(1, cpus().length),
       shardSize: num(values['shard-size'], 'shard-size', 1, 100_000, 30),
       envTimeoutSec: 120,
       python,
-      rayPython: values['ray-python'],
-      sshKey: values['ssh-key'],
-      knownHosts: values['known-hosts'],
+      ...reachSettings(values),
     };
     const { db, dataDir } = openDataDir(values['data-dir']);
     const [{ prepareRegretSweep, driveRegretSweep }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
