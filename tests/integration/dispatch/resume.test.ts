@@ -18,13 +18,17 @@ const d = ray && ci?.slurm ? describe : describe.skip;
 const root = join(__dirname, '..', '..', '..');
 const N = 4;
 
-/** Games slow enough (a few seconds of audit each) that a sweep is still running when it is killed. */
+/**
+ * Games slow enough (a few seconds of audit each) that a sweep is still running when it is killed;
+ * each slower than the one before, so that on a quiet machine the first result lands well before the
+ * last (with equal games both shards finished within one progress tick, and the kill came too late).
+ */
 function slowGames(dir: string): void {
   mkdirSync(dir, { recursive: true });
   for (let k = 0; k < N; k++) {
     writeFileSync(
       join(dir, `slow_${k}.py`),
-      `import time\n\n\nclass Slow${k}Env:\n    def __init__(self, max_turns=3):\n        self.max_turns = max_turns\n        self.t = 0\n\n    def reset(self, seed=None):\n        time.sleep(0.02)\n        self.t = 0\n        return "Say \\\\boxed{${k}}", {}\n\n    def step(self, action):\n        self.t += 1\n        won = "\\\\boxed{${k}}" in action\n        return "ok", 1.0 if won else 0.0, won or self.t >= self.max_turns, False, {}\n`,
+      `import time\n\n\nclass Slow${k}Env:\n    def __init__(self, max_turns=3):\n        self.max_turns = max_turns\n        self.t = 0\n\n    def reset(self, seed=None):\n        time.sleep(${(0.02 + 0.04 * k).toFixed(2)})\n        self.t = 0\n        return "Say \\\\boxed{${k}}", {}\n\n    def step(self, action):\n        self.t += 1\n        won = "\\\\boxed{${k}}" in action\n        return "ok", 1.0 if won else 0.0, won or self.t >= self.max_turns, False, {}\n`,
     );
   }
 }
