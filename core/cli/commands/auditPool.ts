@@ -6,7 +6,8 @@ import { UsageError } from '../command';
 import { openDataDir } from '../../memory/cliDb';
 import { outputOptions, writeReport } from './auditOutput';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
-import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
+import type { SweepProgress } from '../../audit/dispatch/sweep';
+import { followSweep } from './sweepCli';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
 import type { DispatchSettings } from '../../audit/dispatch/targets';
 import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/dispatch/poolAudit';
@@ -20,13 +21,6 @@ function progressLine(label: string, p: SweepProgress): string {
   const rate = p.envsPerSec !== null ? `, ${p.envsPerSec.toFixed(1)} envs/s` : '';
   const eta = p.envsPerSec ? `, about ${Math.ceil((p.total - p.done) / p.envsPerSec)} s left` : '';
   return `audit sweep ${p.sweepId} on ${label}: ${p.done}/${p.total} audited (${p.failed} fail${p.repeats ? `, ${p.repeats} repeated result(s) not counted` : ''}${rate}${eta})${p.phase === 'submitting' ? ', submitting' : ''}`;
-}
-
-/** A submission as the engine names it: what to look for in `ray job list` or `squeue`. */
-function submittedText(h: Record<string, unknown>): string {
-  if (h.kind === 'ray') return `Ray job ${String(h.submissionId)} (${String(h.environments)} environments)`;
-  if (h.kind === 'slurm') return `Slurm job array ${String(h.jobId)} (${String(h.tasks)} tasks, ${String(h.environments)} environments, in ${String(h.dir)})`;
-  return `${String(h.id)} on this machine`;
 }
 
 /**
@@ -109,27 +103,10 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
       io.out(`Audit sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
       return 0;
     }
-    const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
-    let report;
-    try {
-      report = await drivePoolSweep(db, dataDir, sweep, {
-        signal: abort.signal,
-        onProgress: values.quiet ? undefined : (p: SweepProgress) => io.err(progressLine(sweep.target, p)),
-        onSubmitted: (h) => io.err(`audit sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
-      });
-    } catch (e) {
-      if (e instanceof SweepCancelled) {
-        io.err(`${e.message}\n`);
-        return 130;
-      }
-      throw e;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
+    const report = await followSweep(io, { kind: 'audit', sweepId: sweep.id, target: sweep.target, unit: 'environments', quiet: values.quiet === true, progress: (p) => progressLine(sweep.target, p) }, (hooks) =>
+      drivePoolSweep(db, dataDir, sweep, hooks),
+    );
+    if (report === null) return 130;
     return writeReport(io, report, output);
   } finally {
     db.close();

@@ -8,7 +8,8 @@ import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import type { Policy } from '../../api/calls/episodes';
 import { errorMessage } from '../../api/errorMessage';
-import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
+import type { SweepProgress } from '../../audit/dispatch/sweep';
+import { followSweep } from './sweepCli';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
 import { remoteExecutor, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
 import { parseActionsFile } from '../../episodes/actionsFile';
@@ -36,12 +37,6 @@ function parsePolicy(v: string | undefined, extract: boolean): Policy {
 function progressLine(label: string, p: SweepProgress): string {
   const rate = p.envsPerSec !== null ? `, ${p.envsPerSec.toFixed(1)} episodes/s` : '';
   return `regret sweep ${p.sweepId} on ${label}: ${p.done}/${p.total} episodes (${p.failed} failed${p.repeats ? `, ${p.repeats} repeated result(s) not counted` : ''}${rate})${p.phase === 'submitting' ? ', submitting' : ''}`;
-}
-
-function submittedText(h: Record<string, unknown>): string {
-  if (h.kind === 'ray') return `Ray job ${String(h.submissionId)} (${String(h.environments)} episodes)`;
-  if (h.kind === 'slurm') return `Slurm job array ${String(h.jobId)} (${String(h.tasks)} tasks, ${String(h.environments)} episodes, in ${String(h.dir)})`;
-  return `${String(h.id)} on this machine`;
 }
 
 /** A runtime for a sweep whose episodes all play elsewhere: nothing opens here. */
@@ -186,27 +181,10 @@ export const regretCommand: Command = {
       }
       const catalog = memoryCatalog(db);
       const runs = new RunService({ db, catalog, minShare: () => new SettingsStore(db).get().runMinSuccess });
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      let out;
-      try {
-        out = await driveRegretSweep({ db, dataDir, store: new EpisodeStore(db), runs, runtime: rt ?? nowhere, concurrency }, sweep, {
-          signal: abort.signal,
-          onProgress: values.quiet ? undefined : (p) => io.err(progressLine(sweep.target, p)),
-          onSubmitted: (h) => io.err(`regret sweep ${sweep.id} on ${sweep.target}: submitted ${submittedText(h)}`),
-        });
-      } catch (e) {
-        if (e instanceof SweepCancelled) {
-          io.err(`${e.message}\n`);
-          return 130;
-        }
-        throw e;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      const out = await followSweep(io, { kind: 'regret', sweepId: sweep.id, target: sweep.target, unit: 'episodes', quiet: values.quiet === true, progress: (p) => progressLine(sweep.target, p) }, (hooks) =>
+        driveRegretSweep({ db, dataDir, store: new EpisodeStore(db), runs, runtime: rt ?? nowhere, concurrency }, sweep, hooks),
+      );
+      if (out === null) return 130;
       const view = runs.get(out.runId);
       const measured = new Map(view.envs.map((e) => [e.envHash, e]));
       const envs = out.envs.map((e) => ({
