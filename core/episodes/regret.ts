@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
-import type { EnvSession } from './session';
+import { EnvLoadError, type EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
 import type { EpisodeMeta, StepRecord } from './store';
 
@@ -142,7 +142,8 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     try {
       session = await p.session;
     } catch (e) {
-      crash = `the environment did not load: ${errorMessage(e)}`;
+      // EnvLoadError already says the environment did not load; anything else gets that said.
+      crash = e instanceof EnvLoadError ? e.message : `The environment did not load: ${errorMessage(e)}`;
     }
     started();
     if (session) {

@@ -1,6 +1,6 @@
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
-import { editorTabId, type EditorSession } from './session';
+import { type EditorSession } from './session';
 import { attempt } from '../../store/report';
 
 export type DiffSide = { hash: string } | { draft: number };
