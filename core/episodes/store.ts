@@ -210,6 +210,9 @@ export function toViews(ep: Pick<EpisodeMeta, 'hintEnabled' | 'hintText'>, steps
   });
 }
 
+/** A run's episodes; the expression matches migration 15's index `episodes_run`. */
+export const EPISODES_BY_RUN_SQL = `SELECT * FROM episodes WHERE json_extract(meta, '$.run') = ? ORDER BY id`;
+
 export class EpisodeStore {
   constructor(private readonly db: Db) {}
 
@@ -363,7 +366,7 @@ export class EpisodeStore {
   }
 
   byRun(runId: string): EpisodeMeta[] {
-    const rows = this.db.prepare(`SELECT * FROM episodes WHERE json_extract(meta, '$.run') = ? ORDER BY id`).all(runId) as EpisodeRow[];
+    const rows = this.db.prepare(EPISODES_BY_RUN_SQL).all(runId) as EpisodeRow[];
     return rows.map(toMeta);
   }
 

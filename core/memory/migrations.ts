@@ -503,4 +503,11 @@ export const migrations: Migration[] = [
     // kept with the game ({status, message} as JSON; NULL when the game has no hint).
     sql: `ALTER TABLE design_games ADD COLUMN hint_leak TEXT;`,
   },
+  {
+    version: 15,
+    name: 'episodes by run',
+    // A model run finds its episodes by the run id kept in their meta (resume, the Runs page); the
+    // index is on the same expression EpisodeStore queries, so that is a lookup, not a scan.
+    sql: `CREATE INDEX episodes_run ON episodes(json_extract(meta, '$.run'));`,
+  },
 ];

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate, migrationChecksum, openDatabase, SchemaError, schemaVersion } from '../../core/memory/db';
 import { migrations } from '../../core/memory/migrations';
+import { EPISODES_BY_RUN_SQL } from '../../core/episodes/store';
 import { ingest, search } from '../../core/memory/repository';
 import { searchableName } from '../../core/memory/parse';
 import { tempDir } from '../helpers/tmp';
@@ -121,5 +122,14 @@ describe('migrations', () => {
     const withStep = migrations.find((m) => m.step);
     expect(withStep).toBeDefined();
     expect(migrationChecksum(withStep!)).not.toBe(migrationChecksum({ ...withStep!, step: undefined }));
+  });
+});
+
+describe('episodes by run', () => {
+  it("finds a run's episodes through the episodes_run index, not a scan of every episode", () => {
+    const db = openDatabase(dbPath());
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${EPISODES_BY_RUN_SQL}`).all('run-x') as { detail: string }[]).map((r) => r.detail).join('\n');
+    expect(plan).toContain('USING INDEX episodes_run');
+    db.close();
   });
 });
