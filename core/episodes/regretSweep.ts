@@ -11,7 +11,7 @@ import type { Policy } from '../api/calls/episodes';
 import { headHashes, targetsFor } from '../audit/store';
 import type { OnResult, SweepExecutor, SweepWork } from '../audit/dispatch/executor';
 import { driveSweep, type SweepProgress } from '../audit/dispatch/sweep';
-import { createSweep, unfinishedSweep, versionSources, sweepIdent, type SweepItem, type SweepRow } from '../audit/dispatch/sweepStore';
+import { createSweep, unfinishedSweep, versionSources, sweepIdent, sweepResults, type SweepItem, type SweepRow } from '../audit/dispatch/sweepStore';
 import { remoteExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
 import type { Db } from '../memory/db';
 import { search } from '../memory/repository';
@@ -70,8 +70,12 @@ export function regretItems(db: Db, query: string, seeds: number, seedStart: num
 }
 
 /** The pool's episodes as a new sweep (and run record id), or the unfinished one of the same command. */
-export function prepareRegretSweep(db: Db, query: string, fresh: Omit<StoredRegretOptions, 'runId'>): { sweep: SweepRow; stored: StoredRegretOptions; resumed: boolean } {
-  const items = regretItems(db, query, fresh.regret.seeds, fresh.regret.seedStart);
+export function prepareRegretSweep(
+  db: Db,
+  query: string,
+  fresh: Omit<StoredRegretOptions, 'runId'>,
+  items: SweepItem[] = regretItems(db, query, fresh.regret.seeds, fresh.regret.seedStart),
+): { sweep: SweepRow; stored: StoredRegretOptions; resumed: boolean } {
   const set = createHash('sha256').update(JSON.stringify({ kind: 'regret', policy: fresh.regret.model ? null : fresh.regret.policy, model: fresh.regret.model ?? null, budget: fresh.regret.budget })).digest('hex').slice(0, 16);
   const ident = sweepIdent(targetLabel(fresh.target), query, set, items.map((i) => i.key));
   const again = unfinishedSweep(db, ident);
@@ -219,8 +223,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
     });
     status = 'done';
     const results = sweep.items.map((it) => got.get(it.key) as JobResult);
-    const envs = hashes.map((h) => ({ hash: h, name: catalog.byHash(h)?.name ?? null, hintFailed: hintFor(h) === null, ...summarize(results, h, hintFor(h) === null) }));
-    return { runId: stored.runId, results, envs };
+    return { runId: stored.runId, results, envs: sweepEnvs(d.db, sweep, results) };
   } catch (e) {
     status = o.signal.aborted ? 'cancelled' : 'failed';
     error = status === 'failed' ? (e as Error).message : null;
@@ -229,6 +232,26 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
     d.runs.end(stored.runId, status, error);
     await executor.close();
   }
+}
+
+/** Each version of the sweep with SPADE's arithmetic over the given results (regret.ts summarize, as a local run computes it). */
+export function sweepEnvs(db: Db, sweep: SweepRow, results: readonly JobResult[]): RegretEnvSummary[] {
+  const catalog = memoryCatalog(db);
+  const hints = new Map(sweep.items.map((it) => [it.sha256, it.hint]));
+  // Each version's own results, grouped once: summarize over the whole list per version would be quadratic in a large pool.
+  const byHash = new Map<string, JobResult[]>(sweep.items.map((it) => [it.sha256, []]));
+  for (const r of results) byHash.get(r.hash)?.push(r);
+  return [...byHash].map(([h, mine]) => {
+    const hintFailed = (hints.get(h) ?? null) === null;
+    return { hash: h, name: catalog.byHash(h)?.name ?? null, hintFailed, ...summarize(mine, h, hintFailed) };
+  });
+}
+
+/** What a sweep has kept so far (all of it once done): its results in item order and each version's summary. */
+export function storedOutcome(db: Db, sweep: SweepRow): { runId: string; results: JobResult[]; envs: RegretEnvSummary[] } {
+  const got = sweepResults<JobResult>(db, sweep.id);
+  const results = sweep.items.map((it) => got.get(it.key)).filter((r): r is JobResult => r !== undefined);
+  return { runId: (sweep.options as unknown as StoredRegretOptions).runId, results, envs: sweepEnvs(db, sweep, results) };
 }
 
 /** An episode the node played, played back here by the local run's code and recorded as it records one. */

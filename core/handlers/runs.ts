@@ -12,5 +12,10 @@ export function runsHandlers(s: Services): Pick<Handlers, RunCalls> {
     'runs.measured': ({ hashes }) => s.runs.measurements(hashes),
     'runs.resume': ({ id }) => s.models.resume(id),
     'runs.delete': ({ id }) => ({ deleted: s.runs.delete(id) }),
+    'runs.sweepStart': (i) => s.regretSweeps.start(i),
+    'runs.sweeps': ({ limit }) => s.regretSweeps.list(limit ?? 20),
+    'runs.sweepResume': ({ sweepId }) => s.regretSweeps.resume(sweepId),
+    'runs.sweepCancel': ({ sweepId }) => s.regretSweeps.cancel(sweepId),
+    'runs.sweepReport': ({ sweepId }) => s.regretSweeps.report(sweepId),
   };
 }

@@ -21,6 +21,7 @@ import { SettingsStore } from './settingsStore';
 import type { MemoryChange } from '../api/calls/memory';
 import { DesignService } from './designService';
 import { PoolAuditService } from '../audit/dispatch/poolService';
+import { RegretSweepService } from '../episodes/regretSweepService';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -150,6 +151,31 @@ export class Services {
         this.addStatusProvider(() => {
           const n = svc.busy();
           return n ? [{ name: 'pool audit', state: 'busy', detail: `${n} sweep${n > 1 ? 's' : ''} running` }] : [];
+        });
+        return svc;
+      },
+      (svc) => svc.close(),
+    );
+  }
+
+  /** Regret sweeps (here, on Ray, on Slurm), made on first use; closing cancels the ones running, as Ctrl-C does to `regret`. */
+  get regretSweeps(): RegretSweepService {
+    return this.lazily(
+      'regretSweeps',
+      () => {
+        const svc = new RegretSweepService({
+          db: this.db,
+          dataDir: this.dataDir,
+          events: this.events,
+          store: new EpisodeStore(this.db),
+          runs: () => this.runs,
+          runtime: this.runtime,
+          settings: () => this.settings.get(),
+          log: (level, m) => this.log(level, 'runs', m),
+        });
+        this.addStatusProvider(() => {
+          const n = svc.busy();
+          return n ? [{ name: 'regret sweep', state: 'busy', detail: `${n} sweep${n > 1 ? 's' : ''} running` }] : [];
         });
         return svc;
       },

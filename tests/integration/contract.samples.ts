@@ -99,6 +99,12 @@ export const samples: Sample[] = [
   { call: 'runs.measured', input: (c: SampleContext) => ({ hashes: [c.firstHash] }) },
   { call: 'runs.resume', input: { id: 'no-such-run' } },
   { call: 'runs.delete', input: { id: 'no-such-run' } },
+  // regret sweeps: a query that matches nothing is refused (no sweep starts); refusals for a missing sweep.
+  { call: 'runs.sweepStart', input: { query: 'no-such-environment-anywhere', seeds: 1, policy: { kind: 'solution' }, target: { kind: 'local' } } },
+  { call: 'runs.sweeps', input: { limit: 5 } },
+  { call: 'runs.sweepResume', input: { sweepId: 'no-such-sweep' } },
+  { call: 'runs.sweepCancel', input: { sweepId: 'no-such-sweep' } },
+  { call: 'runs.sweepReport', input: { sweepId: 'no-such-sweep' } },
   // design: the seed pack is memory, so the preview's prompt and seeds agree. design.start is refused
   // before a round exists (its template names a placeholder the workbench does not fill): a round
   // running beside the later samples would only add load to them (they are timed by the test's limit).
@@ -177,6 +183,8 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'runs.get', input: { id: 'bad id; drop' } },
   { call: 'runs.measured', input: { hashes: ['not-a-hash'] } },
   { call: 'runs.list', input: { limit: 0 } },
+  { call: 'runs.sweepStart', input: { query: '', seeds: 0, policy: { kind: 'solution' } } },
+  { call: 'runs.sweepStart', input: { query: '', seeds: 1, policy: { kind: 'model', baseUrl: 'file:///etc/passwd', model: 'm' } } },
   { call: 'design.preview', input: { skills: ['Juggling'] } },
   { call: 'design.preview', input: { skills: ['Logical Deduction'], template: 'Write a {{game_name}}.' } },
   { call: 'design.start', input: { skills: [], designer: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' }, agent: null } },

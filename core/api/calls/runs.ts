@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { hashSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 import { runOutput } from './models';
+import { sweepSchema, sweepTargetSchema } from './audit';
 
 /**
  * Model runs as records: every models.play run is kept (configuration, status, one row per
@@ -94,6 +95,81 @@ export const measuredSchema = z.object({
 });
 export type Measured = z.infer<typeof measuredSchema>;
 
+/**
+ * A regret sweep's policy: SPADE's scripted baselines (solution(), seeded random guesses) or a
+ * served model (an OpenAI-compatible server the nodes reach; the CLI's --endpoint/--model).
+ */
+export const sweepPolicySchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('solution') }).strict(),
+  z.object({ kind: z.literal('random'), seed: z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1).optional() }).strict(),
+  z
+    .object({
+      kind: z.literal('model'),
+      baseUrl: z.string().max(2000).regex(/^https?:\/\/\S+$/, 'an http(s) URL reachable from where the episodes play'),
+      model: z.string().min(1).max(300),
+      temperature: z.number().min(0).max(5).optional(),
+      topP: z.number().gt(0).max(1).optional(),
+      topK: z.number().int().min(-1).max(1_000_000).nullable().optional(),
+      maxTokens: z.number().int().min(1).max(10_000_000).optional(),
+      thinking: z.boolean().nullable().optional(),
+    })
+    .strict(),
+]);
+export type SweepPolicyInput = z.input<typeof sweepPolicySchema>;
+
+/** A regret sweep as the app lists it: the pool sweep's row, counted in episodes, with its run and policy. */
+export const regretSweepSchema = sweepSchema.omit({ envsPerSec: true }).extend({
+  /** The model-run record its episodes are kept in (the Runs page lists it). */
+  runId: z.string(),
+  /** What played: solution(), random guesses (seed), or the model and its endpoint. */
+  policy: z.string(),
+  seeds: z.number().int(),
+  seedStart: z.number().int(),
+  budget: z.number().int(),
+  /** Environment versions in the pool (each plays every seed, with and without its hint). */
+  envs: z.number().int(),
+  episodesPerSec: z.number().nullable(),
+  /** Seconds left at the rate of this run of it; null until there is a rate. */
+  etaSec: z.number().nullable(),
+});
+export type RegretSweepView = z.infer<typeof regretSweepSchema>;
+
+/** One environment of a regret sweep's report, as `regret --json` prints it (SPADE's summarize over the seeds both arms finished). */
+const regretEnvSchema = z.object({
+  env: z.string(),
+  hash: z.string(),
+  r_hint: z.number(),
+  r_no_hint: z.number(),
+  regret: z.number(),
+  hint_failed: z.boolean(),
+  returns_hint: z.array(z.number()),
+  returns_no_hint: z.array(z.number()),
+  /** Share of each arm's episodes won (return > 0), over the same paired seeds; null for an arm that played none. */
+  win_rate_hint: z.number().nullable(),
+  win_rate_no_hint: z.number().nullable(),
+  /** The run record's measurement (null where too few seeds played). */
+  win_rate: z.number().nullable(),
+  failed: z.number().int(),
+  not_measured: z.string().nullable(),
+});
+
+export const regretReportSchema = z.object({
+  sweep: z.string(),
+  run_id: z.string(),
+  on: z.string(),
+  policy: z.string(),
+  model: z.string().nullable(),
+  budget: z.number().int(),
+  status: statusSchema,
+  failed: z.string().nullable(),
+  /** Means over the environments with at least one unhinted return: SPADE's env/avg_regret, env/avg_r_hint, env/avg_r_no_hint. */
+  summary: z.object({ envs: z.number().int(), avg_regret: z.number().nullable(), avg_r_hint: z.number().nullable(), avg_r_no_hint: z.number().nullable() }),
+  envs: z.array(regretEnvSchema),
+});
+export type RegretReport = z.infer<typeof regretReportSchema>;
+
+const sweepIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a sweep id');
+
 export const runsCalls = {
   'runs.list': defineCall({
     name: 'runs.list',
@@ -136,6 +212,45 @@ export const runsCalls = {
     input: z.object({ id: runIdSchema }).strict(),
     output: runOutput,
   }),
+  'runs.sweepStart': defineCall({
+    name: 'runs.sweepStart',
+    summary: "SPADE's hint-based regret over the library's environments that match a query, as `regret --pool` runs it: every seed with and without the hint, here, on a saved job host's Slurm or on a Ray cluster, kept as a model run; progress comes as runs.sweepProgress. The same pool, policy, seeds and target as an unfinished sweep resumes that one.",
+    input: z
+      .object({
+        query: z.string().max(2000),
+        seeds: z.number().int().min(1).max(100_000),
+        seedStart: z.number().int().min(0).max(2 ** 31 - 1).default(0),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        policy: sweepPolicySchema,
+        target: sweepTargetSchema.optional(),
+      })
+      .strict(),
+    output: regretSweepSchema,
+  }),
+  'runs.sweeps': defineCall({
+    name: 'runs.sweeps',
+    summary: 'Recent regret sweeps, newest first, with their progress; a sweep left running by a workbench that stopped is "interrupted".',
+    input: z.object({ limit: z.number().int().min(1).max(200).optional() }).strict(),
+    output: z.array(regretSweepSchema),
+  }),
+  'runs.sweepResume': defineCall({
+    name: 'runs.sweepResume',
+    summary: 'Finish an interrupted, cancelled or failed regret sweep on the target it was started on (`regret --resume`): what arrived stays, nothing is played or counted twice.',
+    input: z.object({ sweepId: sweepIdSchema }).strict(),
+    output: regretSweepSchema,
+  }),
+  'runs.sweepCancel': defineCall({
+    name: 'runs.sweepCancel',
+    summary: "Cancel a regret sweep (`regret --cancel`): stops its episodes here, or its Ray job or Slurm array; what arrived stays.",
+    input: z.object({ sweepId: sweepIdSchema }).strict(),
+    output: z.object({ cancelled: z.boolean(), stopped: z.array(z.string()) }),
+  }),
+  'runs.sweepReport': defineCall({
+    name: 'runs.sweepReport',
+    summary: "A regret sweep's report as `regret --json` prints it (without the episode list): per environment SPADE's r_hint, r_no_hint, regret and the win rates, over the episodes that arrived.",
+    input: z.object({ sweepId: sweepIdSchema }).strict(),
+    output: regretReportSchema,
+  }),
   'runs.delete': defineCall({
     name: 'runs.delete',
     summary: 'Forgets a run record (its recorded episodes stay in Episodes).',
@@ -146,4 +261,9 @@ export const runsCalls = {
 
 export const runsEvents = {
   'runs.changed': defineEvent({ name: 'runs.changed', summary: 'A run record changed (started, an episode recorded, finished, deleted).', payload: z.object({ runId: z.string() }) }),
+  'runs.sweepProgress': defineEvent({
+    name: 'runs.sweepProgress',
+    summary: 'A regret sweep advanced, was submitted, finished, failed or was cancelled (the whole row, as runs.sweeps lists it).',
+    payload: regretSweepSchema,
+  }),
 } as const;

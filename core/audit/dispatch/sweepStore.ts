@@ -175,3 +175,9 @@ export function sweepCounts(db: Db, sweepId: string): { done: number; failed: nu
     )
     .get(sweepId) as { done: number; failed: number };
 }
+
+/** A regret sweep's episodes that arrived, and how many of them failed (no return), read in SQLite. */
+export function regretSweepCounts(db: Db, sweepId: string): { done: number; failed: number } {
+  tables(db);
+  return db.prepare("SELECT COUNT(*) AS done, COALESCE(SUM(json_extract(audit, '$.failed') = 1), 0) AS failed FROM audit_sweep_results WHERE sweep_id = ?").get(sweepId) as { done: number; failed: number };
+}

@@ -19,6 +19,7 @@ import { failure } from '../../runtime/types';
 import type { RuntimePort } from '../../episodes/session';
 import { SPADE_SAMPLING } from '../../models/client';
 import type { SweepModel } from '../../episodes/regretRemote';
+import { regretReport, reportEpisodes, reportLines } from '../../episodes/regretReport';
 
 /** `solution`, `random[:SEED]` or `script:FILE` (a JSON array of texts, or one action a line). */
 function parsePolicy(v: string | undefined, extract: boolean): Policy {
@@ -186,29 +187,9 @@ export const regretCommand: Command = {
       );
       if (out === null) return 130;
       const view = runs.get(out.runId);
-      const measured = new Map(view.envs.map((e) => [e.envHash, e]));
-      const envs = out.envs.map((e) => ({
-        env: e.name ?? e.hash.slice(0, 12),
-        hash: e.hash,
-        // SPADE's arithmetic over the seeds both arms finished (regret.ts summarize), as a local run computes it.
-        r_hint: e.rHint,
-        r_no_hint: e.rNoHint,
-        regret: e.regret,
-        hint_failed: e.hintFailed,
-        returns_hint: e.withHint.returns,
-        returns_no_hint: e.withoutHint.returns,
-        // The run record's measurement (null where too few seeds played).
-        win_rate: measured.get(e.hash)?.winRate ?? null,
-        failed: measured.get(e.hash)?.failed ?? 0,
-        not_measured: measured.get(e.hash)?.notMeasured ?? null,
-      }));
-      const episodes = out.results.map((r) => ({ hash: r.hash, seed: r.seed, hint: r.hint, return: r.failed ? null : r.ret, endedBy: r.endedBy, failed: r.failed, error: r.error, episodeId: r.episodeId }));
-      if (values.json) {
-        io.out(JSON.stringify({ sweep: sweep.id, run_id: out.runId, on: sweep.target, policy: stored.regret.model ? 'model' : stored.regret.policy.kind, model: stored.regret.model?.model ?? null, budget: stored.regret.budget, status: view.run.status, failed: view.failedText, envs, episodes }, null, 2));
-      } else {
-        for (const e of envs) io.out(`${e.env.padEnd(28)} R(hint) ${e.r_hint.toFixed(3)}  R(no hint) ${e.r_no_hint.toFixed(3)}  regret ${e.regret.toFixed(3)}${e.failed ? `  (${e.failed} failed)` : ''}`);
-        io.out(`regret sweep ${sweep.id} on ${sweep.target}: run ${out.runId} (${view.run.model}) ${view.run.status}${view.failedText ? `, ${view.failedText}` : ''}`);
-      }
+      const report = regretReport(sweep, out, view);
+      if (values.json) io.out(JSON.stringify({ ...report, episodes: reportEpisodes(out.results) }, null, 2));
+      else for (const line of reportLines(report, view.run.model)) io.out(line);
       return 0;
     } finally {
       await rt?.shutdown();

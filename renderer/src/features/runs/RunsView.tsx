@@ -6,6 +6,7 @@ import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
 import { openEpisode, openPair } from '../episodes/store';
 import { useRunPick } from './open';
+import { RegretSweeps } from '../regret/RegretSweeps';
 
 type RunRow = CallOutput<'runs.list'>['rows'][number];
 
@@ -66,11 +67,15 @@ export function RunsView({ tab }: ViewProps<'runs'>) {
         <span className="muted">{list ? `${list.total} run${list.total === 1 ? '' : 's'} · pick A and B to compare` : 'Loading…'}</span>
       </div>
       {error ? <div className="ep-error">{error}</div> : null}
+      <RegretSweeps runs={list?.rows ?? []} openRun={(id) => pick(id, null)} />
       {list ? <RunTable rows={list.rows} a={a} b={b} pick={pick} /> : null}
       {a && b ? <Compare a={a} b={b} /> : a ? <Detail id={a} /> : null}
     </div>
   );
 }
+
+/** The regret sweep a run's episodes belong to (`regret --pool`, or a sweep started above): it is cancelled and resumed as a sweep. */
+const sweepOf = (r: RunRow): string | null => (typeof r.config.endpoint.sweep === 'string' ? r.config.endpoint.sweep : null);
 
 function RunTable({ rows, a, b, pick }: { rows: RunRow[]; a: string | null; b: string | null; pick(a: string | null, b: string | null): void }) {
   const [busy, setBusy] = useState<string | null>(null);
@@ -121,11 +126,15 @@ function RunTable({ rows, a, b, pick }: { rows: RunRow[]; a: string | null; b: s
             <td className="muted">{r.selection ?? ''}</td>
             <td>
               {r.live ? (
-                <button disabled={busy === r.id} onClick={() => act(r.id, () => backend().call('episodes.regretCancel', { runId: r.id }))}>
+                <button disabled={busy === r.id} onClick={() => act(r.id, () => (sweepOf(r) ? backend().call('runs.sweepCancel', { sweepId: sweepOf(r)! }) : backend().call('episodes.regretCancel', { runId: r.id })))}>
                   Cancel
                 </button>
               ) : r.status !== 'done' || r.episodes.failed ? (
-                <button disabled={busy === r.id} onClick={() => act(r.id, () => backend().call('runs.resume', { id: r.id }))} title="Play what the run has not played, and its failed episodes again">
+                <button
+                  disabled={busy === r.id}
+                  onClick={() => act(r.id, () => (sweepOf(r) ? backend().call('runs.sweepResume', { sweepId: sweepOf(r)! }) : backend().call('runs.resume', { id: r.id })))}
+                  title="Play what the run has not played, and its failed episodes again"
+                >
                   {busy === r.id ? 'Resuming…' : 'Resume'}
                 </button>
               ) : null}

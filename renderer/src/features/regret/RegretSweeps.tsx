@@ -1,0 +1,285 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import type { CallOutput, EventPayload } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
+import { useCall } from '../../store/useCall';
+import { ProgressLine, seconds } from '../../components/ProgressLine';
+import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
+import { RegretHistogram } from './RegretHistogram';
+import './regret.css';
+import { modelKey, savedModels, type ModelPolicy } from './savedModels';
+
+type Sweep = EventPayload<'runs.sweepProgress'>;
+type Report = CallOutput<'runs.sweepReport'>;
+
+const STATE_TEXT: Record<Sweep['state'], string> = {
+  running: 'running',
+  interrupted: 'interrupted (the workbench stopped while it ran)',
+  done: 'done',
+  cancelled: 'cancelled',
+  failed: 'failed',
+};
+
+/** Numbers as the Runs page writes them: three decimals at most, a dash for none. */
+export const fmt = (x: number | null | undefined) => (x === null || x === undefined ? '–' : (Math.round(x * 1000) / 1000).toString());
+
+function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: boolean; openRun(): void }) {
+  const [r, setR] = useState<Report | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    void attempt('runs', 'Regret sweep report', () => backend().call('runs.sweepReport', { sweepId }), { show: setError }).then((x) => x && setR(x));
+  }, [sweepId]);
+  const regrets = useMemo(() => (r ? r.envs.filter((e) => e.returns_no_hint.length > 0).map((e) => e.regret) : []), [r]);
+  if (error) return <p className="audit-error">{error}</p>;
+  if (!r) return <p className="muted">Loading the report…</p>;
+  const s = r.summary;
+  return (
+    <div className="regret-report" data-testid="regret-report">
+      <p className="regret-summary" data-testid="regret-summary">
+        {partial ? <b>So far: </b> : null}
+        {s.envs} environment{s.envs === 1 ? '' : 's'} · mean regret <b data-testid="regret-avg">{fmt(s.avg_regret)}</b> · mean R(hint) {fmt(s.avg_r_hint)} · mean R(no hint) {fmt(s.avg_r_no_hint)} · budget {r.budget} turns · run{' '}
+        <button className="ep-link" onClick={openRun} data-testid="regret-open-run">
+          {r.run_id}
+        </button>{' '}
+        {r.status}
+        {r.failed ? <span className="runs-failed"> · {r.failed} (left out of every mean)</span> : null}
+      </p>
+      <div className="regret-report-body">
+        <div className="regret-table-box">
+          <table className="runs-table regret-table" data-testid="regret-table">
+            <thead>
+              <tr>
+                <th>environment</th>
+                <th className="num">R(hint)</th>
+                <th className="num">R(no hint)</th>
+                <th className="num">regret</th>
+                <th className="num">win, hint</th>
+                <th className="num">win, no hint</th>
+                <th>returns (hint | no hint)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {r.envs.map((e) => (
+                <tr key={e.hash} data-testid="regret-row" data-hash={e.hash}>
+                  <td title={e.hash}>{e.env}</td>
+                  <td className="num">{e.hint_failed ? 'no hint' : fmt(e.r_hint)}</td>
+                  <td className="num">{fmt(e.r_no_hint)}</td>
+                  <td className="num">
+                    <b>{fmt(e.regret)}</b>
+                  </td>
+                  <td className="num">{fmt(e.win_rate_hint)}</td>
+                  <td className="num">{fmt(e.win_rate_no_hint)}</td>
+                  <td className="muted regret-returns" title={e.not_measured ?? undefined}>
+                    {e.returns_hint.map(fmt).join(' ') || '–'} | {e.returns_no_hint.map(fmt).join(' ') || '–'}
+                    {e.failed ? <span className="runs-failed"> · {e.failed} failed</span> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <div className="regret-chart-box">
+          <div className="ep-section-title">environments by regret ({regrets.length})</div>
+          <RegretHistogram regrets={regrets} testId="regret-chart" />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function SweepItem({ s, heardAt, open, onToggle, openRun }: { s: Sweep; heardAt: number; open: boolean; onToggle(): void; openRun(id: string): void }) {
+  const [busy, setBusy] = useState(false);
+  const act = (label: string, call: () => Promise<unknown>) => {
+    setBusy(true);
+    void attempt('runs', label, call).then(() => setBusy(false));
+  };
+  const resumable = s.state === 'interrupted' || s.state === 'cancelled' || s.state === 'failed';
+  const rate = s.episodesPerSec !== null ? `${s.episodesPerSec.toFixed(1)} episodes/s` : 'no rate yet';
+  const left = s.etaSec !== null ? `about ${seconds(s.etaSec)} left` : 'estimating time left…';
+  return (
+    <li className={`sweep sweep-${s.state}`} data-testid="regret-sweep" data-sweep={s.id} data-state={s.state}>
+      <div className="sweep-head">
+        <code>{s.query || 'every environment'}</code>
+        <span>
+          {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} × {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms
+        </span>
+        <span>on {runOnText(s.target)}</span>
+        <span className={`sweep-state ${s.state}`}>{STATE_TEXT[s.state]}</span>
+        <span className="muted">{new Date(s.createdAt).toLocaleString()}</span>
+        {resumable && (
+          <button disabled={busy} onClick={() => act('Resume the regret sweep', () => backend().call('runs.sweepResume', { sweepId: s.id }))} data-testid="regret-resume">
+            Resume ({s.done}/{s.total})
+          </button>
+        )}
+        {s.state === 'interrupted' && (
+          <button disabled={busy} onClick={() => act('Cancel the regret sweep', () => backend().call('runs.sweepCancel', { sweepId: s.id }))}>
+            Cancel
+          </button>
+        )}
+        {s.done > 0 && (
+          <button className="audit-link" aria-expanded={open} onClick={onToggle} data-testid="regret-toggle">
+            {open ? 'Hide results' : s.state === 'done' ? 'Results' : 'Results so far'}
+          </button>
+        )}
+      </div>
+      {s.state === 'running' ? (
+        <ProgressLine
+          testId="regret-progress"
+          label={s.phase === 'submitting' && s.target !== 'local' ? 'Submitting' : 'Playing episodes'}
+          startedAt={heardAt}
+          done={s.done}
+          total={s.total}
+          detail={`${left} · ${s.failed} failed · ${rate}`}
+          cancelling={busy}
+          onCancel={() => act('Cancel the regret sweep', () => backend().call('runs.sweepCancel', { sweepId: s.id }))}
+        />
+      ) : (
+        <div className="sweep-summary" data-testid="regret-sweep-summary">
+          <div className="progress-bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={s.total ? Math.round((100 * s.done) / s.total) : 100}>
+            <div style={{ width: `${s.total ? Math.max(2, (100 * s.done) / s.total) : 100}%` }} />
+          </div>
+          <span>
+            {s.done} / {s.total} episodes · {s.failed} failed
+          </span>
+        </div>
+      )}
+      {s.message && <p className={s.state === 'failed' ? 'audit-error' : 'muted'}>{s.message}</p>}
+      {open && s.done > 0 && <ReportView key={`${s.id}-${s.done}-${s.state}`} sweepId={s.id} partial={s.state !== 'done'} openRun={() => openRun(s.runId)} />}
+    </li>
+  );
+}
+
+type PolicyChoice = 'solution' | 'random' | 'model';
+
+/** Finished sweeps listed before "Show all". */
+const SHOWN = 4;
+
+/**
+ * Regret sweeps: SPADE's hint-based regret over the Library's environments matching a query, each
+ * seed played with and without the hint by solution(), seeded random guesses or a served model, on
+ * this machine, a saved job host's Slurm or a Ray cluster, as `regret --pool` does. Each sweep is
+ * a model run (the table below lists it).
+ */
+export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void }) {
+  const [query, setQuery] = useState('');
+  const [seeds, setSeeds] = useState(2);
+  const [seedStart, setSeedStart] = useState(0);
+  const [budget, setBudget] = useState<number | ''>('');
+  const [choice, setChoice] = useState<PolicyChoice>('solution');
+  const [randomSeed, setRandomSeed] = useState<number | ''>(0);
+  const [modelPick, setModelPick] = useState('');
+  const [target, setTarget] = useState<RunOnTarget>({ kind: 'local' });
+  const [sweeps, setSweeps] = useState<Sweep[]>([]);
+  const [heard, setHeard] = useState<Record<string, number>>({});
+  const [open, setOpen] = useState<string | null>(null);
+  const [all, setAll] = useState(false);
+  const { busy, error, run, setError } = useCall('runs');
+  // Read again when the person turns to a model: Play with a model may have saved one since.
+  const models = useMemo(() => savedModels(runs), [runs, choice]);
+  const model: ModelPolicy | undefined = models.find((m) => modelKey(m) === modelPick) ?? models[0];
+
+  const upsert = useCallback((s: Sweep) => {
+    setSweeps((list) => (list.some((x) => x.id === s.id) ? list.map((x) => (x.id === s.id ? s : x)) : [s, ...list]));
+    // A resumed sweep's clock starts again: elapsed is this run's.
+    setHeard((h) => (s.state === 'running' && h[s.id] === undefined ? { ...h, [s.id]: Date.now() } : s.state !== 'running' && h[s.id] !== undefined ? (({ [s.id]: _, ...rest }) => rest)(h) : h));
+  }, []);
+
+  useEffect(() => {
+    void attempt('runs', 'Regret sweeps', () => backend().call('runs.sweeps', { limit: 20 })).then((list) => list?.forEach(upsert));
+    return backend().on('runs.sweepProgress', (s) => {
+      upsert(s);
+      if (s.state === 'done') setOpen(s.id);
+    });
+  }, [upsert]);
+
+  const start = () => {
+    if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');
+    const policy = choice === 'model' ? model! : choice === 'random' ? { kind: 'random' as const, ...(randomSeed !== '' ? { seed: randomSeed } : {}) } : { kind: 'solution' as const };
+    void run('Start the regret sweep', () => backend().call('runs.sweepStart', { query: query.trim(), seeds, seedStart, ...(budget !== '' ? { maxTurns: budget } : {}), policy, target })).then((s) => s && upsert(s));
+  };
+
+  return (
+    <section className="sweeps regret-sweeps" data-testid="regret-sweeps" aria-label="Regret sweeps">
+      <h3>Regret sweep over a pool</h3>
+      <form
+        className="sweep-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          start();
+        }}
+      >
+        <label>
+          Environments
+          <input data-testid="regret-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Library search (empty: every environment)" spellCheck={false} />
+        </label>
+        <label>
+          Seeds
+          <input className="regret-num" type="number" min={1} value={seeds} onChange={(e) => setSeeds(Math.max(1, Math.floor(Number(e.target.value) || 1)))} data-testid="regret-seeds" />
+        </label>
+        <label>
+          First seed
+          <input className="regret-num" type="number" min={0} value={seedStart} onChange={(e) => setSeedStart(Math.max(0, Math.floor(Number(e.target.value) || 0)))} data-testid="regret-seed-start" />
+        </label>
+        <label>
+          Budget
+          <input className="regret-num" type="number" min={1} value={budget} placeholder="30" onChange={(e) => setBudget(e.target.value === '' ? '' : Math.max(1, Math.floor(Number(e.target.value))))} />
+        </label>
+        <label>
+          Policy
+          <select value={choice} onChange={(e) => setChoice(e.target.value as PolicyChoice)} data-testid="regret-policy">
+            <option value="solution">solution() (the game's own answer)</option>
+            <option value="random">random guesses, \boxed{'{1–100}'}</option>
+            <option value="model">a served model…</option>
+          </select>
+        </label>
+        {choice === 'random' && (
+          <label>
+            Random seed
+            <input className="regret-num" type="number" value={randomSeed} placeholder="per episode" onChange={(e) => setRandomSeed(e.target.value === '' ? '' : Math.floor(Number(e.target.value)))} data-testid="regret-random-seed" />
+          </label>
+        )}
+        {choice === 'model' &&
+          (models.length ? (
+            <label>
+              Model
+              <select value={model ? modelKey(model) : ''} onChange={(e) => setModelPick(e.target.value)} data-testid="regret-model">
+                {models.map((m) => (
+                  <option key={modelKey(m)} value={modelKey(m)}>
+                    {modelKey(m)}
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : (
+            <span className="muted run-on-hint" data-testid="regret-no-model">
+              No served model known yet: Episodes → Play with a model saves one.
+            </span>
+          ))}
+        <RunOnPicker label="Run on" testPrefix="regret" onChange={setTarget} />
+        <button type="submit" disabled={busy !== null} data-testid="regret-start">
+          {busy ? 'Starting…' : 'Start'}
+        </button>
+      </form>
+      {error && (
+        <p className="audit-error" role="alert" data-testid="regret-error">
+          {error}
+        </p>
+      )}
+      {sweeps.length > 0 && (
+        <ul className="sweep-list">
+          {/* The newest few, and every one still running or left to resume: the runs below stay in sight. */}
+          {sweeps
+            .filter((s, i) => all || i < SHOWN || s.state !== 'done')
+            .map((s) => (
+              <SweepItem key={s.id} s={s} heardAt={heard[s.id] ?? Date.now()} open={open === s.id} onToggle={() => setOpen((o) => (o === s.id ? null : s.id))} openRun={openRun} />
+            ))}
+        </ul>
+      )}
+      {sweeps.length > SHOWN && (
+        <button className="audit-link regret-more" onClick={() => setAll((a) => !a)}>
+          {all ? 'Show the newest sweeps only' : `Show all ${sweeps.length} sweeps`}
+        </button>
+      )}
+    </section>
+  );
+}
