@@ -81,14 +81,25 @@ def calls_as_text(calls: list[Json]) -> str:
     out = []
     for c in calls:
         fn = c.get("function") or {}
-        args = fn.get("arguments", {})
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                pass
-        out.append("<tool_call>" + js_json({"name": fn.get("name") or "", "arguments": args}) + "</tool_call>")
+        args = fn.get("arguments")
+        if args is None:
+            args = {}
+        name = fn.get("name", "")
+        # An arguments string that json.loads reads goes in as it is (the model's own 1.0, its big
+        # integers); one it refuses stays a JSON string, which SPADE's parser turns into {}.
+        text = args if isinstance(args, str) and _reads_as_json(args) else js_json(args)
+        out.append('<tool_call>{"name":' + js_json(name) + ',"arguments":' + text + "}</tool_call>")
     return "\n".join(out)
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except RecursionError:
+        return True  # JSON nested past Python's stack is still JSON: the workbench reads it so (pythonJson.ts)
+    except ValueError:
+        return False
+    return True
 
 
 class ModelClient:
@@ -223,7 +234,8 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
         parsed = [] if not tool_use or has_answer(raw) else parse_tool_calls(raw)
         if parsed:
             for i, pc in enumerate(parsed):
-                out = tool_output(pc["name"], call({"cmd": "tool", "name": pc["name"], "arguments": pc["arguments"]}))
+                # session.ts tool(): the block, which the harness reads with SPADE's parser (Python's values)
+                out = tool_output(str(pc["name"]), call({"cmd": "tool", "block": pc["block"]}))
                 if out is None or dead():
                     return exchanges
                 cid = calls[i].get("id") if i < len(calls) and isinstance(calls[i], dict) else None

@@ -59,7 +59,7 @@ def plan_of(texts: list[str], tool_use: bool) -> list[Json]:
         if tool_use and not has_answer(t):
             calls = parse_tool_calls(t)
             if calls:
-                out.append({"kind": "tool", "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]})
+                out.append({"kind": "tool", "calls": [{"name": str(c["name"]), "arguments": c["arguments"], "block": c["block"]} for c in calls]})
                 continue
         out.append({"kind": "step", "action": t})
     return out
@@ -101,7 +101,8 @@ def play_plan(ep: Episode, items: list[Json], budget: int) -> None:
         item = items[i]
         if item["kind"] == "tool":
             for c in item["calls"]:
-                ep.call({"cmd": "tool", "name": c["name"], "arguments": c["arguments"]})
+                # session.ts tool(): the block when the call has one (the harness reads it as SPADE does)
+                ep.call({"cmd": "tool", "block": c["block"]} if "block" in c else {"cmd": "tool", "name": c["name"], "arguments": c["arguments"]})
                 if ep.dead:
                     return
             taken += 1
