@@ -126,13 +126,17 @@ describe.each(runtimes)("a tool call's arguments are SPADE's Python values (%s)"
 
   it('arguments nested past the interpreter\'s stack fail the episode, as SPADE\'s parser raising fails its rollout', async () => {
     const deep = `<tool_call>{"name": "show", "arguments": {"x": ${'['.repeat(3000)}${']'.repeat(3000)}}}</tool_call>`;
+    // Arguments first: SPADE reads the block as a whole document, here nested past JavaScript's stack too.
+    const deeper = `<tool_call>{"arguments": {"x": ${'['.repeat(50_000)}${']'.repeat(50_000)}}, "name": "show"}</tool_call>`;
     // The real interpreter: SPADE's parser raises RecursionError (not the ValueError it catches).
-    const raised = execFileSync(python, ['-I', '-c', 'import sys\nsys.path.insert(0, "native")\nfrom spade_tool_calls import parse_tool_calls\ntry:\n    parse_tool_calls(sys.stdin.read())\n    print("read")\nexcept RecursionError:\n    print("RecursionError")'], { input: deep, encoding: 'utf8' }).trim();
-    expect(raised).toBe('RecursionError');
-    const r = await s.episodes.regretMany({ hashes: [hashes.args_env!], seeds: 1, seedStart: 7, arms: ['nohint'], runtime, policy: { kind: 'script', actions: [deep, '<answer>3.0</answer>'], extract: false } });
-    // A failed episode: no return, counted in no mean.
-    expect(r.envs[0]!.withoutHint.returns).toEqual([]);
-    expect(r.episodes).toMatchObject([{ failed: true, endedBy: 'error', error: expect.stringContaining('RecursionError') }]);
+    for (const text of [deep, deeper]) {
+      const raised = execFileSync(python, ['-I', '-c', 'import sys\nsys.path.insert(0, "native")\nfrom spade_tool_calls import parse_tool_calls\ntry:\n    parse_tool_calls(sys.stdin.read())\n    print("read")\nexcept RecursionError:\n    print("RecursionError")'], { input: text, encoding: 'utf8' }).trim();
+      expect(raised).toBe('RecursionError');
+      const r = await s.episodes.regretMany({ hashes: [hashes.args_env!], seeds: 1, seedStart: 7, arms: ['nohint'], runtime, policy: { kind: 'script', actions: [text, '<answer>3.0</answer>'], extract: false } });
+      // A failed episode: no return, counted in no mean.
+      expect(r.envs[0]!.withoutHint.returns).toEqual([]);
+      expect(r.episodes).toMatchObject([{ failed: true, endedBy: 'error', error: expect.stringContaining('RecursionError') }]);
+    }
   });
 
   it("a model on the stand-in server: its structured calls' arguments strings and its text calls reach the game as json.loads reads them", async () => {
