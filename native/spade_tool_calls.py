@@ -88,5 +88,26 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
     return calls
 
 
+def calls_to_send(text: str) -> list[ToolCall]:
+    """The calls the workbench sends to the harness for a text (core/models/toolCalls.ts): SPADE's,
+    except that a block whose reading raises RecursionError is sent all the same (SPADE's rollout
+    fails there; the harness answers `unreadable_call`, on which the host fails the episode)."""
+    try:
+        return parse_tool_calls(text)
+    except RecursionError:
+        pass
+    if text.endswith(END_OF_TURN):
+        text = text[: -len(END_OF_TURN)]
+    calls: list[ToolCall] = []
+    for block in _BLOCK.finditer(text.strip()):
+        try:
+            call = parse_block(block.group(1))
+        except RecursionError:
+            call = {"name": "", "arguments": None, "block": block.group(1)}
+        if call is not None:
+            calls.append(call)
+    return calls
+
+
 def has_answer(text: str) -> bool:
     return _ANSWER.search(text) is not None

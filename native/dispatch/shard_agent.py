@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from js_json import js_json
 from spade_rules import BOXED_PATTERNS, FIRST_PROMPT_PREFIX, FIRST_PROMPT_SUFFIX, HINT_SEPARATOR, THINK_END
-from spade_tool_calls import has_answer, parse_tool_calls
+from spade_tool_calls import calls_to_send, has_answer
 
 Json = dict[str, Any]
 PATTERNS = [re.compile(p) for p in BOXED_PATTERNS]
@@ -185,7 +185,8 @@ def tool_output(name: str, r: Json) -> str | None:
     """A tool call's output as session.ts tool() reads the reply; None where the session is gone."""
     if not r.get("ok"):
         err = r.get("error") or {}
-        if err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "not_found", "snapshot_unsupported"):
+        # unreadable_call: the host's session throws there (session.ts tool), and its episode fails
+        if err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "not_found", "snapshot_unsupported", "unreadable_call"):
             return None
         return "Error calling %s: %s" % (name, err.get("message", ""))
     out = (r.get("result") or {}).get("output")
@@ -231,7 +232,7 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
         messages.append({"role": "assistant", "content": text, "tool_calls": calls} if calls else {"role": "assistant", "content": text})
         if c["finishReason"] == "length" and (tool_use or hint is None):
             return exchanges
-        parsed = [] if not tool_use or has_answer(raw) else parse_tool_calls(raw)
+        parsed = [] if not tool_use or has_answer(raw) else calls_to_send(raw)
         if parsed:
             for i, pc in enumerate(parsed):
                 # session.ts tool(): the block, which the harness reads with SPADE's parser (Python's values)

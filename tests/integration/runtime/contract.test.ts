@@ -242,4 +242,17 @@ describe('tool calls: the host and the harness read the same calls', () => {
     expect(names('<tool_call>{"name": null, "arguments": {}}</tool_call>')).toEqual(['None']);
     expect(fromHost.flatMap((r) => r.calls.map((c) => c.name))).toEqual(expect.arrayContaining(['1.0', '1', '0', '-0.0', '1e+16', '1000000000000000.0', 'inf', 'nan', '-inf', "[1, 'a', None, True, 2.5, {'k': \"it's\"}]", "{'b': 3, '1': 2}", 'inner']));
   });
+
+  it.runIf(probePython())('a sweep node sends the blocks this host sends, those nested past either stack included', () => {
+    const nest = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const texts = [
+      ...CORPUS,
+      `<tool_call>{"name": "show", "arguments": {"x": ${nest(3000)}}}</tool_call> <tool_call>{"name": "add", "arguments": {"a": 1.0}}</tool_call>`,
+      `<tool_call>{"arguments": {"x": ${nest(50_000)}}, "name": "show"}</tool_call><tool_call><function=f><parameter=y>${nest(2000)}</parameter></function></tool_call>`,
+    ];
+    const script = ['import json, sys', 'sys.path.insert(0, "native")', 'from spade_tool_calls import calls_to_send', 'print(json.dumps([[c["block"] for c in calls_to_send(t)] for t in json.load(sys.stdin)]))'].join('\n');
+    const fromNode = JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(texts), encoding: 'utf8', maxBuffer: 64 << 20 })) as string[][];
+    expect(fromNode).toEqual(texts.map((t) => parseToolCalls(t).map((c) => c.block)));
+    expect(fromNode.at(-1)).toHaveLength(2);
+  });
 });
