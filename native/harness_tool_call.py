@@ -10,35 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness_values import HarnessError
-from spade_tool_calls import parse_block
-
-# Where json.loads in SPADE's interpreter (CPython 3.10-3.12, recursion limit 1000, less the frames
-# of its rollout) raises RecursionError: near enough, and one depth for both runtimes (Pyodide's
-# stack is not CPython's, and a deep enough value aborts Pyodide outright).
-MAX_CALL_NESTING = 900
-
-
-def nesting(text: str) -> int:
-    """The deepest run of [ and { outside JSON strings (unclosed ones count: json.loads recurses into them too)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "[" or ch == "{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-        elif ch == "]" or ch == "}":
-            depth -= 1
-    return deepest
+from spade_rules import MAX_CALL_NESTING
+from spade_tool_calls import nesting, parse_block
 
 
 def read_call(block: str) -> tuple[Any, Any]:

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, TypedDict
 
-from spade_rules import ANSWER_TAG, END_OF_TURN, TOOL_CALL_BLOCK, TOOL_CALL_JSON, TOOL_CALL_XML_FUNCTION, TOOL_CALL_XML_PARAMETER
+from spade_rules import ANSWER_TAG, END_OF_TURN, MAX_CALL_NESTING, TOOL_CALL_BLOCK, TOOL_CALL_JSON, TOOL_CALL_XML_FUNCTION, TOOL_CALL_XML_PARAMETER
 
 _BLOCK = re.compile(TOOL_CALL_BLOCK, re.S)
 _FUNCTION = re.compile(TOOL_CALL_XML_FUNCTION, re.S)
@@ -88,22 +88,40 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
     return calls
 
 
+def nesting(text: str) -> int:
+    """The deepest run of [ and { outside JSON strings (unclosed ones count: json.loads recurses into them too)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "[" or ch == "{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif ch == "]" or ch == "}":
+            depth -= 1
+    return deepest
+
+
 def calls_to_send(text: str) -> list[ToolCall]:
     """The calls the workbench sends to the harness for a text (core/models/toolCalls.ts): SPADE's,
-    except that a block whose reading raises RecursionError is sent all the same (SPADE's rollout
-    fails there; the harness answers `unreadable_call`, on which the host fails the episode)."""
-    try:
-        return parse_tool_calls(text)
-    except RecursionError:
-        pass
+    except that a block nested past MAX_CALL_NESTING (where SPADE's parser raises RecursionError and
+    its rollout fails) is sent all the same: the harness answers `unreadable_call`, on which the host
+    fails the episode."""
     if text.endswith(END_OF_TURN):
         text = text[: -len(END_OF_TURN)]
     calls: list[ToolCall] = []
     for block in _BLOCK.finditer(text.strip()):
-        try:
-            call = parse_block(block.group(1))
-        except RecursionError:
-            call = {"name": "", "arguments": None, "block": block.group(1)}
+        b = block.group(1)
+        call: ToolCall | None = {"name": "", "arguments": None, "block": b} if nesting(b) > MAX_CALL_NESTING else parse_block(b)
         if call is not None:
             calls.append(call)
     return calls

@@ -6,7 +6,7 @@
  * parse neither way are dropped. `<answer>…</answer>` anywhere wins over tool calls.
  */
 import { pyStrip } from '../episodes/extract';
-import { END_OF_TURN, jsPattern, TOOL_CALL_PATTERNS } from '../api/spadeRules';
+import { END_OF_TURN, jsPattern, MAX_CALL_NESTING, TOOL_CALL_PATTERNS } from '../api/spadeRules';
 import { pyJsonLoads, pyStr, toJs, INT_MAX_STR_DIGITS, type PyValue } from './pythonJson';
 
 export interface ParsedCall {
@@ -90,10 +90,7 @@ function jsonBlock(block: string): ParsedCall | null {
   let data: PyValue;
   try {
     data = pyJsonLoads(pyStrip(block));
-  } catch (e) {
-    // Nested past this stack, far past where SPADE's json.loads raises RecursionError (which fails
-    // SPADE's episode): a call all the same, which the harness reports unreadable when it reads the block.
-    if (e instanceof RangeError) return { name: '', arguments: null, block };
+  } catch {
     return null;
   }
   const name = data.t === 'dict' ? data.v.get('name') : undefined;
@@ -116,10 +113,30 @@ export function parseToolCalls(text: string): ParsedCall[] {
   t = pyStrip(t);
   const calls: ParsedCall[] = [];
   for (const b of t.matchAll(BLOCK)) {
-    const c = xmlBlock(b[1]!) ?? jsonBlock(b[1]!);
+    // Nested past MAX_CALL_NESTING, SPADE's parser raises and its rollout fails the episode: a call all
+    // the same, which the harness reports unreadable (native/harness_tool_call.py), failing this one.
+    const c = callNesting(b[1]!) > MAX_CALL_NESTING ? { name: '', arguments: null, block: b[1]! } : (xmlBlock(b[1]!) ?? jsonBlock(b[1]!));
     if (c) calls.push(c);
   }
   return calls;
+}
+
+/** The deepest run of [ and { outside JSON strings (unclosed ones count: json.loads recurses into them too). */
+export function callNesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '[' || ch === '{') deepest = Math.max(deepest, ++depth);
+    else if (ch === ']' || ch === '}') depth--;
+  }
+  return deepest;
 }
 
 export function hasAnswer(text: string): boolean {

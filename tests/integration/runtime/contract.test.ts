@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { parseToolCalls } from '../../../core/models/toolCalls';
+import { callNesting, parseToolCalls } from '../../../core/models/toolCalls';
 import { probePython } from '../../../core/runtime/native';
 import { harnessReplySchema, harnessResultSchemas, playResultSchema } from '../../../core/runtime/harnessMessages';
 import { GENERATED_PYTHON } from '../../../core/runtime/pythonContract';
@@ -249,10 +249,21 @@ describe('tool calls: the host and the harness read the same calls', () => {
       ...CORPUS,
       `<tool_call>{"name": "show", "arguments": {"x": ${nest(3000)}}}</tool_call> <tool_call>{"name": "add", "arguments": {"a": 1.0}}</tool_call>`,
       `<tool_call>{"arguments": {"x": ${nest(50_000)}}, "name": "show"}</tool_call><tool_call><function=f><parameter=y>${nest(2000)}</parameter></function></tool_call>`,
+      // not a call at all, but SPADE's json.loads of it raises before it can say so
+      `<tool_call>${'['.repeat(950)}</tool_call>`,
+      `<tool_call>{"name": "s", "arguments": {"q": "${'['.repeat(950)}\\"{"}}</tool_call>`,
     ];
-    const script = ['import json, sys', 'sys.path.insert(0, "native")', 'from spade_tool_calls import calls_to_send', 'print(json.dumps([[c["block"] for c in calls_to_send(t)] for t in json.load(sys.stdin)]))'].join('\n');
-    const fromNode = JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(texts), encoding: 'utf8', maxBuffer: 64 << 20 })) as string[][];
-    expect(fromNode).toEqual(texts.map((t) => parseToolCalls(t).map((c) => c.block)));
-    expect(fromNode.at(-1)).toHaveLength(2);
+    const script = [
+      'import json, sys',
+      'sys.path.insert(0, "native")',
+      'from spade_tool_calls import calls_to_send, nesting',
+      'print(json.dumps([[[c["block"], nesting(c["block"])] for c in calls_to_send(t)] for t in json.load(sys.stdin)]))',
+    ].join('\n');
+    const fromNode = JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(texts), encoding: 'utf8', maxBuffer: 64 << 20 })) as [string, number][][];
+    expect(fromNode).toEqual(texts.map((t) => parseToolCalls(t).map((c) => [c.block, callNesting(c.block)])));
+    expect(fromNode.at(-3)).toHaveLength(2);
+    // brackets inside strings (escaped quotes included) do not nest
+    expect(fromNode.at(-1)![0]![1]).toBe(2);
+    expect(parseToolCalls(texts.at(-2)!)).toEqual([{ name: '', arguments: null, block: '['.repeat(950) }]);
   });
 });
