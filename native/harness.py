@@ -40,6 +40,7 @@ from harness_episode import (  # noqa: F401
 )
 from harness_output import CappedOutput  # noqa: F401
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401
+from harness_tool_call import read_call
 from harness_values import (  # noqa: F401
     ENV_FILENAME, MAX_ACTION_CHARS, OUTPUT_CAP, STATE_MAX_DEPTH, STATE_MAX_ITEMS, STATE_MAX_STR, VALUE_MAX_STR, CallTimeout,
     HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, json_number, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
@@ -436,14 +437,25 @@ def cmd_get_tools(h: Harness, req: dict[str, Any]) -> Any:
 
 
 def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
-    """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step)."""
+    """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step).
+
+    `block` is the text inside the call's <tool_call> tags: read here by SPADE's own parser
+    (spade_tool_calls), so the game gets the very values SPADE's rollout passes (1.0 a float, an
+    integer of any size, True for `true`, the last of duplicate keys, a name that json.loads made
+    5 or None). `name` and `arguments` without a block are values the host already holds as JSON
+    (episodes recorded before blocks were kept)."""
     s = h.session(req)
-    name = req.get("name")
-    arguments = req.get("arguments", {})
-    if not isinstance(name, str):
-        raise HarnessError("protocol", "tool needs a name string")
+    block = req.get("block")
+    if block is not None and not isinstance(block, str):
+        raise HarnessError("protocol", "tool's block must be a string")
+    if block is None and not isinstance(req.get("name"), str):
+        raise HarnessError("protocol", "tool needs a block or a name string")
 
     def go() -> Any:
+        if block is None:
+            name, arguments = req.get("name"), req.get("arguments", {})
+        else:
+            name, arguments = read_call(block)
         fn = getattr(s.env, "execute_tool", None)
         if fn is None:
             return {"output": f"execute_tool not supported by {type(s.env).__name__}", "returncode": 1}

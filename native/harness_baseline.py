@@ -19,7 +19,9 @@ if not TYPE_CHECKING:  # mypy reads the builtins themselves; at run time these a
 _json_dumps, _json_loads = json.dumps, json.loads
 
 
-GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types"]
+GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types",
+                   # what the harness reads a tool call with (cmd_tool): one game's patch must not change another's calls
+                   "html", "spade_tool_calls", "harness_tool_call"]
 _MISSING = object()
 _is = __import__("operator").is_
 

@@ -115,8 +115,9 @@ class GetToolsRequest(TypedDict):
 
 class ToolRequest(TypedDict):
     cmd: Literal["tool"]
-    name: str
-    arguments: Any
+    block: NotRequired[str]
+    name: NotRequired[str]
+    arguments: NotRequired[Any]
 
 
 class CloseRequest(TypedDict):

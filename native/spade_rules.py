@@ -21,6 +21,7 @@ SPADE_CALL_SEC = 30.0
 SPADE_ADMISSION_SEC = 60.0
 WORKBENCH_CALL_SEC = 5.0
 MAX_ACTION_CHARS = 100000
+MAX_CALL_NESTING = 900
 
 # SPADE's tool-call parser; compile with re.S (re.DOTALL).
 TOOL_CALL_BLOCK = r'<tool_call>(.*?)</tool_call>'

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, TypedDict
 
-from spade_rules import ANSWER_TAG, END_OF_TURN, TOOL_CALL_BLOCK, TOOL_CALL_JSON, TOOL_CALL_XML_FUNCTION, TOOL_CALL_XML_PARAMETER
+from spade_rules import ANSWER_TAG, END_OF_TURN, MAX_CALL_NESTING, TOOL_CALL_BLOCK, TOOL_CALL_JSON, TOOL_CALL_XML_FUNCTION, TOOL_CALL_XML_PARAMETER
 
 _BLOCK = re.compile(TOOL_CALL_BLOCK, re.S)
 _FUNCTION = re.compile(TOOL_CALL_XML_FUNCTION, re.S)
@@ -28,6 +28,10 @@ class ToolCall(TypedDict):
     # f"tool_{name}", i.e. str(name), which is the name the host's toolCalls.ts gives.
     name: Any
     arguments: Any
+    # The text inside <tool_call>...</tool_call> that name and arguments were read from. The host sends
+    # it to the harness (native/harness.py cmd_tool), which reads it again with parse_block, so the
+    # game gets Python's values (1.0 a float, big integers whole) and never JavaScript's.
+    block: str
 
 
 def _xml_block(block: str) -> ToolCall | None:
@@ -41,7 +45,7 @@ def _xml_block(block: str) -> ToolCall | None:
             arguments[parameter.group(1)] = json.loads(text)
         except ValueError:
             arguments[parameter.group(1)] = text
-    return {"name": found.group(1), "arguments": arguments}
+    return {"name": found.group(1), "arguments": arguments, "block": block}
 
 
 def _json_block(block: str) -> ToolCall | None:
@@ -51,7 +55,7 @@ def _json_block(block: str) -> ToolCall | None:
             arguments = json.loads(found.group(2))
         except ValueError:
             arguments = {}
-        return {"name": found.group(1), "arguments": arguments}
+        return {"name": found.group(1), "arguments": arguments, "block": block}
     try:
         data = json.loads(block.strip())
     except ValueError:
@@ -64,7 +68,12 @@ def _json_block(block: str) -> ToolCall | None:
             arguments = json.loads(arguments)
         except ValueError:
             arguments = {}
-    return {"name": data["name"], "arguments": arguments}
+    return {"name": data["name"], "arguments": arguments, "block": block}
+
+
+def parse_block(block: str) -> ToolCall | None:
+    """One block's call as SPADE reads it (the XML form first, then the JSON form), or None."""
+    return _xml_block(block) or _json_block(block)
 
 
 def parse_tool_calls(text: str) -> list[ToolCall]:
@@ -73,7 +82,46 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
         text = text[: -len(END_OF_TURN)]
     calls: list[ToolCall] = []
     for block in _BLOCK.finditer(text.strip()):
-        call = _xml_block(block.group(1)) or _json_block(block.group(1))
+        call = parse_block(block.group(1))
+        if call is not None:
+            calls.append(call)
+    return calls
+
+
+def nesting(text: str) -> int:
+    """The deepest run of [ and { outside JSON strings (unclosed ones count: json.loads recurses into them too)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "[" or ch == "{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif ch == "]" or ch == "}":
+            depth -= 1
+    return deepest
+
+
+def calls_to_send(text: str) -> list[ToolCall]:
+    """The calls the workbench sends to the harness for a text (core/models/toolCalls.ts): SPADE's,
+    except that a block nested past MAX_CALL_NESTING (where SPADE's parser raises RecursionError and
+    its rollout fails) is sent all the same: the harness answers `unreadable_call`, on which the host
+    fails the episode."""
+    if text.endswith(END_OF_TURN):
+        text = text[: -len(END_OF_TURN)]
+    calls: list[ToolCall] = []
+    for block in _BLOCK.finditer(text.strip()):
+        b = block.group(1)
+        call: ToolCall | None = {"name": "", "arguments": None, "block": b} if nesting(b) > MAX_CALL_NESTING else parse_block(b)
         if call is not None:
             calls.append(call)
     return calls

@@ -36,6 +36,13 @@ export const WORKBENCH_CALL_SEC = 5;
 
 /** SPADE's wrapper cuts longer actions. */
 export const MAX_ACTION_CHARS = 100_000;
+/**
+ * Nesting (runs of [ and { outside JSON strings) past which SPADE's json.loads raises RecursionError
+ * (CPython 3.10-3.12: recursion limit 1000, less its rollout's frames), which its tool-call parser does
+ * not catch, so the episode fails. Near enough, and one depth for the host, both runtimes and a sweep's
+ * node (Pyodide's stack is not CPython's, and a deep enough value aborts Pyodide outright).
+ */
+export const MAX_CALL_NESTING = 900;
 
 /**
  * SPADE's tool-call parser (spade/core/utils/tool_call_parser.py, described in section 4), as

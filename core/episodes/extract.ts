@@ -11,6 +11,7 @@
  */
 
 import { AGENT_PROMPT, BOXED_PATTERNS } from '../api/spadeRules';
+import { pyJsonLoads } from '../models/pythonJson';
 
 // Kept once in core/api/spadeRules.ts (native/spade_rules.py is generated from it).
 const PATTERNS = BOXED_PATTERNS.map((p) => new RegExp(p));
@@ -72,22 +73,30 @@ export interface OpenAiToolCall {
   function?: { name?: unknown; arguments?: unknown };
 }
 
-/** OpenAI-style `tool_calls` become SPADE's `<tool_call>{"name","arguments"}</tool_call>` text. */
+/**
+ * OpenAI-style `tool_calls` become SPADE's `<tool_call>{"name","arguments"}</tool_call>` text. An
+ * `arguments` string that Python's json.loads reads goes into the text as it is, so that SPADE's
+ * parser (and the harness, which reads the block again) sees the model's own `1.0` or
+ * `12345678901234567890`, not what JSON.parse made of them; one it refuses stays a JSON string,
+ * which SPADE's parser turns into `{}`.
+ */
 export function toolCallsAsText(calls: OpenAiToolCall[]): string {
   return calls
     .map((c) => {
-      let args: unknown = c.function?.arguments ?? {};
-      if (typeof args === 'string') {
-        try {
-          args = JSON.parse(args);
-        } catch {
-          // Kept as the raw string: the environment reports it as unparsable, as in training.
-        }
-      }
+      const args: unknown = c.function?.arguments ?? {};
       // A name that is not a string (true, null, 1.5) stays that JSON value in the text, so that SPADE's
       // parser turns it into the name SPADE would look up ("True", "None"), as for a model that wrote it.
-      const name = c.function?.name === undefined ? '' : c.function.name;
-      return `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+      const name = JSON.stringify(c.function?.name === undefined ? '' : c.function.name);
+      return `<tool_call>{"name":${name},"arguments":${typeof args === 'string' && readsAsJson(args) ? args : JSON.stringify(args)}}</tool_call>`;
     })
     .join('\n');
+}
+
+function readsAsJson(text: string): boolean {
+  try {
+    pyJsonLoads(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

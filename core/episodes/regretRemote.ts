@@ -16,7 +16,7 @@ import { ChatClient, httpError, ModelError, readJson, type ChatMessage, type Com
 import type { HarnessRequest } from '../runtime/protocol';
 import type { JobResult } from './regret';
 import { feedFromSource, randomSource, scriptSource, type ActionSource } from './policy';
-import type { PlanItem } from './rollout';
+import type { PlanItem, ToolCallItem } from './rollout';
 import type { RuntimePort } from './session';
 
 /** One harness call as the node made it: the request (without its wire fields) and the reply. */
@@ -75,7 +75,7 @@ export class PlaybackChatClient {
   }
 }
 
-type RemotePlanItem = { kind: 'step'; action: string } | { kind: 'tool'; calls: { name: string; arguments: unknown }[] };
+type RemotePlanItem = { kind: 'step'; action: string } | { kind: 'tool'; calls: ToolCallItem[] };
 
 /**
  * A script's or a random policy's items for one episode, for a plain game and for a tool-use game
@@ -92,7 +92,7 @@ export function remotePlans(policy: Policy, seed: number, budget: number): { pla
       const it = feed.next(null) as PlanItem | null;
       if (!it) break;
       if (it.kind === 'step') out.push({ kind: 'step', action: it.action });
-      else if (it.kind === 'tool') out.push({ kind: 'tool', calls: it.calls.map((c) => ({ name: c.name, arguments: c.arguments })) });
+      else if (it.kind === 'tool') out.push({ kind: 'tool', calls: it.calls.map((c) => ({ name: c.name, arguments: c.arguments, ...(c.block !== undefined ? { block: c.block } : {}) })) });
     }
     return out;
   };

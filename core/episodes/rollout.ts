@@ -11,8 +11,14 @@ import type { StepRecord } from './store';
 
 export interface ToolCallItem {
   name: string;
-  /** Any JSON value, as SPADE passes it to execute_tool (core/models/toolCalls.ts). */
+  /** Any JSON value, as SPADE passes it to execute_tool (core/models/toolCalls.ts), as JavaScript reads it. */
   arguments: unknown;
+  /**
+   * The `<tool_call>` block's text the call was read from: what the harness reads with SPADE's parser
+   * and passes on (Python's values). Absent in episodes recorded before it was kept, whose calls
+   * replay with `arguments`.
+   */
+  block?: string;
 }
 
 export type PlanItem =
@@ -44,7 +50,7 @@ export interface PlaySession {
   reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>>;
   play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]>;
   state(): Promise<unknown>;
-  tool?(name: string, args: unknown): Promise<{ output: string; returncode: number }>;
+  tool?(call: ToolCallItem): Promise<{ output: string; returncode: number }>;
 }
 
 export interface PlayOptions {
@@ -100,7 +106,7 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
       if (!session.tool) throw new DomainError('invalid_input', 'this session cannot run tool calls');
       const item = pending;
       const outputs = [];
-      for (const c of item.calls) outputs.push(await session.tool(c.name, c.arguments));
+      for (const c of item.calls) outputs.push(await session.tool(c));
       taken++;
       turns.push({ kind: 'tool' });
       toolTurns.push({ afterIdx: idx - 1, calls: item.calls, outputs, raw: item.raw });

@@ -8,6 +8,7 @@ import type { HarnessError, HarnessReply } from '../runtime/types';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 import type { HarnessRequest } from '../runtime/protocol';
+import type { ToolCallItem } from './rollout';
 
 /**
  * How an episode's instance is made and seeded. 'spade': SPADE's load (its validation plays
@@ -225,8 +226,12 @@ export class EnvSession {
   }
 
   /** SPADE's `execute_tool` on the instance (harness `tool` command): never a step. */
-  async tool(name: string, args: unknown): Promise<{ output: string; returncode: number }> {
-    const r = this.unwrap(await this.call({ cmd: 'tool', name, arguments: args }));
+  async tool(call: ToolCallItem): Promise<{ output: string; returncode: number }> {
+    const { name } = call;
+    // The block when there is one: the harness reads it as SPADE does (Python's values, not JSON.parse's).
+    const r = this.unwrap(await this.call(call.block !== undefined ? { cmd: 'tool', block: call.block } : { cmd: 'tool', name, arguments: call.arguments }));
+    // SPADE's parser raised on the call (JSON nested too deep): its rollout fails the episode, so this one fails too.
+    if (!r.ok && r.error.kind === 'unreadable_call') throw new DomainError('invalid_input', `the tool call could not be read: ${r.error.message}`, { harness: r.error });
     if (!r.ok) return { output: `Error calling ${name}: ${r.error.message}`, returncode: 1 };
     const v = r.value as { output?: unknown; returncode?: unknown };
     return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };

@@ -6,7 +6,7 @@
  * parse neither way are dropped. `<answer>…</answer>` anywhere wins over tool calls.
  */
 import { pyStrip } from '../episodes/extract';
-import { END_OF_TURN, jsPattern, TOOL_CALL_PATTERNS } from '../api/spadeRules';
+import { END_OF_TURN, jsPattern, MAX_CALL_NESTING, TOOL_CALL_PATTERNS } from '../api/spadeRules';
 import { pyJsonLoads, pyStr, toJs, INT_MAX_STR_DIGITS, type PyValue } from './pythonJson';
 
 export interface ParsedCall {
@@ -17,6 +17,12 @@ export interface ParsedCall {
    * then fails the call with "Error calling <name>: ...".
    */
   arguments: unknown;
+  /**
+   * The text inside the call's `<tool_call>` tags. The harness reads it again with SPADE's own parser
+   * (native/spade_tool_calls.py), so the game gets Python's values: `name` and `arguments` here are
+   * JavaScript's reading (1.0 is 1, big integers rounded), for display and decisions only.
+   */
+  block: string;
 }
 
 // The patterns are SPADE's, kept once in core/api/spadeRules.ts (native/spade_tool_calls.py reads the same).
@@ -71,7 +77,7 @@ function xmlBlock(block: string): ParsedCall | null {
     params.push([p[1]!, j.ok ? j.value : raw]);
   }
   // fromEntries, not assignment: a parameter named __proto__ is a key in SPADE's dict, not a prototype.
-  return { name: f[1]!, arguments: Object.fromEntries(params) };
+  return { name: f[1]!, arguments: Object.fromEntries(params), block };
 }
 
 function jsonBlock(block: string): ParsedCall | null {
@@ -79,7 +85,7 @@ function jsonBlock(block: string): ParsedCall | null {
   if (m) {
     const j = jsonLoads(m[2]!);
     // The pattern only matches `{...}`, so what parses is an object.
-    return { name: m[1]!, arguments: j.ok ? j.value : {} };
+    return { name: m[1]!, arguments: j.ok ? j.value : {}, block };
   }
   let data: PyValue;
   try {
@@ -99,7 +105,7 @@ function jsonBlock(block: string): ParsedCall | null {
   }
   // SPADE passes the name on as json.loads made it (true, null, 1.0, a list...); its execute_tool
   // looks up f"tool_{name}" and reports f"Unknown tool '{name}'", so the name is Python's str() of it.
-  return { name: pyStr(name), arguments: args };
+  return { name: pyStr(name), arguments: args, block };
 }
 
 export function parseToolCalls(text: string): ParsedCall[] {
@@ -107,10 +113,30 @@ export function parseToolCalls(text: string): ParsedCall[] {
   t = pyStrip(t);
   const calls: ParsedCall[] = [];
   for (const b of t.matchAll(BLOCK)) {
-    const c = xmlBlock(b[1]!) ?? jsonBlock(b[1]!);
+    // Nested past MAX_CALL_NESTING, SPADE's parser raises and its rollout fails the episode: a call all
+    // the same, which the harness reports unreadable (native/harness_tool_call.py), failing this one.
+    const c = callNesting(b[1]!) > MAX_CALL_NESTING ? { name: '', arguments: null, block: b[1]! } : (xmlBlock(b[1]!) ?? jsonBlock(b[1]!));
     if (c) calls.push(c);
   }
   return calls;
+}
+
+/** The deepest run of [ and { outside JSON strings (unclosed ones count: json.loads recurses into them too). */
+export function callNesting(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === '[' || ch === '{') deepest = Math.max(deepest, ++depth);
+    else if (ch === ']' || ch === '}') depth--;
+  }
+  return deepest;
 }
 
 export function hasAnswer(text: string): boolean {

@@ -66,8 +66,12 @@ export const harnessCommandSchemas = {
   snapshot: z.object({ cmd: z.literal('snapshot') }).strict(),
   restore: z.object({ cmd: z.literal('restore'), token: z.string() }).strict(),
   get_tools: z.object({ cmd: z.literal('get_tools') }).strict(),
-  /** `arguments`: any JSON value, passed to execute_tool as SPADE's rollout passes it (core/models/toolCalls.ts). */
-  tool: z.object({ cmd: z.literal('tool'), name: z.string(), arguments: z.unknown() }).strict(),
+  /**
+   * SPADE's execute_tool. `block`: the text inside a call's `<tool_call>` tags, which the harness reads
+   * with SPADE's parser (native/spade_tool_calls.py) and whose Python values it passes on. Without a
+   * block, `name` and `arguments` (any JSON value) go to execute_tool as they are (older recordings).
+   */
+  tool: z.object({ cmd: z.literal('tool'), block: z.string().optional(), name: z.string().optional(), arguments: z.unknown().optional() }).strict(),
   close: z.object({ cmd: z.literal('close') }).strict(),
 } as const;
 export type BuiltinCommand = keyof typeof harnessCommandSchemas;

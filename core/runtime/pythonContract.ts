@@ -126,6 +126,7 @@ export function spadeRulesPython(): string {
     `SPADE_ADMISSION_SEC = ${rules.SPADE_ADMISSION_SEC.toFixed(1)}`,
     `WORKBENCH_CALL_SEC = ${rules.WORKBENCH_CALL_SEC.toFixed(1)}`,
     `MAX_ACTION_CHARS = ${rules.MAX_ACTION_CHARS}`,
+    `MAX_CALL_NESTING = ${rules.MAX_CALL_NESTING}`,
     '',
     '# SPADE\'s tool-call parser; compile with re.S (re.DOTALL).',
     `TOOL_CALL_BLOCK = ${pattern(p.block)}`,

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from js_json import js_json
 from spade_rules import BOXED_PATTERNS, FIRST_PROMPT_PREFIX, FIRST_PROMPT_SUFFIX, HINT_SEPARATOR, THINK_END
-from spade_tool_calls import has_answer, parse_tool_calls
+from spade_tool_calls import calls_to_send, has_answer
 
 Json = dict[str, Any]
 PATTERNS = [re.compile(p) for p in BOXED_PATTERNS]
@@ -81,14 +81,25 @@ def calls_as_text(calls: list[Json]) -> str:
     out = []
     for c in calls:
         fn = c.get("function") or {}
-        args = fn.get("arguments", {})
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                pass
-        out.append("<tool_call>" + js_json({"name": fn.get("name") or "", "arguments": args}) + "</tool_call>")
+        args = fn.get("arguments")
+        if args is None:
+            args = {}
+        name = fn.get("name", "")
+        # An arguments string that json.loads reads goes in as it is (the model's own 1.0, its big
+        # integers); one it refuses stays a JSON string, which SPADE's parser turns into {}.
+        text = args if isinstance(args, str) and _reads_as_json(args) else js_json(args)
+        out.append('<tool_call>{"name":' + js_json(name) + ',"arguments":' + text + "}</tool_call>")
     return "\n".join(out)
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except RecursionError:
+        return True  # JSON nested past Python's stack is still JSON: the workbench reads it so (pythonJson.ts)
+    except ValueError:
+        return False
+    return True
 
 
 class ModelClient:
@@ -174,7 +185,8 @@ def tool_output(name: str, r: Json) -> str | None:
     """A tool call's output as session.ts tool() reads the reply; None where the session is gone."""
     if not r.get("ok"):
         err = r.get("error") or {}
-        if err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "not_found", "snapshot_unsupported"):
+        # unreadable_call: the host's session throws there (session.ts tool), and its episode fails
+        if err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "not_found", "snapshot_unsupported", "unreadable_call"):
             return None
         return "Error calling %s: %s" % (name, err.get("message", ""))
     out = (r.get("result") or {}).get("output")
@@ -220,10 +232,11 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
         messages.append({"role": "assistant", "content": text, "tool_calls": calls} if calls else {"role": "assistant", "content": text})
         if c["finishReason"] == "length" and (tool_use or hint is None):
             return exchanges
-        parsed = [] if not tool_use or has_answer(raw) else parse_tool_calls(raw)
+        parsed = [] if not tool_use or has_answer(raw) else calls_to_send(raw)
         if parsed:
             for i, pc in enumerate(parsed):
-                out = tool_output(pc["name"], call({"cmd": "tool", "name": pc["name"], "arguments": pc["arguments"]}))
+                # session.ts tool(): the block, which the harness reads with SPADE's parser (Python's values)
+                out = tool_output(str(pc["name"]), call({"cmd": "tool", "block": pc["block"]}))
                 if out is None or dead():
                     return exchanges
                 cid = calls[i].get("id") if i < len(calls) and isinstance(calls[i], dict) else None

@@ -34,7 +34,7 @@ import shard_audit  # noqa: E402
 from shard_audit import MATH, Json, Runner, Server, Session  # noqa: E402
 from js_json import js_json  # noqa: E402
 from shard_agent import play_model, step_stops  # noqa: E402
-from spade_tool_calls import has_answer, parse_tool_calls  # noqa: E402
+from spade_tool_calls import calls_to_send, has_answer  # noqa: E402
 
 # Actions per interpreter round trip, as core/episodes/policy.ts scriptedPlayer plays them.
 BATCH = 16
@@ -57,9 +57,9 @@ def plan_of(texts: list[str], tool_use: bool) -> list[Json]:
     out: list[Json] = []
     for t in texts:
         if tool_use and not has_answer(t):
-            calls = parse_tool_calls(t)
+            calls = calls_to_send(t)
             if calls:
-                out.append({"kind": "tool", "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]})
+                out.append({"kind": "tool", "calls": [{"name": str(c["name"]), "arguments": c["arguments"], "block": c["block"]} for c in calls]})
                 continue
         out.append({"kind": "step", "action": t})
     return out
@@ -85,8 +85,9 @@ class Episode:
         reply: Json = s.reply or {"ok": False, "error": {"kind": "crashed", "type": "crashed", "message": "no reply"}}
         self.calls.append([req, reply])
         err = reply.get("error") if not reply.get("ok") else None
-        # After these the local session is gone too: nothing more is asked of it.
-        if isinstance(err, dict) and (err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol")):
+        # After these the local session is gone too, or (unreadable_call: session.ts tool throws) the
+        # local episode has failed: nothing more is asked of it.
+        if isinstance(err, dict) and (err.get("restarted") or err.get("kind") in ("crashed", "unknown_session", "protocol", "unreadable_call")):
             self.dead = True
         return reply
 
@@ -101,7 +102,8 @@ def play_plan(ep: Episode, items: list[Json], budget: int) -> None:
         item = items[i]
         if item["kind"] == "tool":
             for c in item["calls"]:
-                ep.call({"cmd": "tool", "name": c["name"], "arguments": c["arguments"]})
+                # session.ts tool(): the block when the call has one (the harness reads it as SPADE does)
+                ep.call({"cmd": "tool", "block": c["block"]} if "block" in c else {"cmd": "tool", "name": c["name"], "arguments": c["arguments"]})
                 if ep.dead:
                     return
             taken += 1

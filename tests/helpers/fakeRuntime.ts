@@ -7,6 +7,7 @@
 import type { RuntimePort } from '../../core/episodes/session';
 import type { HarnessReply } from '../../core/runtime/types';
 import { errorMessage } from '../../core/api';
+import { parseToolCalls } from '../../core/models/toolCalls';
 
 export interface FakeGame {
   reset(seed: number | null): unknown;
@@ -123,8 +124,11 @@ export class FakeRuntime implements RuntimePort {
       case 'get_tools':
         return ok({ tools: g.tools ?? [] });
       case 'tool': {
-        const name = String(req.name);
-        const args = (req.arguments ?? {}) as Record<string, unknown>;
+        // The real harness reads a block with SPADE's Python parser; the stand-in with the host's.
+        const read = typeof req.block === 'string' ? parseToolCalls(`<tool_call>${req.block}</tool_call>`)[0] : undefined;
+        if (typeof req.block === 'string' && !read) return fail('protocol', 'the tool call block is not a tool call SPADE reads');
+        const name = String(read ? read.name : req.name);
+        const args = (read ? read.arguments : (req.arguments ?? {})) as Record<string, unknown>;
         if (!g.tool) return ok({ output: `Unknown tool '${name}'`, returncode: 1 });
         try {
           return ok({ output: g.tool(name, args), returncode: 0 });

@@ -23,7 +23,11 @@ describe("SPADE's action extraction", () => {
   });
   it('tool use keeps the text for the environment to parse, and turns tool_calls into <tool_call> blocks', () => {
     expect(extractAction('<think>hm</think> <tool_call>{"name":"a","arguments":{}}</tool_call>', { toolUse: true, thinking: true })).toBe('<tool_call>{"name":"a","arguments":{}}</tool_call>');
-    expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3}' } }])).toBe('<tool_call>{"name":"get","arguments":{"id":3}}</tool_call>');
+    // The arguments string goes in as the server sent it (JSON.parse would make 1.0 an int and round
+    // big integers); one Python's json.loads refuses stays a JSON string (SPADE's parser makes it {}).
+    expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3, "w": 1.0, "n": 12345678901234567890, "x": NaN}' } }])).toBe('<tool_call>{"name":"get","arguments":{"id": 3, "w": 1.0, "n": 12345678901234567890, "x": NaN}}</tool_call>');
+    expect(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3' } }])).toBe('<tool_call>{"name":"get","arguments":"{\\"id\\": 3"}</tool_call>');
+    expect(parseToolCalls(toolCallsAsText([{ function: { name: 'get', arguments: '{"id": 3' } }]))).toMatchObject([{ name: 'get', arguments: {} }]);
     // A name that is not a string stays that JSON value, for SPADE's parser to name (None, not "" or "null").
     expect(toolCallsAsText([{ function: { name: null, arguments: '{}' } }, { function: { arguments: '{}' } }])).toBe('<tool_call>{"name":null,"arguments":{}}</tool_call>\n<tool_call>{"name":"","arguments":{}}</tool_call>');
     expect(parseToolCalls(toolCallsAsText([{ function: { name: null } }, { function: { name: false } }])).map((c) => c.name)).toEqual(['None', 'False']);
@@ -72,7 +76,7 @@ describe('trajectory parsing', () => {
     );
     expect(t!.toolUse).toBe(true);
     expect(t!.steps[0]!.action).toBe('<tool_call>{"name":"lookup","arguments":{"q":1}}</tool_call>');
-    expect(t!.steps[0]!.tool).toEqual({ calls: [{ name: 'lookup', arguments: { q: 1 } }], outputs: ['found 3'] });
+    expect(t!.steps[0]!.tool).toEqual({ calls: [{ name: 'lookup', arguments: { q: 1 }, block: '{"name":"lookup","arguments":{"q":1}}' }], outputs: ['found 3'] });
     expect(t!.steps[1]!.action).toBe('<answer>3</answer>');
     expect(t!.steps[1]!.tool).toBeUndefined();
   });

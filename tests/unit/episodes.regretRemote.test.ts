@@ -48,6 +48,6 @@ describe('regret sweeps: the node plays what this workbench plays', () => {
     expect(remotePlans({ kind: 'random', lo: 1, hi: 100 }, 4, 5)!.plain).not.toEqual(r.plain);
     const s = remotePlans({ kind: 'script', actions: ['so \\boxed{ 7 }', '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'], extract: true }, 0, 30)!;
     expect(s.plain).toEqual([{ kind: 'step', action: '\\boxed{7}' }, { kind: 'step', action: '<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>' }]);
-    expect(s.tool).toEqual([{ kind: 'step', action: 'so \\boxed{ 7 }' }, { kind: 'tool', calls: [{ name: 'f', arguments: { x: 1 } }] }]);
+    expect(s.tool).toEqual([{ kind: 'step', action: 'so \\boxed{ 7 }' }, { kind: 'tool', calls: [{ name: 'f', arguments: { x: 1 }, block: '{"name": "f", "arguments": {"x": 1}}' }] }]);
   });
 });

@@ -85,6 +85,8 @@ d('regret --pool with a served model: the node sends what this workbench sends',
     expect(sentHere.filter((b) => b.includes('"tools":[')).length).toBeGreaterThan(4);
     expect(sentHere.some((b) => b.includes('"role":"tool","content":"Error calling lookup'))).toBe(true);
     expect(sentHere.some((b) => b.includes('"tool_call_id":"call_1"'))).toBe(true);
+    // The server's arguments string {"x": 3, "y": 5.0} reached tool_add as json.loads reads it, here and on the node.
+    expect(sentHere.some((b) => b.includes('"role":"tool","content":"8.0 (int)"'))).toBe(true);
     expect(a.envs.find((e) => e.env === 'ShopEnv')?.r_no_hint).toBe(1);
     expect([...server.rawRequests].sort()).toEqual(sentHere);
     const strip = (o: SweepOut) => ({ envs: o.envs, episodes: o.episodes.map(({ episodeId: _id, ...e }) => e) });

@@ -197,9 +197,11 @@ describe("SPADE's agent protocol over the stand-in", () => {
     expect(ep.steps.filter((s) => s.kind === 'step').map((s) => s.action)).toEqual(['no tags here', replies[3]!.content]);
   });
   it("reads tool calls as SPADE's parser does, quirks included", () => {
-    expect(parseToolCalls('<tool_call>{"name": "f", "arguments": {"a": {"b": 1}}}</tool_call>')).toEqual([{ name: 'f', arguments: {} }]);
-    expect(parseToolCalls('<tool_call>{"name": "f", "parameters": "{\\"x\\": 1}"}</tool_call>')).toEqual([{ name: 'f', arguments: { x: 1 } }]);
-    expect(parseToolCalls('<tool_call><function=g><parameter=s>&quot;hi&quot;</parameter><parameter=t>true</parameter></function></tool_call><tool_call>junk</tool_call>')).toEqual([{ name: 'g', arguments: { s: 'hi', t: true } }]);
+    expect(parseToolCalls('<tool_call>{"name": "f", "arguments": {"a": {"b": 1}}}</tool_call>')).toEqual([{ name: 'f', arguments: {}, block: '{"name": "f", "arguments": {"a": {"b": 1}}}' }]);
+    expect(parseToolCalls('<tool_call>{"name": "f", "parameters": "{\\"x\\": 1}"}</tool_call>')).toMatchObject([{ name: 'f', arguments: { x: 1 } }]);
+    expect(parseToolCalls('<tool_call><function=g><parameter=s>&quot;hi&quot;</parameter><parameter=t>true</parameter></function></tool_call><tool_call>junk</tool_call>')).toMatchObject([{ name: 'g', arguments: { s: 'hi', t: true } }]);
+    // Each call keeps the block it was read from: the harness reads it again, in Python.
+    expect(parseToolCalls('x <tool_call>\n{"name": "f", "arguments": {"a": 1.0}}\n</tool_call>')[0]!.block).toBe('\n{"name": "f", "arguments": {"a": 1.0}}\n');
   });
   it('a model failure after its retries ends the episode as failed: no return in either arm', async () => {
     server = await startStandIn(() => ({ status: 500, error: 'down' }));

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { parseToolCalls } from '../../../core/models/toolCalls';
+import { callNesting, parseToolCalls } from '../../../core/models/toolCalls';
 import { probePython } from '../../../core/runtime/native';
 import { harnessReplySchema, harnessResultSchemas, playResultSchema } from '../../../core/runtime/harnessMessages';
 import { GENERATED_PYTHON } from '../../../core/runtime/pythonContract';
@@ -112,6 +112,14 @@ describe.each(runtimes)('every harness reply fits its schema (%s)', (runtime) =>
     expect(tools).toHaveLength(1);
     const out = await check(sid, { cmd: 'tool', name: 'add', arguments: { a: 2, b: 3 } }, harnessResultSchemas.tool);
     expect(out).toEqual({ output: '5', returncode: 0 });
+    // A call's block is read in the interpreter as SPADE reads it: 1.0 stays a float, big integers whole.
+    const fromBlock = await check(sid, { cmd: 'tool', block: '{"name": "add", "arguments": {"a": 1.0, "b": 12345678901234567890}}' }, harnessResultSchemas.tool);
+    expect(fromBlock).toEqual({ output: '1.2345678901234567e+19', returncode: 0 });
+    const xml = await check(sid, { cmd: 'tool', block: '<function=add><parameter=a>2</parameter><parameter=b>0.5</parameter></function>' }, harnessResultSchemas.tool);
+    expect(xml).toEqual({ output: '2.5', returncode: 0 });
+    // A block SPADE's parser does not read is the host's mistake: a protocol error, the game never called.
+    const notACall = await rt.call(sid, { cmd: 'tool', block: '{not json' });
+    expect(notACall).toMatchObject({ ok: false, error: { kind: 'protocol' } });
     // Arguments that are JSON but not an object reach execute_tool as they are, as SPADE's rollout
     // passes them (core/models/toolCalls.ts): its `method(**arguments)` fails the call.
     for (const [args, type] of [[[2, 3], 'list'], [null, 'NoneType'], [7, 'int']] as const) {
@@ -190,7 +198,7 @@ describe('tool calls: the host and the harness read the same calls', () => {
     const script = [
       'import json, sys',
       'sys.path.insert(0, "native")',
-      'from spade_tool_calls import parse_tool_calls, has_answer',
+      'from spade_tool_calls import parse_block, parse_tool_calls, has_answer',
       'def plain(v):',
       '    if isinstance(v, float) and v != v: return "NaN"',
       '    if isinstance(v, float) and v in (float("inf"), float("-inf")): return "Infinity" if v > 0 else "-Infinity"',
@@ -200,7 +208,8 @@ describe('tool calls: the host and the harness read the same calls', () => {
       'out = []',
       'for text in json.load(sys.stdin):',
       // the name as SPADE's execute_tool spells it (f"tool_{name}"); the value itself is SPADE's
-      '    calls = [{"name": str(c["name"]), "arguments": c["arguments"]} for c in parse_tool_calls(text)]',
+      // and the block each call came from, which the harness reads again (cmd_tool) to the same call
+      '    calls = [{"name": str(c["name"]), "arguments": c["arguments"], "block": c["block"], "again": repr(parse_block(c["block"])) == repr(c)} for c in parse_tool_calls(text)]',
       '    out.append({"answer": has_answer(text), "calls": plain(calls)})',
       'print(json.dumps(out, allow_nan=False))',
     ].join('\n');
@@ -209,13 +218,13 @@ describe('tool calls: the host and the harness read the same calls', () => {
     const plain = (_k: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? (Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity') : v);
     const fromHost = CORPUS.map((text) => ({
       answer: /<answer>[\s\S]*?<\/answer>/.test(text),
-      calls: parseToolCalls(text).map((c) => ({ name: c.name, arguments: JSON.parse(JSON.stringify(c.arguments, plain)) as unknown })),
+      calls: parseToolCalls(text).map((c) => ({ name: c.name, arguments: JSON.parse(JSON.stringify(c.arguments, plain)) as unknown, block: c.block, again: true })),
     }));
     expect(fromHost).toEqual(fromPython);
     // the corpus reaches every branch: both forms, nested arguments cut to {}, and dropped blocks
-    expect(fromHost[1]!.calls).toEqual([{ name: 'add', arguments: { a: 2, b: 3 } }]);
-    expect(fromHost[3]!.calls).toEqual([{ name: 'nest', arguments: {} }]);
-    expect(fromHost[9]!.calls).toEqual([{ name: 'lookup', arguments: { city: 'Paris', n: 5 } }]);
+    expect(fromHost[1]!.calls).toMatchObject([{ name: 'add', arguments: { a: 2, b: 3 } }]);
+    expect(fromHost[3]!.calls[0]!.arguments).toEqual({});
+    expect(fromHost[9]!.calls).toMatchObject([{ name: 'lookup', arguments: { city: 'Paris', n: 5 } }]);
     expect(fromHost[8]!.calls).toEqual([]);
     expect(fromHost[14]!.calls[0]!.arguments).toEqual({ v: 'NaN', w: ['Infinity', '-Infinity'], s: 'NaN' });
     // Non-object arguments are kept (SPADE's tool_call_parser.py, _parse_json_block), never turned into {}.
@@ -232,5 +241,29 @@ describe('tool calls: the host and the harness read the same calls', () => {
     expect(names('<tool_call>{"name": true, "arguments": {"a": 1}}</tool_call>')).toEqual(['True']);
     expect(names('<tool_call>{"name": null, "arguments": {}}</tool_call>')).toEqual(['None']);
     expect(fromHost.flatMap((r) => r.calls.map((c) => c.name))).toEqual(expect.arrayContaining(['1.0', '1', '0', '-0.0', '1e+16', '1000000000000000.0', 'inf', 'nan', '-inf', "[1, 'a', None, True, 2.5, {'k': \"it's\"}]", "{'b': 3, '1': 2}", 'inner']));
+  });
+
+  it.runIf(probePython())('a sweep node sends the blocks this host sends, those nested past either stack included', () => {
+    const nest = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const texts = [
+      ...CORPUS,
+      `<tool_call>{"name": "show", "arguments": {"x": ${nest(3000)}}}</tool_call> <tool_call>{"name": "add", "arguments": {"a": 1.0}}</tool_call>`,
+      `<tool_call>{"arguments": {"x": ${nest(50_000)}}, "name": "show"}</tool_call><tool_call><function=f><parameter=y>${nest(2000)}</parameter></function></tool_call>`,
+      // not a call at all, but SPADE's json.loads of it raises before it can say so
+      `<tool_call>${'['.repeat(950)}</tool_call>`,
+      `<tool_call>{"name": "s", "arguments": {"q": "${'['.repeat(950)}\\"{"}}</tool_call>`,
+    ];
+    const script = [
+      'import json, sys',
+      'sys.path.insert(0, "native")',
+      'from spade_tool_calls import calls_to_send, nesting',
+      'print(json.dumps([[[c["block"], nesting(c["block"])] for c in calls_to_send(t)] for t in json.load(sys.stdin)]))',
+    ].join('\n');
+    const fromNode = JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify(texts), encoding: 'utf8', maxBuffer: 64 << 20 })) as [string, number][][];
+    expect(fromNode).toEqual(texts.map((t) => parseToolCalls(t).map((c) => [c.block, callNesting(c.block)])));
+    expect(fromNode.at(-3)).toHaveLength(2);
+    // brackets inside strings (escaped quotes included) do not nest
+    expect(fromNode.at(-1)![0]![1]).toBe(2);
+    expect(parseToolCalls(texts.at(-2)!)).toEqual([{ name: '', arguments: null, block: '['.repeat(950) }]);
   });
 });
