@@ -32,6 +32,12 @@ export interface StoredRegretOptions {
   target: SweepTarget;
   /** The model-run record the sweep's episodes are kept in. */
   runId: string;
+  /**
+   * The endpoint as the caller's local run would keep it in the run record (a design round's game:
+   * the app's endpoint, its key by the secret's name), so a run played on a cluster keeps what a
+   * local one keeps, plus where it ran. Absent: the sweep's model as the command line gave it.
+   */
+  recordEndpoint?: Record<string, unknown>;
 }
 
 /** The run record's "model" for a scripted policy: what played, as `runs list --model` names it. */
@@ -182,7 +188,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
     model: model ? model.model : policyModel(policy),
     endpoint: model ? model.baseUrl : sweep.target,
     config: model
-      ? { endpoint: { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
+      ? { endpoint: { ...(stored.recordEndpoint ?? { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}) }), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
       : { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null },
     hintSource: 'library',
     seeds,
