@@ -59,6 +59,8 @@ export interface ClusterPlaySpec {
   budget: number;
   stepTimeoutSec: number;
   model: SweepModel;
+  /** Keep each step's game state, as the caller's local play does (the app's, for a few seeds). */
+  states?: boolean;
   /** The endpoint as the caller's local play keeps it in the run record (StoredRegretOptions.recordEndpoint). */
   recordEndpoint?: Record<string, unknown>;
 }
@@ -77,7 +79,7 @@ export async function playGameOn(d: ClusterPlayDeps, s: ClusterPlaySpec, signal:
     }
   }
   const stored: StoredRegretOptions = {
-    regret: { policy: { kind: 'solution' }, budget: s.budget, stepTimeoutSec: s.stepTimeoutSec, model: s.model, seeds: s.seeds, seedStart: 0 },
+    regret: { policy: { kind: 'solution' }, budget: s.budget, stepTimeoutSec: s.stepTimeoutSec, model: s.model, seeds: s.seeds, seedStart: 0, ...(s.states ? { states: true } : {}) },
     // A shard a seed's two arms: a game's few episodes spread over the nodes without a task each.
     dispatch: { ...s.dispatch, shardSize: 2 },
     target: s.target,

@@ -247,6 +247,8 @@ export class DesignService {
           stepTimeoutSec: 30,
           // The key stays here: a node reads it from its own variable named as the secret is.
           model: { baseUrl: cfg.baseUrl, model: cfg.model, ...(agent.apiKeySecret ? { apiKeyEnv: agent.apiKeySecret } : {}), temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking, turnTimeoutMs: cfg.turnTimeoutMs, retries: cfg.retries },
+          // ModelService.play keeps the states of a play of one game and a few seeds; so do the nodes.
+          states: i.playSeeds <= 4,
           recordEndpoint: { ...agent },
         },
         entry.ac.signal,

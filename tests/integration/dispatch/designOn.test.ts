@@ -63,16 +63,17 @@ const comparable = (r: RoundJson) =>
  * What the round kept of its plays: the run record (less its id, times and where it ran) with its
  * episode rows, and each recorded episode's return, ending and transcript. `on` is returned apart.
  */
-function kept(r: RoundJson): { on: unknown; run: unknown; episodes: unknown[] } {
+function kept(r: RoundJson): { on: unknown; sweep: unknown; run: unknown; episodes: unknown[] } {
   const runId = r.games[0]!.run_id!;
   const db = openDatabase(join(r.data_dir, 'workbench.sqlite'));
   try {
     const store = new RunStore(db);
     const run = store.get(runId)!;
-    const { on, sweep: _sweep, ...endpoint } = run.config.endpoint;
+    const { on, sweep, ...endpoint } = run.config.endpoint;
     const rows = db.prepare("SELECT hint_enabled, seed, hint_text, max_turns, label, meta FROM episodes WHERE json_extract(meta, '$.run') = ? ORDER BY hint_enabled, seed").all(runId) as { meta: string }[];
     return {
       on,
+      sweep,
       run: { model: run.model, endpoint: run.endpoint, endpointConfig: endpoint, sampling: run.config.sampling, seeds: run.seeds, arms: run.arms, maxTurns: run.maxTurns, selection: run.selection, status: run.status, episodes: store.episodes(runId).map(({ episodeId: _id, ...e }) => e) },
       episodes: rows.map((e) => {
         const meta = JSON.parse(e.meta) as { spadeReturn?: number; endedBy?: string; agent?: { messages?: unknown } };
@@ -142,13 +143,13 @@ d('design --on: the checks of each attempt run on the target, with the same verd
     expect(comparable(r)).toEqual(comparable(local));
     const there = kept(r);
     expect(there.on).toBe(target);
-    expect({ ...there, on: null }).toEqual({ ...kept(local), on: null });
+    expect({ ...there, on: null, sweep: null }).toEqual({ ...kept(local), on: null, sweep: null });
     const after = JSON.parse((await rayRest(ray!.address, 'GET', '/api/jobs/')).text) as { submission_id: string; status: string }[];
     const mine = after.filter((j) => !seen.has(j.submission_id) && j.submission_id.startsWith('spade_audit_check-'));
     // Both attempts' audits (the broken answer is judged as SPADE judges it: it does not load) and the hint-leak check.
     expect(mine.map((j) => j.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
-    // The accepted game's six episodes: one regret job.
-    expect(after.filter((j) => !seen.has(j.submission_id) && j.submission_id.startsWith('spade_regret_')).map((j) => j.status)).toEqual(['SUCCEEDED']);
+    // The accepted game's six episodes: one regret job, its sweep's (other tests' sweeps may run on the head meanwhile).
+    expect(after.filter((j) => j.submission_id.startsWith(`spade_regret_${String(there.sweep)}_`)).map((j) => j.status)).toEqual(['SUCCEEDED']);
   }, 180_000);
 
   it('through Slurm: one array job a check and one for the plays, each in its own folder on the host', async () => {
@@ -164,9 +165,11 @@ d('design --on: the checks of each attempt run on the target, with the same verd
     expect(comparable(r)).toEqual(comparable(local));
     const there = kept(r);
     expect(there.on).toBe(target);
-    expect({ ...there, on: null }).toEqual({ ...kept(local), on: null });
+    expect({ ...there, on: null, sweep: null }).toEqual({ ...kept(local), on: null, sweep: null });
     expect(readdirSync(folder).filter((f) => !before.has(f) && f.startsWith('check-'))).toHaveLength(3);
-    expect(readdirSync(plays).filter((f) => !playsBefore.has(f))).toHaveLength(1);
+    // The plays' array job ran in the sweep's own folder (other tests' sweeps may run meanwhile).
+    expect(readdirSync(plays).filter((f) => !playsBefore.has(f))).toContain(String(there.sweep));
+    expect(readdirSync(join(plays, String(there.sweep), '0')).filter((f) => f.startsWith('results-'))).not.toHaveLength(0);
   }, 180_000);
 
   it("on the Ray head: a cancelled round's plays stop there, and the game's run record says cancelled", async () => {
@@ -212,7 +215,8 @@ d('design --on: the checks of each attempt run on the target, with the same verd
     } finally {
       slowAgent = 0;
     }
-    const jobs = (JSON.parse((await rayRest(ray!.address, 'GET', '/api/jobs/')).text) as { submission_id: string; status: string }[]).filter((j) => !before.has(j.submission_id) && j.submission_id.startsWith('spade_regret_'));
+    const sweepId = String(new RunStore(db).get('design-cancelled-g1')!.config.endpoint.sweep);
+    const jobs = (JSON.parse((await rayRest(ray!.address, 'GET', '/api/jobs/')).text) as { submission_id: string; status: string }[]).filter((j) => !before.has(j.submission_id) && j.submission_id.startsWith(`spade_regret_${sweepId}_`));
     expect(jobs.map((j) => j.status)).toEqual(['STOPPED']);
     const run = new RunStore(db).get('design-cancelled-g1')!;
     expect(run.status).toBe('cancelled');
