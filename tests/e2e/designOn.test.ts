@@ -69,11 +69,16 @@ d('the Design page: checks on a Ray cluster', () => {
     // The program's audit and its hint-leak check each ran as a job on the head, and the game's two episodes as one more.
     const after = await jobIds('spade_audit_check-');
     expect([...after].filter((id) => !before.has(id))).toHaveLength(2);
-    expect([...(await jobIds('spade_regret_'))].filter((id) => !playsBefore.has(id))).toHaveLength(1);
     // The round kept the game's numbers from the run record of its play on the head.
     const [round] = ctx.app.services.design.list(1);
     const game = ctx.app.services.design.get(round!.id).games[0]!;
-    expect({ regret: game.regret, winRate: game.win_rate, on: game.plays_on }).toEqual({ regret: 1, winRate: 0, on: `ray://${new URL(ray!.address).host}` });
     expect(game.run_id).not.toBeNull();
+    const sweep = String(ctx.app.services.runs.get(game.run_id!).run.config.endpoint.sweep);
+    expect([...(await jobIds(`spade_regret_${sweep}_`))].filter((id) => !playsBefore.has(id))).toHaveLength(1);
+    expect({ regret: game.regret, winRate: game.win_rate, on: game.plays_on }).toEqual({ regret: 1, winRate: 0, on: `ray://${new URL(ray!.address).host}` });
+    // Its episodes keep each step's game state, as the app's local play of a few seeds does.
+    const eps = ctx.app.services.runs.get(game.run_id!).envs[0]!.episodes;
+    expect(eps).toHaveLength(2);
+    for (const e of eps) expect(ctx.app.services.episodes.ctx.d.store.steps(e.episodeId!, true).every((st) => st.state !== null)).toBe(true);
   }, 240_000);
 });
