@@ -29,6 +29,8 @@ export interface PlayOutcome {
   hintedWinRate: number;
   episodes: number;
   failed: number;
+  /** Where the episodes were played: `local`, or the cluster target (`ray://HOST:PORT`, `slurm:HOST`). */
+  on?: string;
 }
 
 export interface DesignDeps {

@@ -104,6 +104,8 @@ export interface RoundView {
     hint_error: string | null;
     hint_leak: { status: string; message: string } | null;
     play_error: string | null;
+    /** Where the game's episodes were played (`local`, `ray://…`, `slurm:…`); null when it was not played. */
+    plays_on: string | null;
     regret: number | null;
     win_rate: number | null;
     r_hint: number | null;
@@ -143,7 +145,7 @@ export function roundView(db: Db, id: string): RoundView | null {
     startedAt: r.started_at,
     endedAt: r.ended_at,
     games: games.map((g) => {
-      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string }) : null;
+      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string }) : null;
       const play = stored && stored.error === undefined ? stored : null;
       return {
         idx: g.idx,
@@ -156,6 +158,7 @@ export function roundView(db: Db, id: string): RoundView | null {
         hint_error: g.hint_error,
         hint_leak: g.hint_leak ? (JSON.parse(g.hint_leak) as { status: string; message: string }) : null,
         play_error: stored?.error ?? null,
+        plays_on: play ? (play.on ?? 'local') : null,
         regret: play?.regret ?? null,
         win_rate: play?.winRate ?? null,
         r_hint: play?.rHint ?? null,

@@ -44,6 +44,11 @@ export interface RegretRemoteOptions {
   stepTimeoutSec: number;
   /** A served model plays instead of the policy (cognitive games only on a node). */
   model?: SweepModel | undefined;
+  /**
+   * A served model's episodes keep each step's game state, as the app's play of a few seeds of one
+   * game does (a design round's game): the node asks for the state after the reset and with each step.
+   */
+  states?: boolean | undefined;
 }
 
 /** The client a sweep's model episodes use here (the real one locally; its body() for playback). */

@@ -32,6 +32,12 @@ export interface StoredRegretOptions {
   target: SweepTarget;
   /** The model-run record the sweep's episodes are kept in. */
   runId: string;
+  /**
+   * The endpoint as the caller's local run would keep it in the run record (a design round's game:
+   * the app's endpoint, its key by the secret's name), so a run played on a cluster keeps what a
+   * local one keeps, plus where it ran. Absent: the sweep's model as the command line gave it.
+   */
+  recordEndpoint?: Record<string, unknown>;
 }
 
 /** The run record's "model" for a scripted policy: what played, as `runs list --model` names it. */
@@ -169,10 +175,10 @@ export interface RegretEnvSummary {
 /** Runs (or resumes) a regret sweep to its end on its target; the run record is ended with it. */
 export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: { signal: AbortSignal; onProgress?: ((p: SweepProgress) => void) | undefined; onSubmitted?: ((h: Record<string, unknown>) => void) | undefined }): Promise<{ runId: string; results: JobResult[]; envs: RegretEnvSummary[] }> {
   const stored = sweep.options as unknown as StoredRegretOptions;
-  const { policy, budget, seeds, seedStart, model } = stored.regret;
+  const { policy, budget, seeds, seedStart, model, states } = stored.regret;
   const modelPolicy = model ? { kind: 'llm', endpoint: model.baseUrl, model: model.model, temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking } : null;
   // The player of every episode: the policy, or SPADE's agent over a client (the real one here, a node's answers in playback).
-  const playerOf = (client: Pick<ChatClient, 'complete'> | null): Player => (model && client ? modelPlayer(client, { thinking: model.thinking === true, policy: modelPolicy! }) : scriptedPlayer(policy));
+  const playerOf = (client: Pick<ChatClient, 'complete'> | null): Player => (model && client ? modelPlayer(client, { thinking: model.thinking === true, policy: modelPolicy!, ...(states ? { states: true } : {}) }) : scriptedPlayer(policy));
   const catalog = memoryCatalog(d.db);
   const hints = new Map(sweep.items.map((it) => [it.sha256, it.hint]));
   const hintFor = (h: string): string | null => hints.get(h) ?? null;
@@ -186,7 +192,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
     model: model ? model.model : policyModel(policy),
     endpoint: model ? model.baseUrl : sweep.target,
     config: model
-      ? { endpoint: { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
+      ? { endpoint: { ...(stored.recordEndpoint ?? { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}) }), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
       : { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null },
     hintSource: 'library',
     seeds,
@@ -208,7 +214,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
       sweep,
       sources,
       executor,
-      work: regretWork({ policy, budget, stepTimeoutSec: stored.regret.stepTimeoutSec, ...(model ? { model } : {}) }),
+      work: regretWork({ policy, budget, stepTimeoutSec: stored.regret.stepTimeoutSec, ...(model ? { model } : {}), ...(model && states ? { states: true } : {}) }),
       signal: o.signal,
       ...(o.onProgress ? { onProgress: o.onProgress } : {}),
       ...(o.onSubmitted ? { onSubmitted: o.onSubmitted } : {}),

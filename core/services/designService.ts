@@ -26,9 +26,12 @@ import { designerPrompt, type Difficulty } from '../design/prompt';
 import { newRoundId, runRound } from '../design/round';
 import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
 import type { PlayOutcome } from '../design/attempt';
+import { clusterAgentProblem, gameRunId, outcomeOfRun, playGameOn, roundSelection } from '../design/plays';
 import { packageRoot } from './appInfo';
 import { resolveTarget } from '../audit/dispatch/poolService';
-import { makeExecutor, targetLabel } from '../audit/dispatch/targets';
+import { makeExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
+import { SweepCancelled } from '../audit/dispatch/sweep';
+import { envIdOfHash } from '../memory/repository';
 import { auditOn } from '../audit/dispatch/auditOn';
 import type { SweepExecutor } from '../audit/dispatch/executor';
 import type { EnvAudit } from '../audit/types';
@@ -57,8 +60,10 @@ interface LiveRound {
   done: Promise<unknown>;
 }
 
-/** The run record of game idx of a round: one per played game, named after the round. */
-export const gameRunId = (roundId: string, idx: number): string => `${roundId}-g${idx + 1}`;
+export { gameRunId };
+
+/** A cluster a round's checks and plays run on. */
+type Cluster = { target: Exclude<SweepTarget, { kind: 'local' }>; dispatch: DispatchSettings };
 
 export class DesignService {
   private readonly live = new Map<string, LiveRound>();
@@ -122,7 +127,11 @@ export class DesignService {
     const designer = models.client(models.config(i.designer));
     if (i.agent) models.config(i.agent);
     // A cluster target is checked before anything is stored; its executor lives as long as the round.
-    const on = i.checksOn && i.checksOn.kind !== 'local' ? resolveTarget(this.d.db, i.checksOn) : null;
+    const resolved = i.checksOn && i.checksOn.kind !== 'local' ? resolveTarget(this.d.db, i.checksOn) : null;
+    const on: Cluster | null = resolved && resolved.target.kind !== 'local' ? { target: resolved.target, dispatch: resolved.dispatch } : null;
+    // The accepted games are played there too: the nodes call the agent themselves.
+    const agentProblem = on && i.agent ? clusterAgentProblem(i.agent) : null;
+    if (agentProblem) throw invalidInput(`The round runs on ${targetLabel(on!.target)}, where its games are played too, but ${agentProblem}`);
     const id = newRoundId();
     const ac = new AbortController();
     const entry: LiveRound = { ac, progress: null, playing: null, done: Promise.resolve() };
@@ -137,7 +146,7 @@ export class DesignService {
         ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint }, { name: `design attempt ${++checked}`, signal: ac.signal })
         : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint)).audit;
     const agent = i.agent;
-    const play = agent ? (hash: string, _hint: string | null, idx: number) => this.play(id, entry, agent, hash, idx, i) : undefined;
+    const play = agent ? (hash: string, hint: string | null, idx: number) => (on ? this.playOn(id, entry, on, agent, hash, hint, idx, i) : this.play(id, entry, agent, hash, idx, i)) : undefined;
     entry.done = runRound(
       {
         id,
@@ -164,6 +173,7 @@ export class DesignService {
           parentEnvId: i.parentEnvId ?? null,
           instruction: i.instruction ?? null,
           checksOn: on ? targetLabel(on.target) : 'local',
+          playsOn: agent ? (on ? targetLabel(on.target) : 'local') : null,
         },
       },
       {
@@ -202,22 +212,52 @@ export class DesignService {
     const runId = gameRunId(roundId, idx);
     entry.playing = runId;
     try {
-      const r = await this.d.models().play({ hashes: [hash], endpoint: agent, seeds: i.playSeeds, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: i.maxTurns, runId, selection: `design round ${roundSeq(this.d.db, roundId) ?? '?'}` });
-      const e = r.envs[0];
-      if (!e || e.regret === null || e.winRate === null || e.rNoHint === null) throw new Error(e?.notMeasured ?? (r.cancelled ? 'play was cancelled' : 'play measured nothing'));
-      const hinted = e.hintReturns;
-      return {
-        rHint: e.rHint ?? e.rNoHint,
-        rNoHint: e.rNoHint,
-        regret: e.regret,
-        winRate: e.winRate,
-        hintedWinRate: hinted.length ? hinted.filter((x) => x > 0).length / hinted.length : 0,
-        episodes: r.episodes.length,
-        failed: r.episodes.filter((x) => x.failed).length,
-      };
+      const r = await this.d.models().play({ hashes: [hash], endpoint: agent, seeds: i.playSeeds, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: i.maxTurns, runId, selection: roundSelection(roundSeq(this.d.db, roundId)) });
+      return outcomeOfRun(r, 'local');
     } finally {
       entry.playing = null;
     }
+  }
+
+  /**
+   * An accepted game played on the round's cluster (core/design/plays.ts): the same run record,
+   * episodes and numbers as play() here, the record saying where it ran. The round's cancel stops
+   * the sweep's tasks on the engine through the round's signal.
+   */
+  private async playOn(roundId: string, entry: LiveRound, on: Cluster, agent: Endpoint, hash: string, hint: string | null, idx: number, i: StartInput): Promise<PlayOutcome> {
+    const models = this.d.models();
+    const cfg = models.config(agent);
+    const ctx = this.d.episodes().ctx;
+    const env = ctx.env(hash);
+    let cancelled = false;
+    try {
+      await playGameOn(
+        { db: this.d.db, dataDir: this.d.dataDir, store: ctx.d.store, runs: this.d.runs(), runtime: ctx.d.runtime },
+        {
+          ...on,
+          roundId,
+          seq: roundSeq(this.d.db, roundId),
+          idx,
+          hash,
+          name: env.name ?? hash.slice(0, 12),
+          envId: envIdOfHash(this.d.db, hash),
+          hint,
+          seeds: i.playSeeds,
+          budget: i.maxTurns,
+          stepTimeoutSec: 30,
+          // The key stays here: a node reads it from its own variable named as the secret is.
+          model: { baseUrl: cfg.baseUrl, model: cfg.model, ...(agent.apiKeySecret ? { apiKeyEnv: agent.apiKeySecret } : {}), temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking, turnTimeoutMs: cfg.turnTimeoutMs, retries: cfg.retries },
+          // ModelService.play keeps the states of a play of one game and a few seeds; so do the nodes.
+          states: i.playSeeds <= 4,
+          recordEndpoint: { ...agent },
+        },
+        entry.ac.signal,
+      );
+    } catch (e) {
+      if (!(e instanceof SweepCancelled)) throw e;
+      cancelled = true;
+    }
+    return outcomeOfRun(models.result(gameRunId(roundId, idx), cancelled), targetLabel(on.target));
   }
 
   cancel(id: string): { cancelled: boolean } {

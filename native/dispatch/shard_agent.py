@@ -205,6 +205,8 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
     budget = int(opts.get("budget", 30))
     hint = item.get("hintText")
     thinking = opts["model"].get("thinking") is True
+    # Each step's state, as agent.ts modelPlayer records it with `states` (rollout.ts playPlan).
+    states = opts.get("states") is True
     exchanges: list[Json] = []
     tools: Any = []
     if load.get("mayHaveTools") is not False:
@@ -217,6 +219,10 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
     r = call({"cmd": "reset", "seed": item["seed"]})
     if dead():
         return exchanges
+    if states:
+        call({"cmd": "state"})
+        if dead():
+            return exchanges
     res = r.get("result") if r.get("ok") else None
     obs = res["spade"]["observation"] if isinstance(res, dict) and isinstance(res.get("spade"), dict) else RESET_ERROR_OBSERVATION
     first = obs + HINT_SEPARATOR + hint if hint is not None else obs
@@ -243,7 +249,7 @@ def play_model(call: Callable[[Json], Json], dead: Callable[[], bool], load: Jso
                 messages.append({"role": "tool", "content": out, "tool_call_id": cid} if cid else {"role": "tool", "content": out})
             continue
         action = raw if tool_use else extract_action(raw, thinking and hint is None)
-        r = call({"cmd": "play", "actions": [action], "reset": False, "stopWhenDone": True, "state": False})
+        r = call({"cmd": "play", "actions": [action], "reset": False, "stopWhenDone": True, "state": states})
         if not r.get("ok"):
             return exchanges
         got = (r.get("result") or {}).get("steps") or []

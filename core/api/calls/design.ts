@@ -83,6 +83,8 @@ const gameSchema = z.object({
   /** The workbench's hint-leak check of the hint written after acceptance (never part of SPADE's verdict). */
   hint_leak: z.object({ status: z.string(), message: z.string() }).nullable(),
   play_error: z.string().nullable(),
+  /** Where the game's episodes were played (`local`, `ray://HOST:PORT`, `slurm:HOST`); null when not played. */
+  plays_on: z.string().nullable(),
   regret: z.number().nullable(),
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),

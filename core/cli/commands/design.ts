@@ -7,7 +7,7 @@ import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { openDataDir } from '../../memory/cliDb';
-import { getVersion, matchingIds } from '../../memory/repository';
+import { envIdOfHash, getVersion, matchingIds } from '../../memory/repository';
 import { memoryCatalog } from '../../episodes/catalog';
 import { EpisodeService } from '../../episodes/service';
 import { EpisodeStore } from '../../episodes/store';
@@ -19,13 +19,18 @@ import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
 import { LocalEngine } from '../../models/localEngine';
 import { ALL_SKILLS } from '../../api/skills';
 import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
-import { runRound, writeSpadeLayout } from '../../design/round';
-import { parentsByHash } from '../../design/store';
+import { newRoundId, runRound, writeSpadeLayout } from '../../design/round';
+import { parentsByHash, roundSeq } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 import { auditOn } from '../../audit/dispatch/auditOn';
+import { errorMessage } from '../../api/errorMessage';
 import type { EnvAudit } from '../../audit/types';
 import type { SweepExecutor } from '../../audit/dispatch/executor';
-import { makeExecutor, type DispatchSettings } from '../../audit/dispatch/targets';
+import { makeExecutor, targetLabel, type DispatchSettings } from '../../audit/dispatch/targets';
+import { RunService } from '../../runs/service';
+import { SettingsStore } from '../../services/settingsStore';
+import type { SweepModel } from '../../episodes/regretRemote';
+import { clusterAgentProblem, gameRunId, localGameRun, outcomeOfResults, playGameOn } from '../../design/plays';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
 function defaultTemplate(): string {
@@ -99,6 +104,9 @@ export const designCommand: Command = {
     const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
     const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
     const target = cliTarget(values.on);
+    // The plays go where the checks go; a node reaches the agent by itself, so it must be a server it can reach.
+    const agentProblem = target.kind !== 'local' && playSeeds > 0 ? clusterAgentProblem(agentCfg) : null;
+    if (agentProblem) throw new UsageError(`--on ${values.on}: the accepted games are played there, but ${agentProblem} (--agent URL --agent-model NAME, or --play-seeds 0)`);
     // Where each attempt's checks run: this machine's pool, or a Ray head / Slurm host as a pool audit does.
     const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python: nodePython(values, target.kind !== 'local'), ...reachSettings(values) };
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
@@ -108,7 +116,8 @@ export const designCommand: Command = {
     const { db, dataDir } = openDataDir(values['data-dir']);
     const pool = new AuditPool({ workers: 1, envTimeoutSec: 120 });
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
-    const episodes = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
+    const store = new EpisodeStore(db);
+    const episodes = new EpisodeService({ store, catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     const ac = new AbortController();
     const executor: SweepExecutor<EnvAudit> | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
     let checked = 0;
@@ -122,26 +131,61 @@ export const designCommand: Command = {
     try {
       const memoryIds = values['seeds-from'] !== undefined ? matchingIds(db, { query: values['seeds-from'] }).ids : null;
       const agent = new ChatClient(agentCfg);
-      const play = async (hash: string, hint: string | null): Promise<PlayOutcome> => {
-        const r = await episodes.regretMany({
-          hashes: [hash],
-          seeds: playSeeds,
-          seedStart: 0,
-          hintFor: () => hint,
-          maxTurns,
-          concurrency: 1,
-          arms: hint === null ? ['nohint'] : ['hint', 'nohint'],
-          player: modelPlayer(agent, { thinking: false, policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
-        });
-        const ok = r.episodes.filter((e) => !e.failed);
-        const noHint = ok.filter((e) => !e.hint);
-        const hinted = ok.filter((e) => e.hint);
-        const share = (xs: typeof ok) => (xs.length ? xs.filter((e) => e.ret > 0).length / xs.length : 0);
-        const e = r.envs[0]!;
-        return { rHint: e.rHint, rNoHint: e.rNoHint, regret: e.regret, winRate: share(noHint), hintedWinRate: share(hinted), episodes: r.episodes.length, failed: r.episodes.length - ok.length };
+      // Each played game is a run record (Runs page), here or on the cluster; only its `on` differs.
+      const runs = new RunService({ db, catalog: memoryCatalog(db), minShare: () => new SettingsStore(db).get().runMinSuccess });
+      const sweepModel: SweepModel = {
+        baseUrl: agentCfg.baseUrl,
+        model: agentCfg.model,
+        ...(process.env.SPADE_AGENT_API_KEY ? { apiKeyEnv: 'SPADE_AGENT_API_KEY' } : {}),
+        temperature: agentCfg.temperature,
+        topP: agentCfg.topP,
+        topK: agentCfg.topK,
+        maxTokens: agentCfg.maxTokens,
+        thinking: agentCfg.thinking,
+        turnTimeoutMs: agentCfg.turnTimeoutMs,
+        retries: agentCfg.retries,
+      };
+      const roundId = newRoundId();
+      const play = async (hash: string, hint: string | null, idx: number): Promise<PlayOutcome> => {
+        const seq = roundSeq(db, roundId);
+        if (target.kind !== 'local') {
+          const env = memoryCatalog(db).byHash(hash);
+          const r = await playGameOn(
+            { db, dataDir, store, runs, runtime: rt },
+            { target, dispatch, roundId, seq, idx, hash, name: env?.name ?? hash.slice(0, 12), envId: envIdOfHash(db, hash), hint, seeds: playSeeds, budget: maxTurns, stepTimeoutSec: 30, model: sweepModel },
+            ac.signal,
+          );
+          return outcomeOfResults(r.results, hash, hint === null, targetLabel(target));
+        }
+        const runId = gameRunId(roundId, idx);
+        const recorded = runs.begin(localGameRun({ runId, seq, hash, seeds: playSeeds, budget: maxTurns, model: sweepModel }));
+        let status: 'done' | 'cancelled' | 'failed' = 'failed';
+        let error: string | null = null;
+        try {
+          const r = await episodes.regretMany({
+            hashes: [hash],
+            seeds: playSeeds,
+            seedStart: 0,
+            hintFor: () => hint,
+            maxTurns,
+            concurrency: 1,
+            runId,
+            recorded,
+            arms: hint === null ? ['nohint'] : ['hint', 'nohint'],
+            player: modelPlayer(agent, { thinking: false, policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
+          });
+          status = r.cancelled ? 'cancelled' : 'done';
+          return outcomeOfResults(r.episodes, hash, hint === null, 'local');
+        } catch (e) {
+          error = errorMessage(e);
+          throw e;
+        } finally {
+          runs.end(runId, status, error);
+        }
       };
       const round = await runRound(
         {
+          id: roundId,
           skills,
           count,
           difficulty,
@@ -155,6 +199,7 @@ export const designCommand: Command = {
           bans: ids(values.ban, '--ban'),
           memoryIds,
           designerModel: designerCfg.model,
+          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null },
         },
         {
           db,
@@ -179,6 +224,7 @@ export const designCommand: Command = {
               error: round.error,
               data_dir: dataDir,
               checks_on: executor?.label ?? 'local',
+              plays_on: playSeeds > 0 ? targetLabel(target) : null,
               designer: { endpoint: designerCfg.baseUrl, model: designerCfg.model },
               agent: { endpoint: agentCfg.baseUrl, model: agentCfg.model },
               out: values.out ?? null,
@@ -194,6 +240,8 @@ export const designCommand: Command = {
                 class: g.class,
                 difficulty_score: g.difficulty_score,
                 play_error: g.play_error,
+                plays_on: g.plays_on,
+                run_id: runs.store.get(gameRunId(round.id, g.idx)) ? gameRunId(round.id, g.idx) : null,
                 attempts: g.attempts.map((a) => ({ prompt: a.prompt, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
               })),
             },
@@ -208,7 +256,8 @@ export const designCommand: Command = {
             `game ${g.idx + 1} ${g.skill}: ${g.accepted ? `accepted (environment ${g.env_id}, parents ${g.parents.join(', ') || 'none'})` : `rejected after ${g.attempts.length} attempts: ${last?.rejected_because ?? 'no attempt'}`}${g.regret !== null ? `, regret ${g.regret.toFixed(3)}, win rate ${g.win_rate!.toFixed(2)}, ${g.class}` : ''}`,
           );
         }
-        io.out(`round ${round.id} ${round.status}${round.error ? `: ${round.error}` : ''}${written.length ? `; ${written.length} games written under ${values.out}` : ''}`);
+        const where = target.kind === 'local' ? '' : `; ${playSeeds > 0 ? 'checks and plays' : 'checks'} on ${targetLabel(target)}`;
+        io.out(`round ${round.id} ${round.status}${round.error ? `: ${round.error}` : ''}${where}${written.length ? `; ${written.length} games written under ${values.out}` : ''}`);
       }
       return round.status === 'failed' ? 1 : 0;
     } finally {

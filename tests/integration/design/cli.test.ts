@@ -120,6 +120,10 @@ describe('spade-workbench design', () => {
     expect(a.err).toMatch(/Unknown skill Juggling/);
     const b = await run(['--skills', 'Optimization', '--feedback', 'maybe', '--data-dir', join(tmp.dir, 'x')]);
     expect(b.err).toMatch(/--feedback is repair/);
+    // On a cluster the games are played there too: the nodes cannot call the embedded model (the default agent).
+    const c = await run(['--skills', 'Optimization', '--on', 'ray://127.0.0.1:8265', '--data-dir', join(tmp.dir, 'x')]);
+    expect(c.code).toBe(2);
+    expect(c.err).toMatch(/--on ray:\/\/127\.0\.0\.1:8265: the accepted games are played there, but the embedded model plays only on this machine/);
   });
 
   it('makes one real attempt with the embedded model (SmolLM2): tokens produced, attempt stored, verdict given', async () => {

@@ -133,6 +133,7 @@ describe('design rounds through the API', () => {
     const run = await api.call('runs.get', { id: `${roundId}-g1` });
     expect(run.run.model).toBe('agent');
     expect(run.envs[0]).toMatchObject({ envHash: round.games[0]!.env_hash, regret: 1, winRate: 0 });
+    expect(round.games.map((g) => g.plays_on)).toEqual(['local', 'local']);
 
     // The accepted game is in the library with its parents.
     const env = await api.call('memory.get', { id: round.games[0]!.env_id! });
@@ -174,6 +175,15 @@ describe('design rounds through the API', () => {
     expect(r.games[0]!.attempts).toHaveLength(1);
     expect(r.games[0]!.attempts[0]!.error).not.toBeNull();
     expect(await api.call('design.cancel', { id: roundId })).toEqual({ cancelled: false });
+  });
+
+  it('refuses a round on a cluster whose agent only this machine can reach, before anything is stored', async () => {
+    const rounds = (await api.call('design.list', {})).length;
+    const ray = { kind: 'ray' as const, address: '127.0.0.1:8265' };
+    // The nodes call the agent themselves: the embedded model and an endpoint through a job's SSH connection are refused.
+    await expect(api.call('design.start', { skills: ['Optimization'], count: 1, designer: endpoint('designer'), agent: { ...endpoint('agent'), baseUrl: 'local' }, checksOn: ray })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('embedded model plays only on this machine') });
+    await expect(api.call('design.start', { skills: ['Optimization'], count: 1, designer: endpoint('designer'), agent: { ...endpoint('agent'), via: { jobId: 'job1' } }, checksOn: ray })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining("through a job's SSH connection") });
+    expect(await api.call('design.list', {})).toHaveLength(rounds);
   });
 
   it("previews a variants round: the parent is the only seed and the researcher's instruction comes last", async () => {

@@ -189,8 +189,8 @@ export function DesignView({ tab }: ViewProps<'design'>) {
             {form.play ? <EndpointFields label="Agent" value={form.agent} onChange={(agent) => set({ agent })} testId="design-agent" /> : null}
           </div>
         </div>
-        <div className="row design-checks-on" title="Where each attempt's checks run, as a pool audit's do; the designer and the agent are called from here">
-          <RunOnPicker label="Checks run on" testPrefix="design-checks" onChange={setChecksOn} />
+        <div className="row design-checks-on" title="Where each attempt's checks and the accepted games' plays run, as a pool audit's and a regret sweep's do; the designer is called from here, the agent from where the games are played">
+          <RunOnPicker label="Checks and plays run on" testPrefix="design-checks" onChange={setChecksOn} />
         </div>
         <div className="row design-buttons">
           <button onClick={doPreview} disabled={!!busy || !form.skills.length} data-testid="design-preview">

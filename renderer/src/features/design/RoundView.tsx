@@ -65,7 +65,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
   const finished = round.games.filter((g) => g.attempts.length && (g.accepted || g.attempts.length >= ((round.config.attempts as number | undefined) ?? 1))).length;
   const agent = (round.config.extra as { agent?: { model: string } | null } | undefined)?.agent;
   const designer = (round.config.extra as { designer?: { model: string } } | undefined)?.designer;
-  const checksOn = (round.config.extra as { checksOn?: string } | undefined)?.checksOn;
+  const { checksOn, playsOn } = (round.config.extra as { checksOn?: string; playsOn?: string | null } | undefined) ?? {};
   const points: ChartPoint[] = round.games
     .filter((g) => g.win_rate !== null && g.regret !== null)
     .map((g) => ({ key: String(g.idx), label: `game ${g.idx + 1} · ${gameName(g)}`, x: g.win_rate!, y: g.regret! }));
@@ -78,7 +78,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
         <span className="muted">
           {designer ? `designer ${designer.model}` : ''}
           {agent ? ` · agent ${agent.model}` : ' · not played'}
-          {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · checks on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
+          {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · {playsOn === checksOn ? 'checks and plays' : 'checks'} on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
       {round.error ? <div className="ep-error">{round.error}</div> : null}
