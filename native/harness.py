@@ -460,12 +460,12 @@ def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
         if fn is None:
             return {"output": f"execute_tool not supported by {type(s.env).__name__}", "returncode": 1}
         ret = fn(name, arguments)
-        if isinstance(ret, dict):
-            out = {"output": plain(ret.get("output")), "returncode": plain(ret.get("returncode"))}
-            if type(out["output"]) is not str or type(out["returncode"]) is not int:
-                out["raw"] = describe(ret)
-            return out
-        return {"output": None, "returncode": None, "raw": describe(ret)}
+        # SPADE's rollout reads tool_result.get("output", ""): a result without .get raises there and
+        # fails the episode (its catch-all), so it raises here too, as the game's own exception.
+        out = {"output": plain(ret.get("output", "")), "returncode": plain(ret.get("returncode"))}
+        if type(out["output"]) is not str or type(out["returncode"]) is not int:
+            out["raw"] = describe(ret)
+        return out
 
     return h.run(s, go)
 

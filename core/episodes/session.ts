@@ -232,7 +232,10 @@ export class EnvSession {
     const r = this.unwrap(await this.call(call.block !== undefined ? { cmd: 'tool', block: call.block } : { cmd: 'tool', name, arguments: call.arguments }));
     // SPADE's parser raised on the call (JSON nested too deep): its rollout fails the episode, so this one fails too.
     if (!r.ok && r.error.kind === 'unreadable_call') throw new DomainError('invalid_input', `the tool call could not be read: ${r.error.message}`, { harness: r.error });
-    if (!r.ok) return { output: `Error calling ${name}: ${r.error.message}`, returncode: 1 };
+    // execute_tool raised, ran past its limit, or returned what has no .get("output"): SPADE's rollout
+    // has no answer for the model then and fails the whole episode (its catch-all, or "execute_tool
+    // timeout"); a tool method that raises is already "Error calling …" inside ToolUseBaseEnv.
+    if (!r.ok) throw new DomainError('invalid_input', `execute_tool(${JSON.stringify(name)}) failed: ${r.error.kind === 'timeout' ? 'timeout' : r.error.type}: ${r.error.message}`, { harness: r.error });
     const v = r.value as { output?: unknown; returncode?: unknown };
     return { output: typeof v.output === 'string' ? v.output : String(v.output ?? ''), returncode: v.returncode === 0 ? 0 : 1 };
   }

@@ -22,6 +22,7 @@ import { tempDir } from '../../helpers/tmp';
 const FIXTURES = join(process.cwd(), 'tests', 'fixtures', 'tool-args');
 const ARGS_GAME = readFileSync(join(FIXTURES, 'args_env.py'), 'utf8');
 const ECHO_GAME = readFileSync(join(FIXTURES, 'echo_env.py'), 'utf8');
+const ODD_GAME = readFileSync(join(FIXTURES, 'odd_result_env.py'), 'utf8');
 const python = process.env.SPADE_WORKBENCH_VENV ? join(process.env.SPADE_WORKBENCH_VENV, 'bin', 'python') : 'python3';
 
 /** A server's structured call: name and the `arguments` string, as an OpenAI-compatible server sends them. */
@@ -55,6 +56,28 @@ function spadeOutputs(source: string, cls: string, turns: (string | Structured)[
   return JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify({ source, cls, turns }), encoding: 'utf8' })) as string[][];
 }
 
+/**
+ * SPADE's rollout for one tool call to a game's own execute_tool, in the real interpreter: the tool
+ * message is tool_result.get("output", ""); anything raised there fails the episode (its catch-all).
+ */
+function spadeToolMessage(source: string, cls: string, name: string): { output: string } | { failed: string } {
+  const script = [
+    'import json, sys',
+    'sys.path.insert(0, "native")',
+    'from harness_tool_base import ToolUseBaseEnv',
+    'req = json.load(sys.stdin)',
+    'ns = {"ToolUseBaseEnv": ToolUseBaseEnv}',
+    'exec(compile(req["source"], "<env>", "exec"), ns)',
+    'env = ns[req["cls"]]()',
+    'env.reset(seed=0)',
+    'try:',
+    '    print(json.dumps({"output": env.execute_tool(req["name"], {}).get("output", "")}))',
+    'except Exception as e:',
+    '    print(json.dumps({"failed": f"{type(e).__name__}: {e}"}))',
+  ].join('\n');
+  return JSON.parse(execFileSync(python, ['-I', '-c', script], { input: JSON.stringify({ source, cls, name }), encoding: 'utf8' })) as { output: string } | { failed: string };
+}
+
 /** Every turn of the game's tool path: the values JSON.parse would change, in both call forms. */
 const ARGS_TURNS = [
   '<tool_call>{"name": "add", "arguments": {"a": 12345678901234567890, "b": 1}}</tool_call>',
@@ -81,7 +104,7 @@ let server: StandIn | null = null;
 const hashes: Record<string, string> = {};
 beforeAll(() => {
   s = new Services({ dataDir: tmp.dir, shell: 'in-process' });
-  for (const [stem, source] of [['args_env', ARGS_GAME], ['echo_env', ECHO_GAME]] as const) {
+  for (const [stem, source] of [['args_env', ARGS_GAME], ['echo_env', ECHO_GAME], ['odd_result_env', ODD_GAME]] as const) {
     ingest(s.db, { source, path: join(FIXTURES, `${stem}.py`), fileStem: stem });
     hashes[stem] = sha256(source);
   }
@@ -122,6 +145,26 @@ describe.each(runtimes)("a tool call's arguments are SPADE's Python values (%s)"
     const ran = await ep.run(episode.id, { kind: 'script', actions: ECHO_TURNS, extract: false }, { kind: 'done' }, 50);
     expect(toolOutputs(ran.episode.meta)).toEqual(expected);
     expect(ran.steps.at(-1)!.reward).toBe(1);
+  });
+
+  it("a game's own execute_tool: what SPADE's rollout reads with .get(\"output\", \"\"), and a result it cannot read or a raise fails the episode", async () => {
+    for (const name of ['text', 'boom', 'getter', 'nooutput']) {
+      const spade = spadeToolMessage(ODD_GAME, 'OddResultEnv', name);
+      const r = await s.episodes.regretMany({ hashes: [hashes.odd_result_env!], seeds: 1, seedStart: 0, arms: ['nohint'], runtime, policy: { kind: 'script', actions: [`<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`, '<answer>done</answer>'], extract: false } });
+      const ep = r.episodes[0]!;
+      if ('failed' in spade) {
+        expect(spade.failed).toMatch(name === 'boom' ? /^ValueError: the tool broke/ : /^AttributeError: .*has no attribute 'get'/);
+        expect(ep, name).toMatchObject({ failed: true, endedBy: 'error', error: expect.stringContaining(spade.failed.split(':')[0]!) });
+        expect(r.envs[0]!.withoutHint.returns).toEqual([]);
+      } else {
+        expect(ep.failed, `${name}: ${ep.error}`).toBe(false);
+        expect(r.envs[0]!.withoutHint.returns).toEqual([1]);
+        // What the model is told the tool returned, as recorded by a played episode.
+        const { episode } = await s.episodes.open({ hash: hashes.odd_result_env!, seed: 0, hint: false, label: '', runtime });
+        const ran = await s.episodes.run(episode.id, { kind: 'script', actions: [`<tool_call>{"name": "${name}", "arguments": {}}</tool_call>`, '<answer>done</answer>'], extract: false }, { kind: 'done' }, 10);
+        expect(toolOutputs(ran.episode.meta), name).toEqual([[spade.output]]);
+      }
+    }
   });
 
   it('arguments nested past the interpreter\'s stack fail the episode, as SPADE\'s parser raising fails its rollout', async () => {
