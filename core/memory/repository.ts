@@ -99,8 +99,14 @@ function measuredExpr(col: string, model: string | undefined): string {
   return `(SELECT ${col} FROM model_run_envs m WHERE m.env_hash = e.head_hash${model ? ` AND m.model = ${sqlText(model)}` : ''} AND m.win_rate IS NOT NULL ORDER BY m.updated_at DESC LIMIT 1)`;
 }
 const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at)`;
-function summaryCols(f: MemoryFilters): string {
-  return `${SUMMARY_COLS}, ${measuredExpr(MEASURED_JSON, f.measuredBy)} AS measured_json`;
+/**
+ * The measured column costs one subquery per row (most of memory.search's CPU on a small library);
+ * while no model run has measured a win rate it is null for every row, so it is left out. Asked on
+ * every search, never remembered: the first measurement shows in the next search.
+ */
+function summaryCols(db: Db, f: MemoryFilters): string {
+  const any = (stmt(db, 'SELECT EXISTS (SELECT 1 FROM model_run_envs WHERE win_rate IS NOT NULL) AS y').get() as { y: number }).y;
+  return `${SUMMARY_COLS}, ${any ? measuredExpr(MEASURED_JSON, f.measuredBy) : 'NULL'} AS measured_json`;
 }
 const measuredSort = (f: MemoryFilters): Record<'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty', string> => ({
   measuredRegret: measuredExpr('m.regret', f.measuredBy),
@@ -611,7 +617,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
     const where = buildWhere('', filters);
     const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
     const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
-    const rows = stmt(db, `SELECT ${summaryCols(filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(field, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+    const rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(field, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,
       limit,
       offset,
@@ -634,11 +640,11 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   if (sort.field === 'relevance' && n <= RANK_LIMIT) {
     rows = stmt(
       db,
-      `SELECT ${summaryCols(filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
+      `SELECT ${summaryCols(db, filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rank ${sort.dir === 'desc' ? 'DESC' : 'ASC'}, e.id DESC LIMIT ? OFFSET ?`,
     ).all(fts, ...rest.params, limit, offset) as EnvRow[];
   } else if (sort.field === 'relevance' || sort.field === 'created') {
     const dir = sort.field === 'created' && sort.dir === 'asc' ? 'ASC' : 'DESC';
-    rows = stmt(db, `SELECT ${summaryCols(filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
+    rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} ORDER BY f.rowid ${dir} LIMIT ? OFFSET ?`).all(
       fts,
       ...rest.params,
       limit,
@@ -647,7 +653,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   } else {
     const where = buildWhere(query, filters);
     const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
-    rows = stmt(db, `SELECT ${summaryCols(filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(sort.field as Exclude<MemorySort['field'], 'relevance'>, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
+    rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(sort.field as Exclude<MemorySort['field'], 'relevance'>, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,
       limit,
       offset,

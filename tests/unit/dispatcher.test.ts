@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, errorMessage } from '../../core/api';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ApiError, calls, errorMessage } from '../../core/api';
 import { DomainError, isUnreachable } from '../../core/errors';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createHandlers } from '../../core/handlers';
@@ -74,6 +74,23 @@ describe('dispatcher', () => {
       expect(m, name).not.toMatch(/expected|Too (big|small)|Invalid (input|option)|<=|>=/);
       expect(m, name).toMatch(/^[A-Z].*[.)]$/);
     }
+  });
+
+  // zod's reportInput put every parse on a slower path (load.ws_cpu_us_per_call rose ~10%,
+  // docs/bench-issue35.md); it is needed only to word a refused input, so only that pays for it.
+  it('parses an accepted input once and plainly, and a refused one again to say what is missing', async () => {
+    const { dispatch } = setup();
+    const search = vi.spyOn(calls['memory.search'].input, 'safeParse');
+    const exporting = vi.spyOn(calls['memory.export'].input, 'safeParse');
+    cleanups.push(() => {
+      search.mockRestore();
+      exporting.mockRestore();
+    });
+    await dispatch('memory.search', { query: 'grid' }, { transport: 'in-process' });
+    expect(search.mock.calls.map((c) => c[1])).toEqual([undefined]);
+    const missing = await errorOf(dispatch('memory.export', { selection: { seeds: true }, format: 'spade' }, { transport: 'in-process' }));
+    expect(missing.message).toBe('The export folder is required.');
+    expect(exporting.mock.calls.map((c) => c[1])).toEqual([undefined, { reportInput: true }]);
   });
 
   it('persists settings in SQLite across a restart', async () => {
