@@ -17,11 +17,16 @@ function ciRay(): { address: string; bin: string } | null {
   return env.SPADE_CI_RAY_ADDRESS ? { address: env.SPADE_CI_RAY_ADDRESS, bin: env.SPADE_CI_RAY_BIN ?? '' } : null;
 }
 
+interface RayRate {
+  perSec: number;
+  sec: number;
+}
+
 /**
  * Envs per second while results arrive (first to last), so that what every job pays once (the
  * driver's start, the package) is left out and the row compares the tasks' own throughput.
  */
-async function rayRate(address: string, rayBin: string, sources: string[], shardSize: number, tag: string): Promise<{ perSec: number; sec: number }> {
+async function rayRate(address: string, rayBin: string, sources: string[], shardSize: number, tag: string): Promise<RayRate> {
   const python = probePython()?.path;
   if (!python) throw new Error('no interpreter for native audits');
   const ex = new RayExecutor({ address, python, driverPython: join(rayBin, 'python'), shardSize, envTimeoutSec: 120 });
@@ -54,17 +59,26 @@ export const dispatchSuite: BenchSuite = {
     const pack = collectSources(join(packageRoot(), 'resources', 'seed-pack'));
     const n = 80;
     const sources = Array.from({ length: n }, (_, i) => `${pack[i % pack.length]!.source}\n_BENCH_VARIANT = ${i}\n`);
-    log(`audit.scale_ratio: ${n} environments on the Ray head, 1 task`);
-    const one = await rayRate(ray.address, ray.bin, sources, n, 'a');
-    log(`audit.scale_ratio: the same ${n} as 2 tasks`);
-    const two = await rayRate(ray.address, ray.bin, sources.map((s) => `${s}_BENCH_RUN = 2\n`), n / 2, 'b');
+    // Alternating rounds (1, 2, 1, 2 tasks), each side's faster round kept: whichever side ran
+    // first would otherwise also pay for the head's cold start (workers, the working_dir upload).
+    const rounds: { one: RayRate[]; two: RayRate[] } = { one: [], two: [] };
+    for (let r = 0; r < 2; r++) {
+      log(`audit.scale_ratio: round ${r + 1}: ${n} environments on the Ray head, 1 task`);
+      rounds.one.push(await rayRate(ray.address, ray.bin, sources.map((s) => `${s}_BENCH_RUN = ${10 * r + 1}\n`), n, `a${r}`));
+      log(`audit.scale_ratio: round ${r + 1}: the same ${n} as 2 tasks`);
+      rounds.two.push(await rayRate(ray.address, ray.bin, sources.map((s) => `${s}_BENCH_RUN = ${10 * r + 2}\n`), n / 2, `b${r}`));
+    }
+    const best = (xs: RayRate[]): RayRate => xs.reduce((a, b) => (b.perSec > a.perSec ? b : a));
+    const one = best(rounds.one);
+    const two = best(rounds.two);
+    const each = (xs: RayRate[]): string => xs.map((x) => x.perSec.toFixed(1)).join(', ');
     return [
       {
         id: 'audit.scale_ratio',
         value: two.perSec / one.perSec,
         unit: 'x',
         goal: { op: '>=', value: 1.8 },
-        note: `Ray head on this machine, ${n} varied seed-pack environments, all checks: ${one.perSec.toFixed(1)} envs/s with 1 worker (${one.sec.toFixed(1)} s), ${two.perSec.toFixed(1)} with 2 (${two.sec.toFixed(1)} s), first to last result`,
+        note: `Ray head on this machine, ${n} varied seed-pack environments, all checks: ${one.perSec.toFixed(1)} envs/s with 1 worker (${one.sec.toFixed(1)} s), ${two.perSec.toFixed(1)} with 2 (${two.sec.toFixed(1)} s), first to last result, the faster of 2 alternating rounds (1 task: ${each(rounds.one)}; 2 tasks: ${each(rounds.two)})`,
       } satisfies BenchRow,
     ];
   },
