@@ -1,0 +1,158 @@
+import { errorMessage } from '../../api/errorMessage';
+import { DomainError } from '../../errors';
+import type { Db } from '../../memory/db';
+import { SweepCancelled, type SweepProgress } from './sweep';
+import { getSweep, setSweepState, type SweepRow } from './sweepStore';
+
+/** A sweep this process is driving. */
+export interface LiveSweep {
+  abort: AbortController;
+  progress: SweepProgress | null;
+  /** Failures among the results that had arrived before this run (the sweep counts this run's). */
+  failedBefore: number;
+  done: Promise<void>;
+}
+
+/** What differs between the app's pool audits and its regret sweeps. */
+export interface BackgroundSweepKind<V> {
+  kind: SweepRow['kind'];
+  /** How messages name one: "audit sweep", "regret sweep". */
+  label: string;
+  /** Results stored so far and how many failed (read while the sweep does not run here). */
+  counts(db: Db, id: string): { done: number; failed: number };
+  /** Drives the sweep to its end; throws SweepCancelled when the signal stopped it. */
+  run(sweep: SweepRow, signal: AbortSignal, onProgress: (p: SweepProgress) => void, onSubmitted: (handle: unknown) => void): Promise<unknown>;
+  /** Stops the Ray job or Slurm array of a sweep left running by a workbench that stopped; what each engine answered. */
+  stopInterrupted(sweep: SweepRow): Promise<string[]>;
+  view(s: SweepRow, live: LiveView, message: string | null): V;
+  emit(view: V): void;
+}
+
+/** The part of a sweep's view every kind shows the same way. */
+export interface LiveView {
+  state: SweepRow['state'] | 'interrupted';
+  phase: 'submitting' | 'following' | null;
+  done: number;
+  failed: number;
+  progress: SweepProgress | null;
+  /** This process drives the sweep now. */
+  running: boolean;
+}
+
+/**
+ * Sweeps started from the app, run in the background with their progress as events (at most four a
+ * second), cancellable (their work on the engine stopped, what arrived kept) and resumable; one left
+ * 'running' by a workbench that stopped is shown as interrupted. Pool audits and regret sweeps each
+ * hold one, with their own BackgroundSweepKind.
+ */
+export class BackgroundSweeps<V> {
+  private readonly live = new Map<string, LiveSweep>();
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly k: BackgroundSweepKind<V>,
+    private readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void,
+  ) {}
+
+  find(id: string): SweepRow {
+    const sweep = getSweep(this.db, id);
+    if (!sweep || sweep.kind !== this.k.kind) throw new DomainError('not_found', `No ${this.k.label} ${id}${sweep ? ` (that is ${sweep.kind === 'audit' ? 'a pool audit' : 'a regret'} sweep)` : ''}`);
+    return sweep;
+  }
+
+  isLive(id: string): boolean {
+    return this.live.has(id);
+  }
+
+  busy(): number {
+    return this.live.size;
+  }
+
+  view(s: SweepRow, message: string | null = null, progress?: SweepProgress | null): V {
+    const l = this.live.get(s.id);
+    const p = progress ?? l?.progress ?? null;
+    // While it runs, its own counts (reading a large sweep's results four times a second would cost more than the work).
+    const { done, failed } = l && p ? { done: p.done, failed: l.failedBefore + p.failed } : this.k.counts(this.db, s.id);
+    return this.k.view(
+      s,
+      {
+        state: s.state === 'running' && !l ? 'interrupted' : s.state,
+        phase: l && p && (p.phase === 'submitting' || p.phase === 'following') ? p.phase : null,
+        done,
+        failed,
+        progress: p,
+        running: !!l,
+      },
+      message,
+    );
+  }
+
+  resume(id: string): V {
+    const sweep = this.find(id);
+    if (this.live.has(id)) return this.view(sweep);
+    if (sweep.state === 'done') throw new DomainError('conflict', `${this.k.label[0]!.toUpperCase()}${this.k.label.slice(1)} ${id} is finished`);
+    setSweepState(this.db, id, 'running');
+    return this.drive(getSweep(this.db, id)!);
+  }
+
+  /** Stops the sweep's work (here, or its Ray job or Slurm array); what arrived stays. */
+  async cancel(id: string): Promise<{ cancelled: boolean; stopped: string[] }> {
+    const sweep = this.find(id);
+    const l = this.live.get(id);
+    if (l) {
+      l.abort.abort();
+      await l.done;
+      return { cancelled: getSweep(this.db, id)!.state === 'cancelled', stopped: [] };
+    }
+    if (sweep.state !== 'running') return { cancelled: false, stopped: [] };
+    // Interrupted: nothing follows it here, but its Ray job or Slurm array may still run.
+    const stopped = await this.k.stopInterrupted(sweep);
+    setSweepState(this.db, id, 'cancelled');
+    this.k.emit(this.view(getSweep(this.db, id)!, stopped.join('; ') || null));
+    return { cancelled: true, stopped };
+  }
+
+  /** Cancels what runs, as Ctrl-C does to the CLI (resumable), and waits for each to end. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.live.values()];
+    for (const l of all) l.abort.abort();
+    await Promise.all(all.map((l) => l.done));
+  }
+
+  drive(sweep: SweepRow): V {
+    if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
+    const abort = new AbortController();
+    const l: LiveSweep = { abort, progress: null, failedBefore: this.k.counts(this.db, sweep.id).failed, done: Promise.resolve() };
+    this.live.set(sweep.id, l);
+    let last = 0;
+    const onProgress = (p: SweepProgress): void => {
+      l.progress = p;
+      // The end (done, cancelled) goes out from finish(), once the sweep no longer runs here.
+      if (p.phase === 'done' || p.phase === 'cancelled') return;
+      if (p.phase === 'submitting' || Date.now() - last >= 250) {
+        last = Date.now();
+        this.k.emit(this.view(getSweep(this.db, sweep.id)!));
+      }
+    };
+    const onSubmitted = (h: unknown): void => this.log?.('info', `${this.k.label} ${sweep.id} on ${sweep.target}: submitted ${JSON.stringify(h)}`);
+    l.done = this.k.run(sweep, abort.signal, onProgress, onSubmitted).then(
+      () => this.finish(sweep.id, null),
+      // What a cluster answered to the stop is worth showing; this machine's work just ends.
+      (e: unknown) => this.finish(sweep.id, e instanceof SweepCancelled ? (sweep.target === 'local' ? null : e.stopped.join('; ') || null) : errorMessage(e), !(e instanceof SweepCancelled)),
+    );
+    return this.view(getSweep(this.db, sweep.id)!);
+  }
+
+  private finish(id: string, message: string | null, failed = false): void {
+    const l = this.live.get(id);
+    this.live.delete(id);
+    const s = getSweep(this.db, id);
+    if (!s) return;
+    // Failed before the sweep could mark it (a lost version, an engine refusing the submission).
+    if (failed && s.state === 'running') setSweepState(this.db, id, 'failed');
+    if (failed) this.log?.('error', `${this.k.label} ${id} on ${s.target}: ${message ?? 'failed'}`);
+    this.k.emit(this.view(getSweep(this.db, id)!, message, l?.progress ?? null));
+  }
+}
