@@ -2,20 +2,13 @@ import { useCallback, useEffect, useState } from 'react';
 import type { CallOutput, EventPayload } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
-import { ProgressLine } from '../../components/ProgressLine';
+import { SweepCard } from '../../components/SweepCard';
 import { openAudit } from './open';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 
 type Sweep = EventPayload<'audit.sweepProgress'>;
 type Result = CallOutput<'audit.sweepResults'>[number];
 
-const STATE_TEXT: Record<Sweep['state'], string> = {
-  running: 'running',
-  interrupted: 'interrupted (the workbench stopped while it ran)',
-  done: 'done',
-  cancelled: 'cancelled',
-  failed: 'failed',
-};
 
 
 function Results({ sweepId }: { sweepId: string }) {
@@ -47,60 +40,24 @@ function Results({ sweepId }: { sweepId: string }) {
 }
 
 function SweepRow({ s, heardAt, open, onToggle }: { s: Sweep; heardAt: number; open: boolean; onToggle(): void }) {
-  const [busy, setBusy] = useState(false);
-  const act = (call: () => Promise<unknown>) => {
-    setBusy(true);
-    void attempt('audit', 'Sweep', call).then(() => setBusy(false));
-  };
   const rate = s.envsPerSec !== null ? `${s.envsPerSec.toFixed(1)} envs/s` : 'no rate yet';
-  const resumable = s.state === 'interrupted' || s.state === 'cancelled' || s.state === 'failed';
   return (
-    <li className={`sweep sweep-${s.state}`} data-testid="sweep" data-sweep={s.id} data-state={s.state}>
-      <div className="sweep-head">
-        <code>{s.query || 'every environment'}</code>
-        <span>on {runOnText(s.target)}</span>
-        <span className={`sweep-state ${s.state}`}>{STATE_TEXT[s.state]}</span>
-        <span className="muted">{new Date(s.createdAt).toLocaleString()}</span>
-        {resumable && (
-          <button disabled={busy} onClick={() => act(() => backend().call('audit.sweepResume', { sweepId: s.id }))}>
-            Resume ({s.done}/{s.total})
-          </button>
-        )}
-        {s.state === 'interrupted' && (
-          <button disabled={busy} onClick={() => act(() => backend().call('audit.sweepCancel', { sweepId: s.id }))}>
-            Cancel
-          </button>
-        )}
-        {s.done > 0 && (
-          <button className="audit-link" aria-expanded={open} onClick={onToggle}>
-            {open ? 'Hide results' : 'Results'}
-          </button>
-        )}
-      </div>
-      {s.state === 'running' ? (
-        <ProgressLine
-          testId="sweep-progress"
-          label={s.phase === 'submitting' && s.target !== 'local' ? 'Submitting' : 'Auditing'}
-          startedAt={heardAt}
-          done={s.done}
-          total={s.total}
-          detail={`${s.failed} failing · ${rate}`}
-          cancelling={busy}
-          onCancel={() => act(() => backend().call('audit.sweepCancel', { sweepId: s.id }))}
-        />
-      ) : (
-        <div className="sweep-summary" data-testid="sweep-summary">
-          <div className="progress-bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={s.total ? Math.round((100 * s.done) / s.total) : 100}>
-            <div style={{ width: `${s.total ? Math.max(2, (100 * s.done) / s.total) : 100}%` }} />
-          </div>
-          <span>
-            {s.done} / {s.total} audited · {s.failed} failing{s.envsPerSec !== null ? ` · ${rate}` : ''}
-          </span>
-        </div>
-      )}
-      {s.message && <p className={s.state === 'failed' ? 'audit-error' : 'muted'}>{s.message}</p>}
-      {open && s.done > 0 && <Results key={`${s.id}-${s.done}-${s.state}`} sweepId={s.id} />}
-    </li>
+    <SweepCard
+      s={s}
+      heardAt={heardAt}
+      open={open}
+      onToggle={onToggle}
+      area="audit"
+      noun="sweep"
+      resume={() => backend().call('audit.sweepResume', { sweepId: s.id })}
+      cancel={() => backend().call('audit.sweepCancel', { sweepId: s.id })}
+      testIds={{ card: 'sweep', progress: 'sweep-progress', summary: 'sweep-summary' }}
+      resultsLabel="Results"
+      progressLabel="Auditing"
+      progressDetail={`${s.failed} failing · ${rate}`}
+      summary={`${s.done} / ${s.total} audited · ${s.failed} failing${s.envsPerSec !== null ? ` · ${rate}` : ''}`}
+      results={<Results key={`${s.id}-${s.done}-${s.state}`} sweepId={s.id} />}
+    />
   );
 }
 

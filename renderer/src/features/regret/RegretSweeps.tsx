@@ -3,7 +3,8 @@ import type { CallOutput, EventPayload } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
-import { ProgressLine, seconds } from '../../components/ProgressLine';
+import { seconds } from '../../components/ProgressLine';
+import { SweepCard } from '../../components/SweepCard';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
 import './regret.css';
@@ -12,13 +13,6 @@ import { modelKey, savedModels, type ModelPolicy } from './savedModels';
 type Sweep = EventPayload<'runs.sweepProgress'>;
 type Report = CallOutput<'runs.sweepReport'>;
 
-const STATE_TEXT: Record<Sweep['state'], string> = {
-  running: 'running',
-  interrupted: 'interrupted (the workbench stopped while it ran)',
-  done: 'done',
-  cancelled: 'cancelled',
-  failed: 'failed',
-};
 
 /** Numbers as the Runs page writes them: three decimals at most, a dash for none. */
 export const fmt = (x: number | null | undefined) => (x === null || x === undefined ? '–' : (Math.round(x * 1000) / 1000).toString());
@@ -88,64 +82,30 @@ function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: b
 }
 
 function SweepItem({ s, heardAt, open, onToggle, openRun }: { s: Sweep; heardAt: number; open: boolean; onToggle(): void; openRun(id: string): void }) {
-  const [busy, setBusy] = useState(false);
-  const act = (label: string, call: () => Promise<unknown>) => {
-    setBusy(true);
-    void attempt('runs', label, call).then(() => setBusy(false));
-  };
-  const resumable = s.state === 'interrupted' || s.state === 'cancelled' || s.state === 'failed';
   const rate = s.episodesPerSec !== null ? `${s.episodesPerSec.toFixed(1)} episodes/s` : 'no rate yet';
   const left = s.etaSec !== null ? `about ${seconds(s.etaSec)} left` : 'estimating time left…';
   return (
-    <li className={`sweep sweep-${s.state}`} data-testid="regret-sweep" data-sweep={s.id} data-state={s.state}>
-      <div className="sweep-head">
-        <code>{s.query || 'every environment'}</code>
+    <SweepCard
+      s={s}
+      heardAt={heardAt}
+      open={open}
+      onToggle={onToggle}
+      area="runs"
+      noun="regret sweep"
+      resume={() => backend().call('runs.sweepResume', { sweepId: s.id })}
+      cancel={() => backend().call('runs.sweepCancel', { sweepId: s.id })}
+      testIds={{ card: 'regret-sweep', progress: 'regret-progress', summary: 'regret-sweep-summary', resume: 'regret-resume', toggle: 'regret-toggle' }}
+      what={
         <span>
           {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} × {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms
         </span>
-        <span>on {runOnText(s.target)}</span>
-        <span className={`sweep-state ${s.state}`}>{STATE_TEXT[s.state]}</span>
-        <span className="muted">{new Date(s.createdAt).toLocaleString()}</span>
-        {resumable && (
-          <button disabled={busy} onClick={() => act('Resume the regret sweep', () => backend().call('runs.sweepResume', { sweepId: s.id }))} data-testid="regret-resume">
-            Resume ({s.done}/{s.total})
-          </button>
-        )}
-        {s.state === 'interrupted' && (
-          <button disabled={busy} onClick={() => act('Cancel the regret sweep', () => backend().call('runs.sweepCancel', { sweepId: s.id }))}>
-            Cancel
-          </button>
-        )}
-        {s.done > 0 && (
-          <button className="audit-link" aria-expanded={open} onClick={onToggle} data-testid="regret-toggle">
-            {open ? 'Hide results' : s.state === 'done' ? 'Results' : 'Results so far'}
-          </button>
-        )}
-      </div>
-      {s.state === 'running' ? (
-        <ProgressLine
-          testId="regret-progress"
-          label={s.phase === 'submitting' && s.target !== 'local' ? 'Submitting' : 'Playing episodes'}
-          startedAt={heardAt}
-          done={s.done}
-          total={s.total}
-          detail={`${left} · ${s.failed} failed · ${rate}`}
-          cancelling={busy}
-          onCancel={() => act('Cancel the regret sweep', () => backend().call('runs.sweepCancel', { sweepId: s.id }))}
-        />
-      ) : (
-        <div className="sweep-summary" data-testid="regret-sweep-summary">
-          <div className="progress-bar" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={s.total ? Math.round((100 * s.done) / s.total) : 100}>
-            <div style={{ width: `${s.total ? Math.max(2, (100 * s.done) / s.total) : 100}%` }} />
-          </div>
-          <span>
-            {s.done} / {s.total} episodes · {s.failed} failed
-          </span>
-        </div>
-      )}
-      {s.message && <p className={s.state === 'failed' ? 'audit-error' : 'muted'}>{s.message}</p>}
-      {open && s.done > 0 && <ReportView key={`${s.id}-${s.done}-${s.state}`} sweepId={s.id} partial={s.state !== 'done'} openRun={() => openRun(s.runId)} />}
-    </li>
+      }
+      resultsLabel={s.state === 'done' ? 'Results' : 'Results so far'}
+      progressLabel="Playing episodes"
+      progressDetail={`${left} · ${s.failed} failed · ${rate}`}
+      summary={`${s.done} / ${s.total} episodes · ${s.failed} failed`}
+      results={<ReportView key={`${s.id}-${s.done}-${s.state}`} sweepId={s.id} partial={s.state !== 'done'} openRun={() => openRun(s.runId)} />}
+    />
   );
 }
 
