@@ -51,9 +51,12 @@ export interface RegretRemoteOptions {
   states?: boolean | undefined;
 }
 
-/** The client a sweep's model episodes use here (the real one locally; its body() for playback). */
-export function sweepClient(m: SweepModel, concurrency = 4): ChatClient {
-  const apiKey = m.apiKeyEnv ? (process.env[m.apiKeyEnv] ?? null) : null;
+/**
+ * The client a sweep's model episodes use here (the real one locally; its body() for playback).
+ * The key is the caller's (the app's secret store), else this process's variable the sweep names.
+ */
+export function sweepClient(m: SweepModel, concurrency = 4, key?: string | null): ChatClient {
+  const apiKey = key !== undefined ? key : m.apiKeyEnv ? (process.env[m.apiKeyEnv] ?? null) : null;
   return new ChatClient({ ...m, apiKey, concurrency, stream: false });
 }
 
