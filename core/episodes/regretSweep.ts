@@ -224,7 +224,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
         const r =
           outcome.kind === 'played'
             ? outcome.result
-            : await playBack(deps, stored.runId, it, outcome.calls, playerOf(model ? new PlaybackChatClient(sweepClient(model), outcome.model ?? []) : null), budget, hintFor);
+            : await playBack(deps, stored.runId, it, outcome.calls, playerOf(model ? new PlaybackChatClient(sweepClient(model), outcome.model ?? [], model.apiKeyEnv) : null), budget, hintFor);
         record(r);
         return { keep: r, failing: r.failed };
       },

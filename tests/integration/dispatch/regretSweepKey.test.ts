@@ -120,6 +120,10 @@ describe('a regret sweep with a served model that needs an API key', () => {
     expect(server.auth.slice(sent).every((a) => a === null)).toBe(true);
     const report = await api.call('runs.sweepReport', { sweepId: started.id });
     expect(report.failed).toContain('6 of 6 episodes failed');
+    // Each says why in words: the server's refusal, and where the node looked for the key.
+    const errors = (services.db.prepare('SELECT audit FROM audit_sweep_results WHERE sweep_id = ?').all(started.id) as { audit: string }[]).map((r) => (JSON.parse(r.audit) as { error: string | null }).error);
+    expect(errors).toHaveLength(6);
+    for (const e of errors) expect(e).toContain('HTTP 401: Incorrect API key provided (the node sends the key from its own variable STANDIN_API_KEY; is it set there?)');
 
     // Every file the job was given (harness, items, config, the sbatch script) and all it wrote: the secret's name, never the key.
     const conn = new SshConnection(ssh, { appKnownHosts: join(tmp.dir, 'known_hosts') });
