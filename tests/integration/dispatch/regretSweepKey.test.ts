@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, EventPayload } from '../../../core/api';
@@ -10,20 +10,22 @@ import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
 import { tempDir } from '../../helpers/tmp';
-import { ciServices } from '../jobs/helpers';
+import { ciRay, ciServices, rayRest } from '../jobs/helpers';
 import { importPool, poolFiles } from './pool';
 
 // A regret sweep from the app's API with a served model whose server wants an API key (the
 // stand-in OpenAI server, made to answer 401 without `Authorization: Bearer KEY`): without the key
 // the sweep fails in words before any episode; with the session's secret it plays, the key sent as
 // a bearer token. The key is in no file of the data dir (the SQLite file read as bytes), and a sweep
-// through the real Slurm of .ci/run ships only the secret's name: no file the job was given holds
-// the key, and the node, which has no such variable, sends none.
+// through the real Slurm or on the real Ray head of .ci/run ships only the secret's name: no file
+// the job was given, no job spec and no log holds the key, and the node, which has no such
+// variable, sends none.
 
 type Sweep = EventPayload<'runs.sweepProgress'>;
 
 const KEY = 'sk-standin-7f3a9c2e5b1d4086';
 const ci = ciServices();
+const ray = ciRay();
 
 let tmp: ReturnType<typeof tempDir>;
 let server: StandIn;
@@ -45,11 +47,12 @@ function ended(id: string, from: number): Promise<Sweep> {
   });
 }
 
-/** Every file under a folder, as bytes (the SQLite file, its WAL, logs...). */
+/** Every file under a folder (the SQLite file, its WAL, logs...); sockets, pipes and links left out. */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+    const st = lstatSync(p);
+    return st.isDirectory() ? filesUnder(p) : st.isFile() ? [p] : [];
   });
 }
 
@@ -138,6 +141,30 @@ describe('a regret sweep with a served model that needs an API key', () => {
       expect(grep.stdout.trim()).toBe('exit 1');
     } finally {
       conn.close();
+    }
+  }, 60_000);
+
+  (ray ? it : it.skip)('on the real Ray head: neither the job, its package nor its logs hold the key', async () => {
+    const sent = server.auth.length;
+    const mark = heard.length;
+    const started = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY', retries: 0 }, target: { kind: 'ray', address: new URL(ray!.address).host, python: join(ray!.bin, 'python') } });
+    const end = await ended(started.id, mark);
+    expect(end, end.message ?? '').toMatchObject({ state: 'done', done: 6, failed: 6 });
+    expect(server.auth.slice(sent).every((a) => a === null)).toBe(true);
+
+    // The job as Ray keeps it (entrypoint, runtime_env, metadata) and its log.
+    const job = await rayRest(ray!.address, 'GET', `/api/jobs/spade_regret_${started.id}_0`);
+    expect(job.status).toBe(200);
+    const pkg = /gcs:\/\/(_ray_pkg_[0-9a-f]+)\.zip/.exec(job.text)?.[1];
+    expect(pkg).toBeDefined();
+    const logs = await rayRest(ray!.address, 'GET', `/api/jobs/spade_regret_${started.id}_0/logs`);
+    expect(logs.text).toContain('@spade-audit-result');
+    for (const text of [job.text, logs.text]) expect(text).not.toContain(KEY);
+    // Nor the working_dir the head unpacked for the job and all it logged (its session folder: the head runs here).
+    if (ray!.tmp) {
+      const session = join(ray!.tmp, 'session_latest');
+      expect(readFileSync(join(session, 'runtime_resources', 'working_dir_files', pkg!, 'input', 'config.json'), 'utf8')).toContain('"apiKeyEnv":"STANDIN_API_KEY"');
+      expect(filesUnder(session).filter((f) => readFileSync(f).includes(KEY))).toEqual([]);
     }
   }, 60_000);
 
