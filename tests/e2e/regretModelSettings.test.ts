@@ -42,9 +42,8 @@ beforeAll(async () => {
   if (!(await ctx.app.services.memory.startImport([dir]).done)) throw new Error('the kappa games were not imported');
   // Slow enough answers that the sweep can be cancelled mid-way.
   server = await startStandIn(() => ({ content: 'So \\boxed{7}', delayMs: 250 }), { apiKey: KEY });
-  // The key as Play with a model keeps it: a secret of the session, named by the saved endpoint.
-  ctx.app.services.jobs.secrets.set('KAPPA_API_KEY', KEY);
   const { page } = ctx;
+  // The endpoint as Play with a model keeps it, its key named by a secret of the session (set below).
   await page.evaluate((url) => localStorage.setItem('spade.llm.endpoint', JSON.stringify({ baseUrl: url, model: 'stand-in-kappa', apiKeySecret: 'KAPPA_API_KEY', temperature: 1, topP: 0.95, topK: 20, maxTokens: 8192, thinking: null, concurrency: 2, via: null })), server.url);
   await page.keyboard.press('Control+Shift+P');
   await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
@@ -70,7 +69,16 @@ describe('a regret sweep with a served model: model settings and its key', () =>
     await form.locator('summary').click();
     const field = (k: string) => form.getByTestId(`regret-setting-${k}`);
     expect(await Promise.all(['turnTimeoutSec', 'retries', 'temperature', 'maxTokens'].map((k) => field(k).getAttribute('placeholder')))).toEqual(['300', '4', '1', '8192']);
-    expect(await form.getByTestId('regret-key').textContent()).toBe('API key: secret KAPPA_API_KEY, held in this session (sent as a bearer token).');
+    const keyLine = form.getByTestId('regret-key');
+    await keyLine.filter({ hasText: 'not held' }).waitFor();
+    expect(await keyLine.textContent()).toBe('API key: secret KAPPA_API_KEY, not held in this session: set it in Episodes → Play with a model.');
+    await screenshot(page, 'regret-model-settings-no-key-1440');
+    // The key put in the store Play's jobs.setSecret puts it in; the line says so at the next opening.
+    ctx.app.services.jobs.secrets.set('KAPPA_API_KEY', KEY);
+    await form.locator('summary').click();
+    await form.locator('summary').click();
+    await keyLine.filter({ hasText: 'held in this session (sent' }).waitFor();
+    expect(await keyLine.textContent()).toBe('API key: secret KAPPA_API_KEY, held in this session (sent as a bearer token).');
     await section.getByTestId('regret-query').fill('kappapool');
     await section.getByTestId('regret-seeds').fill('3');
     await screenshot(page, 'regret-model-settings-1440');

@@ -1,4 +1,7 @@
+import { useState } from 'react';
 import type { CallOutput } from '../../../../core/api';
+import { backend } from '../../store/app';
+import { attempt } from '../../store/report';
 import { SPADE_SAMPLING } from '../../../../core/api/spadeSampling';
 import type { ModelPolicy } from './savedModels';
 
@@ -44,13 +47,21 @@ const FIELDS: { key: keyof ModelSettingsValue; label: string; step: string }[] =
  * left empty (the model as Play saved it, else SPADE's). The API key is the one Play keeps with the
  * endpoint, named by its secret; the key itself never reaches this page.
  */
-export function ModelSettings({ model, value, onChange, secrets, local }: { model: ModelPolicy | undefined; value: ModelSettingsValue; onChange(v: ModelSettingsValue): void; secrets: CallOutput<'jobs.secrets'> | null; local: boolean }) {
+export function ModelSettings({ model, value, onChange, local }: { model: ModelPolicy | undefined; value: ModelSettingsValue; onChange(v: ModelSettingsValue): void; local: boolean }) {
+  // The secrets this session holds (names only), read at each opening: Play may have set the key since.
+  const [secrets, setSecrets] = useState<CallOutput<'jobs.secrets'> | null>(null);
   const dflt = fallback(model);
   const changed = FIELDS.filter((f) => value[f.key] !== '').length;
   const key = model?.apiKeySecret ?? null;
   const held = key !== null && secrets !== null && secrets.names.includes(key);
   return (
-    <details className="regret-model-settings" data-testid="regret-model-settings-form">
+    <details
+      className="regret-model-settings"
+      data-testid="regret-model-settings-form"
+      onToggle={(e) => {
+        if (e.currentTarget.open) void attempt('runs', 'Secrets held', () => backend().call('jobs.secrets', {})).then((x) => x && setSecrets(x));
+      }}
+    >
       <summary>
         Model settings{changed ? ` (${changed} changed)` : ''}
       </summary>
@@ -75,7 +86,7 @@ export function ModelSettings({ model, value, onChange, secrets, local }: { mode
           ) : (
             <>
               API key: secret <code>{key}</code>
-              {local ? (held ? ', held in this session (sent as a bearer token).' : <b className="regret-key-missing">, not held in this session: set it in Episodes → Play with a model.</b>) : `: each node reads it from its own variable ${key}; the key is not sent to the cluster.`}
+              {!local ? `: each node reads it from its own variable ${key}; the key is not sent to the cluster.` : secrets === null ? '.' : held ? ', held in this session (sent as a bearer token).' : <b className="regret-key-missing">, not held in this session: set it in Episodes → Play with a model.</b>}
             </>
           )}
         </p>

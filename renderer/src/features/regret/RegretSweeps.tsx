@@ -138,7 +138,6 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
   const [modelPick, setModelPick] = useState('');
   const [target, setTarget] = useState<RunOnTarget>({ kind: 'local' });
   const [settings, setSettings] = useState<ModelSettingsValue>(NO_CHANGES);
-  const [secrets, setSecrets] = useState<CallOutput<'jobs.secrets'> | null>(null);
   const [sweeps, setSweeps] = useState<Sweep[]>([]);
   const [heard, setHeard] = useState<Record<string, number>>({});
   const [open, setOpen] = useState<string | null>(null);
@@ -147,10 +146,6 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
   // Read again when the person turns to a model: Play with a model may have saved one since.
   const models = useMemo(() => savedModels(runs), [runs, choice]);
   const model: ModelPolicy | undefined = models.find((m) => modelKey(m) === modelPick) ?? models[0];
-  // Which secrets this session holds (names only), to say whether the model's key is there.
-  useEffect(() => {
-    if (choice === 'model') void attempt('runs', 'Secrets held', () => backend().call('jobs.secrets', {})).then((x) => x && setSecrets(x));
-  }, [choice]);
 
   const upsert = useCallback((s: Sweep) => {
     setSweeps((list) => (list.some((x) => x.id === s.id) ? list.map((x) => (x.id === s.id ? s : x)) : [s, ...list]));
@@ -233,7 +228,7 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
         <button type="submit" disabled={busy !== null} data-testid="regret-start">
           {busy ? 'Starting…' : 'Start'}
         </button>
-        {choice === 'model' && models.length > 0 && <ModelSettings model={model} value={settings} onChange={setSettings} secrets={secrets} local={target.kind === 'local'} />}
+        {choice === 'model' && models.length > 0 && <ModelSettings model={model} value={settings} onChange={setSettings} local={target.kind === 'local'} />}
       </form>
       {error && (
         <p className="audit-error" role="alert" data-testid="regret-error">
