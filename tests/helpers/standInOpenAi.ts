@@ -78,7 +78,9 @@ export async function startStandIn(respond: Responder, opts: { apiKey?: string }
       rawRequests.push(text);
       auth.push(req.headers.authorization ?? null);
       if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        // Echoing the key it was given, as some servers do: what shows the refusal must not repeat it.
+        const given = req.headers.authorization?.replace(/^Bearer /, '');
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided${given ? `: ${given}` : ''}`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
         return;
       }
       const reply = respond(body, n++, { remotePort: req.socket.remotePort ?? 0 });

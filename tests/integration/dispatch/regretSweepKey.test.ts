@@ -24,6 +24,7 @@ import { importPool, poolFiles } from './pool';
 type Sweep = EventPayload<'runs.sweepProgress'>;
 
 const KEY = 'sk-standin-7f3a9c2e5b1d4086';
+const WRONG = 'sk-standin-wrong-0b6e21d9';
 const ci = ciServices();
 const ray = ciRay();
 
@@ -90,6 +91,15 @@ describe('a regret sweep with a served model that needs an API key', () => {
     await expect(api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('No secret named STANDIN_API_KEY is held in this session') });
     expect(server.requests.length).toBe(before);
 
+    // The wrong key: refused in words, without repeating the key the server echoed.
+    await api.call('jobs.setSecret', { name: 'STANDIN_API_KEY', value: WRONG });
+    mark = heard.length;
+    const wrong = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
+    const refusedWrong = await ended(wrong.id, mark);
+    expect(refusedWrong).toMatchObject({ state: 'failed', done: 0 });
+    expect(refusedWrong.message).toBe(`The model server at ${server.url} refused the sweep (HTTP 401: Incorrect API key provided: [redacted]): it does not take the key held in secret STANDIN_API_KEY: set the right one in Episodes → Play with a model (key)`);
+    expect(server.auth.at(-1)).toBe(`Bearer ${WRONG}`);
+
     await api.call('jobs.setSecret', { name: 'STANDIN_API_KEY', value: KEY });
     mark = heard.length;
     const keyed = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
@@ -97,8 +107,8 @@ describe('a regret sweep with a served model that needs an API key', () => {
     const end = await ended(keyed.id, mark);
     expect(end, end.message ?? '').toMatchObject({ state: 'done', done: 6, total: 6, failed: 0 });
     // Every request after the first refused one carried the key, and the episodes really talked to the server.
-    expect(server.auth.length).toBeGreaterThan(6);
-    expect(server.auth.slice(1).every((a) => a === `Bearer ${KEY}`)).toBe(true);
+    expect(server.auth.length).toBeGreaterThan(8);
+    expect(server.auth.slice(2).every((a) => a === `Bearer ${KEY}`)).toBe(true);
     // The run record names the secret, never its value.
     const run = await api.call('runs.get', { id: keyed.runId });
     expect(run.run.config.endpoint).toMatchObject({ apiKeyEnv: 'STANDIN_API_KEY' });
@@ -175,6 +185,6 @@ describe('a regret sweep with a served model that needs an API key', () => {
     expect(stored.some((r) => r.options.includes('"apiKeyEnv":"STANDIN_API_KEY"'))).toBe(true);
     const files = filesUnder(tmp.dir);
     expect(files.some((f) => f.endsWith('workbench.sqlite'))).toBe(true);
-    expect(files.filter((f) => readFileSync(f).includes(KEY))).toEqual([]);
+    expect(files.filter((f) => readFileSync(f).includes(KEY) || readFileSync(f).includes(WRONG))).toEqual([]);
   });
 });
