@@ -51,9 +51,12 @@ export interface RegretRemoteOptions {
   states?: boolean | undefined;
 }
 
-/** The client a sweep's model episodes use here (the real one locally; its body() for playback). */
-export function sweepClient(m: SweepModel, concurrency = 4): ChatClient {
-  const apiKey = m.apiKeyEnv ? (process.env[m.apiKeyEnv] ?? null) : null;
+/**
+ * The client a sweep's model episodes use here (the real one locally; its body() for playback).
+ * The key is the caller's (the app's secret store), else this process's variable the sweep names.
+ */
+export function sweepClient(m: SweepModel, concurrency = 4, key?: string | null): ChatClient {
+  const apiKey = key !== undefined ? key : m.apiKeyEnv ? (process.env[m.apiKeyEnv] ?? null) : null;
   return new ChatClient({ ...m, apiKey, concurrency, stream: false });
 }
 
@@ -67,6 +70,8 @@ export class PlaybackChatClient {
   constructor(
     private readonly client: ChatClient,
     private readonly exchanges: readonly RecordedExchange[],
+    /** The variable the node read the key from (none: the sweep names no key), said when the server refused it. */
+    private readonly keyEnv?: string | undefined,
   ) {}
 
   async complete(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal } = {}): Promise<Completion> {
@@ -75,6 +80,12 @@ export class PlaybackChatClient {
     const n = ++this.next;
     if (!x) throw new ModelError(`the episode on the node went another way at model request ${n}: it made none where this workbench makes one`, 'protocol');
     if (x.body !== body) throw new ModelError(`the episode on the node went another way at model request ${n}: it sent ${x.body.length > 300 ? `${x.body.slice(-300)}` : x.body} where this workbench sends ${body.length > 300 ? body.slice(-300) : body}`, 'protocol');
+    if (x.error?.kind === 'http' && (x.error.status === 401 || x.error.status === 403)) {
+      // Where the key came from is on the node, out of sight here: say where it was looked for.
+      const e = httpError(x.error.status, x.error.text);
+      e.message += this.keyEnv ? ` (the node sends the key from its own variable ${this.keyEnv}; is it set there?)` : ' (the sweep names no API key)';
+      throw e;
+    }
     if (x.error) throw x.error.kind === 'http' && x.error.status !== null ? httpError(x.error.status, x.error.text) : new ModelError(x.error.kind === 'timeout' ? `no answer within ${Math.round(this.client.cfg.turnTimeoutMs / 1000)} s` : x.error.text, x.error.kind === 'http' ? 'network' : x.error.kind);
     return { ...readJson(x.response ?? ''), latencyMs: x.latencyMs, attempts: x.attempts };
   }

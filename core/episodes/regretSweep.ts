@@ -159,6 +159,8 @@ export interface RegretSweepDeps {
   /** This machine's runtime (local sweeps play in it; played-back episodes never touch it). */
   runtime: EpisodeDeps['runtime'];
   concurrency: number;
+  /** The model's API key for episodes played here (the app's secret); absent: the variable the sweep names. */
+  apiKey?: string | null | undefined;
 }
 
 export interface RegretEnvSummary {
@@ -186,7 +188,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
   const deps = { store: d.store, catalog, defaults: () => ({ maxTurns: budget }) };
   const ctx = new EpisodeContext({ ...deps, runtime: d.runtime });
   const executor: SweepExecutor<RegretOutcome> =
-    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, player: playerOf(model ? sweepClient(model, d.concurrency) : null), budget, concurrency: d.concurrency, runId: stored.runId, hintFor }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
+    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, player: playerOf(model ? sweepClient(model, d.concurrency, d.apiKey) : null), budget, concurrency: d.concurrency, runId: stored.runId, hintFor }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
   const record = d.runs.begin({
     id: stored.runId,
     model: model ? model.model : policyModel(policy),
@@ -222,7 +224,7 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: {
         const r =
           outcome.kind === 'played'
             ? outcome.result
-            : await playBack(deps, stored.runId, it, outcome.calls, playerOf(model ? new PlaybackChatClient(sweepClient(model), outcome.model ?? []) : null), budget, hintFor);
+            : await playBack(deps, stored.runId, it, outcome.calls, playerOf(model ? new PlaybackChatClient(sweepClient(model), outcome.model ?? [], model.apiKeyEnv) : null), budget, hintFor);
         record(r);
         return { keep: r, failing: r.failed };
       },

@@ -8,7 +8,7 @@ import { recentSweeps, regretSweepCounts, type SweepRow } from '../audit/dispatc
 import { remoteExecutor } from '../audit/dispatch/targets';
 import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
-import { SPADE_SAMPLING } from '../models/client';
+import { ChatClient, ModelError, SPADE_SAMPLING } from '../models/client';
 import type { RunService } from '../runs/service';
 import type { EventBus } from '../server/events';
 import type { EpisodeDeps } from './context';
@@ -27,6 +27,8 @@ export interface RegretSweepServiceOptions {
   runtime: EpisodeDeps['runtime'];
   /** SPADE's turn budget and the step limit as the user set them (the CLI's defaults are the same 30 turns and 30 s). */
   settings: () => { maxTurns: number; stepTimeoutSec: number };
+  /** The session's secrets (jobs.setSecret): a served model's API key, by the name the sweep keeps. */
+  secret?: (name: string) => string | undefined;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -55,12 +57,14 @@ export class RegretSweepService {
         kind: 'regret',
         label: 'regret sweep',
         counts: regretSweepCounts,
-        run: (sweep, signal, onProgress, onSubmitted) =>
-          driveRegretSweep(
-            { db: o.db, dataDir: o.dataDir, store: o.store, runs: o.runs(), runtime: o.runtime, concurrency: Math.max(1, Math.min(4, availableParallelism())) },
+        run: async (sweep, signal, onProgress, onSubmitted) => {
+          const apiKey = await this.localKey(sweep, signal);
+          return driveRegretSweep(
+            { db: o.db, dataDir: o.dataDir, store: o.store, runs: o.runs(), runtime: o.runtime, concurrency: Math.max(1, Math.min(4, availableParallelism())), ...(apiKey !== undefined ? { apiKey } : {}) },
             sweep,
             { signal, onProgress, onSubmitted },
-          ),
+          );
+        },
         stopInterrupted: (sweep) => this.stopInterrupted(sweep),
         view: (s, live, message) => regretView(s, live, message),
         emit: (view) => o.events.emit('runs.sweepProgress', view),
@@ -83,10 +87,13 @@ export class RegretSweepService {
             topK: p.topK === undefined ? SPADE_SAMPLING.topK : p.topK,
             maxTokens: p.maxTokens ?? SPADE_SAMPLING.maxTokens,
             thinking: p.thinking ?? null,
-            turnTimeoutMs: SPADE_SAMPLING.turnTimeoutMs,
-            retries: 4,
+            turnTimeoutMs: p.turnTimeoutSec !== undefined ? p.turnTimeoutSec * 1000 : SPADE_SAMPLING.turnTimeoutMs,
+            retries: p.retries ?? SPADE_SAMPLING.retries,
+            // The secret's name only: here the key comes from the session's store, on a node from its variable of that name.
+            ...(p.apiKeySecret ? { apiKeyEnv: p.apiKeySecret } : {}),
           }
         : undefined;
+    if (model?.apiKeyEnv && target.kind === 'local' && this.o.secret?.(model.apiKeyEnv) === undefined) throw new DomainError('invalid_input', noSecret(model.apiKeyEnv));
     const s = this.o.settings();
     const regret: StoredRegretOptions['regret'] = {
       // The CLI's `random[:SEED]`: guesses from 1 to 100 (SPADE's baseline); a model plays instead of the policy.
@@ -133,6 +140,32 @@ export class RegretSweepService {
     return this.sweeps.close();
   }
 
+  /**
+   * The API key of a served model whose episodes play here (undefined for any other sweep), after
+   * one short request to the server: a server that refuses it for want of a key (401, 403) fails the
+   * sweep in words before any episode, where each would otherwise fail alike. Any other answer lets
+   * the sweep go on, its episodes meeting the server as SPADE's do.
+   */
+  private async localKey(sweep: SweepRow, signal: AbortSignal): Promise<string | null | undefined> {
+    const stored = sweep.options as unknown as StoredRegretOptions;
+    const m = stored.regret.model;
+    if (!m || stored.target.kind !== 'local') return undefined;
+    const key = m.apiKeyEnv ? (this.o.secret?.(m.apiKeyEnv) ?? null) : null;
+    if (m.apiKeyEnv && key === null) throw new DomainError('invalid_input', noSecret(m.apiKeyEnv));
+    const probe = new ChatClient({ ...m, apiKey: key, maxTokens: 16, retries: 0, turnTimeoutMs: Math.min(m.turnTimeoutMs, 30_000), concurrency: 1, stream: false });
+    try {
+      await probe.complete([{ role: 'user', content: 'Say OK.' }], { signal });
+    } catch (e) {
+      if (e instanceof ModelError && (e.status === 401 || e.status === 403)) {
+        const why = m.apiKeyEnv ? `it does not take the key held in secret ${m.apiKeyEnv}: set the right one in Episodes → Play with a model (key)` : 'it wants an API key: name the secret that holds it in Episodes → Play with a model (key secret, key), then start the sweep with that model';
+        // A server may echo the key it refused: the message goes to the app's log and the page.
+        const said = key ? e.message.split(key).join('[redacted]') : e.message;
+        throw new DomainError('invalid_input', `The model server at ${m.baseUrl} refused the sweep (${said}): ${why}`);
+      }
+    }
+    return key;
+  }
+
   /** An interrupted sweep's Ray job or Slurm array, which may still run (regret --cancel). */
   private async stopInterrupted(sweep: SweepRow): Promise<string[]> {
     const stored = sweep.options as unknown as StoredRegretOptions;
@@ -147,6 +180,16 @@ export class RegretSweepService {
     }
     return stopped;
   }
+}
+
+function noSecret(name: string): string {
+  return `No secret named ${name} is held in this session: set the key in Episodes → Play with a model (key secret ${name}, key) and start the sweep again. It is kept sealed, never written in plain text.`;
+}
+
+/** A served model's settings as the sweep keeps them (the key by its secret's name only). */
+function modelSettings(m: SweepModel | undefined): RegretSweepView['modelSettings'] {
+  if (!m) return null;
+  return { temperature: m.temperature, topP: m.topP, topK: m.topK, maxTokens: m.maxTokens, thinking: m.thinking, turnTimeoutSec: m.turnTimeoutMs / 1000, retries: m.retries, apiKeySecret: m.apiKeyEnv ?? null };
 }
 
 function regretView(s: SweepRow, live: LiveView, message: string | null): RegretSweepView {
@@ -173,5 +216,6 @@ function regretView(s: SweepRow, live: LiveView, message: string | null): Regret
     envs: new Set(s.items.map((it) => it.sha256)).size,
     episodesPerSec: rate,
     etaSec: live.running && rate ? (total - live.done) / rate : null,
+    modelSettings: modelSettings(stored.regret.model),
   };
 }

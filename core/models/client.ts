@@ -42,8 +42,8 @@ export interface EndpointConfig {
   via?: { jobId: string } | null;
 }
 
-/** SPADE's actor defaults (SpadeConfig): temperature 1.0, top_p 0.95, top_k 20, max_tokens 8192, 300 s a turn. */
-export const SPADE_SAMPLING = { temperature: 1.0, topP: 0.95, topK: 20, maxTokens: 8192, turnTimeoutMs: 300_000 } as const;
+// Kept in core/api so that the forms that offer these settings show the same defaults.
+export { SPADE_SAMPLING } from '../api/spadeSampling';
 
 export interface Usage {
   prompt_tokens?: number;

@@ -171,6 +171,7 @@ export class Services {
           runs: () => this.runs,
           runtime: this.runtime,
           settings: () => this.settings.get(),
+          secret: (name) => this.jobs.secrets.get(name),
           log: (level, m) => this.log(level, 'runs', m),
         });
         this.addStatusProvider(() => {

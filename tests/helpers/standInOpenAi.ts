@@ -3,7 +3,8 @@
  * run on these machines). It speaks the real wire format: JSON answers and SSE streaming
  * (`data: {chunk}` lines, `data: [DONE]`), `tool_calls` (streamed as indexed deltas),
  * `finish_reason`, `usage`, error bodies, 429 with Retry-After, slow answers and dropped
- * connections. Each request body is kept so tests can assert the exact messages sent.
+ * connections. Each request body is kept so tests can assert the exact messages sent. Given a key,
+ * it answers 401 as hosted servers do to a request without `Authorization: Bearer <key>`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,7 +53,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startStandIn(respond: Responder): Promise<StandIn> {
+export async function startStandIn(respond: Responder, opts: { apiKey?: string } = {}): Promise<StandIn> {
   const requests: Record<string, unknown>[] = [];
   const rawRequests: string[] = [];
   const arrivals: number[] = [];
@@ -76,6 +77,12 @@ export async function startStandIn(respond: Responder): Promise<StandIn> {
       requests.push(body);
       rawRequests.push(text);
       auth.push(req.headers.authorization ?? null);
+      if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+        // Echoing the key it was given, as some servers do: what shows the refusal must not repeat it.
+        const given = req.headers.authorization?.replace(/^Bearer /, '');
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `Incorrect API key provided${given ? `: ${given}` : ''}`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        return;
+      }
       const reply = respond(body, n++, { remotePort: req.socket.remotePort ?? 0 });
       if (reply.delayMs) await sleep(reply.delayMs);
       if ('drop' in reply) {

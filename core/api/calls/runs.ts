@@ -112,6 +112,16 @@ export const sweepPolicySchema = z.discriminatedUnion('kind', [
       topK: z.number().int().min(-1).max(1_000_000).nullable().optional(),
       maxTokens: z.number().int().min(1).max(10_000_000).optional(),
       thinking: z.boolean().nullable().optional(),
+      /**
+       * The name of the session's secret that holds the server's API key (jobs.setSecret), never the
+       * key: sent as `Authorization: Bearer` here; a Ray or Slurm node reads it from its own
+       * environment variable of that name (the CLI's --api-key-env).
+       */
+      apiKeySecret: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a secret name: letters, digits and _, not starting with a digit').max(100).nullable().optional(),
+      /** Seconds a model turn may take (the CLI's --timeout; SPADE's 300 when absent). */
+      turnTimeoutSec: z.number().min(1).max(3600).optional(),
+      /** Retries of a failed model request (the CLI's --retries; 4 when absent). */
+      retries: z.number().int().min(0).max(20).optional(),
     })
     .strict(),
 ]);
@@ -131,6 +141,20 @@ export const regretSweepSchema = sweepSchema.omit({ envsPerSec: true }).extend({
   episodesPerSec: z.number().nullable(),
   /** Seconds left at the rate of this run of it; null until there is a rate. */
   etaSec: z.number().nullable(),
+  /** A served model's settings as the sweep keeps them (a resume plays with the same); null for a scripted policy. */
+  modelSettings: z
+    .object({
+      temperature: z.number(),
+      topP: z.number(),
+      topK: z.number().nullable(),
+      maxTokens: z.number().int(),
+      thinking: z.boolean().nullable(),
+      turnTimeoutSec: z.number(),
+      retries: z.number().int(),
+      /** The secret's name (the key itself is never kept with a sweep). */
+      apiKeySecret: z.string().nullable(),
+    })
+    .nullable(),
 });
 export type RegretSweepView = z.infer<typeof regretSweepSchema>;
 

@@ -115,7 +115,7 @@ export const regretCommand: Command = {
             maxTokens: num(values['max-tokens'], 'max-tokens', 1, 10_000_000, SPADE_SAMPLING.maxTokens),
             thinking: values.thinking ? true : null,
             turnTimeoutMs: num(values.timeout, 'timeout', 1, 3600, SPADE_SAMPLING.turnTimeoutMs / 1000, false) * 1000,
-            retries: num(values.retries, 'retries', 0, 20, 4),
+            retries: num(values.retries, 'retries', 0, 20, SPADE_SAMPLING.retries),
           }
         : undefined;
     const regret = {

@@ -7,6 +7,7 @@ import { seconds } from '../../components/ProgressLine';
 import { SweepCard } from '../../components/SweepCard';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
+import { ModelSettings, NO_CHANGES, settingsText, withSettings, type ModelSettingsValue } from './ModelSettings';
 import './regret.css';
 import { modelKey, savedModels, type ModelPolicy } from './savedModels';
 
@@ -96,9 +97,16 @@ function SweepItem({ s, heardAt, open, onToggle, openRun }: { s: Sweep; heardAt:
       cancel={() => backend().call('runs.sweepCancel', { sweepId: s.id })}
       testIds={{ card: 'regret-sweep', progress: 'regret-progress', summary: 'regret-sweep-summary', resume: 'regret-resume', toggle: 'regret-toggle' }}
       what={
-        <span>
-          {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} × {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms
-        </span>
+        <>
+          <span>
+            {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} × {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms
+          </span>
+          {s.modelSettings && (
+            <span className="muted regret-settings-line" data-testid="regret-model-settings">
+              {settingsText(s.modelSettings)}
+            </span>
+          )}
+        </>
       }
       resultsLabel={s.state === 'done' ? 'Results' : 'Results so far'}
       progressLabel="Playing episodes"
@@ -129,6 +137,7 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
   const [randomSeed, setRandomSeed] = useState<number | ''>(0);
   const [modelPick, setModelPick] = useState('');
   const [target, setTarget] = useState<RunOnTarget>({ kind: 'local' });
+  const [settings, setSettings] = useState<ModelSettingsValue>(NO_CHANGES);
   const [sweeps, setSweeps] = useState<Sweep[]>([]);
   const [heard, setHeard] = useState<Record<string, number>>({});
   const [open, setOpen] = useState<string | null>(null);
@@ -154,7 +163,7 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
 
   const start = () => {
     if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');
-    const policy = choice === 'model' ? model! : choice === 'random' ? { kind: 'random' as const, ...(randomSeed !== '' ? { seed: randomSeed } : {}) } : { kind: 'solution' as const };
+    const policy = choice === 'model' ? withSettings(model!, settings) : choice === 'random' ? { kind: 'random' as const, ...(randomSeed !== '' ? { seed: randomSeed } : {}) } : { kind: 'solution' as const };
     void run('Start the regret sweep', () => backend().call('runs.sweepStart', { query: query.trim(), seeds, seedStart, ...(budget !== '' ? { maxTurns: budget } : {}), policy, target })).then((s) => s && upsert(s));
   };
 
@@ -219,6 +228,7 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
         <button type="submit" disabled={busy !== null} data-testid="regret-start">
           {busy ? 'Starting…' : 'Start'}
         </button>
+        {choice === 'model' && models.length > 0 && <ModelSettings model={model} value={settings} onChange={setSettings} local={target.kind === 'local'} />}
       </form>
       {error && (
         <p className="audit-error" role="alert" data-testid="regret-error">

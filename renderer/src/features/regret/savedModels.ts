@@ -7,6 +7,7 @@ export type ModelPolicy = Extract<SweepPolicyInput, { kind: 'model' }>;
 const LLM_ENDPOINT_KEY = 'spade.llm.endpoint';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const secretName = (v: unknown): string | undefined => (typeof v === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v) && v.length <= 100 ? v : undefined);
 
 /** A served model as a sweep takes it, from an endpoint and sampling as the app keeps them; null where a sweep cannot reach it. */
 function asPolicy(e: Record<string, unknown>, s: Record<string, unknown> = e): ModelPolicy | null {
@@ -15,6 +16,8 @@ function asPolicy(e: Record<string, unknown>, s: Record<string, unknown> = e): M
   // The embedded model and a server reached through a job's SSH connection play only in this app, not in a sweep's tasks.
   if (!baseUrl || !model || !/^https?:\/\//.test(baseUrl) || (e.via !== null && e.via !== undefined)) return null;
   const topK = s.topK === null ? null : num(s.topK);
+  // The key by its secret's name: Play with a model keeps apiKeySecret, a sweep's run record apiKeyEnv.
+  const key = secretName(e.apiKeySecret) ?? secretName(e.apiKeyEnv);
   return {
     kind: 'model',
     baseUrl,
@@ -24,6 +27,9 @@ function asPolicy(e: Record<string, unknown>, s: Record<string, unknown> = e): M
     ...(topK !== undefined ? { topK } : {}),
     ...(num(s.maxTokens) !== undefined ? { maxTokens: num(s.maxTokens) } : {}),
     ...(typeof s.thinking === 'boolean' ? { thinking: s.thinking } : {}),
+    ...(key ? { apiKeySecret: key } : {}),
+    ...(num(e.turnTimeoutSec) !== undefined ? { turnTimeoutSec: num(e.turnTimeoutSec) } : {}),
+    ...(num(e.retries) !== undefined ? { retries: num(e.retries) } : {}),
   };
 }
 
