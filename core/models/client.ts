@@ -172,6 +172,10 @@ export class ChatClient {
         return { ...c, latencyMs: performance.now() - started, attempts: attempt };
       } catch (e) {
         const err = e instanceof ModelError ? e : new ModelError(errorMessage(e), 'network');
+        // Some servers repeat the key they refused; what a turn ends with is stored with its
+        // episode and shown, so the key never leaves in it.
+        const key = this.cfg.apiKey;
+        if (key && key.length >= 4 && err.message.includes(key)) err.message = err.message.split(key).join('[redacted]');
         const retryable = err.kind === 'network' || (err.kind === 'http' && (err.status === 429 || (err.status ?? 0) >= 500));
         if (!retryable || attempt > this.cfg.retries) throw err;
         const wait = (err as ModelError & { retryAfter?: number | null }).retryAfter ?? Math.min(30_000, (this.deps.backoffMs ?? 500) * 2 ** (attempt - 1));

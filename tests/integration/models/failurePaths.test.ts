@@ -47,6 +47,14 @@ async function rawServer(body: string): Promise<string> {
 }
 
 describe('model client failures reach the person with a contract code, never internal', () => {
+  it('a refused key that the server repeats is not repeated in the error a turn ends with', async () => {
+    standIn = await startStandIn(() => ({ content: 'x' }), { apiKey: 'sk-the-right-one' });
+    const refused = await seen(new ChatClient(cfg(standIn.url, { apiKey: 'sk-wrong-key-1234' })));
+    expect(standIn.auth).toEqual(['Bearer sk-wrong-key-1234']);
+    expect(refused.message).toBe('HTTP 401: Incorrect API key provided: [redacted]');
+    expect(refused.logged).toEqual([]);
+  });
+
   it('an HTTP error, a dropped connection (plain and mid-stream), a slow answer, a closed port, a cancel', async () => {
     standIn = await startStandIn(() => ({ status: 502, error: 'bad gateway' }));
     const http = await seen(new ChatClient(cfg(standIn.url)));
