@@ -191,8 +191,14 @@ function Detail({ id }: { id: string }) {
           {v.envs.map((e) => (
             <tr key={e.envHash}>
               <td>{e.envName ?? e.envHash.slice(0, 12)}</td>
-              <td className="num">
-                <b>{e.notMeasured ? 'not measured' : fmt(e.regret)}</b>
+              <td className="num" data-testid="runs-env-regret">
+                {e.hintFailed ? (
+                  <span className="muted" title="This version has no hint, so only its unhinted arm is played; SPADE scores it as a failed hint generation (regret 0)">
+                    no hint arm
+                  </span>
+                ) : (
+                  <b>{e.notMeasured ? 'not measured' : fmt(e.regret)}</b>
+                )}
               </td>
               <td className="num">{fmt(e.rHint)}</td>
               <td className="num">{fmt(e.rNoHint)}</td>
@@ -220,6 +226,11 @@ function Detail({ id }: { id: string }) {
       </table>
     </div>
   );
+}
+
+/** One side's regret in the comparison: a version without a hint has no hinted arm to compare (SPADE scores it 0). */
+function sideRegret(m: CompareRow['a']): string {
+  return !m ? '—' : m.hintFailed ? 'no hint arm' : m.notMeasured ? 'not measured' : fmt(m.regret);
 }
 
 /** One model's regret against the other's, one point per environment both measured; the diagonal is agreement. */
@@ -310,8 +321,8 @@ function Compare({ a, b }: { a: string; b: string }) {
             {sorted.map((r) => (
               <tr key={r.envHash} data-testid="runs-compare-row">
                 <td>{r.envName ?? r.envHash.slice(0, 12)}</td>
-                <td className="num">{r.a ? (r.a.notMeasured ? 'not measured' : fmt(r.a.regret)) : '—'}</td>
-                <td className="num">{r.b ? (r.b.notMeasured ? 'not measured' : fmt(r.b.regret)) : '—'}</td>
+                <td className="num">{sideRegret(r.a)}</td>
+                <td className="num">{sideRegret(r.b)}</td>
                 <td className={`num ${deltaClass(r.regretDelta)}`} data-testid="runs-delta-regret">
                   {signed(r.regretDelta)}
                 </td>
