@@ -4,7 +4,7 @@ import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { seconds } from '../../components/ProgressLine';
-import { SweepCard } from '../../components/SweepCard';
+import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
 import './regret.css';
@@ -144,13 +144,19 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
     setHeard((h) => (s.state === 'running' && h[s.id] === undefined ? { ...h, [s.id]: Date.now() } : s.state !== 'running' && h[s.id] !== undefined ? (({ [s.id]: _, ...rest }) => rest)(h) : h));
   }, []);
 
+  const load = useCallback((quiet = false) => {
+    void attempt('runs', 'Regret sweeps', () => backend().call('runs.sweeps', { limit: 20 }), quiet ? { quiet: 'none' } : {}).then((list) => list?.forEach(upsert));
+  }, [upsert]);
+  const reload = useCallback(() => load(true), [load]);
+  useFollowElsewhere(sweeps, reload);
+
   useEffect(() => {
-    void attempt('runs', 'Regret sweeps', () => backend().call('runs.sweeps', { limit: 20 })).then((list) => list?.forEach(upsert));
+    load();
     return backend().on('runs.sweepProgress', (s) => {
       upsert(s);
       if (s.state === 'done') setOpen(s.id);
     });
-  }, [upsert]);
+  }, [upsert, load]);
 
   const start = () => {
     if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');
