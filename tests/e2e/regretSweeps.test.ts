@@ -249,23 +249,32 @@ describe('regret sweeps in Chromium', () => {
       expect(await card.textContent()).toContain(`Running in process ${child.pid}`);
       // Neither Resume nor Cancel: a second driver would play its episodes again.
       expect(await card.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
-      // Its episodes land and the card counts them without any event from that process.
-      for (let i = 0; i < 600; i++) {
+      // Its episodes land and the card counts them without any event from that process. A gate is let
+      // through only while none has landed and the other process waits on its next call, so it stays mid-way.
+      const id = (await card.getAttribute('data-sweep'))!;
+      const landed = () => (ctx.app.services.db.prepare('SELECT COUNT(*) AS n FROM audit_sweep_results WHERE sweep_id = ?').get(id) as { n: number }).n;
+      for (let i = 0; i < 600 && landed() === 0; i++) {
         gates.shift()?.();
-        if (/^[1-9]\d* \//.test((await card.getByTestId('regret-progress').textContent()) ?? '')) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect(await card.getByTestId('regret-progress').textContent()).toMatch(/^[1-9]\d* \/ \d+ episodes/);
-      await card.scrollIntoViewIfNeeded();
+      const mine = page.locator(`[data-testid=regret-sweep][data-sweep="${id}"]`);
+      await page.waitForFunction((sid) => /^[1-9]\d* \/ \d+ episodes/.test(document.querySelector(`[data-testid=regret-sweep][data-sweep="${sid}"] [data-testid=regret-progress]`)?.textContent ?? ''), id);
+      expect(await mine.getAttribute('data-state')).toBe('elsewhere');
+      // Its run in the table below: no Resume either, and its episodes counted as they land.
+      const runRow = page.locator('[data-testid=runs-row]', { hasText: 'elsewhere-model' });
+      await runRow.getByTestId('runs-elsewhere').waitFor();
+      expect(await runRow.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
+      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[8]?.textContent?.trim() ?? ''));
+      await mine.scrollIntoViewIfNeeded();
       await screenshot(page, 'regret-sweep-elsewhere-1024');
 
       // Killed with -9: no owner lives, so it is interrupted, resumable here.
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
-      const id = (await card.getAttribute('data-sweep'))!;
       const killed = page.locator(`[data-testid=regret-sweep][data-sweep="${id}"][data-state=interrupted]`);
       await killed.waitFor();
       await killed.getByTestId('regret-resume').waitFor();
+      await runRow.getByRole('button', { name: 'Resume' }).waitFor();
       await screenshot(page, 'regret-sweep-interrupted-1024');
       expect(ctx.errors).toEqual([]);
     } finally {

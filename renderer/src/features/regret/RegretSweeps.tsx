@@ -120,7 +120,7 @@ const SHOWN = 4;
  * this machine, a saved job host's Slurm or a Ray cluster, as `regret --pool` does. Each sweep is
  * a model run (the table below lists it).
  */
-export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void }) {
+export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void; /** Each time the list is read or a sweep moves (the Runs table follows their states). */ onSweeps?(sweeps: readonly Sweep[]): void }) {
   const [query, setQuery] = useState('');
   const [seeds, setSeeds] = useState(2);
   const [seedStart, setSeedStart] = useState(0);
@@ -149,6 +149,7 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
   }, [upsert]);
   const reload = useCallback(() => load(true), [load]);
   useFollowElsewhere(sweeps, reload);
+  useEffect(() => onSweeps?.(sweeps), [sweeps, onSweeps]);
 
   useEffect(() => {
     load();
