@@ -89,6 +89,29 @@ export async function pollHealth(page: Page): Promise<void> {
   await page.evaluate(() => (globalThis as unknown as { __pollHealth: () => void }).__pollHealth());
 }
 
+/** An init script that keeps every frame the page sends on its WebSocket (the calls to the engine), for sentCalls. */
+export function recordSocketFrames(): void {
+  const w = globalThis as unknown as { WebSocket: { prototype: { send(d: unknown): void } }; __frames?: string[] };
+  const send = w.WebSocket.prototype.send;
+  w.WebSocket.prototype.send = function (this: unknown, d: unknown) {
+    if (typeof d === 'string') (w.__frames ??= []).push(d);
+    send.call(this, d);
+  };
+}
+
+/** The frames recordSocketFrames kept that name this call, and forgets every frame kept so far when `reset`. */
+export async function sentCalls(page: Page, call: string, reset = false): Promise<string[]> {
+  return page.evaluate(
+    ([c, r]) => {
+      const w = globalThis as unknown as { __frames?: string[] };
+      const got = (w.__frames ?? []).filter((f) => f.includes(`"${c}"`));
+      if (r) w.__frames = [];
+      return got;
+    },
+    [call, reset] as const,
+  );
+}
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
