@@ -106,4 +106,40 @@ describe('a sweep run by another process on the same memory file', () => {
       await services.close();
     }
   }, 120_000);
+  it('a pool audit the command line runs: running elsewhere while its process lives (stopped with SIGSTOP to hold it mid-way), interrupted once it is killed, then resumed here', async () => {
+    const services = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+    const api: Backend = createInProcessBackend(createDispatcher(createHandlers(services)), services.events);
+    let err = '';
+    const cliChild = spawn(process.execPath, [join(root, 'bin', 'spade-workbench.mjs'), 'audit', '--pool', '', '--workers', '1', '--data-dir', tmp.dir, '--json'], { env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    child = cliChild;
+    cliChild.stderr!.on('data', (b: Buffer) => void (err += b.toString()));
+    try {
+      // Held the moment it owns the sweep: alive, not moving.
+      const owned = await until('the command line owns its sweep', () => {
+        if (cliChild.exitCode !== null) throw new Error(`the CLI ended before it could be held: ${err}`);
+        return services.db.prepare("SELECT id FROM audit_sweeps WHERE kind = 'audit' AND owner IS NOT NULL").get() as { id: string } | undefined;
+      });
+      cliChild.kill('SIGSTOP');
+      const [held] = await api.call('audit.sweeps', { limit: 5 });
+      expect(held).toMatchObject({ id: owned.id, state: 'elsewhere' });
+      expect(held!.message).toContain(`process ${cliChild.pid}`);
+      await expect(api.call('audit.sweepResume', { sweepId: owned.id })).rejects.toThrow(/running in process \d+/);
+      await expect(api.call('audit.sweepCancel', { sweepId: owned.id })).rejects.toThrow(/stop it there/);
+
+      cliChild.kill('SIGKILL');
+      await new Promise((r) => cliChild.once('exit', r));
+      const [killed] = await api.call('audit.sweeps', { limit: 5 });
+      expect(killed).toMatchObject({ id: owned.id, state: 'interrupted' });
+
+      const ended = new Promise((resolve) => api.on('audit.sweepProgress', (x) => x.id === owned.id && x.state !== 'running' && resolve(x)));
+      await api.call('audit.sweepResume', { sweepId: owned.id });
+      expect(await ended).toMatchObject({ state: 'done' });
+      const n = services.db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS d FROM audit_sweep_results WHERE sweep_id = ?').get(owned.id) as { n: number; d: number };
+      expect(n).toEqual({ n: killed!.total, d: killed!.total });
+    } finally {
+      if (cliChild.exitCode === null) cliChild.kill('SIGKILL');
+      api.close();
+      await services.close();
+    }
+  }, 120_000);
 });
