@@ -46,11 +46,12 @@ function exists(pid: number): boolean {
 }
 
 /**
- * Whether the owner still runs. One on another host cannot be asked: it counts as alive (a sweep
- * there is stopped there, or resumed once that host's process has gone and its owner was cleared).
+ * Whether the owner still runs. One on another host cannot be asked; a memory file is one machine's
+ * (SQLite over a network share is not safe to write from two), so such an owner is a data folder
+ * copied from where a sweep was cut off: not alive, or that sweep could never be resumed here.
  */
 export function ownerAlive(o: SweepOwner): boolean {
-  if (o.host !== hostname()) return true;
+  if (o.host !== hostname()) return false;
   if (!exists(o.pid)) return false;
   const now = startTime(o.pid);
   return o.start === null || now === null || now === o.start;
@@ -62,7 +63,7 @@ export const isThisProcess = (o: SweepOwner): boolean => {
 };
 
 export function describeOwner(o: SweepOwner): string {
-  return `process ${o.pid}${o.host === hostname() ? '' : ` on ${o.host}`}`;
+  return `process ${o.pid}`;
 }
 
 /** The live owner of a sweep other than this process, or null. */
