@@ -8,7 +8,7 @@ import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
 import { tempDir } from '../../helpers/tmp';
-import { importPool, poolFiles } from './pool';
+import { cli, importPool, poolFiles } from './pool';
 
 // A regret sweep that `spade-workbench regret --pool` (a real second process, the CLI of dist/node)
 // runs on the memory file the app has open: the app lists it as running elsewhere, with its count
@@ -71,6 +71,11 @@ describe('a sweep run by another process on the same memory file', () => {
       expect(first!.message).toContain(`process ${pid}`);
       await expect(api.call('runs.sweepResume', { sweepId: first!.id })).rejects.toThrow(/running in process \d+/);
       await expect(api.call('runs.sweepCancel', { sweepId: first!.id })).rejects.toThrow(/running in process \d+; stop it there/);
+      // The same command a second time finds the sweep (to resume it) and is refused in words; the sweep is left as it was.
+      const again = await cli(['regret', '--pool', '', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir]);
+      expect(again.code).not.toBe(0);
+      expect(again.err).toContain(`Regret sweep ${first!.id} is running in process ${pid}`);
+      expect((await api.call('runs.sweeps', { limit: 5 }))[0]).toMatchObject({ id: first!.id, state: 'elsewhere' });
 
       // Its episodes land in the database one by one (an episode is a call a turn) and the list counts them as they do.
       const seen: number[] = [];
