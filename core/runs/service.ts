@@ -52,9 +52,16 @@ export class RunService {
     this.store = new RunStore(d.db);
   }
 
-  /** A workbench that starts finds the runs it was playing when it stopped: they are cancelled, resumable. */
-  interruptStale(): number {
-    return this.store.interruptRunning(this.live);
+  /**
+   * A workbench that starts finds the runs it was playing when it stopped: they are cancelled,
+   * resumable. Not those another live process plays (`elsewhere`: the CLI's regret sweep on the same file).
+   */
+  interruptStale(elsewhere?: (run: RunRecord) => boolean): number {
+    const playedElsewhere = (id: string): boolean => {
+      const r = elsewhere ? this.store.get(id) : null;
+      return !!r && elsewhere!(r);
+    };
+    return this.store.interruptRunning(this.live, undefined, playedElsewhere);
   }
 
   private nameOf(hash: string): string | null {

@@ -71,6 +71,12 @@ export function otherOwner(s: Pick<SweepRow, 'owner'>): SweepOwner | null {
   return s.owner && !isThisProcess(s.owner) && ownerAlive(s.owner) ? s.owner : null;
 }
 
+/** A sweep marked running whose driver is another live process. */
+export function sweepRunningElsewhere(db: Db, id: string): boolean {
+  const s = getSweep(db, id);
+  return !!s && s.state === 'running' && otherOwner(s) !== null;
+}
+
 export function refuseIfOwned(db: Db, id: string, label: string): void {
   const s = getSweep(db, id);
   const o = s ? otherOwner(s) : null;

@@ -71,6 +71,13 @@ describe('a sweep run by another process on the same memory file', () => {
       expect(first!.message).toContain(`process ${pid}`);
       await expect(api.call('runs.sweepResume', { sweepId: first!.id })).rejects.toThrow(/running in process \d+/);
       await expect(api.call('runs.sweepCancel', { sweepId: first!.id })).rejects.toThrow(/running in process \d+; stop it there/);
+      // A workbench that starts now leaves its run record running (it marks the runs a stopped workbench left as interrupted).
+      const late = new Services({ dataDir: tmp.dir, shell: 'in-process' });
+      try {
+        expect(late.runs.get(first!.runId).run.status).toBe('running');
+      } finally {
+        await late.close();
+      }
       // The same command a second time finds the sweep (to resume it) and is refused in words; the sweep is left as it was.
       const again = await cli(['regret', '--pool', '', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir]);
       expect(again.code).not.toBe(0);
