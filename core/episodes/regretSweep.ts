@@ -11,6 +11,7 @@ import type { Policy } from '../api/calls/episodes';
 import { headHashes, targetsFor } from '../audit/store';
 import type { OnResult, SweepExecutor, SweepWork } from '../audit/dispatch/executor';
 import { driveSweep, type SweepProgress } from '../audit/dispatch/sweep';
+import { asOwner } from '../audit/dispatch/sweepOwner';
 import { createSweep, unfinishedSweep, versionSources, sweepIdent, sweepResults, type SweepItem, type SweepRow } from '../audit/dispatch/sweepStore';
 import { remoteExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
 import type { Db } from '../memory/db';
@@ -175,7 +176,15 @@ export interface RegretEnvSummary {
 }
 
 /** Runs (or resumes) a regret sweep to its end on its target; the run record is ended with it. */
-export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: { signal: AbortSignal; onProgress?: ((p: SweepProgress) => void) | undefined; onSubmitted?: ((h: Record<string, unknown>) => void) | undefined }): Promise<{ runId: string; results: JobResult[]; envs: RegretEnvSummary[] }> {
+type DriveHooks = { signal: AbortSignal; onProgress?: ((p: SweepProgress) => void) | undefined; onSubmitted?: ((h: Record<string, unknown>) => void) | undefined };
+type Driven = { runId: string; results: JobResult[]; envs: RegretEnvSummary[] };
+
+export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promise<Driven> {
+  // One driver at a time, this process or another on the same memory file (the app and the CLI).
+  return asOwner(d.db, sweep.id, 'Regret sweep', () => drive(d, sweep, o));
+}
+
+async function drive(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promise<Driven> {
   const stored = sweep.options as unknown as StoredRegretOptions;
   const { policy, budget, seeds, seedStart, model, states } = stored.regret;
   const modelPolicy = model ? { kind: 'llm', endpoint: model.baseUrl, model: model.model, temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking } : null;

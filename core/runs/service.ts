@@ -37,8 +37,8 @@ export interface RunView {
 export interface CompareRow {
   envHash: string;
   envName: string | null;
-  a: Pick<Measurement, 'regret' | 'rHint' | 'rNoHint' | 'winRate' | 'failed' | 'notMeasured'> | null;
-  b: Pick<Measurement, 'regret' | 'rHint' | 'rNoHint' | 'winRate' | 'failed' | 'notMeasured'> | null;
+  a: Pick<Measurement, 'regret' | 'rHint' | 'rNoHint' | 'winRate' | 'failed' | 'notMeasured' | 'hintFailed'> | null;
+  b: Pick<Measurement, 'regret' | 'rHint' | 'rNoHint' | 'winRate' | 'failed' | 'notMeasured' | 'hintFailed'> | null;
   regretDelta: number | null;
   winRateDelta: number | null;
 }
@@ -52,9 +52,16 @@ export class RunService {
     this.store = new RunStore(d.db);
   }
 
-  /** A workbench that starts finds the runs it was playing when it stopped: they are cancelled, resumable. */
-  interruptStale(): number {
-    return this.store.interruptRunning(this.live);
+  /**
+   * A workbench that starts finds the runs it was playing when it stopped: they are cancelled,
+   * resumable. Not those another live process plays (`elsewhere`: the CLI's regret sweep on the same file).
+   */
+  interruptStale(elsewhere?: (run: RunRecord) => boolean): number {
+    const playedElsewhere = (id: string): boolean => {
+      const r = elsewhere ? this.store.get(id) : null;
+      return !!r && elsewhere!(r);
+    };
+    return this.store.interruptRunning(this.live, undefined, playedElsewhere);
   }
 
   private nameOf(hash: string): string | null {
@@ -92,10 +99,13 @@ export class RunService {
     this.d.changed?.(id);
   }
 
+  /** No hint to play with (none given, none stored): SPADE's "hint generation failed", regret 0, and only the unhinted arm is played. */
+  private hintless(run: Pick<RunRecord, 'config'>, hash: string): boolean {
+    return !run.config.hintText && !this.d.catalog.byHash(hash)?.hint;
+  }
+
   private measureEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'config'>, hash: string, rows: RunEpisodeRow[]): Measurement {
-    // No hint to play with (none given, none stored): SPADE's "hint generation failed", regret 0.
-    const hintFailed = !run.config.hintText && !!!this.d.catalog.byHash(hash)?.hint;
-    return measure(rows, { arms: run.arms, requested: run.seeds, minShare: this.d.minShare(), hintFailed });
+    return measure(rows, { arms: run.arms, requested: run.seeds, minShare: this.d.minShare(), hintFailed: this.hintless(run, hash) });
   }
 
   private refreshEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'model' | 'config'>, hash: string): void {
@@ -110,7 +120,8 @@ export class RunService {
 
   private countsOf(run: RunRecord) {
     const c = this.store.counts(run.id);
-    const expected = run.hashes.length * run.seeds * run.arms.length;
+    // What will be played: a version without a hint plays its unhinted arm alone (core/episodes/regretRuns.ts, regretSweep.ts).
+    const expected = run.hashes.reduce((n, h) => n + run.seeds * (this.hintless(run, h) ? 1 : run.arms.length), 0);
     return { episodes: { total: c.ok + c.failed, ok: c.ok, failed: c.failed, expected }, failedText: c.failed ? `${c.failed} of ${c.ok + c.failed} episodes failed` : null };
   }
 
@@ -129,7 +140,7 @@ export class RunService {
   compare(a: string, b: string): { a: RunView; b: RunView; rows: CompareRow[]; disagree: CompareRow[]; shared: number } {
     const A = this.get(a);
     const B = this.get(b);
-    const pick = (e: RunEnvView | undefined) => (e ? { regret: e.regret, rHint: e.rHint, rNoHint: e.rNoHint, winRate: e.winRate, failed: e.failed, notMeasured: e.notMeasured } : null);
+    const pick = (e: RunEnvView | undefined) => (e ? { regret: e.regret, rHint: e.rHint, rNoHint: e.rNoHint, winRate: e.winRate, failed: e.failed, notMeasured: e.notMeasured, hintFailed: e.hintFailed } : null);
     const hashes = [...new Set([...A.run.hashes, ...B.run.hashes])];
     const rows: CompareRow[] = hashes.map((h) => {
       const ea = A.envs.find((e) => e.envHash === h);

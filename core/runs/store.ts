@@ -169,11 +169,11 @@ export class RunStore {
   }
 
   /** Runs left 'running' by a workbench that stopped: nothing plays them any more. */
-  interruptRunning(live: Set<string>, now = new Date().toISOString()): number {
+  interruptRunning(live: Set<string>, now = new Date().toISOString(), elsewhere: (id: string) => boolean = () => false): number {
     const rows = this.db.prepare(`SELECT id FROM model_runs WHERE status = 'running'`).all() as { id: string }[];
     let n = 0;
     for (const { id } of rows) {
-      if (live.has(id)) continue;
+      if (live.has(id) || elsewhere(id)) continue;
       this.db.prepare(`UPDATE model_runs SET status = 'cancelled', error = ?, ended_at = ?, updated_at = ? WHERE id = ? AND status = 'running'`).run('interrupted: the workbench stopped while it ran (resume plays the rest)', now, now, id);
       n++;
     }

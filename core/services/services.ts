@@ -21,6 +21,7 @@ import { SettingsStore } from './settingsStore';
 import type { MemoryChange } from '../api/calls/memory';
 import { DesignService } from './designService';
 import { PoolAuditService } from '../audit/dispatch/poolService';
+import { sweepRunningElsewhere } from '../audit/dispatch/sweepOwner';
 import { RegretSweepService } from '../episodes/regretSweepService';
 
 export type Shell = 'electron' | 'web' | 'in-process';
@@ -235,7 +236,8 @@ export class Services {
         catalog: memoryCatalog(this.db),
         changed: (runId) => this.events.emit('runs.changed', { runId }),
       });
-      if (!this.writesPaused) svc.interruptStale();
+      // A regret sweep's run another process is playing (the CLI on this memory file) is not interrupted.
+      if (!this.writesPaused) svc.interruptStale((run) => typeof run.config.endpoint.sweep === 'string' && sweepRunningElsewhere(this.db, run.config.endpoint.sweep));
       this.runsSvc = svc;
     }
     return this.runsSvc;

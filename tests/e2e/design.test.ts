@@ -3,7 +3,7 @@
 // directory a restarted web host reopens.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { heldHealthPoll, openWorkbench, pollHealth, screenshot, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import { tempDir } from '../helpers/tmp';
 import type { Services } from '../../core/services/services';
@@ -55,9 +55,11 @@ describe('the Design page in Chromium (scripted designer and agent)', () => {
       const first = m.find((x) => x.role === 'user')!.content;
       return { content: first.includes('HINT: ') ? '\\boxed{7}' : '\\boxed{3}' };
     });
-    ctx = await openWorkbench({ dataDir: dir.dir, viewport: { width: 1440, height: 900 } });
+    // The status bar's health poll fires only when the test says, so what it shows after a round is what events told it.
+    ctx = await openWorkbench({ dataDir: dir.dir, viewport: { width: 1440, height: 900 }, init: heldHealthPoll });
     await ready(ctx.app.services);
     const { page } = ctx;
+    const statusBar = page.getByTestId('status-bar');
     await command(page, 'Design Environments');
     const view = page.getByTestId('design-view');
     await view.waitFor();
@@ -85,10 +87,14 @@ describe('the Design page in Chromium (scripted designer and agent)', () => {
     // Its designer got the previewed prompt, word for word (the round draws with the previewed seed).
     expect(msgs(server.requests.findLast((b) => String(b.model) === 'designer')!)).toEqual([{ role: 'user', content: previewed }]);
     expect(await page.getByTestId('design-progress-text').textContent()).toMatch(/game 1 of 3 \(Logical Deduction\) · attempt 1 of 2 · designing/);
+    await pollHealth(page);
+    await statusBar.getByText('design: busy').waitFor();
     await screenshot(page, 'design-progress-1440');
     await page.getByTestId('design-cancel').click();
     await page.waitForSelector('[data-testid=design-round][data-status=cancelled]');
     expect(await page.getByTestId('design-progress').count()).toBe(0);
+    // Once the round ended the bar says so without waiting for a poll (it said "design: busy" after a round was done).
+    await statusBar.getByText('design: busy').waitFor({ state: 'detached' });
 
     // A round that finishes: rejected then accepted, played, on the chart in the frontier chart.
     slow = false;
@@ -109,6 +115,7 @@ describe('the Design page in Chromium (scripted designer and agent)', () => {
     await page.locator('[data-testid=design-attempt-detail] .view-lines', { hasText: 'class LuckySeven2Env' }).waitFor();
     // The hint written after acceptance has its own leak check (it does not say 7).
     expect(await page.getByTestId('design-hint-leak').textContent()).toMatch(/^hint-leak pass: The hint does not contain the answer/);
+    await statusBar.getByText('design: busy').waitFor({ state: 'detached' });
     await screenshot(page, 'design-results-1440');
     expect(ctx.errors).toEqual([]);
 

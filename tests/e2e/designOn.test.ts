@@ -4,7 +4,7 @@
 // real audit on Ray's workers, the plays a regret sweep there played back here.
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { heldHealthPoll, openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import { tempDir } from '../helpers/tmp';
 import { luckySevenGame } from '../helpers/designGames';
@@ -39,7 +39,8 @@ d('the Design page: checks on a Ray cluster', () => {
     });
     const before = await jobIds('spade_audit_check-');
     const playsBefore = await jobIds('spade_regret_');
-    ctx = await openWorkbench({ dataDir: dir.dir, viewport: { width: 1440, height: 900 } });
+    // The health poll only when the test fires it: the status bar must learn the round ended from its events.
+    ctx = await openWorkbench({ dataDir: dir.dir, viewport: { width: 1440, height: 900 }, init: heldHealthPoll });
     await waitForPack(ctx.app.services, 21);
     const { page } = ctx;
     await page.keyboard.press('Control+Shift+P');
@@ -65,6 +66,8 @@ d('the Design page: checks on a Ray cluster', () => {
     const games = await page.getByTestId('design-games').textContent();
     expect(games).toContain('accepted');
     expect(games).not.toContain('not played');
+    // It said "design: busy" here, after the round was done.
+    await page.getByTestId('status-bar').getByText('design: busy').waitFor({ state: 'detached' });
     await screenshot(page, 'design-checks-on-ray-done-1440');
     // The program's audit and its hint-leak check each ran as a job on the head, and the game's two episodes as one more.
     const after = await jobIds('spade_audit_check-');

@@ -9,7 +9,7 @@ import { listVersions } from '../../core/memory/repository';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createInProcessBackend } from '../../core/server/inProcess';
 import { Services } from '../../core/services/services';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openWorkbench, recordSocketFrames, screenshot, sentCalls, type E2EContext } from '../helpers/browser';
 import { tempDir } from '../helpers/tmp';
 
 const GAME2 = readFileSync('resources/seed-pack/games/game_00000_002_logical_deduction.py', 'utf8');
@@ -27,7 +27,7 @@ afterEach(async () => {
 
 /** A fresh data directory imports the seed pack on first start; the tests edit those environments. */
 async function start(): Promise<{ ctx: E2EContext; api: Backend }> {
-  ctx = await openWorkbench();
+  ctx = await openWorkbench({ init: recordSocketFrames });
   api = createInProcessBackend(createDispatcher(createHandlers(ctx.app.services)), ctx.app.services.events);
   for (;;) {
     const st = await api.call('memory.importStatus', { jobId: 'seed-pack' }).catch(() => null);
@@ -70,8 +70,12 @@ describe('editor in Chromium', () => {
     const { ctx, api } = await start();
     const { page } = ctx;
     const { envId, hash } = await envByName(api, 'SequencePatternEnv');
+    await sentCalls(page, 'memory.get', true);
     await quickOpen(page, 'SequencePattern');
     await page.waitForSelector('[data-testid=env-editor] .env-code [data-testid=code-editor][data-ready=true]');
+    await page.getByTestId('curation').waitFor();
+    // The environment (its source with it) crosses the socket once: editor.open, not memory.get after it as well.
+    expect({ open: (await sentCalls(page, 'editor.open')).length, get: (await sentCalls(page, 'memory.get')).length }).toEqual({ open: 1, get: 0 });
     await typeAtEnd(page, '\n# tuned by hand');
     await page.locator('.tab.active .dirty-dot').waitFor();
     await page.keyboard.press('Control+S');

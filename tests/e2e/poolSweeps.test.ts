@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -99,6 +100,38 @@ describe('pool audit sweeps in Chromium', () => {
     await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=sweep]')].some((e) => e.textContent?.includes('Slowpoke') && e.getAttribute('data-state') === 'cancelled'), undefined, { timeout: 30_000 });
     await slow.getByRole('button', { name: /^Resume \(\d\/3\)$/ }).waitFor();
     await screenshot(page, 'pool-sweep-cancelled-1024');
+
+    // The same pool audited from a terminal on this memory file (a real second process): running in
+    // another process while it lives, with no Resume or Cancel here; interrupted once it is killed.
+    const known = new Set((ctx.app.services.db.prepare('SELECT id FROM audit_sweeps').all() as { id: string }[]).map((r) => r.id));
+    const cli = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'spade-workbench.mjs'), 'audit', '--pool', 'Slowpoke', '--workers', '1', '--data-dir', ctx.dataDir], { env: process.env, stdio: 'ignore' });
+    try {
+      let theirs: string | undefined;
+      for (let i = 0; i < 600 && !theirs; i++) {
+        theirs = (ctx.app.services.db.prepare("SELECT id FROM audit_sweeps WHERE owner IS NOT NULL AND state = 'running'").all() as { id: string }[]).map((r) => r.id).find((id) => !known.has(id));
+        if (!theirs) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(theirs, 'the command line started its sweep').toBeDefined();
+      // The list is read as the page opens: open it again.
+      await page.reload();
+      await page.waitForSelector('[data-testid=backend-status]:has-text("connected")');
+      await page.keyboard.press('Control+Shift+P');
+      await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
+      await page.keyboard.type('pool audit dashboard');
+      await page.keyboard.press('Enter');
+      const card = page.locator(`[data-testid=sweep][data-sweep="${theirs}"]`);
+      await card.waitFor();
+      expect(await card.getAttribute('data-state')).toBe('elsewhere');
+      expect(await card.locator('.sweep-state').textContent()).toBe('running in another process');
+      expect(await card.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
+      await card.scrollIntoViewIfNeeded();
+      await screenshot(page, 'pool-sweep-elsewhere-1024');
+      cli.kill('SIGKILL');
+      await new Promise((r) => cli.once('exit', r));
+      await page.locator(`[data-testid=sweep][data-sweep="${theirs}"][data-state=interrupted]`).getByRole('button', { name: /^Resume \(\d\/3\)$/ }).waitFor();
+    } finally {
+      if (cli.exitCode === null) cli.kill('SIGKILL');
+    }
     expect(ctx.errors).toEqual([]);
   }, 240_000);
 });

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -224,5 +225,62 @@ describe('regret sweeps in Chromium', () => {
       [0, 1, [0, 1]],
     ]);
     expect(ctx.errors).toEqual([]);
+  }, 60_000);
+  it('shows a sweep the command line runs on the same memory file as running in another process, with its count moving and no Resume, and as interrupted once it is killed', async () => {
+    const { page } = ctx;
+    // Each model answer waits until the test lets it through, so the other process is seen mid-way.
+    const gates: (() => void)[] = [];
+    const gated = await startStandIn(() => ({ content: '\\boxed{7}', after: new Promise<void>((r) => gates.push(r)) }));
+    const bin = join(__dirname, '..', '..', 'bin', 'spade-workbench.mjs');
+    const child = spawn(process.execPath, [bin, 'regret', '--pool', 'zetapool', '--seeds', '1', '--max-turns', '2', '--endpoint', gated.url, '--model', 'elsewhere-model', '--concurrency', '1', '--data-dir', ctx.dataDir], { env: process.env, stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 600 && !gates.length; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(gates.length, 'the command line made its first model call').toBeGreaterThan(0);
+      // The page lists sweeps as it opens: open it again to find the one started elsewhere.
+      await page.reload();
+      await page.waitForSelector('[data-testid=backend-status]:has-text("connected")');
+      await page.keyboard.press('Control+Shift+P');
+      await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
+      await page.keyboard.type('regret sweep over a pool');
+      await page.keyboard.press('Enter');
+      const card = page.locator('[data-testid=regret-sweep][data-state=elsewhere]');
+      await card.waitFor();
+      expect(await card.locator('.sweep-state').textContent()).toBe('running in another process');
+      expect(await card.textContent()).toContain(`Running in process ${child.pid}`);
+      // Neither Resume nor Cancel: a second driver would play its episodes again.
+      expect(await card.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
+      // Its episodes land and the card counts them without any event from that process. A gate is let
+      // through only while none has landed and the other process waits on its next call, so it stays mid-way.
+      const id = (await card.getAttribute('data-sweep'))!;
+      const landed = () => (ctx.app.services.db.prepare('SELECT COUNT(*) AS n FROM audit_sweep_results WHERE sweep_id = ?').get(id) as { n: number }).n;
+      for (let i = 0; i < 600 && landed() === 0; i++) {
+        gates.shift()?.();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const mine = page.locator(`[data-testid=regret-sweep][data-sweep="${id}"]`);
+      await page.waitForFunction((sid) => /^[1-9]\d* \/ \d+ episodes/.test(document.querySelector(`[data-testid=regret-sweep][data-sweep="${sid}"] [data-testid=regret-progress]`)?.textContent ?? ''), id);
+      expect(await mine.getAttribute('data-state')).toBe('elsewhere');
+      // Its run in the table below: no Resume either, and its episodes counted as they land.
+      const runRow = page.locator('[data-testid=runs-row]', { hasText: 'elsewhere-model' });
+      await runRow.getByTestId('runs-elsewhere').waitFor();
+      expect(await runRow.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
+      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[8]?.textContent?.trim() ?? ''));
+      await mine.scrollIntoViewIfNeeded();
+      await screenshot(page, 'regret-sweep-elsewhere-1024');
+
+      // Killed with -9: no owner lives, so it is interrupted, resumable here.
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const killed = page.locator(`[data-testid=regret-sweep][data-sweep="${id}"][data-state=interrupted]`);
+      await killed.waitFor();
+      await killed.getByTestId('regret-resume').waitFor();
+      await runRow.getByRole('button', { name: 'Resume' }).waitFor();
+      await screenshot(page, 'regret-sweep-interrupted-1024');
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      for (const g of gates.splice(0)) g();
+      await gated.close();
+    }
   }, 60_000);
 });

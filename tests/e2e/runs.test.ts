@@ -79,6 +79,28 @@ describe('model runs in Chromium (stand-in model server)', () => {
     await page.getByTestId('runs-open-pair').first().click();
     await page.locator('[data-testid=pair-view][data-mode=models]').waitFor();
     await screenshot(page, 'runs-pair');
+
+    // A version without a hint (SPADE: a failed hint generation, regret 0) plays only its unhinted arm:
+    // the run's count is what will be played, and its regret says there is no hint arm rather than 0.
+    const hintless = s.episodes.ctx.d.catalog.add(GUESS_GAME.replace('Guess my number', 'Gamma: guess my number').replace('class GuessEnv', 'class GammaEnv'), null, 'Gamma.py');
+    const c = await s.models.play({ hashes: [hashes[0]!, hintless], endpoint: endpointSchema.parse({ baseUrl: server.url, model: 'a', retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId: 'run-hintless', selection: 'hintless' });
+    expect(c.envs.map((e) => e.regret)).toEqual([1, 0]);
+    await page.getByRole('tab', { name: /Runs/ }).click();
+    const row = page.locator('[data-testid=runs-row][data-run=run-hintless]');
+    // Two seeds of two arms for Alpha, two unhinted for Gamma: 6 of 6, not 6 of 8.
+    expect((await row.locator('td').nth(8).textContent())?.trim()).toBe('6/6');
+    // Compared with run-b, Gamma's side says it has no hint arm.
+    await row.getByTestId('runs-pick-a').check();
+    await page.locator('[data-testid=runs-compare-row]', { hasText: 'GammaEnv' }).waitFor();
+    expect((await page.locator('[data-testid=runs-compare-row]', { hasText: 'GammaEnv' }).locator('td').nth(1).textContent())?.trim()).toBe('no hint arm');
+    // Alone, from Gamma's environment page: the run's detail.
+    await page.getByTestId('library-search').fill('Gamma');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=library-row]').length === 1);
+    await page.locator('[data-testid=library-row]', { hasText: 'GammaEnv' }).click();
+    await page.locator('[data-testid=env-measured] button', { hasText: 'run-hintless' }).filter({ visible: true }).click();
+    await page.locator('[data-testid=runs-detail] h3', { hasText: 'run-hintless' }).waitFor();
+    expect(await page.getByTestId('runs-env-regret').allTextContents()).toEqual(['1', 'no hint arm']);
+    await screenshot(page, 'runs-hintless');
     expect(ctx.errors).toEqual([]);
   }, 600_000);
 });

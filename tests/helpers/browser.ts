@@ -36,7 +36,9 @@ export interface E2EContext {
 }
 
 /** A web host on a fresh data directory and a page opened on it; page errors are collected. */
-export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number } } = {}): Promise<E2EContext> {
+export async function openWorkbench(
+  opts: { dataDir?: string; colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; /** Runs in the page before the app's own scripts. */ init?: () => void } = {},
+): Promise<E2EContext> {
   const tmp = opts.dataDir ? null : tempDir('spade-e2e-');
   const dataDir = opts.dataDir ?? tmp!.dir;
   const app = await startApp({ dataDir, port: 0 });
@@ -47,6 +49,7 @@ export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'lig
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
+  if (opts.init) await page.addInitScript(opts.init);
   await page.goto(app.host.url);
   await page.waitForSelector('[data-testid=workbench]');
   await page.waitForSelector('[data-testid=backend-status]:has-text("connected")');
@@ -62,6 +65,51 @@ export async function openWorkbench(opts: { dataDir?: string; colorScheme?: 'lig
       tmp?.cleanup();
     },
   };
+}
+
+/**
+ * An init script that holds back the app's five-second health poll (renderer/src/main.tsx) until the
+ * test fires it with pollHealth(page), so that between two polls the test sees only what the status
+ * bar learns from events (a poll landing by chance would hide a bar that does not follow the work).
+ */
+export function heldHealthPoll(): void {
+  // Runs in the page; this file is typed without the DOM, so the page's globals are named loosely.
+  type Timers = { setInterval(fn: unknown, ms?: number, ...rest: unknown[]): number; __pollHealth?: () => void };
+  const w = globalThis as unknown as Timers;
+  const real = w.setInterval.bind(globalThis);
+  w.setInterval = (fn, ms, ...rest) => {
+    if (ms !== 5000 || typeof fn !== 'function') return real(fn, ms, ...rest);
+    w.__pollHealth = fn as () => void;
+    return 0;
+  };
+}
+
+/** Fires the health poll heldHealthPoll held back. */
+export async function pollHealth(page: Page): Promise<void> {
+  await page.evaluate(() => (globalThis as unknown as { __pollHealth: () => void }).__pollHealth());
+}
+
+/** An init script that keeps every frame the page sends on its WebSocket (the calls to the engine), for sentCalls. */
+export function recordSocketFrames(): void {
+  const w = globalThis as unknown as { WebSocket: { prototype: { send(d: unknown): void } }; __frames?: string[] };
+  const send = w.WebSocket.prototype.send;
+  w.WebSocket.prototype.send = function (this: unknown, d: unknown) {
+    if (typeof d === 'string') (w.__frames ??= []).push(d);
+    send.call(this, d);
+  };
+}
+
+/** The frames recordSocketFrames kept that name this call, and forgets every frame kept so far when `reset`. */
+export async function sentCalls(page: Page, call: string, reset = false): Promise<string[]> {
+  return page.evaluate(
+    ([c, r]) => {
+      const w = globalThis as unknown as { __frames?: string[] };
+      const got = (w.__frames ?? []).filter((f) => f.includes(`"${c}"`));
+      if (r) w.__frames = [];
+      return got;
+    },
+    [call, reset] as const,
+  );
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

@@ -15,6 +15,8 @@ export interface StandInAnswer {
   tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
   finish_reason?: string;
   delayMs?: number;
+  /** Answered only once this settles (a test that lets answers through when it chooses). */
+  after?: Promise<unknown>;
   /** Streaming only: a pause after each content chunk (a slow model, or time to cut a stream midway). */
   chunkDelayMs?: number;
 }
@@ -85,6 +87,7 @@ export async function startStandIn(respond: Responder, opts: { apiKey?: string }
       }
       const reply = respond(body, n++, { remotePort: req.socket.remotePort ?? 0 });
       if (reply.delayMs) await sleep(reply.delayMs);
+      if ('after' in reply && reply.after) await reply.after;
       if ('drop' in reply) {
         if (body.stream) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });

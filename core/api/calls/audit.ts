@@ -64,14 +64,14 @@ export const sweepTargetSchema = z.discriminatedUnion('kind', [
   }).strict(),
 ]);
 const sweepId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a sweep id');
-const sweepState = z.enum(['running', 'interrupted', 'done', 'cancelled', 'failed']);
+const sweepState = z.enum(['running', 'elsewhere', 'interrupted', 'done', 'cancelled', 'failed']);
 
 export const sweepSchema = z.object({
   id: z.string(),
   query: z.string(),
   /** local, ray://HOST:PORT or slurm:HOST */
   target: z.string(),
-  /** running here now; interrupted: left running by a workbench that stopped (resume it). */
+  /** running here now; elsewhere: run by another live process on the same memory file (the CLI); interrupted: left running by a process that stopped (resume it). */
   state: sweepState,
   /** submitting work to the engine, or following results as they arrive. */
   phase: z.enum(['submitting', 'following']).nullable(),

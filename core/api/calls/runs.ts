@@ -69,7 +69,7 @@ const runViewSchema = z.object({
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
-const sideSchema = measurementSchema.pick({ regret: true, rHint: true, rNoHint: true, winRate: true, failed: true, notMeasured: true }).nullable();
+const sideSchema = measurementSchema.pick({ regret: true, rHint: true, rNoHint: true, winRate: true, failed: true, notMeasured: true, hintFailed: true }).nullable();
 const compareRowSchema = z.object({ envHash: z.string(), envName: z.string().nullable(), a: sideSchema, b: sideSchema, regretDelta: z.number().nullable(), winRateDelta: z.number().nullable() });
 export type CompareRow = z.infer<typeof compareRowSchema>;
 

@@ -3,6 +3,7 @@ import { DomainError } from '../../errors';
 import type { Db } from '../../memory/db';
 import { SweepCancelled, type SweepProgress } from './sweep';
 import { getSweep, setSweepState, type SweepRow } from './sweepStore';
+import { describeOwner, otherOwner, refuseIfOwned } from './sweepOwner';
 
 /** A sweep this process is driving. */
 export interface LiveSweep {
@@ -30,7 +31,8 @@ export interface BackgroundSweepKind<V> {
 
 /** The part of a sweep's view every kind shows the same way. */
 export interface LiveView {
-  state: SweepRow['state'] | 'interrupted';
+  /** elsewhere: another live process (the CLI on the same memory file) drives it; interrupted: no process does. */
+  state: SweepRow['state'] | 'interrupted' | 'elsewhere';
   phase: 'submitting' | 'following' | null;
   done: number;
   failed: number;
@@ -72,26 +74,30 @@ export class BackgroundSweeps<V> {
   view(s: SweepRow, message: string | null = null, progress?: SweepProgress | null): V {
     const l = this.live.get(s.id);
     const p = progress ?? l?.progress ?? null;
+    const elsewhere = s.state === 'running' && !l ? otherOwner(s) : null;
     // While it runs, its own counts (reading a large sweep's results four times a second would cost more than the work).
     const { done, failed } = l && p ? { done: p.done, failed: l.failedBefore + p.failed } : this.k.counts(this.db, s.id);
     return this.k.view(
       s,
       {
-        state: s.state === 'running' && !l ? 'interrupted' : s.state,
+        state: s.state === 'running' && !l ? (elsewhere ? 'elsewhere' : 'interrupted') : s.state,
         phase: l && p && (p.phase === 'submitting' || p.phase === 'following') ? p.phase : null,
         done,
         failed,
         progress: p,
         running: !!l,
       },
-      message,
+      message ?? (elsewhere ? `Running in ${describeOwner(elsewhere)} (the command line, or another workbench on this memory file); its results show here as they arrive` : null),
     );
   }
 
   resume(id: string): V {
     const sweep = this.find(id);
     if (this.live.has(id)) return this.view(sweep);
-    if (sweep.state === 'done') throw new DomainError('conflict', `${this.k.label[0]!.toUpperCase()}${this.k.label.slice(1)} ${id} is finished`);
+    const Label = `${this.k.label[0]!.toUpperCase()}${this.k.label.slice(1)}`;
+    if (sweep.state === 'done') throw new DomainError('conflict', `${Label} ${id} is finished`);
+    // Two drivers would submit its work twice and count what arrives twice over.
+    refuseIfOwned(this.db, id, Label);
     setSweepState(this.db, id, 'running');
     return this.drive(getSweep(this.db, id)!);
   }
@@ -106,6 +112,9 @@ export class BackgroundSweeps<V> {
       return { cancelled: getSweep(this.db, id)!.state === 'cancelled', stopped: [] };
     }
     if (sweep.state !== 'running') return { cancelled: false, stopped: [] };
+    // Its driver would carry on under a 'cancelled' row: it is stopped where it runs (Ctrl-C there).
+    const owner = otherOwner(sweep);
+    if (owner) throw new DomainError('conflict', `${this.k.label} ${id} is running in ${describeOwner(owner)}; stop it there`);
     // Interrupted: nothing follows it here, but its Ray job or Slurm array may still run.
     const stopped = await this.k.stopInterrupted(sweep);
     setSweepState(this.db, id, 'cancelled');
@@ -140,7 +149,8 @@ export class BackgroundSweeps<V> {
     l.done = this.k.run(sweep, abort.signal, onProgress, onSubmitted).then(
       () => this.finish(sweep.id, null),
       // What a cluster answered to the stop is worth showing; this machine's work just ends.
-      (e: unknown) => this.finish(sweep.id, e instanceof SweepCancelled ? (sweep.target === 'local' ? null : e.stopped.join('; ') || null) : errorMessage(e), !(e instanceof SweepCancelled)),
+      // Another process took it first (a race with resume's check): its sweep is not failed.
+      (e: unknown) => this.finish(sweep.id, e instanceof SweepCancelled ? (sweep.target === 'local' ? null : e.stopped.join('; ') || null) : errorMessage(e), !(e instanceof SweepCancelled) && !(e instanceof DomainError && e.code === 'conflict')),
     );
     return this.view(getSweep(this.db, sweep.id)!);
   }

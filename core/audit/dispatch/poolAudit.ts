@@ -6,6 +6,7 @@ import { toolInfo } from '../runner';
 import type { AuditOptions } from '../types';
 import { checkSetKey, itemKey } from './remote';
 import { runSweep, type SweepProgress } from './sweep';
+import { asOwner } from './sweepOwner';
 import { createSweep, unfinishedSweep, versionSources, sweepIdent, type SweepItem, type SweepRow } from './sweepStore';
 import { makeExecutor, targetLabel, type DispatchSettings, type SweepTarget } from './targets';
 
@@ -64,6 +65,11 @@ export interface DriveOptions {
 
 /** Runs (or resumes) a sweep to its end on the target it was started on, and builds its report. */
 export async function drivePoolSweep(db: Db, dataDir: string, sweep: SweepRow, o: DriveOptions): Promise<AuditReport> {
+  // One driver at a time, this process or another on the same memory file (the app and the CLI).
+  return asOwner(db, sweep.id, 'Audit sweep', () => drive(db, dataDir, sweep, o));
+}
+
+async function drive(db: Db, dataDir: string, sweep: SweepRow, o: DriveOptions): Promise<AuditReport> {
   const stored = storedOptions(sweep);
   const executor = makeExecutor(stored.target, stored.dispatch, db, dataDir);
   try {

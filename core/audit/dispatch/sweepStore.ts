@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../../memory/db';
 import type { EnvAudit } from '../types';
 import type { SweepKind } from './executor';
+import type { SweepOwner } from './sweepOwner';
 
 /**
  * Sweeps (local, Ray, Slurm) and the results that arrived, in the memory database: pool audits
@@ -37,6 +38,8 @@ export interface SweepRow {
   state: SweepState;
   /** What the engine knows the sweep's work by (a Ray submission id, a Slurm job id and its folder). */
   remote: Record<string, unknown>[];
+  /** The process driving it (sweepOwner.ts): set while one does, alive or not. */
+  owner: SweepOwner | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -54,6 +57,8 @@ function tables(db: Db): void {
     node TEXT, created_at TEXT NOT NULL, PRIMARY KEY (sweep_id, item_key));`);
   const cols = db.prepare('PRAGMA table_info(audit_sweeps)').all() as { name: string }[];
   if (!cols.some((c) => c.name === 'kind')) db.exec("ALTER TABLE audit_sweeps ADD COLUMN kind TEXT NOT NULL DEFAULT 'audit'");
+  // The process driving it now (sweepOwner.ts), or null; made later than the table, as kind was.
+  if (!cols.some((c) => c.name === 'owner')) db.exec('ALTER TABLE audit_sweeps ADD COLUMN owner TEXT');
   ready.add(db);
 }
 
@@ -71,6 +76,7 @@ interface Row {
   items: string;
   state: SweepState;
   remote: string;
+  owner: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -86,6 +92,7 @@ function fromRow(r: Row): SweepRow {
     items: JSON.parse(r.items) as SweepItem[],
     state: r.state,
     remote: JSON.parse(r.remote) as Record<string, unknown>[],
+    owner: r.owner ? (JSON.parse(r.owner) as SweepOwner) : null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -116,6 +123,16 @@ export function unfinishedSweep(db: Db, ident: string): SweepRow | null {
 
 export function setSweepState(db: Db, id: string, state: SweepState): void {
   db.prepare('UPDATE audit_sweeps SET state = ?, updated_at = ? WHERE id = ?').run(state, new Date().toISOString(), id);
+}
+
+/** Writes the process that drives the sweep now (sweepOwner.ts). */
+export function setSweepOwner(db: Db, id: string, owner: SweepOwner): void {
+  db.prepare('UPDATE audit_sweeps SET owner = ? WHERE id = ?').run(JSON.stringify(owner), id);
+}
+
+/** Clears the owner, if it is still this one (a later driver's stays). */
+export function clearSweepOwner(db: Db, id: string, owner: SweepOwner): void {
+  db.prepare('UPDATE audit_sweeps SET owner = NULL WHERE id = ? AND owner = ?').run(id, JSON.stringify(owner));
 }
 
 /** Remembers the engine's handle on a submission (before waiting on it, so a killed workbench finds it). */

@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { attempt } from '../store/report';
 import { ProgressLine } from './ProgressLine';
 import { runOnText } from './RunOnPicker';
@@ -8,7 +8,7 @@ export interface SweepFacts {
   id: string;
   query: string;
   target: string;
-  state: 'running' | 'interrupted' | 'done' | 'cancelled' | 'failed';
+  state: 'running' | 'elsewhere' | 'interrupted' | 'done' | 'cancelled' | 'failed';
   phase: 'submitting' | 'following' | null;
   done: number;
   total: number;
@@ -18,11 +18,25 @@ export interface SweepFacts {
 
 const STATE_TEXT: Record<SweepFacts['state'], string> = {
   running: 'running',
-  interrupted: 'interrupted (the workbench stopped while it ran)',
+  elsewhere: 'running in another process',
+  interrupted: 'interrupted (the process running it stopped)',
   done: 'done',
   cancelled: 'cancelled',
   failed: 'failed',
 };
+
+/** How often a list with a sweep running in another process reads it again (that process's progress reaches no event here). */
+const ELSEWHERE_POLL_MS = 1000;
+
+/** Reads the list again while any of its sweeps runs in another process, so its count moves as rows arrive. */
+export function useFollowElsewhere(sweeps: readonly Pick<SweepFacts, 'state'>[], reload: () => void): void {
+  const any = sweeps.some((s) => s.state === 'elsewhere');
+  useEffect(() => {
+    if (!any) return;
+    const t = setInterval(reload, ELSEWHERE_POLL_MS);
+    return () => clearInterval(t);
+  }, [any, reload]);
+}
 
 /**
  * One sweep in a list: its head (query, target, state, Resume/Cancel/Results), its progress while
@@ -80,7 +94,16 @@ export function SweepCard(p: {
           </button>
         )}
       </div>
-      {s.state === 'running' ? (
+      {s.state === 'elsewhere' ? (
+        // Its driver is another process: no Cancel or Resume here (a second driver would count its environments twice),
+        // and no clock (this app did not see it start); the count moves as its results land in the database.
+        <div className="sweep-summary" data-testid={p.testIds.progress}>
+          <div className="progress-bar" role="progressbar" aria-label={`${p.progressLabel} in another process`} aria-valuemin={0} aria-valuemax={s.total} aria-valuenow={s.done}>
+            <div style={{ width: `${s.total ? Math.max(2, (100 * s.done) / s.total) : 0}%` }} />
+          </div>
+          <span>{p.summary}</span>
+        </div>
+      ) : s.state === 'running' ? (
         <ProgressLine
           testId={p.testIds.progress}
           label={s.phase === 'submitting' && s.target !== 'local' ? 'Submitting' : p.progressLabel}

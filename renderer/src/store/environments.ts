@@ -70,28 +70,40 @@ function patchHeld(ids: number[], patch: Partial<EnvDetail>): void {
   });
 }
 
-/** The environment with this id, loaded on first use and kept current by core's change events. */
-export function useEnvironment(id: number): { env: EnvDetail | undefined; error: string | null } {
+/**
+ * The environment with this id, loaded on first use and kept current by core's change events.
+ * `known`: the same environment a call just returned whole (the editor's editor.open), kept instead
+ * of asking core for it again (its source would cross the socket twice).
+ */
+export function useEnvironment(id: number, known?: EnvDetail): { env: EnvDetail | undefined; error: string | null } {
   const env = useEnvironments((s) => s.byId[id]);
   const error = useEnvironments((s) => s.errors[id] ?? null);
   useEffect(() => {
     watchEnvironments();
     readers.set(id, (readers.get(id) ?? 0) + 1);
-    // The failure is kept in the store's errors and shown by the view.
-    if (!useEnvironments.getState().byId[id]) loadEnvironment(id).catch(() => undefined);
-    return () => {
-      const left = (readers.get(id) ?? 1) - 1;
-      if (left > 0) return void readers.set(id, left);
-      // Nobody shows it any more: it is neither kept nor refreshed on every change.
-      readers.delete(id);
-      useEnvironments.setState((s) => {
-        const { [id]: _env, ...byId } = s.byId;
-        const { [id]: _error, ...errors } = s.errors;
-        return { byId, errors };
-      });
-    };
+    if (!useEnvironments.getState().byId[id]) {
+      if (known?.id === id) keep(known);
+      // The failure is kept in the store's errors and shown by the view.
+      else loadEnvironment(id).catch(() => undefined);
+    }
+    return release(id);
+    // `known` seeds the first read only: later values arrive as change events.
   }, [id]);
   return { env, error };
+}
+
+function release(id: number): () => void {
+  return () => {
+    const left = (readers.get(id) ?? 1) - 1;
+    if (left > 0) return void readers.set(id, left);
+    // Nobody shows it any more: it is neither kept nor refreshed on every change.
+    readers.delete(id);
+    useEnvironments.setState((s) => {
+      const { [id]: _env, ...byId } = s.byId;
+      const { [id]: _error, ...errors } = s.errors;
+      return { byId, errors };
+    });
+  };
 }
 
 function reloadHeld(ids: number[] | undefined): void {

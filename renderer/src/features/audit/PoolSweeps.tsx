@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import type { CallOutput, EventPayload } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
-import { SweepCard } from '../../components/SweepCard';
+import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
 import { openAudit } from './open';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 
@@ -80,8 +80,14 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
     setHeard((h) => (s.state === 'running' && h[s.id] === undefined ? { ...h, [s.id]: Date.now() } : s.state !== 'running' && h[s.id] !== undefined ? (({ [s.id]: _, ...rest }) => rest)(h) : h));
   }, []);
 
+  const load = useCallback((quiet = false) => {
+    void attempt('audit', 'Pool sweeps', () => backend().call('audit.sweeps', { limit: 20 }), quiet ? { quiet: 'none' } : {}).then((list) => list?.forEach(upsert));
+  }, [upsert]);
+  const reload = useCallback(() => load(true), [load]);
+  useFollowElsewhere(sweeps, reload);
+
   useEffect(() => {
-    void attempt('audit', 'Pool sweeps', () => backend().call('audit.sweeps', { limit: 20 })).then((list) => list?.forEach(upsert));
+    load();
     return backend().on('audit.sweepProgress', (s) => {
       upsert(s);
       if (s.state !== 'running') {
@@ -89,7 +95,7 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
         if (s.state === 'done') setOpen(s.id);
       }
     });
-  }, [upsert, onEnded]);
+  }, [upsert, onEnded, load]);
 
   const start = () => {
     setStarting(true);

@@ -7,7 +7,7 @@ import { environments, useEnvironment } from '../../store/environments';
 /** Seed flag, tags, rating, skill and notes: what a researcher says about an environment. */
 export function CurationPanel({ session }: { session: EditorSession }) {
   // What the library holds now (changed here or in any other view), else what the tab opened with.
-  const env = useEnvironment(session.env.id).env ?? session.env;
+  const env = useEnvironment(session.env.id, session.env).env ?? session.env;
   const [notes, setNotes] = useState(env.notes);
   const [tagInput, setTagInput] = useState('');
   const [skill, setSkill] = useState(env.skill ?? '');

@@ -4,7 +4,7 @@ import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { seconds } from '../../components/ProgressLine';
-import { SweepCard } from '../../components/SweepCard';
+import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
 import { ModelSettings, NO_CHANGES, settingsText, withSettings, type ModelSettingsValue } from './ModelSettings';
@@ -128,7 +128,7 @@ const SHOWN = 4;
  * this machine, a saved job host's Slurm or a Ray cluster, as `regret --pool` does. Each sweep is
  * a model run (the table below lists it).
  */
-export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void }) {
+export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void; /** Each time the list is read or a sweep moves (the Runs table follows their states). */ onSweeps?(sweeps: readonly Sweep[]): void }) {
   const [query, setQuery] = useState('');
   const [seeds, setSeeds] = useState(2);
   const [seedStart, setSeedStart] = useState(0);
@@ -153,13 +153,20 @@ export function RegretSweeps({ runs, openRun }: { runs: CallOutput<'runs.list'>[
     setHeard((h) => (s.state === 'running' && h[s.id] === undefined ? { ...h, [s.id]: Date.now() } : s.state !== 'running' && h[s.id] !== undefined ? (({ [s.id]: _, ...rest }) => rest)(h) : h));
   }, []);
 
+  const load = useCallback((quiet = false) => {
+    void attempt('runs', 'Regret sweeps', () => backend().call('runs.sweeps', { limit: 20 }), quiet ? { quiet: 'none' } : {}).then((list) => list?.forEach(upsert));
+  }, [upsert]);
+  const reload = useCallback(() => load(true), [load]);
+  useFollowElsewhere(sweeps, reload);
+  useEffect(() => onSweeps?.(sweeps), [sweeps, onSweeps]);
+
   useEffect(() => {
-    void attempt('runs', 'Regret sweeps', () => backend().call('runs.sweeps', { limit: 20 })).then((list) => list?.forEach(upsert));
+    load();
     return backend().on('runs.sweepProgress', (s) => {
       upsert(s);
       if (s.state === 'done') setOpen(s.id);
     });
-  }, [upsert]);
+  }, [upsert, load]);
 
   const start = () => {
     if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');

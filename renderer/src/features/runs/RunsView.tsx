@@ -42,6 +42,16 @@ export function RunsView({ tab }: ViewProps<'runs'>) {
     load();
     return backend().on('runs.changed', load);
   }, [load]);
+  // A sweep another process runs sends no runs.changed here: its run is read again as its sweep is.
+  const [elsewhere, setElsewhere] = useState<ReadonlySet<string>>(new Set());
+  const onSweeps = useCallback(
+    (sweeps: readonly { id: string; state: string }[]) => {
+      const ids = new Set(sweeps.filter((s) => s.state === 'elsewhere').map((s) => s.id));
+      setElsewhere((was) => (ids.size === was.size && [...ids].every((id) => was.has(id)) ? was : ids));
+      if (ids.size) load();
+    },
+    [load],
+  );
   return (
     <div className="runs-view" data-testid="runs-view">
       <h2>Model runs</h2>
@@ -67,8 +77,8 @@ export function RunsView({ tab }: ViewProps<'runs'>) {
         <span className="muted">{list ? `${list.total} run${list.total === 1 ? '' : 's'} · pick A and B to compare` : 'Loading…'}</span>
       </div>
       {error ? <div className="ep-error">{error}</div> : null}
-      <RegretSweeps runs={list?.rows ?? []} openRun={(id) => pick(id, null)} />
-      {list ? <RunTable rows={list.rows} a={a} b={b} pick={pick} /> : null}
+      <RegretSweeps runs={list?.rows ?? []} openRun={(id) => pick(id, null)} onSweeps={onSweeps} />
+      {list ? <RunTable rows={list.rows} a={a} b={b} pick={pick} elsewhere={elsewhere} /> : null}
       {a && b ? <Compare a={a} b={b} /> : a ? <Detail id={a} /> : null}
     </div>
   );
@@ -77,7 +87,7 @@ export function RunsView({ tab }: ViewProps<'runs'>) {
 /** The regret sweep a run's episodes belong to (`regret --pool`, or a sweep started above): it is cancelled and resumed as a sweep. */
 const sweepOf = (r: RunRow): string | null => (typeof r.config.endpoint.sweep === 'string' ? r.config.endpoint.sweep : null);
 
-function RunTable({ rows, a, b, pick }: { rows: RunRow[]; a: string | null; b: string | null; pick(a: string | null, b: string | null): void }) {
+function RunTable({ rows, a, b, pick, elsewhere }: { rows: RunRow[]; a: string | null; b: string | null; pick(a: string | null, b: string | null): void; elsewhere: ReadonlySet<string> }) {
   const [busy, setBusy] = useState<string | null>(null);
   const act = (id: string, fn: () => Promise<unknown>) => {
     setBusy(id);
@@ -125,7 +135,12 @@ function RunTable({ rows, a, b, pick }: { rows: RunRow[]; a: string | null; b: s
             </td>
             <td className="muted">{r.selection ?? ''}</td>
             <td>
-              {r.live ? (
+              {sweepOf(r) !== null && elsewhere.has(sweepOf(r)!) ? (
+                // Its sweep runs in another process: resuming it here too would play its episodes twice.
+                <span className="muted" data-testid="runs-elsewhere">
+                  in another process
+                </span>
+              ) : r.live ? (
                 <button disabled={busy === r.id} onClick={() => act(r.id, () => (sweepOf(r) ? backend().call('runs.sweepCancel', { sweepId: sweepOf(r)! }) : backend().call('episodes.regretCancel', { runId: r.id })))}>
                   Cancel
                 </button>
@@ -191,8 +206,14 @@ function Detail({ id }: { id: string }) {
           {v.envs.map((e) => (
             <tr key={e.envHash}>
               <td>{e.envName ?? e.envHash.slice(0, 12)}</td>
-              <td className="num">
-                <b>{e.notMeasured ? 'not measured' : fmt(e.regret)}</b>
+              <td className="num" data-testid="runs-env-regret">
+                {e.hintFailed ? (
+                  <span className="muted" title="This version has no hint, so only its unhinted arm is played; SPADE scores it as a failed hint generation (regret 0)">
+                    no hint arm
+                  </span>
+                ) : (
+                  <b>{e.notMeasured ? 'not measured' : fmt(e.regret)}</b>
+                )}
               </td>
               <td className="num">{fmt(e.rHint)}</td>
               <td className="num">{fmt(e.rNoHint)}</td>
@@ -220,6 +241,11 @@ function Detail({ id }: { id: string }) {
       </table>
     </div>
   );
+}
+
+/** One side's regret in the comparison: a version without a hint has no hinted arm to compare (SPADE scores it 0). */
+function sideRegret(m: CompareRow['a']): string {
+  return !m ? '—' : m.hintFailed ? 'no hint arm' : m.notMeasured ? 'not measured' : fmt(m.regret);
 }
 
 /** One model's regret against the other's, one point per environment both measured; the diagonal is agreement. */
@@ -310,8 +336,8 @@ function Compare({ a, b }: { a: string; b: string }) {
             {sorted.map((r) => (
               <tr key={r.envHash} data-testid="runs-compare-row">
                 <td>{r.envName ?? r.envHash.slice(0, 12)}</td>
-                <td className="num">{r.a ? (r.a.notMeasured ? 'not measured' : fmt(r.a.regret)) : '—'}</td>
-                <td className="num">{r.b ? (r.b.notMeasured ? 'not measured' : fmt(r.b.regret)) : '—'}</td>
+                <td className="num">{sideRegret(r.a)}</td>
+                <td className="num">{sideRegret(r.b)}</td>
                 <td className={`num ${deltaClass(r.regretDelta)}`} data-testid="runs-delta-regret">
                   {signed(r.regretDelta)}
                 </td>
