@@ -87,7 +87,7 @@ export class BackgroundSweeps<V> {
         progress: p,
         running: !!l,
       },
-      message ?? (elsewhere ? `Running in ${describeOwner(elsewhere)} (the command line, or another workbench on this memory file); its results show here as they arrive` : null),
+      message ?? (elsewhere ? `Running in ${describeOwner(elsewhere)} (the command line, or another workbench on this memory file); its results show here as they arrive` : s.state === 'running' ? null : s.message),
     );
   }
 
@@ -117,8 +117,8 @@ export class BackgroundSweeps<V> {
     if (owner) throw new DomainError('conflict', `${this.k.label} ${id} is running in ${describeOwner(owner)}; stop it there`);
     // Interrupted: nothing follows it here, but its Ray job or Slurm array may still run.
     const stopped = await this.k.stopInterrupted(sweep);
-    setSweepState(this.db, id, 'cancelled');
-    this.k.emit(this.view(getSweep(this.db, id)!, stopped.join('; ') || null));
+    setSweepState(this.db, id, 'cancelled', stopped.join('; ') || null);
+    this.k.emit(this.view(getSweep(this.db, id)!));
     return { cancelled: true, stopped };
   }
 
@@ -161,7 +161,7 @@ export class BackgroundSweeps<V> {
     const s = getSweep(this.db, id);
     if (!s) return;
     // Failed before the sweep could mark it (a lost version, an engine refusing the submission).
-    if (failed && s.state === 'running') setSweepState(this.db, id, 'failed');
+    if (failed && (s.state === 'running' || (s.state === 'failed' && !s.message))) setSweepState(this.db, id, 'failed', message);
     if (failed) this.log?.('error', `${this.k.label} ${id} on ${s.target}: ${message ?? 'failed'}`);
     this.k.emit(this.view(getSweep(this.db, id)!, message, l?.progress ?? null));
   }

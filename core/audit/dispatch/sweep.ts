@@ -114,7 +114,7 @@ export async function driveSweep<R>(o: DriveSweepOptions<R>): Promise<Map<string
   };
   const cancelled = async (): Promise<never> => {
     const stopped = await stopAll();
-    setSweepState(db, sweep.id, 'cancelled');
+    setSweepState(db, sweep.id, 'cancelled', stopped.join('; ') || null);
     emit('cancelled', true);
     throw new SweepCancelled(sweep.id, stopped);
   };
@@ -140,8 +140,9 @@ export async function driveSweep<R>(o: DriveSweepOptions<R>): Promise<Map<string
     if (signal.aborted) return cancelled();
   }
   if (seen.size < byKey.size) {
-    setSweepState(db, sweep.id, 'failed');
-    throw new Error(`Sweep ${sweep.id}: ${byKey.size - seen.size} environment(s) got no result after ${attempts} submission(s) on ${executor.label}; run the command again to retry them${executor.lastError ? ` (last error: ${executor.lastError})` : ''}`);
+    const why = `Sweep ${sweep.id}: ${byKey.size - seen.size} environment(s) got no result after ${attempts} submission(s) on ${executor.label}; run the command again to retry them${executor.lastError ? ` (last error: ${executor.lastError})` : ''}`;
+    setSweepState(db, sweep.id, 'failed', why);
+    throw new Error(why);
   }
   setSweepState(db, sweep.id, 'done');
   emit('done', true);

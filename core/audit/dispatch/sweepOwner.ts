@@ -77,10 +77,12 @@ export function sweepRunningElsewhere(db: Db, id: string): boolean {
   return !!s && s.state === 'running' && otherOwner(s) !== null;
 }
 
-export function refuseIfOwned(db: Db, id: string, label: string): void {
+export function refuseIfOwned(db: Db, id: string, label: string, what: 'resumed' | 'cancelled' = 'resumed'): void {
   const s = getSweep(db, id);
   const o = s ? otherOwner(s) : null;
-  if (o) throw new DomainError('conflict', `${label} ${id} is running in ${describeOwner(o)}; it cannot be resumed here while it runs there (its environments would count twice)`);
+  if (!o) return;
+  const why = what === 'resumed' ? 'its environments would count twice' : 'it would go on there; stop it there (Ctrl-C)';
+  throw new DomainError('conflict', `${label} ${id} is running in ${describeOwner(o)}; it cannot be ${what} here while it runs there (${why})`);
 }
 
 /**

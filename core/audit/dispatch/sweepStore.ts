@@ -40,6 +40,8 @@ export interface SweepRow {
   remote: Record<string, unknown>[];
   /** The process driving it (sweepOwner.ts): set while one does, alive or not. */
   owner: SweepOwner | null;
+  /** Why it ended as it did (what failed it, what a cluster answered to a stop); null while it runs. */
+  message: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -59,6 +61,8 @@ function tables(db: Db): void {
   if (!cols.some((c) => c.name === 'kind')) db.exec("ALTER TABLE audit_sweeps ADD COLUMN kind TEXT NOT NULL DEFAULT 'audit'");
   // The process driving it now (sweepOwner.ts), or null; made later than the table, as kind was.
   if (!cols.some((c) => c.name === 'owner')) db.exec('ALTER TABLE audit_sweeps ADD COLUMN owner TEXT');
+  // Why it ended: a failed sweep said why only to whoever watched it, and was "failed" after a restart.
+  if (!cols.some((c) => c.name === 'message')) db.exec('ALTER TABLE audit_sweeps ADD COLUMN message TEXT');
   ready.add(db);
 }
 
@@ -77,6 +81,7 @@ interface Row {
   state: SweepState;
   remote: string;
   owner: string | null;
+  message: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -93,6 +98,7 @@ function fromRow(r: Row): SweepRow {
     state: r.state,
     remote: JSON.parse(r.remote) as Record<string, unknown>[],
     owner: r.owner ? (JSON.parse(r.owner) as SweepOwner) : null,
+    message: r.message ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -121,8 +127,9 @@ export function unfinishedSweep(db: Db, ident: string): SweepRow | null {
   return r ? fromRow(r) : null;
 }
 
-export function setSweepState(db: Db, id: string, state: SweepState): void {
-  db.prepare('UPDATE audit_sweeps SET state = ?, updated_at = ? WHERE id = ?').run(state, new Date().toISOString(), id);
+/** Its new state, and why it is in it (kept for anyone who looks later; cleared by any other change). */
+export function setSweepState(db: Db, id: string, state: SweepState, message: string | null = null): void {
+  db.prepare('UPDATE audit_sweeps SET state = ?, message = ?, updated_at = ? WHERE id = ?').run(state, message, new Date().toISOString(), id);
 }
 
 /** Writes the process that drives the sweep now (sweepOwner.ts). */

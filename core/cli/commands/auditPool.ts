@@ -8,6 +8,7 @@ import { outputOptions, writeReport } from './auditOutput';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import type { SweepProgress } from '../../audit/dispatch/sweep';
 import { followSweep } from './sweepCli';
+import { refuseIfOwned } from '../../audit/dispatch/sweepOwner';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
 import type { DispatchSettings } from '../../audit/dispatch/targets';
 import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/dispatch/poolAudit';
@@ -98,8 +99,10 @@ export async function runPoolAudit(argv: string[], io: CliIO): Promise<number> {
       sweep = found;
     }
     if (values.cancel !== undefined) {
+      // Another live process drives it: marked cancelled here, it would go on there.
+      refuseIfOwned(db, sweep.id, 'Audit sweep', 'cancelled');
       const answers = await stopPoolSweep(db, dataDir, sweep);
-      if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled');
+      if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled', answers.join('; ') || null);
       io.out(`Audit sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
       return 0;
     }

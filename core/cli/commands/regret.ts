@@ -10,6 +10,7 @@ import type { Policy } from '../../api/calls/episodes';
 import { errorMessage } from '../../api/errorMessage';
 import type { SweepProgress } from '../../audit/dispatch/sweep';
 import { followSweep } from './sweepCli';
+import { refuseIfOwned } from '../../audit/dispatch/sweepOwner';
 import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
 import { remoteExecutor, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
 import { parseActionsFile } from '../../episodes/actionsFile';
@@ -159,6 +160,8 @@ export const regretCommand: Command = {
       }
       const stored = sweep.options as unknown as { target: SweepTarget; dispatch: DispatchSettings; runId: string; regret: typeof regret };
       if (values.cancel !== undefined) {
+        // Another live process drives it: marked cancelled here, it would go on there.
+        refuseIfOwned(db, sweep.id, 'Regret sweep', 'cancelled');
         const answers: string[] = [];
         if (stored.target.kind !== 'local') {
           const ex = remoteExecutor(stored.target, stored.dispatch, db, dataDir);
@@ -168,7 +171,7 @@ export const regretCommand: Command = {
             await ex.close();
           }
         }
-        if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled');
+        if (sweep.state === 'running') setSweepState(db, sweep.id, 'cancelled', answers.join('; ') || null);
         io.out(`Regret sweep ${sweep.id} on ${sweep.target}: cancelled${answers.length ? ` (${answers.join('; ')})` : ''}.\n`);
         return 0;
       }

@@ -99,6 +99,10 @@ describe('a regret sweep with a served model that needs an API key', () => {
     expect(refusedWrong).toMatchObject({ state: 'failed', done: 0 });
     expect(refusedWrong.message).toBe(`The model server at ${server.url} refused the sweep (HTTP 401: Incorrect API key provided: [redacted]): it does not take the key held in secret STANDIN_API_KEY: set the right one in Episodes → Play with a model (key)`);
     expect(server.auth.at(-1)).toBe(`Bearer ${WRONG}`);
+    // Kept with the sweep: listed later (after a restart of the app, too), it still says why it failed.
+    for (const [id, why] of [[bare.id, refused.message], [wrong.id, refusedWrong.message]] as const) {
+      expect((await api.call('runs.sweeps', { limit: 50 })).find((s) => s.id === id)).toMatchObject({ state: 'failed', message: why });
+    }
 
     await api.call('jobs.setSecret', { name: 'STANDIN_API_KEY', value: KEY });
     mark = heard.length;

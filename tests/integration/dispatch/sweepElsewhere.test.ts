@@ -83,6 +83,11 @@ describe('a sweep run by another process on the same memory file', () => {
       expect(again.code).not.toBe(0);
       expect(again.err).toContain(`Regret sweep ${first!.id} is running in process ${pid}`);
       expect((await api.call('runs.sweeps', { limit: 5 }))[0]).toMatchObject({ id: first!.id, state: 'elsewhere' });
+      // Nor can the command line cancel it here: marked cancelled, it would go on in its own process.
+      const cancel = await cli(['regret', '--cancel', first!.id, '--data-dir', tmp.dir]);
+      expect(cancel.code).toBe(1);
+      expect(cancel.err).toContain(`Regret sweep ${first!.id} is running in process ${pid}; it cannot be cancelled here`);
+      expect((await api.call('runs.sweeps', { limit: 5 }))[0]).toMatchObject({ id: first!.id, state: 'elsewhere' });
 
       // Its episodes land in the database one by one (an episode is a call a turn) and the list counts them as they do.
       const seen: number[] = [];
@@ -137,6 +142,10 @@ describe('a sweep run by another process on the same memory file', () => {
       expect(held!.message).toContain(`process ${cliChild.pid}`);
       await expect(api.call('audit.sweepResume', { sweepId: owned.id })).rejects.toThrow(/running in process \d+/);
       await expect(api.call('audit.sweepCancel', { sweepId: owned.id })).rejects.toThrow(/stop it there/);
+      const cancel = await cli(['audit', '--cancel', owned.id, '--data-dir', tmp.dir]);
+      expect(cancel.code).toBe(1);
+      expect(cancel.err).toContain(`Audit sweep ${owned.id} is running in process ${cliChild.pid}; it cannot be cancelled here`);
+      expect((await api.call('audit.sweeps', { limit: 5 }))[0]).toMatchObject({ id: owned.id, state: 'elsewhere' });
 
       cliChild.kill('SIGKILL');
       await new Promise((r) => cliChild.once('exit', r));
