@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredRegretOptions } from '../../core/episodes/regretSweep';
 import { getSweep } from '../../core/audit/dispatch/sweepStore';
-import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 
 // Chromium against the web host: a regret sweep with a served model whose server wants an API key
@@ -45,10 +45,7 @@ beforeAll(async () => {
   const { page } = ctx;
   // The endpoint as Play with a model keeps it, its key named by a secret of the session (set below).
   await page.evaluate((url) => localStorage.setItem('spade.llm.endpoint', JSON.stringify({ baseUrl: url, model: 'stand-in-kappa', apiKeySecret: 'KAPPA_API_KEY', temperature: 1, topP: 0.95, topK: 20, maxTokens: 8192, thinking: null, concurrency: 2, via: null })), server.url);
-  await page.keyboard.press('Control+Shift+P');
-  await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
-  await page.keyboard.type('regret sweep over a pool');
-  await page.keyboard.press('Enter');
+  await runCommand(page, 'regret sweep over a pool');
   await page.getByTestId('regret-sweeps').waitFor();
 }, 60_000);
 

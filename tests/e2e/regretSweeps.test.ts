@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegretReport } from '../../core/api/calls/runs';
 import { main } from '../../core/cli/main';
 import type { Services } from '../../core/services/services';
-import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 
 // Chromium against the web host: a regret sweep started from the Runs page on this machine (real
@@ -72,10 +72,7 @@ beforeAll(async () => {
     { file: 'slow_b', src: game('SlowRegretBEnv', 'slowregret', 1.2, 'return "done", 1.0 if ok else 0.0, True, False, {}'), hint: 'Say seven.' },
   ]);
   const { page } = ctx;
-  await page.keyboard.press('Control+Shift+P');
-  await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
-  await page.keyboard.type('regret sweep over a pool');
-  await page.keyboard.press('Enter');
+  await runCommand(page, 'regret sweep over a pool');
   await page.getByTestId('regret-sweeps').waitFor();
 }, 60_000);
 

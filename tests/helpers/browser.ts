@@ -112,6 +112,14 @@ export async function sentCalls(page: Page, call: string, reset = false): Promis
   );
 }
 
+/** Runs a command from the palette (Ctrl+Shift+P), chosen by typing `words`, as a person does. */
+export async function runCommand(page: Page, words: string): Promise<void> {
+  await page.keyboard.press('Control+Shift+P');
+  await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
+  await page.keyboard.type(words);
+  await page.keyboard.press('Enter');
+}
+
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
