@@ -233,15 +233,10 @@ describe('regret sweeps in Chromium', () => {
     try {
       for (let i = 0; i < 600 && !gates.length; i++) await new Promise((r) => setTimeout(r, 50));
       expect(gates.length, 'the command line made its first model call').toBeGreaterThan(0);
-      // The page lists sweeps as it opens: open it again to find the one started elsewhere.
-      await page.reload();
-      await page.waitForSelector('[data-testid=backend-status]:has-text("connected")');
-      await page.keyboard.press('Control+Shift+P');
-      await page.getByRole('dialog', { name: 'Command palette' }).waitFor();
-      await page.keyboard.type('regret sweep over a pool');
-      await page.keyboard.press('Enter');
+      // The page was open before that process started: it finds the sweep without being opened again.
+      await page.getByTestId('regret-sweeps').waitFor();
       const card = page.locator('[data-testid=regret-sweep][data-state=elsewhere]');
-      await card.waitFor();
+      await card.waitFor({ timeout: 15_000 });
       expect(await card.locator('.sweep-state').textContent()).toBe('running in another process');
       expect(await card.textContent()).toContain(`Running in process ${child.pid}`);
       // Neither Resume nor Cancel: a second driver would play its episodes again.

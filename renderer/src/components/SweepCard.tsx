@@ -27,13 +27,20 @@ const STATE_TEXT: Record<SweepFacts['state'], string> = {
 
 /** How often a list with a sweep running in another process reads it again (that process's progress reaches no event here). */
 const ELSEWHERE_POLL_MS = 1000;
+/** How often an open list looks for a sweep another process has started since (the command line on this memory file). */
+const NEW_ELSEWHERE_POLL_MS = 5000;
 
-/** Reads the list again while any of its sweeps runs in another process, so its count moves as rows arrive. */
+/**
+ * Reads the list again while any of its sweeps runs in another process, so its count moves as rows
+ * arrive; and, more slowly while the page is shown, so that a sweep started from a terminal after
+ * the list was read appears without opening the page again.
+ */
 export function useFollowElsewhere(sweeps: readonly Pick<SweepFacts, 'state'>[], reload: () => void): void {
   const any = sweeps.some((s) => s.state === 'elsewhere');
   useEffect(() => {
-    if (!any) return;
-    const t = setInterval(reload, ELSEWHERE_POLL_MS);
+    const t = setInterval(() => {
+      if (any || document.visibilityState === 'visible') reload();
+    }, any ? ELSEWHERE_POLL_MS : NEW_ELSEWHERE_POLL_MS);
     return () => clearInterval(t);
   }, [any, reload]);
 }
