@@ -158,9 +158,8 @@ export class RegretSweepService {
     } catch (e) {
       if (e instanceof ModelError && (e.status === 401 || e.status === 403)) {
         const why = m.apiKeyEnv ? `it does not take the key held in secret ${m.apiKeyEnv}: set the right one in Episodes → Play with a model (key)` : 'it wants an API key: name the secret that holds it in Episodes → Play with a model (key secret, key), then start the sweep with that model';
-        // A server may echo the key it refused: the message goes to the app's log and the page.
-        const said = key ? e.message.split(key).join('[redacted]') : e.message;
-        throw new DomainError('invalid_input', `The model server at ${m.baseUrl} refused the sweep (${said}): ${why}`);
+        // The client has taken the key out of its message (a server may echo the key it refused).
+        throw new DomainError('invalid_input', `The model server at ${m.baseUrl} refused the sweep (${e.message}): ${why}`);
       }
     }
     return key;

@@ -14,12 +14,6 @@ export function completeLines(data: Buffer, final: boolean, chunkWasFull: boolea
   return { take: Buffer.alloc(0), consumed: 0, addNewline: false };
 }
 
-export function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
-}
-
 /** The local copy of a job's log; its committed size is kept in SQLite beside the remote offset. */
 export class LogMirror {
   constructor(readonly path: string) {}

@@ -10,6 +10,7 @@ import { DomainError } from '../errors';
 import { directFetch } from './httpFetch';
 import { localFetch } from './localEngine';
 import { isLocalEndpoint } from './localModel';
+import { redact } from '../redact';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -174,8 +175,7 @@ export class ChatClient {
         const err = e instanceof ModelError ? e : new ModelError(errorMessage(e), 'network');
         // Some servers repeat the key they refused; what a turn ends with is stored with its
         // episode and shown, so the key never leaves in it.
-        const key = this.cfg.apiKey;
-        if (key && key.length >= 4 && err.message.includes(key)) err.message = err.message.split(key).join('[redacted]');
+        if (this.cfg.apiKey) err.message = redact(err.message, [this.cfg.apiKey]);
         const retryable = err.kind === 'network' || (err.kind === 'http' && (err.status === 429 || (err.status ?? 0) >= 500));
         if (!retryable || attempt > this.cfg.retries) throw err;
         const wait = (err as ModelError & { retryAfter?: number | null }).retryAfter ?? Math.min(30_000, (this.deps.backoffMs ?? 500) * 2 ** (attempt - 1));

@@ -161,7 +161,7 @@ export class BackgroundSweeps<V> {
     const s = getSweep(this.db, id);
     if (!s) return;
     // Failed before the sweep could mark it (a lost version, an engine refusing the submission).
-    if (failed && (s.state === 'running' || (s.state === 'failed' && !s.message))) setSweepState(this.db, id, 'failed', message);
+    if (failed && s.state === 'running') setSweepState(this.db, id, 'failed', message);
     if (failed) this.log?.('error', `${this.k.label} ${id} on ${s.target}: ${message ?? 'failed'}`);
     this.k.emit(this.view(getSweep(this.db, id)!, message, l?.progress ?? null));
   }
