@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, EventPayload } from '../../../core/api';
 import { createHandlers } from '../../../core/handlers';
@@ -39,7 +41,16 @@ function until(heard: Sweep[], api: Backend, ok: (s: Sweep) => boolean): Promise
 
 beforeAll(async () => {
   tmp = tempDir('spade-regret-service-');
-  await importPool(tmp.dir, poolFiles(3));
+  // One game that takes half a second to reset, so that the sweep is still mid-way when its first
+  // progress event says an episode is done (on an idle machine the other games' 12 episodes end
+  // within the 250 ms between events, and all 18 could be done before the workbench stops).
+  const [a, b, c] = poolFiles(3);
+  const slow = join(tmp.dir, 'game_slow_reset.py');
+  const src = readFileSync(c!, 'utf8');
+  const cls = /^class (\w+)/m.exec(src)![1]!;
+  writeFileSync(slow, `${src}\n\nimport time as _t\n_reset = ${cls}.reset\ndef _slow_reset(self, *a, **k):\n    _t.sleep(0.5)\n    return _reset(self, *a, **k)\n${cls}.reset = _slow_reset\n`);
+  writeFileSync(slow.replace(/\.py$/, '_hint.txt'), readFileSync(c!.replace(/\.py$/, '_hint.txt'), 'utf8'));
+  await importPool(tmp.dir, [a!, b!, slow]);
 }, 60_000);
 afterAll(() => tmp.cleanup());
 
