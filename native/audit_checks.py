@@ -136,7 +136,8 @@ def cmd_audit(h: Harness, req: dict[str, Any], harness: ModuleType, transport: C
     try:
         return run_audit(harness, transport, source, req.get("options") or {})
     except ExecutorGone as e:
-        raise harness.HarnessError("crash", str(e))
+        phase = getattr(e, "phase", None)
+        raise harness.HarnessError("crash", str(e), **({"phase": phase} if isinstance(phase, str) else {}))
 
 
 def install_judge(h: Harness, harness: ModuleType, transport: Callable[[str], str]) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import sys
 
 from host_lines import lines_of, read_lines
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 
 # A judge is replaced after this many audits: nothing it keeps grows without bound.
 JUDGE_AUDITS = 500
+
+# How long a crossing waits for the game before the judge names the check it belongs to (ms).
+PHASE_AFTER_MS = 40
 
 
 class Judge:
@@ -41,7 +45,7 @@ def run_judge(server: ForkServer, ctl: socket.socket, err_w: int, opts: dict[str
     apply_walls(server, opts)
     harness = server.harness
     checks = sys.modules["audit_checks"]
-    current: dict[str, Any] = {"fd": None, "replies": iter(())}
+    current: dict[str, Any] = {"fd": None, "replies": iter(()), "phase": None, "poll": None}
 
     def transport(line: str) -> Any:
         xfd = current["fd"]
@@ -55,12 +59,34 @@ def run_judge(server: ForkServer, ctl: socket.socket, err_w: int, opts: dict[str
         except OSError:
             return ""
 
+    def note_phase(line: bytes) -> None:
+        current["phase"] = line
+
+    transport.note_phase = note_phase  # type: ignore[attr-defined]
+
+    def read_reply(xfd: int) -> bytes:
+        # The check's phase line goes out once one of its crossings has waited PHASE_AFTER_MS for
+        # the game: a check that hangs or runs long is named within that, a quick one never.
+        line = current["phase"]
+        if line is not None:
+            if not current["poll"].poll(PHASE_AFTER_MS):
+                current["phase"] = None
+                try:
+                    os.write(2, line)
+                except OSError:
+                    pass
+        return os.read(xfd, 1 << 16)
+
     def attach(xfd: Any) -> None:
         if current["fd"] is not None:
             os.close(current["fd"])
         current["fd"] = xfd
+        current["phase"] = None
+        if xfd is not None:
+            current["poll"] = select.poll()
+            current["poll"].register(xfd, select.POLLIN)
         # 64 KiB reads come from the heap; a 1 MiB one was an mmap, a shrinking mremap and a munmap per reply.
-        current["replies"] = lines_of(lambda: os.read(xfd, 1 << 16)) if xfd is not None else iter(())
+        current["replies"] = lines_of(lambda: read_reply(xfd)) if xfd is not None else iter(())
 
     h = harness.Harness()
     checks.install_judge(h, harness, transport)

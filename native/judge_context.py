@@ -92,11 +92,23 @@ class Audit:
         return cid in self.wanted or any(w.endswith(".*") and cid.startswith(w[:-1]) for w in self.wanted)
 
     def phase(self, cid: str) -> None:
-        """Tells the host (on stderr) which check runs, so a dead process can be blamed precisely."""
+        """Tells the host (on stderr) which check runs, so a dead process can be blamed precisely.
+        With `phases: "lasting"` (a pool's audits, which no one watches check by check) a transport
+        that waits for the game in another process may hold the line back until one of the check's
+        crossings has waited a moment (`transport.note_phase`, the native judge): an audit's ~20
+        lines, each relayed through the fork server to the host, were a tenth of its CPU, while
+        only a check that lasts is ever blamed for a kill."""
         self.current = cid
-        if self.opt.get("phases"):
+        phases = self.opt.get("phases")
+        if phases:
+            line = f"\n@audit-phase {cid}\n".encode()
+            if phases == "lasting":
+                note = getattr(self.transport, "note_phase", None)
+                if note is not None:
+                    note(line)
+                    return
             try:
-                os.write(2, f"\n@audit-phase {cid}\n".encode())
+                os.write(2, line)
             except Exception:
                 pass
 
@@ -105,6 +117,13 @@ class Audit:
         self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
 
     # -- the executor
+    def gone(self, why: str) -> ExecutorGone:
+        """The executor's end, naming the check it came in: the host may not have heard of that
+        check yet (a pool's audits announce only checks that last, see phase)."""
+        e = ExecutorGone(why)
+        e.phase = self.current  # type: ignore[attr-defined]
+        return e
+
     def x(self, op: str, **args: Any) -> Any:
         """One operation in the game's interpreter; its tagged answer ({v} | {raise} | {hang} | {load})."""
         ahead = self.ahead
@@ -129,9 +148,9 @@ class Audit:
         except ExecutorGone:
             raise
         except Exception as e:
-            raise ExecutorGone(f"the environment's interpreter stopped answering: {type(e).__name__}: {e}")
+            raise self.gone(f"the environment's interpreter stopped answering: {type(e).__name__}: {e}")
         if reply is None or reply == "":
-            raise ExecutorGone("the environment's interpreter exited")
+            raise self.gone("the environment's interpreter exited")
         msg = self.loads(reply)
         if not msg.get("ok"):
             err = msg.get("error") or {}

@@ -74,7 +74,9 @@ export interface AuditSessionTrace {
  */
 export function finishAudit(r: HarnessReply, s: AuditSessionTrace, options: AuditOptions, elapsedMs: number): EnvAudit {
   if (r.ok) return withHostChecks(r.result as EnvAudit, s.violations, options, 'cpython');
-  const phase = s.phase || (typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec');
+  // The judge names the check the game's process died in; the host's last-heard phase is for deaths
+  // the judge did not see (the whole audit killed at its limit).
+  const phase = (typeof r.error.phase === 'string' && r.error.phase) || s.phase || 'spade.exec';
   return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), elapsedMs, r.error.kind === 'timeout'), s.violations, options, 'cpython');
 }
 
@@ -157,7 +159,7 @@ export class AuditPool {
       // A cancel that came while the process was forking has already fired: honour it now.
       if (ctl.signal?.aborted) stop();
       try {
-        const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl.onPhase);
+        const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: ctl.onPhase ? true : 'lasting' } }, this.envTimeoutMs, ctl.onPhase);
         if (ctl.signal?.aborted) throw new AuditCancelled();
         // The judge outlives a game process that exits or crashes, and says so ('crash').
         if (!r.ok && (r.error.restarted || r.error.kind === 'crash')) this.restarts++;

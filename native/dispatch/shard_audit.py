@@ -283,7 +283,7 @@ class Runner:
         s = server.open(sid, {"timeoutSec": self.timeout, "judge": True})
         options = dict(self.cfg.get("options") or {})
         options["hint"] = item.get("hint")
-        options["phases"] = True
+        options["phases"] = "lasting"
         server.write("S%s %s\n" % (sid, json.dumps({"cmd": "audit", "source": item["source"], "options": options, "id": 1, "timeoutSec": self.timeout})))
         # The local supervisor checks limits every 250 ms and gives a pool audit no grace.
         if not s.done.wait(self.timeout + 0.25):
