@@ -11,10 +11,11 @@ from host_judge import JUDGE_AUDITS, Judge, run_judge
 from host_lines import MAX_REPLY_LINE, split_lines
 from host_limits import network_state, reseed_numpy
 from host_session import Child, run_child
+from host_zygote import ZygoteKeeper
 from typing import Any, Callable
 
 
-class ForkServer:
+class ForkServer(ZygoteKeeper):
     def __init__(self, fd_in: Any, fd_out: Any, config: dict[str, Any], harness: Any, sandbox: Any, extensions: Any, seccomp: Any, roots: Any) -> None:
         self.fd_in, self.fd_out = fd_in, fd_out
         self.config = config
@@ -32,6 +33,9 @@ class ForkServer:
         self.spare: Any = None
         self.spare_for: Any = None  # the options of the last audit opened: a spare is made for these
         self.unreaped: set[Any] = set()  # killed executors, reaped when idle instead of waited for in line
+        # Audit zygotes (host_zygote.py) by their options: each forks executors with most walls up.
+        self.zygotes: dict[str, Any] = {}
+        self.zygote_deaths = 0  # past MAX_ZYGOTE_DEATHS the server forks every audit itself
 
     def prepare(self) -> None:
         if self.seccomp is not None:
@@ -91,6 +95,11 @@ class ForkServer:
                     owner, kind = got
                     if kind in ("judge", "judge-err"):
                         self.judge_input(owner, kind)
+                    elif kind == "zygote":
+                        if not owner.receive():
+                            self.zygote_gone(owner)
+                    elif kind == "zygote-err":
+                        self.zygote_err(owner)
                     else:
                         self.pump(owner, kind)
 
@@ -220,10 +229,17 @@ class ForkServer:
         fresh socket pair over its control socket and drives it until the session ends."""
         import socket
 
-        xpid, judge_end, err_r = self.take_spare(opts) or self.spawn(run_child, opts)
-        self.spare_for = opts
+        zygote = self.zygote_for(opts)
+        took = self.from_zygote(zygote) if zygote is not None else None
+        if took is None:
+            zygote = None
+            xpid, judge_end, err_r = self.take_spare(opts) or self.spawn(run_child, opts)
+            self.spare_for = opts
+        else:
+            xpid, judge_end, err_r = took
         judge = self.idle_judge(opts)
         child = Child(sid, xpid, None, err_r, judge=judge)
+        child.zygote = zygote
         self.children[sid] = child
         self.by_fd[err_r] = (child, "err")
         self.sel.register(err_r, selectors.EVENT_READ, None)
@@ -343,7 +359,7 @@ class ForkServer:
         # Killed: reaped when the server is idle. Waiting here held every other session up while
         # the kernel tore the process down.
         if not child.reaped:
-            self.unreaped.add(child.pid)
+            self.reap_later(child)
         status = status or {"code": None, "killed": True}
         j = child.judge
         if j is not None and j.sid == child.sid:
@@ -372,10 +388,13 @@ class ForkServer:
                 # the session itself ends when the host closes it, after the judge has answered.
                 child.err_open = False
                 child.kill()
-                try:
-                    os.waitpid(child.pid, 0)
-                except ChildProcessError:
-                    pass
+                if child.zygote is not None:
+                    self.reap_later(child)
+                else:
+                    try:
+                        os.waitpid(child.pid, 0)
+                    except ChildProcessError:
+                        pass
                 child.reaped = True  # its pid may be another process's from now on
                 return
             if kind == "sock":
@@ -426,6 +445,16 @@ class ForkServer:
 
     def shutdown(self) -> None:
         self.take_spare(None)
+        for z in list(self.zygotes.values()):
+            for pid, _sock, _err in z.ready:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.kill(z.pid, signal.SIGKILL)
+            except OSError:
+                pass
         for child in list(self.children.values()):
             child.kill()
         for j in list(self.judges):

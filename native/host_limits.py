@@ -31,7 +31,9 @@ def reseed_numpy() -> None:
 
 
 
-def apply_limits(config: dict[str, Any]) -> Any:
+def apply_limits(config: dict[str, Any], only: Any=None, skip: Any=()) -> Any:
+    """Sets this process's resource limits from `config` (those named in `only`, if given, and not
+    in `skip`); gives what was set, or why not, by limit name."""
     applied: dict[Any, Any] = {}
     if resource is None:
         return applied
@@ -44,7 +46,7 @@ def apply_limits(config: dict[str, Any]) -> Any:
         "RLIMIT_NOFILE": 256,
     }
     for name, value in wanted.items():
-        if value is None or not hasattr(resource, name):
+        if value is None or not hasattr(resource, name) or name in skip or (only is not None and name not in only):
             continue
         which = getattr(resource, name)
         try:

@@ -43,7 +43,11 @@ class Seccomp:
         audit_arch, nrs = cls.ARCHES[arch]
         return cls(arch, audit_arch, nrs, "pending")
 
-    def program(self, pid: int) -> Any:
+    # What the audit zygote (host_zygote.py) may still do under its own filter: fork executors and
+    # make their sockets. Signals are left to each executor's filter, which allows its own pid only.
+    ZYGOTE_ALLOWS = ("clone", "socketpair", "kill", "tkill", "tgkill")
+
+    def program(self, pid: int, zygote: bool=False) -> Any:
         import struct
 
         LD_W_ABS, JEQ_K, JSET_K, RET_K = 0x20, 0x15, 0x45, 0x06
@@ -63,12 +67,15 @@ class Seccomp:
         if self.arch == "x86_64":
             op(0x35, 0x40000000, 0, 1)  # JGE: the x32 ABI is a second syscall table; refuse it whole
             op(RET_K, EPERM)
-        deny = [n for k, n in nrs.items() if k not in ("clone", "clone3", "kill", "tgkill", "tkill")]
+        deny = [n for k, n in nrs.items() if k not in ("clone", "clone3", "kill", "tgkill", "tkill") and not (zygote and k in self.ZYGOTE_ALLOWS)]
         for n in deny:
             op(JEQ_K, n, 0, 1)
             op(RET_K, EPERM)
         op(JEQ_K, nrs["clone3"], 0, 1)
         op(RET_K, ENOSYS)  # glibc then falls back to clone(), whose flags a filter can read
+        if zygote:
+            op(RET_K, ALLOW)
+            return b"".join(struct.pack("HBBI", c, jt, jf, k) for c, jt, jf, k in ins), len(ins)
         # clone: threads only (CLONE_THREAD set in flags, the first argument)
         op(JEQ_K, nrs["clone"], 0, 4)
         op(LD_W_ABS, 16)
@@ -106,8 +113,33 @@ class Seccomp:
 
             self.fprog = Fprog(n, ctypes.cast(self.buf, ctypes.c_void_p))
             self.fprog_ref = ctypes.byref(self.fprog)
+            zprog, zn = self.program(0, zygote=True)
+            self.zbuf = ctypes.create_string_buffer(zprog, len(zprog))
+            self.zfprog = Fprog(zn, ctypes.cast(self.zbuf, ctypes.c_void_p))
+            self.zfprog_ref = ctypes.byref(self.zfprog)
         except Exception as e:
             self.status = f"not applied: {type(e).__name__}: {e}"
+
+    def install_zygote(self, libc: Any) -> Any:
+        """The audit zygote's filter: everything a session's filter refuses but forking, socket
+        pairs and signals. Stacked under it, each executor's own filter (install) refuses those too."""
+        if self.status != "pending":
+            return self.status
+        try:
+            import ctypes
+
+            if getattr(self, "zfprog", None) is None:
+                self.prepare()
+                if self.status != "pending":
+                    return self.status
+            PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+            if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                return f"not applied: no_new_privs errno {ctypes.get_errno()}"
+            if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.zfprog_ref, 0, 0) != 0:
+                return f"not applied: errno {ctypes.get_errno()}"
+            return "on"
+        except Exception as e:
+            return f"not applied: {type(e).__name__}: {e}"
 
     def install(self, pid: int, libc: Any=None) -> Any:
         if self.status != "pending":

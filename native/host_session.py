@@ -29,6 +29,7 @@ class Child:
         self.sock_open = sock is not None
         self.err_open = True
         self.reaped = False
+        self.zygote: Any = None  # the zygote that forked it (its parent, which reaps it), if any
 
     def send(self, data: bytes) -> None:
         try:
@@ -58,6 +59,12 @@ def leave_server(server: ForkServer, err_w: int, keep: Any=()) -> None:
             other.sock.detach()
     for j in server.judges:
         j.ctl.detach()
+    for z in server.zygotes.values():
+        z.ctl.detach()
+        for _pid, sock, _err in z.ready:
+            sock.detach()
+    if server.spare is not None:
+        server.spare[2].detach()
     last = 3
     for fd in sorted(set(keep)):
         if fd >= last:
@@ -83,15 +90,13 @@ def apply_walls(server: ForkServer, opts: dict[str, Any]) -> Any:
 
 
 
-def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[str, Any]) -> None:
-    """One session's process: walls first, then the harness answers on the socket until EOF."""
-    leave_server(server, err_w, keep=(sock.fileno(),))
+def session_harness(server: ForkServer, opts: dict[str, Any], walls: dict[str, Any]) -> Any:
+    """The harness a session's process serves, from the one the server made and never used: its
+    calls under the per-call timer, and a ping that reports the walls (`walls`, filled in once they
+    are up). Made before any environment code runs, in the process the session's comes from."""
     harness = server.harness
-    # numpy's global generator was reseeded by the server just before this fork (ForkServer.spawn).
-    applied, seccomp = apply_walls(server, opts)
-    network = server.network
     h = server.fresh_harness  # made in the server, never used there: no game has touched it
-
+    network = server.network
     default_timeout = float(opts.get("timeoutSec") or 30)
 
     alarm = harness.call_alarm(harness.CallTimeout)
@@ -99,18 +104,23 @@ def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[st
     def before(timeout: Any=None) -> None:
         alarm.arm(float(timeout or default_timeout))
 
-    after = alarm.disarm
-
     h.before_call = before
-    h.after_call = after
+    h.after_call = alarm.disarm
     base_ping = h.commands["ping"]
 
     def ping(hh: Any, req: dict[str, Any]) -> Any:
         out = base_ping(hh, req)
-        out.update(limits=applied, network=network, pid=os.getpid(), seccomp=seccomp, uid=os.getuid())
+        out.update(limits=walls.get("limits"), network=network, pid=os.getpid(), seccomp=walls.get("seccomp"), uid=os.getuid())
         return out
 
     h.register("ping", ping)
+    return h
+
+
+
+def install_guard(sandbox: Any, roots: Any, loaded: Any, opts: dict[str, Any]) -> None:
+    """The audit hook (sandbox.py), the last wall before environment code, reporting each refused
+    attempt on this process's own stderr (which only the server reads and tags with the session)."""
 
     def report(event: Any) -> None:
         try:
@@ -119,8 +129,19 @@ def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[st
             pass
 
     if opts.get("auditHook", True):
-        server.sandbox.install(server.roots, report=report, loaded=server.drop_modules)
+        sandbox.install(roots, report=report, loaded=loaded)
     for name in ("ctypes", "_ctypes", "ctypes.util", "ctypes._endian"):
         sys.modules.pop(name, None)
+
+
+
+def run_child(server: ForkServer, sock: socket.socket, err_w: int, opts: dict[str, Any]) -> None:
+    """One session's process: walls first, then the harness answers on the socket until EOF."""
+    leave_server(server, err_w, keep=(sock.fileno(),))
+    # numpy's global generator was reseeded by the server just before this fork (ForkServer.spawn).
+    walls: dict[str, Any] = {}
+    walls["limits"], walls["seccomp"] = apply_walls(server, opts)
+    h = session_harness(server, opts, walls)
+    install_guard(server.sandbox, server.roots, server.drop_modules, opts)
     server.__dict__.clear()  # the server's handles (its fds, the seccomp builder) are not the game's
     serve_lines(sock.detach(), h)

@@ -19,6 +19,10 @@ export interface PoolOptions {
   envTimeoutSec?: number;
   /** Whether native runs may go ahead without an OS sandbox (the user's setting). */
   allowUnsandboxed?: () => boolean;
+  /** Off only in the security tests that show the OS walls hold without the in-process guard. */
+  auditHook?: boolean;
+  /** Off only to compare with audits forked by the fork server itself (NativeOptions.auditZygote). */
+  auditZygote?: boolean;
 }
 
 /** The audit of an environment whose interpreter died or hung beyond reach: the check running then fails. */
@@ -112,6 +116,8 @@ export class AuditPool {
       graceMs: 0,
       memoryMb: opts.memoryMb ?? 2048,
       ...(opts.allowUnsandboxed ? { allowUnsandboxed: opts.allowUnsandboxed } : {}),
+      ...(opts.auditHook === false ? { auditHook: false } : {}),
+      ...(opts.auditZygote === false ? { auditZygote: false } : {}),
     });
   }
 

@@ -146,6 +146,12 @@ export interface NativeOptions {
   allowUnsandboxed?: () => boolean;
   /** Off only in the security tests that show the OS walls hold without the in-process guard. */
   auditHook?: boolean;
+  /**
+   * Audits' executors come from an audit zygote (native/host_zygote.py), a process beside the fork
+   * server that puts up their common walls once and only forks. Off only to compare with executors
+   * forked by the server itself (a differential test, the zygote's figure in docs/isolation-figures.md).
+   */
+  auditZygote?: boolean;
   /** A file that keeps the interpreter probe's answer between processes (the CLI's data dir). */
   pythonProbeCache?: string;
   log?: (level: 'info' | 'warn' | 'error', msg: string) => void;
@@ -186,7 +192,7 @@ function baseEnv(deterministic: boolean): Record<string, string> {
 export class NativeRuntime {
   private readonly servers = new Map<string, ForkServer>();
   private readonly sessions = new Map<string, ForkedSession>();
-  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook' | 'pythonProbeCache'>>;
+  private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook' | 'auditZygote' | 'pythonProbeCache'>>;
   /** prestart()'s probes, while they run: open() waits on them instead of probing again, blocking. */
   private probing?: Promise<void>;
   private readonly paths: RuntimePaths;
@@ -245,7 +251,7 @@ export class NativeRuntime {
 
   /** What the fork server is told of its limits and what to import once. */
   private serverConfig(tier: NativeTier): string {
-    return JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000, preload: TIER_PRELOAD[tier] });
+    return JSON.stringify({ memoryMb: this.opts.memoryMb, cpuSec: this.opts.cpuSec, timeoutSec: this.opts.timeoutMs() / 1000, preload: TIER_PRELOAD[tier], ...(this.options.auditZygote === false ? { zygote: false } : {}) });
   }
 
   private command(deterministic: boolean, tier: NativeTier): ForkServerCommand {
@@ -389,7 +395,7 @@ export class NativeRuntime {
     await this.probing;
     const why = this.unavailable();
     if (why) throw new Error(why);
-    return this.server(false, source === undefined ? 'full' : nativeTier(source)).open(id, { timeoutSec, ...(judge ? { judge: true } : {}) });
+    return this.server(false, source === undefined ? 'full' : nativeTier(source)).open(id, { timeoutSec, ...(judge ? { judge: true } : {}), ...(this.options.auditHook === false ? { auditHook: false } : {}) });
   }
 
   call(sessionId: string, req: WireRequest, timeoutMs?: number): Promise<HarnessReply> {

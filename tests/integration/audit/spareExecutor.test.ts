@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditPool } from '../../../core/audit/pool';
 
-// Real CPython fork servers (inside bubblewrap where it runs). The server forks the next audit's
-// executor while it has nothing else to do and reaps killed ones when idle; this test watches its
-// processes from the host.
+// Real CPython fork servers (inside bubblewrap where it runs). The next audit's executor is forked
+// while nothing else waits (by the audit zygote, or by the server itself with the zygote off) and
+// killed ones are reaped when idle; this test watches the processes from the host.
 
 interface Proc {
   pid: number;
@@ -29,7 +29,7 @@ function processes(): Proc[] {
   return out;
 }
 
-/** The processes forked by this test's fork server (its judges, executors and the spare). */
+/** The processes forked by this test's fork server, at any depth (its judges, the zygote, executors and the spare). */
 function serverChildren(): Proc[] {
   const all = processes();
   const byPid = new Map(all.map((p) => [p.pid, p]));
@@ -41,21 +41,25 @@ function serverChildren(): Proc[] {
   const python = (p: Proc | undefined): boolean => !!p && p.cmd.includes('cpython_main.py') && !p.cmd.split(' ')[0]!.endsWith('bwrap');
   const server = all.find((p) => python(p) && mine(p) && !python(byPid.get(p.ppid)));
   if (!server) throw new Error('no fork server among this process’s descendants');
-  return all.filter((p) => p.ppid === server.pid);
+  const under = (p: Proc): boolean => {
+    for (let q = byPid.get(p.ppid); q; q = byPid.get(q.ppid)) if (q.pid === server.pid) return true;
+    return false;
+  };
+  return all.filter(under);
 }
 
 const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
 const game = readFileSync(join(__dirname, 'fixtures', 'spade', '00_accepted.py'), 'utf8');
 
-let pool: AuditPool;
-beforeAll(() => {
-  pool = new AuditPool({ workers: 1, envTimeoutSec: 30 });
-});
-afterAll(async () => {
-  await pool.close();
-});
+for (const zygote of [true, false]) describe(`the executor made ahead${zygote ? ' (by the audit zygote)' : ' (by the fork server)'}`, () => {
+  let pool: AuditPool;
+  beforeAll(() => {
+    pool = new AuditPool({ workers: 1, envTimeoutSec: 30, ...(zygote ? {} : { auditZygote: false }) });
+  });
+  afterAll(async () => {
+    await pool.close();
+  });
 
-describe('the executor made ahead', () => {
   it('serves the next audit, is replaced by a new one, and no killed executor is left unreaped', async () => {
     const first = await pool.audit(game, {});
     expect(first.checks.filter((c) => c.status === 'fail')).toEqual([]);
@@ -70,7 +74,7 @@ describe('the executor made ahead', () => {
     const gone = before.filter((p) => !after.some((q) => q.pid === p.pid));
     const born = after.filter((p) => !before.some((q) => q.pid === p.pid));
     // The spare waiting after the first audit ran the second game and was killed with it; a new
-    // spare waits now. Judges live on.
+    // spare waits now. Judges (and the zygote) live on.
     expect(gone).toHaveLength(1);
     expect(born).toHaveLength(1);
     expect(after.filter((p) => p.state === 'Z')).toEqual([]);
