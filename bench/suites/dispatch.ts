@@ -57,7 +57,9 @@ export const dispatchSuite: BenchSuite = {
       return [];
     }
     const pack = collectSources(join(packageRoot(), 'resources', 'seed-pack'));
-    const n = 80;
+    // 400: at ~20 ms an environment, 80 left 1-2 s per round, and a task that started a few hundred
+    // ms after the other (its fork server, numpy) was a sixth of a 2-task round.
+    const n = 400;
     const sources = Array.from({ length: n }, (_, i) => `${pack[i % pack.length]!.source}\n_BENCH_VARIANT = ${i}\n`);
     // Alternating rounds (1, 2, 1, 2 tasks), each side's faster round kept: whichever side ran
     // first would otherwise also pay for the head's cold start (workers, the working_dir upload).
