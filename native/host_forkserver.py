@@ -132,18 +132,45 @@ class ForkServer(ZygoteKeeper):
             exited = True
         if made_for == opts and not exited:
             return pid, sock, err_r
-        if not exited:
+        self.drop_executor(pid, sock, err_r, alive=not exited)
+        return None
+
+    def drop_executor(self, pid: int, sock: Any, err_r: int, alive: bool=True, ours: bool=True) -> None:
+        """An executor no audit will use: killed (if `alive`), reaped when idle (if this process is
+        its parent: `ours`), its socket end and stderr closed."""
+        if alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-            self.unreaped.add(pid)
+            if ours:
+                self.unreaped.add(pid)
         sock.close()
         try:
             os.close(err_r)
         except OSError:
             pass
-        return None
+
+    def end_process(self, pid: int) -> None:
+        """Kills a process of this server's own (a judge, a zygote) and waits for it."""
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+    def unwatch(self, *fds: Any) -> None:
+        """Stops selecting on those of these descriptors still watched."""
+        for fd in fds:
+            if fd in self.by_fd:
+                self.by_fd.pop(fd, None)
+                try:
+                    self.sel.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
 
     def facts(self) -> Any:
         import platform
@@ -311,23 +338,10 @@ class ForkServer(ZygoteKeeper):
 
     def judge_gone(self, j: Judge) -> None:
         """A judge that exited or was killed: its session (if any) ends with it."""
-        for fd in (j.ctl.fileno(), j.err):
-            if fd in self.by_fd:
-                self.by_fd.pop(fd, None)
-                try:
-                    self.sel.unregister(fd)
-                except (KeyError, ValueError):
-                    pass
+        self.unwatch(j.ctl.fileno(), j.err)
         if j in self.judges:
             self.judges.remove(j)
-        try:
-            os.kill(j.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(j.pid, 0)
-        except ChildProcessError:
-            pass
+        self.end_process(j.pid)
         j.ctl.close()
         try:
             os.close(j.err)

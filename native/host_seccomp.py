@@ -120,28 +120,10 @@ class Seccomp:
         except Exception as e:
             self.status = f"not applied: {type(e).__name__}: {e}"
 
-    def install_zygote(self, libc: Any) -> Any:
-        """The audit zygote's filter: everything a session's filter refuses but forking, socket
-        pairs and signals. Stacked under it, each executor's own filter (install) refuses those too."""
-        if self.status != "pending":
-            return self.status
-        try:
-            import ctypes
-
-            if getattr(self, "zfprog", None) is None:
-                self.prepare()
-                if self.status != "pending":
-                    return self.status
-            PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
-            if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                return f"not applied: no_new_privs errno {ctypes.get_errno()}"
-            if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.zfprog_ref, 0, 0) != 0:
-                return f"not applied: errno {ctypes.get_errno()}"
-            return "on"
-        except Exception as e:
-            return f"not applied: {type(e).__name__}: {e}"
-
-    def install(self, pid: int, libc: Any=None) -> Any:
+    def install(self, pid: int, libc: Any=None, zygote: bool=False) -> Any:
+        """Puts the filter on this process: a session's (`pid`, the one process it may signal), or
+        with `zygote` the audit zygote's, which refuses everything a session's does but forking,
+        socket pairs and signals; stacked under it, each executor's own filter refuses those too."""
         if self.status != "pending":
             return self.status
         try:
@@ -152,13 +134,14 @@ class Seccomp:
                 self.prepare()
                 if self.status != "pending":
                     return self.status
-            for i in self.pid_slots:
-                struct.pack_into("I", self.buf, i * 8 + 4, pid)
+            if not zygote:
+                for i in self.pid_slots:
+                    struct.pack_into("I", self.buf, i * 8 + 4, pid)
             libc = libc or ctypes.CDLL(None, use_errno=True)
             PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
             if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 return f"not applied: no_new_privs errno {ctypes.get_errno()}"
-            if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.fprog_ref, 0, 0) != 0:
+            if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, self.zfprog_ref if zygote else self.fprog_ref, 0, 0) != 0:
                 return f"not applied: errno {ctypes.get_errno()}"
             return "on"
         except Exception as e:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 
 from host_lines import serve_lines, split_lines
 from host_limits import apply_limits, reseed_numpy
@@ -112,6 +111,9 @@ class ZygoteKeeper:
     def spawn(self, run: Any, opts: dict[str, Any]) -> Any: ...
     def take_spare(self, opts: dict[str, Any] | None) -> Any: ...
     def emit(self, data: bytes) -> None: ...
+    def unwatch(self, *fds: Any) -> None: ...
+    def end_process(self, pid: int) -> None: ...
+    def drop_executor(self, pid: int, sock: Any, err_r: int, alive: bool=True, ours: bool=True) -> None: ...
 
     def zygote_for(self, opts: dict[str, Any]) -> Any:
         """The zygote that forks executors for audits with these options (started at the first
@@ -159,11 +161,7 @@ class ZygoteKeeper:
         except OSError:
             chunk = b""
         if not chunk:
-            self.by_fd.pop(z.err, None)
-            try:
-                self.sel.unregister(z.err)
-            except (KeyError, ValueError):
-                pass
+            self.unwatch(z.err)
             z.err_open = False
             return
         self.emit(b"Z " + json.dumps({"zygote": z.pid, "stderr": chunk[-2000:].decode("utf-8", "replace")}).encode() + b"\n")
@@ -174,33 +172,11 @@ class ZygoteKeeper:
         sandbox's init (bubblewrap's, which reaps them), never to this process."""
         self.zygotes.pop(z.key, None)
         self.zygote_deaths += 1
-        for fd in (z.ctl.fileno(), z.err if z.err_open else -1):
-            if fd in self.by_fd:
-                self.by_fd.pop(fd, None)
-                try:
-                    self.sel.unregister(fd)
-                except (KeyError, ValueError):
-                    pass
+        self.unwatch(z.ctl.fileno(), z.err if z.err_open else -1)
         for pid, sock, err_r in z.ready:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self.unreaped.add(pid)
-            sock.close()
-            try:
-                os.close(err_r)
-            except OSError:
-                pass
+            self.drop_executor(pid, sock, err_r, ours=False)  # the zygote's children: the sandbox's init reaps them
         z.ready = []
-        try:
-            os.kill(z.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(z.pid, 0)
-        except ChildProcessError:
-            pass
+        self.end_process(z.pid)
         z.close()
         for child in self.children.values():
             if child.zygote is z:
@@ -228,7 +204,7 @@ def run_zygote(server: ForkServer, ctl: socket.socket, err_w: int, opts: dict[st
         PR_SET_DUMPABLE = 4  # other sessions run as the same uid: /proc/<pid>/mem of this one stays closed
         libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     seccomp = server.seccomp
-    zygote_filter = seccomp.install_zygote(libc) if seccomp is not None else "off"
+    zygote_filter = seccomp.install(0, libc, zygote=True) if seccomp is not None else "off"
     walls: dict[str, Any] = {}
     h = session_harness(server, opts, walls)
     sandbox, roots, loaded = server.sandbox, server.roots, server.drop_modules

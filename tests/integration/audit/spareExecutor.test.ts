@@ -1,46 +1,18 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditPool } from '../../../core/audit/pool';
+import { descendants, forkServer, type Proc } from '../../helpers/processes';
 
 // Real CPython fork servers (inside bubblewrap where it runs). The next audit's executor is forked
 // while nothing else waits (by the audit zygote, or by the server itself with the zygote off) and
 // killed ones are reaped when idle; this test watches the processes from the host.
 
-interface Proc {
-  pid: number;
-  ppid: number;
-  state: string;
-  cmd: string;
-}
-
-function processes(): Proc[] {
-  const out: Proc[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(d), ppid: Number(rest[1]), state: rest[0]!, cmd: readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ') });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
 /** The processes forked by this test's fork server, at any depth (its judges, the zygote, executors and the spare). */
 function serverChildren(): Proc[] {
-  const all = processes();
+  const all = descendants();
+  const server = forkServer(all);
   const byPid = new Map(all.map((p) => [p.pid, p]));
-  const mine = (p: Proc): boolean => {
-    for (let q: Proc | undefined = p; q; q = byPid.get(q.ppid)) if (q.pid === process.pid) return true;
-    return false;
-  };
-  // The Python processes (bubblewrap's own command line names the script too).
-  const python = (p: Proc | undefined): boolean => !!p && p.cmd.includes('cpython_main.py') && !p.cmd.split(' ')[0]!.endsWith('bwrap');
-  const server = all.find((p) => python(p) && mine(p) && !python(byPid.get(p.ppid)));
-  if (!server) throw new Error('no fork server among this process’s descendants');
   const under = (p: Proc): boolean => {
     for (let q = byPid.get(p.ppid); q; q = byPid.get(q.ppid)) if (q.pid === server.pid) return true;
     return false;

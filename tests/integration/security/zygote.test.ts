@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { AuditPool } from '../../../core/audit/pool';
@@ -6,6 +6,7 @@ import type { CheckResult, EnvAudit } from '../../../core/audit/types';
 import { probePython } from '../../../core/runtime/native';
 import { probeOsSandbox } from '../../../core/runtime/osSandbox';
 import { poolFiles } from '../dispatch/pool';
+import { descendants, forkServer, type Proc } from '../../helpers/processes';
 
 /**
  * Real CPython fork servers inside bubblewrap. An audit's executor comes from the audit zygote
@@ -64,44 +65,10 @@ function probed(a: EnvAudit): Record<string, unknown> {
   return JSON.parse(m[1]!) as Record<string, unknown>;
 }
 
-interface Proc {
-  pid: number;
-  ppid: number;
-  state: string;
-  cmd: string;
-}
-
-function processes(): Proc[] {
-  const out: Proc[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(d), ppid: Number(rest[1]), state: rest[0]!, cmd: readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ') });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-/** The processes under this one. */
-function descendants(all = processes()): Proc[] {
-  const byPid = new Map(all.map((p) => [p.pid, p]));
-  return all.filter((p) => {
-    for (let q = byPid.get(p.ppid); q; q = byPid.get(q.ppid)) if (q.pid === process.pid) return true;
-    return false;
-  });
-}
-
 /** This process's fork server's children that have children of their own: its audit zygotes. */
 function zygotes(): Proc[] {
   const all = descendants();
-  const byPid = new Map(all.map((p) => [p.pid, p]));
-  const python = (p: Proc | undefined): boolean => !!p && p.cmd.includes('cpython_main.py') && !p.cmd.split(' ')[0]!.endsWith('bwrap');
-  const server = all.find((p) => python(p) && !python(byPid.get(p.ppid)));
-  if (!server) throw new Error('no fork server among this process’s descendants');
+  const server = forkServer(all);
   return all.filter((p) => p.ppid === server.pid && all.some((c) => c.ppid === p.pid));
 }
 
