@@ -62,7 +62,17 @@ export async function refreshHealth(): Promise<void> {
   useApp.setState({ health: health ?? null });
 }
 
+let settingsCalls = 0;
+
 export async function updateSettings(patch: Partial<Settings>): Promise<void> {
-  const settings = await backend().call('settings.update', patch);
-  useApp.setState({ settings });
+  const before = useApp.getState().settings;
+  const call = ++settingsCalls;
+  // Shown at once: a control that waited for the engine's answer looked, on a busy machine, as if
+  // the click had not taken. The answer (or, if it fails, what was there, and the failure is
+  // reported) replaces it, unless a later change is already on its way.
+  if (before) useApp.setState({ settings: { ...before, ...patch } });
+  const settings = await attempt('app', 'Settings', () => backend().call('settings.update', patch));
+  if (call !== settingsCalls) return;
+  if (settings) useApp.setState({ settings });
+  else if (before) useApp.setState({ settings: before });
 }
