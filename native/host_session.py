@@ -64,7 +64,15 @@ def leave_server(server: ForkServer, err_w: int, keep: Any=()) -> None:
         for _pid, sock, _err in z.ready:
             sock.detach()
     if server.spare is not None:
-        server.spare[2].detach()
+        _opts, _pid, sock, _err = server.spare
+        sock.detach()
+    keep_only(keep)
+    server.sel = None
+
+
+def keep_only(keep: Any) -> None:
+    """Closes every descriptor above stderr but those in `keep`, and takes a process group of its
+    own (the host kills a session's group)."""
     last = 3
     for fd in sorted(set(keep)):
         if fd >= last:
@@ -75,7 +83,6 @@ def leave_server(server: ForkServer, err_w: int, keep: Any=()) -> None:
         os.setpgid(0, 0)
     except OSError:
         pass
-    server.sel = None
 
 
 

@@ -24,12 +24,13 @@ import selectors
 
 from host_lines import serve_lines, split_lines
 from host_limits import apply_limits, reseed_numpy
-from host_session import install_guard, leave_server, session_harness
+from host_session import install_guard, keep_only, leave_server, session_harness
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import socket
     from host_forkserver import ForkServer
+    from host_session import Child
 
 
 # Set in each executor, never in the zygote: it has to fork, and its CPU is spent across audits.
@@ -110,7 +111,6 @@ class ZygoteKeeper:
 
     def spawn(self, run: Any, opts: dict[str, Any]) -> Any: ...
     def take_spare(self, opts: dict[str, Any] | None) -> Any: ...
-    def emit(self, data: bytes) -> None: ...
     def unwatch(self, *fds: Any) -> None: ...
     def end_process(self, pid: int) -> None: ...
     def drop_executor(self, pid: int, sock: Any, err_r: int, alive: bool=True, ours: bool=True) -> None: ...
@@ -155,7 +155,7 @@ class ZygoteKeeper:
 
     def zygote_err(self, z: ZygoteLink) -> None:
         """A zygote's stderr: it runs no environment code, so what it writes is the workbench's own
-        failure; passed on as the server's."""
+        failure; it goes on to the server's own stderr, which the host keeps (forkServer.ts's tail)."""
         try:
             chunk = os.read(z.err, 1 << 16)
         except OSError:
@@ -164,7 +164,10 @@ class ZygoteKeeper:
             self.unwatch(z.err)
             z.err_open = False
             return
-        self.emit(b"Z " + json.dumps({"zygote": z.pid, "stderr": chunk[-2000:].decode("utf-8", "replace")}).encode() + b"\n")
+        try:
+            os.write(2, chunk)
+        except OSError:
+            pass
 
     def zygote_gone(self, z: ZygoteLink) -> None:
         """A zygote that exited, could not fork or stopped answering: killed and dropped, and the
@@ -213,12 +216,7 @@ def run_zygote(server: ForkServer, ctl: socket.socket, err_w: int, opts: dict[st
     # From here on this is an executor: nothing of the zygote's but what it was given.
     os.dup2(err_w, 2)
     os.close(err_w)
-    os.closerange(3, sock_fd)
-    os.closerange(sock_fd + 1, 1 << 20)
-    try:
-        os.setpgid(0, 0)
-    except OSError:
-        pass
+    keep_only((sock_fd,))
     walls["limits"] = {**limits, **apply_limits(config, only=EXECUTOR_LIMITS)}
     if seccomp is None:
         walls["seccomp"] = "off"
