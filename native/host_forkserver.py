@@ -433,6 +433,10 @@ class ForkServer(ZygoteKeeper):
                 child.kill()
         else:
             parts = split_lines(child.errbuf, chunk, stderr=True)
+            if child.judge is not None:
+                # Only the judge names the check an audit is in: the game's own process could
+                # otherwise choose which check a kill at the audit's limit is blamed on.
+                parts = [p for p in parts if not p.startswith(b"@audit-phase")]
         self.tagged(b"R" if kind == "sock" else b"E", child.sid, parts)
 
     def tagged(self, tag: bytes, sid: Any, parts: list[bytes]) -> None:

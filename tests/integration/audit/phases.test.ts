@@ -50,4 +50,11 @@ describe('the check a pool audit dies in', () => {
     expect(check(a, 'determinism').message).toMatch(/^Hung during this check: /);
     expect(check(a, 'timing')).toMatchObject({ status: 'fail', message: 'A call did not return during determinism; the process was killed' });
   });
+
+  it('is not the game\'s to choose: a phase line the game writes is not heard', async () => {
+    // Written after the judge has named determinism (the first step waits 0.5 s), before the kill.
+    const a = await pool.audit(game('time.sleep(0.5); os.write(2, b"\\n@audit-phase seed-ignored\\n")'), {});
+    expect(check(a, 'determinism').message).toMatch(/^Hung during this check: /);
+    expect(check(a, 'seed-ignored').status).toBe('skip');
+  });
 });
