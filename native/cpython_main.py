@@ -7,9 +7,11 @@ imports the harness and the modules games lean on (numpy) once, then forks one c
 A child serves that one session and is thrown away with it, so nothing a game does to its
 interpreter (patched modules, harness internals, leaked globals) reaches another environment.
 
+This process is the sandbox's pid 1 (bubblewrap --as-pid-1) and undumpable from its first line,
+like every process forked from it: no game reads its memory or opens its descriptors through /proc.
 Each child, before any environment code runs, applies resource limits, makes itself undumpable,
-installs a seccomp filter (no new processes, no exec, no sockets, no ptrace, signals only to
-itself) and the audit hook of sandbox.py. bubblewrap and seccomp are the walls; the audit hook is
+installs a seccomp filter (no new processes, no exec, no sockets, no ptrace, no file opened for
+writing; signals, limits, priority and scheduling for itself only) and the audit hook of sandbox.py. bubblewrap and seccomp are the walls; the audit hook is
 the third one and the detector: every refused attempt is reported on the child's own stderr pipe,
 which only this process reads and tags with the session, so a game cannot speak for another.
 
@@ -41,7 +43,24 @@ def is_extension(stem: str) -> bool:
     return stem.isidentifier() and stem not in HOST_ONLY and not stem.startswith(LIBRARY_PREFIXES)
 
 
+def undumpable() -> None:
+    """This process out of the reach of every other one of its uid, before it holds anything: games
+    run as the same uid in the same namespaces, and a dumpable server let one read /proc/1/mem (other
+    environments' audit requests, their sources, in its heap) and open its pipes through /proc/1/fd
+    (other environments' stderr and sandbox reports, and the host's own lines). Undumpable, those and
+    ptrace need CAP_SYS_PTRACE, which no process in the sandbox has. Forked children inherit it (each
+    sets it again: host_session.apply_walls, host_zygote); exec would reset it, and nothing here execs."""
+    try:
+        import ctypes
+
+        PR_SET_DUMPABLE = 4
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except Exception:  # off Linux: nothing to make undumpable (and no sandbox to share)
+        pass
+
+
 def main() -> None:
+    undumpable()
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     proto_in, proto_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)

@@ -6,6 +6,7 @@ import json
 import os
 import selectors
 import signal
+import time
 
 from host_judge import JUDGE_AUDITS, Judge, run_judge
 from host_lines import MAX_REPLY_LINE, split_lines
@@ -36,6 +37,7 @@ class ForkServer(ZygoteKeeper):
         # Audit zygotes (host_zygote.py) by their options: each forks executors with most walls up.
         self.zygotes: dict[str, Any] = {}
         self.zygote_deaths = 0  # past MAX_ZYGOTE_DEATHS the server forks every audit itself
+        self.orphans_until = 0.0  # while a dead zygote's orphans may still be dying (reap_orphans)
 
     def prepare(self) -> None:
         if self.seccomp is not None:
@@ -73,7 +75,7 @@ class ForkServer(ZygoteKeeper):
             if not events:
                 self.when_idle()
                 # A killed process may still be dying: look again shortly rather than leave a zombie.
-                events = self.sel.select(0.05 if self.unreaped else None)
+                events = self.sel.select(0.05 if self.unreaped or self.orphan_watch() else None)
             for key, _ in events:
                 if key.fd == self.fd_in:
                     chunk = os.read(self.fd_in, 1 << 16)
@@ -104,7 +106,10 @@ class ForkServer(ZygoteKeeper):
                         self.pump(owner, kind)
 
     def idle_work(self) -> Any:
-        return bool(self.unreaped) or (self.spare is None and self.spare_for is not None)
+        return bool(self.unreaped) or (self.spare is None and self.spare_for is not None) or self.orphan_watch()
+
+    def orphan_watch(self) -> bool:
+        return self.orphans_until > 0 and time.monotonic() < self.orphans_until
 
     def when_idle(self) -> None:
         """What waits for a moment with nothing to read: reaping killed executors, the next spare."""
@@ -115,6 +120,8 @@ class ForkServer(ZygoteKeeper):
                 done = pid
             if done:
                 self.unreaped.discard(pid)
+        if self.zygote_deaths:
+            self.reap_orphans()
         if self.spare is None and self.spare_for is not None:
             opts = self.spare_for
             self.spare = (opts, *self.spawn(run_child, opts))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import time
 
 from host_lines import serve_lines, split_lines
 from host_limits import apply_limits, reseed_numpy
@@ -38,6 +39,9 @@ EXECUTOR_LIMITS = ("RLIMIT_NPROC", "RLIMIT_CPU")
 
 # Audit option sets with a zygote of their own; audits with yet others fork from the server.
 MAX_ZYGOTES = 2
+# How long after a zygote's death the server looks for its orphans even with nothing to read (s):
+# the executors it was killed with are zombies within this, and reaped by reap_orphans.
+ORPHAN_WATCH_SEC = 2.0
 # Zygotes that may die (or fail to fork) in one server's life before it stops starting new ones.
 MAX_ZYGOTE_DEATHS = 3
 
@@ -106,7 +110,10 @@ class ZygoteKeeper:
     children: dict[Any, Any]
     unreaped: set[Any]
     zygote_deaths: int
+    orphans_until: float
     spare_for: Any
+    spare: Any
+    judges: list[Any]
     sel: Any
 
     def spawn(self, run: Any, opts: dict[str, Any]) -> Any: ...
@@ -172,19 +179,43 @@ class ZygoteKeeper:
     def zygote_gone(self, z: ZygoteLink) -> None:
         """A zygote that exited, could not fork or stopped answering: killed and dropped, and the
         executors it forked that no audit has yet are killed. Its death hands its children to the
-        sandbox's init (bubblewrap's, which reaps them), never to this process."""
+        sandbox's init: this server, which bubblewrap starts as pid 1 (`--as-pid-1`, so that no
+        process of bubblewrap's own is in a game's reach) and which reaps them from then on
+        (reap_orphans). Unsandboxed, they go to the host's init instead."""
         self.zygotes.pop(z.key, None)
         self.zygote_deaths += 1
         self.unwatch(z.ctl.fileno(), z.err if z.err_open else -1)
         for pid, sock, err_r in z.ready:
-            self.drop_executor(pid, sock, err_r, ours=False)  # the zygote's children: the sandbox's init reaps them
+            self.drop_executor(pid, sock, err_r, ours=False)
         z.ready = []
-        self.end_process(z.pid)
+        self.end_process(z.pid)  # reaped: its children are init's from here on
+        self.orphans_until = time.monotonic() + ORPHAN_WATCH_SEC
         z.close()
         for child in self.children.values():
             if child.zygote is z:
                 # Its audit goes on; killed at its end as ever, and reaped by the init it now belongs to.
                 child.zygote = None
+
+    def reap_orphans(self) -> None:
+        """Reaps the zombies among this process's children that it never forked: a dead zygote's
+        executors, handed to init. Each is seen with WNOWAIT first, so that the exit status of a
+        process of its own (a session's, read by ForkServer.reap) is never taken here; one of its
+        own waiting first holds the rest until it is reaped, at a later pass."""
+        known = {c.pid for c in self.children.values() if not c.reaped} | {j.pid for j in self.judges}
+        known |= {z.pid for z in self.zygotes.values()} | self.unreaped
+        if self.spare is not None:
+            known.add(self.spare[1])
+        while True:
+            try:
+                got = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return
+            if got is None or got.si_pid in known:
+                return
+            try:
+                os.waitpid(got.si_pid, 0)
+            except ChildProcessError:
+                return
 
     def reap_later(self, child: Child) -> None:
         """A killed executor is reaped when idle, by its parent: this process or its zygote."""

@@ -23,8 +23,11 @@ export const REFUSAL_SETTING = 'allowUnsandboxedNative';
 
 let probed: OsSandboxStatus | undefined;
 
+// --as-pid-1: the fork server is the sandbox's init. Otherwise bubblewrap's own pid 1 sits beside
+// the games, dumpable and with the host's pipes as its stdio: a game read its memory and opened
+// those pipes through /proc/1 (issue 46). The server reaps what it inherits (host_zygote.reap_orphans).
 const BASE_FLAGS = [
-  '--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+  '--unshare-user', '--unshare-pid', '--as-pid-1', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
   '--die-with-parent', '--new-session', '--uid', '65534', '--gid', '65534', '--hostname', 'spade-sandbox',
 ];
 

@@ -31,8 +31,9 @@ from typing import IO, Any, cast
 Json = dict[str, Any]
 
 SANDBOX_HARNESS_DIR = "/opt/spade/native"
+# As core/runtime/osSandbox.ts's: --as-pid-1 leaves no process of bubblewrap's inside the sandbox.
 BASE_FLAGS = [
-    "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--new-session", "--uid", "65534", "--gid", "65534", "--hostname", "spade-sandbox",
 ]
 TIER_PRELOAD = {"lean": ["numpy"], "full": ["numpy", "math_verify"]}
