@@ -7,9 +7,9 @@
  * with it, what the guard refuses comes back refused; the calls it raises no event for (the
  * scheduling ones) and, with it off, everything else, meet only the OS walls.
  */
-export function spyGame(opts: { waitSec?: number; drain?: boolean } = {}): string {
+export function spyGame(opts: { waitSec?: number; drain?: boolean; numpy?: boolean } = {}): string {
   return `import json, os, time
-
+${opts.numpy ? 'import numpy  # the app audits a numpy game in native CPython\n' : ''}
 WAIT = ${opts.waitSec ?? 0}
 DRAIN = ${opts.drain ? 'True' : 'False'}
 

@@ -7,6 +7,10 @@ import type { CheckResult, EnvAudit } from '../../../core/audit/types';
 import { NativeRuntime, probePython } from '../../../core/runtime/native';
 import { probeOsSandbox } from '../../../core/runtime/osSandbox';
 import { tempDir } from '../../helpers/tmp';
+import { startApp } from '../../../core/host/startApp';
+import { sha256 } from '../../../core/memory/parse';
+import { ingest } from '../../../core/memory/repository';
+import { ensureChildBuilt } from '../runtime/helpers';
 import { cli, importPool, slurmArgs } from '../dispatch/pool';
 import { ciRay, ciServices } from '../jobs/helpers';
 import { reachOf, spyGame, VICTIM, type Reach } from './reach.fixtures';
@@ -112,6 +116,31 @@ describe.runIf(sandboxed)('a game reaches no other process in its sandbox', () =
       for (const e of envs.filter((x) => x.file.includes('victim'))) expect(e.checks.find((c) => c.id === 'sandbox')?.status, e.file).toBe('fail');
     } finally {
       tmp.cleanup();
+    }
+  }, 120_000);
+});
+
+describe.runIf(sandboxed)('through the web API (audit.run, as the app calls it)', () => {
+  test('a numpy spy, audited natively beside a victim, reaches nothing', async () => {
+    ensureChildBuilt();
+    const data = tempDir('spade-reach-app-');
+    const app = await startApp({ dataDir: data.dir, port: 0 });
+    try {
+      const spy = spyGame({ numpy: true, waitSec: 0.1 });
+      const victim = `import numpy\n${VICTIM}`;
+      [spy, victim].forEach((source, i) => ingest(app.services.db, { source, path: `/x/${i}.py`, fileStem: `g${i}` }));
+      const run = async (source: string): Promise<{ checks: CheckResult[]; runtime?: string }> => {
+        const res = await fetch(`http://127.0.0.1:${app.host.port}/api/call/audit.run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hash: sha256(source) }) });
+        const body = (await res.json()) as { value?: { checks: CheckResult[]; runtime?: string }; error?: unknown };
+        expect(body.value, JSON.stringify(body.error)).toBeDefined();
+        return body.value!;
+      };
+      const [s, v] = await Promise.all([run(spy), run(victim)]);
+      outOfReach(reachOf(s.checks.find((c) => c.id === 'spade.reset')!.message), 3);
+      expect(v.checks.find((c) => c.id === 'sandbox')?.status).toBe('fail');
+    } finally {
+      await app.close();
+      data.cleanup();
     }
   }, 120_000);
 });
