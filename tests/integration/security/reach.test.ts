@@ -100,7 +100,7 @@ describe.runIf(sandboxed)('a game reaches no other process in its sandbox', () =
     }
   }, 240_000);
 
-  test('through the CLI (the app runs the same pool): a spy audited beside other games, two workers', async () => {
+  test('through the CLI: a spy audited beside other games, two workers', async () => {
     const { main } = await import('../../../core/cli/main');
     const tmp = tempDir('spade-reach-cli-');
     try {
