@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from judge_channel import ExecutorGone, Hang, StepFailed, clip, forget
+from judge_channel import ExecutorGone, Hang, StepFailed, Uncarried, clip, forget
 from judge_context import ALL_CHECKS, OUTPUT_CHECKS, PLAY_CHECKS, SPADE_CHECKS, TOOL_CHECKS, Audit
 from judge_leak import check_reset_leak
 from judge_play import (
@@ -47,11 +47,17 @@ def run_audit(harness: ModuleType, transport: Callable[[str], str], source: str,
     forget()  # a judge serves audit after audit (both runtimes): the last one's types are not this one's
     audit = Audit(harness, transport, source, options)
     t0 = time.perf_counter()
-    audit.x("start", source=source)
-    env = spade_checks(audit)
-    if env is not None:
-        play_checks(audit, env)
-    check_output_flood(audit)
+    try:
+        audit.x("start", source=source)
+        env = guarded_spade(audit)
+        if env is not None:
+            play_checks(audit, env)
+        check_output_flood(audit)
+    except ExecutorGone as e:
+        # The game's process died: what was decided before goes with the news (native: the judge
+        # outlives it), so checks that passed keep their result and only the one it died in fails.
+        e.results = list(audit.results.values())  # type: ignore[attr-defined]
+        raise
     checks = []
     order = ALL_CHECKS if audit.tool_use else SPADE_CHECKS + PLAY_CHECKS + OUTPUT_CHECKS
     for cid in order:
@@ -63,6 +69,31 @@ def run_audit(harness: ModuleType, transport: Callable[[str], str], source: str,
         if audit.want(cid):
             checks.append(r)
     return {"className": audit.class_name, "toolUse": audit.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
+
+
+def guarded_spade(audit: Audit) -> Any:
+    """SPADE's checks; an answer they could not read (Uncarried, or an error of ours) fails the
+    SPADE check it came in, as SPADE's load would stop there, instead of the whole audit dying
+    and being blamed on whichever check the host heard of last (natively, spade.exec)."""
+    try:
+        return spade_checks(audit)
+    except Exception as e:
+        cid = audit.current if audit.current in SPADE_CHECKS else SPADE_CHECKS[0]
+        audit.put(cid, "fail", uncarried_message(e), **uncarried_evidence(e))
+        for later in SPADE_CHECKS[SPADE_CHECKS.index(cid) + 1:]:
+            if later not in audit.results:
+                audit.put(later, "skip", "Not reached: SPADE stops at the first failed check")
+        return None
+
+
+def uncarried_message(e: Exception) -> str:
+    if isinstance(e, Uncarried):
+        return f"The game's answer could not be carried to the checks ({clip(e.why, 200)}), so this check cannot pass"
+    return f"Audit error in this check: {type(e).__name__}: {clip(str(e), 200)}"
+
+
+def uncarried_evidence(e: Exception) -> dict[str, Any]:
+    return {"call": e.op, "observed": clip(e.why, 300)} if isinstance(e, Uncarried) else {"observed": clip(f"{type(e).__name__}: {e}", 300)}
 
 
 def play_checks(audit: Audit, env: Env) -> None:
@@ -83,6 +114,8 @@ def play_checks(audit: Audit, env: Env) -> None:
         except StepFailed as e:
             audit.put(cid, "fail", f"{e.call} raised {e.info.get('type')}: {clip(e.info.get('message', ''), 200)}", call=e.call, seed=e.seed,
                   actions=[clip(e.action, 200)] if e.action is not None else None, line=e.info.get("line"), traceback=clip(e.info.get("traceback", ""), 3000))
+        except Uncarried as e:  # never dropped: a check that could not read an answer cannot pass
+            audit.put(cid, "fail", uncarried_message(e), **uncarried_evidence(e))
         except Exception as e:  # a bug of ours must not lose the other checks
             audit.put(cid, "skip", f"Audit error in this check: {type(e).__name__}: {clip(str(e), 200)}")
 
@@ -137,7 +170,11 @@ def cmd_audit(h: Harness, req: dict[str, Any], harness: ModuleType, transport: C
         return run_audit(harness, transport, source, req.get("options") or {})
     except ExecutorGone as e:
         phase = getattr(e, "phase", None)
-        raise harness.HarnessError("crash", str(e), **({"phase": phase} if isinstance(phase, str) else {}))
+        extra: dict[str, Any] = {"phase": phase} if isinstance(phase, str) else {}
+        results = getattr(e, "results", None)
+        if isinstance(results, list):
+            extra["results"] = results
+        raise harness.HarnessError("crash", str(e), **extra)
 
 
 def install_judge(h: Harness, harness: ModuleType, transport: Callable[[str], str]) -> Any:

@@ -23,7 +23,7 @@ import time
 import spade_rules
 from exec_ahead import PlayedAhead
 from exec_fields import fields
-from exec_values import _ended, _probe_goes_on, _tagged, encode, load_error  # noqa: F401  (encode: audit_exec.encode is the codec's name)
+from exec_values import STR_CAP, _ended, _probe_goes_on, _tagged, encode, load_error, long_str  # noqa: F401  (encode: audit_exec.encode is the codec's name)
 from typing import TYPE_CHECKING, Any, Callable
 from types import ModuleType
 
@@ -353,7 +353,9 @@ class Executor(PlayedAhead):
 
     def op_fields(self, req: dict[str, Any]) -> Any:
         env, ns = self.env(req)
-        return {"v": fields(self.harness, env, ns if req.get("globals") else {}, bool(req.get("shared")))}
+        got = fields(self.harness, env, ns if req.get("globals") else {}, bool(req.get("shared")))
+        # Each field's JSON text, bounded as every value is (exec_values): equal exactly when equal.
+        return {"v": {k: t if len(t) <= STR_CAP else long_str(t) for k, t in got.items()}}
 
     def op_tool_methods(self, req: dict[str, Any]) -> Any:
         import inspect

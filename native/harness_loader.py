@@ -291,7 +291,12 @@ def step_problem(result: Any) -> Any:
     if not isinstance(info, dict):
         return f"step() info must be dict, got {_cls_repr(info)}"
     if reward < -10 or reward > 10:
-        return f"step() reward {reward} outside expected range [-10, 10]"
+        try:
+            return f"step() reward {reward} outside expected range [-10, 10]"
+        except ValueError as e:
+            # An int past CPython's 4,300 digits cannot be written: SPADE's own f-string raises
+            # here, inside its try (synthetic_game_env.py:320, caught at :325), and that is its message.
+            return str(e)
     return None
 
 

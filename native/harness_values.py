@@ -133,7 +133,7 @@ def plain(v: Any, depth: int=0) -> Any:
     if t is bool:
         return v
     if t is int:
-        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
+        return v if -_SAFE_INT <= v <= _SAFE_INT else int_text(v)
     if t is dict:
         if not v:
             return {}
@@ -145,7 +145,7 @@ def plain(v: Any, depth: int=0) -> Any:
     if v is None or isinstance(v, (bool, str)):
         return cut(v, VALUE_MAX_STR) if isinstance(v, str) else v
     if isinstance(v, int):
-        return v if -_SAFE_INT <= v <= _SAFE_INT else str(v)
+        return v if -_SAFE_INT <= v <= _SAFE_INT else int_text(v)
     if isinstance(v, float):
         return json_number(v)
     if depth > 8:
@@ -167,6 +167,14 @@ def plain(v: Any, depth: int=0) -> Any:
         except Exception:
             pass
     return cut(repr_safe(v), 1000)
+
+
+def int_text(v: int) -> str:
+    """An int as text; past CPython's 4,300 digits (str() refuses those) its size instead."""
+    try:
+        return str(v)
+    except ValueError:
+        return f"<int of {int.bit_length(v)} bits>"
 
 
 _ADDRESS_RE = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -243,15 +251,53 @@ def _workbench_files() -> frozenset[str]:
 WORKBENCH_FILES = _workbench_files()
 
 
+# A traceback keeps its first TB_HEAD and last TB_TAIL frames. A game that raised the recursion
+# limit (sys.setrecursionlimit(10**6), common for searches) and then recursed forever had a million:
+# extracting them all took 35 s natively and their `frames` made a 32 MB reply (issue 46).
+TB_HEAD = 100
+TB_TAIL = 100
+
+
+def _bounded_tb(tb: Any) -> Any:
+    """The traceback's frames (traceback.extract_tb), the middle of a long one left out: [head
+    frames..., None, tail frames...], None standing for the frames left out, and their count."""
+    n, node = 0, tb
+    while node is not None:
+        n += 1
+        node = node.tb_next
+    if n <= TB_HEAD + TB_TAIL:
+        return list(traceback.extract_tb(tb)), 0
+    node = tb
+    for _ in range(n - TB_TAIL):
+        node = node.tb_next
+    return [*traceback.extract_tb(tb, TB_HEAD), None, *traceback.extract_tb(node)], n - TB_HEAD - TB_TAIL
+
+
 def env_traceback(exc: Any) -> Any:
     """Frames from the environment source onwards: what a researcher needs to fix the game."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    first = next((i for i, f in enumerate(frames) if f.filename == ENV_FILENAME), None)
-    kept = frames[first:] if first is not None else frames[-3:]
-    kept = [f for f in kept if os.path.basename(f.filename) not in WORKBENCH_FILES] or kept
-    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(kept) + traceback.format_exception_only(type(exc), exc)
-    env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f.filename == ENV_FILENAME]
+    frames, omitted = _bounded_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(frames) if f is not None and f.filename == ENV_FILENAME), None)
+    kept = frames[first:] if first is not None else [f for f in frames if f is not None][-3:]
+    kept = [f for f in kept if f is None or os.path.basename(f.filename) not in WORKBENCH_FILES] or kept
+    lines = ["Traceback (most recent call last):\n"]
+    for i, part in enumerate(_runs(kept)):
+        if i:
+            lines.append(f"  [... {omitted} frames left out ...]\n")
+        lines += traceback.format_list(part)
+    lines += traceback.format_exception_only(type(exc), exc)
+    env_frames = [{"line": f.lineno, "function": f.name} for f in kept if f is not None and f.filename == ENV_FILENAME]
     return "".join(lines), env_frames
+
+
+def _runs(kept: list[Any]) -> list[list[Any]]:
+    """The frames either side of the frames left out (None), each run on its own."""
+    runs: list[list[Any]] = [[]]
+    for f in kept:
+        if f is None:
+            runs.append([])
+        else:
+            runs[-1].append(f)
+    return [r for r in runs if r] or [[]]
 
 
 def error_info(exc: Any, kind: str="env_error", **extra: Any) -> Any:

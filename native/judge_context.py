@@ -9,7 +9,7 @@ import os
 import re
 
 import spade_rules
-from judge_channel import Env, ExecutorGone, Hang, LoadError, StepFailed, clip, decode
+from judge_channel import Env, ExecutorGone, Hang, LoadError, StepFailed, Uncarried, clip, decode
 from typing import Any, Callable
 from types import ModuleType
 
@@ -114,7 +114,14 @@ class Audit:
 
     def put(self, cid: str, status: str, message: str, **evidence: Any) -> None:
         ev = {k: v for k, v in evidence.items() if v is not None}
-        self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
+        r = self.results[cid] = {"id": cid, "status": status, "message": message, "evidence": ev}
+        if self.opt.get("streamResults"):
+            # Pyodide: the judge dies with the game's interpreter (one worker), so each result goes
+            # to the host as it is decided, and a check that passed before a restart keeps it.
+            try:
+                os.write(2, ("\n@audit-result " + json.dumps(r, default=str) + "\n").encode())
+            except Exception:
+                pass
 
     # -- the executor
     def gone(self, why: str) -> ExecutorGone:
@@ -154,6 +161,8 @@ class Audit:
         msg = self.loads(reply)
         if not msg.get("ok"):
             err = msg.get("error") or {}
+            if err.get("type") == "Unencodable":
+                raise Uncarried(op, clip(err.get("message", ""), 300))
             raise RuntimeError(f"{err.get('type')}: {clip(err.get('message', ''), 300)}")
         result = msg["result"]
         printed = result.pop("printed", None) if type(result) is dict else None
@@ -172,7 +181,10 @@ class Audit:
         """Has the executor run the check fn(audit, *args) in one crossing (exec_ahead.op_ahead: the
         same function against an audit that asks the executor directly): its records ([request,
         answer], in order) answer this run's own requests as they come (x)."""
-        got = self.x("ahead", check=fn.__name__, args=[to_wire(a) for a in args], budget=self.budget, mode=self.mode, limit=self.call_limit, toolUse=self.tool_use).get("records")
+        try:
+            got = self.x("ahead", check=fn.__name__, args=[to_wire(a) for a in args], budget=self.budget, mode=self.mode, limit=self.call_limit, toolUse=self.tool_use).get("records")
+        except Uncarried:
+            got = None  # the records as a whole could not be carried: the check asks live, one by one
         self.ahead = collections.deque(r for r in got if isinstance(r, list) and len(r) == 2) if isinstance(got, list) else collections.deque()
 
     def played_ahead(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -280,8 +292,10 @@ class Audit:
             self.type_issue("reward is not a builtin int or float", seed, acts, {"expected": "int | float", "observed": tn(reward)})
         try:
             r = float(reward)
-        except Exception:
+        except Exception as e:
             r = 0.0
+            if isinstance(reward, (int, float)):  # an int past float's range: SPADE's float(reward) raises
+                self.type_issue("reward cannot be converted with float()", seed, acts, {"observed": clip(f"{type(e).__name__}: {e}", 200)})
         if not math.isfinite(r):
             self.type_issue("reward is NaN or infinite", seed, acts, {"observed": harness.plain(r)})
             r = 0.0

@@ -25,13 +25,38 @@ export interface PoolOptions {
   auditZygote?: boolean;
 }
 
-/** The audit of an environment whose interpreter died or hung beyond reach: the check running then fails. */
-export function deadAudit(options: AuditOptions, phase: string, reason: string, stderrTail: string, elapsedMs: number, timedOut: boolean): EnvAudit {
+/**
+ * The results the judge decided before the interpreter died (its crash reply natively, streamed
+ * lines in Pyodide), by check id: only well-formed ones, each check once.
+ */
+export function decidedResults(results: unknown): Map<string, CheckResult> {
+  const out = new Map<string, CheckResult>();
+  if (!Array.isArray(results)) return out;
+  for (const r of results.slice(0, 100) as Partial<CheckResult>[]) {
+    if (!r || typeof r !== 'object' || typeof r.id !== 'string' || !(ALL_CHECKS as readonly string[]).includes(r.id) || r.id === SANDBOX_CHECK) continue;
+    if (!['pass', 'warn', 'fail', 'skip'].includes(r.status as string) || typeof r.message !== 'string') continue;
+    const evidence = r.evidence && typeof r.evidence === 'object' && !Array.isArray(r.evidence) ? r.evidence : {};
+    out.set(r.id, { id: r.id, status: r.status!, message: r.message, evidence });
+  }
+  return out;
+}
+
+/**
+ * The audit of an environment whose interpreter died or hung beyond reach: the check running then
+ * fails; the checks decided before keep their results (`results`, as the judge sent them).
+ */
+export function deadAudit(options: AuditOptions, phase: string, reason: string, stderrTail: string, elapsedMs: number, timedOut: boolean, results?: unknown): EnvAudit {
   const checks: CheckResult[] = [];
   const spadeIdx = (SPADE_CHECKS as readonly string[]).indexOf(phase);
+  const decided = decidedResults(results);
   for (const id of ALL_CHECKS) {
-    if (id.startsWith('tool.') || id === SANDBOX_CHECK) continue;
-    if (!checkSelected(id, options.checks)) continue;
+    if (id === SANDBOX_CHECK || !checkSelected(id, options.checks)) continue;
+    const known = decided.get(id);
+    if (known && (id !== phase || known.status === 'fail')) {
+      checks.push(known);
+      continue;
+    }
+    if (id.startsWith('tool.')) continue;
     const before = spadeIdx >= 0 ? (SPADE_CHECKS as readonly string[]).indexOf(id) >= 0 && (SPADE_CHECKS as readonly string[]).indexOf(id) < spadeIdx : false;
     if (id === phase) checks.push({ id, status: 'fail', message: `${timedOut ? 'Hung' : 'Crashed'} during this check: ${reason}`, evidence: { observed: reason, ...(stderrTail ? { stderr: stderrTail.slice(-1000) } : {}) } });
     else if (id === 'timing' && timedOut) checks.push({ id, status: 'fail', message: `A call did not return during ${phase}; the process was killed`, evidence: { call: phase, observed: reason } });
@@ -81,7 +106,7 @@ export function finishAudit(r: HarnessReply, s: AuditSessionTrace, options: Audi
   // The judge names the check the game's process died in; the host's last-heard phase is for deaths
   // the judge did not see (the whole audit killed at its limit).
   const phase = (typeof r.error.phase === 'string' && r.error.phase) || s.phase || 'spade.exec';
-  return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), elapsedMs, r.error.kind === 'timeout'), s.violations, options, 'cpython');
+  return withHostChecks(deadAudit(options, phase, r.error.message, s.stderrTail.trim(), elapsedMs, r.error.kind === 'timeout', r.error.results), s.violations, options, 'cpython');
 }
 
 /** What a caller of one audit can do while it runs: hear which check starts, and stop it. */

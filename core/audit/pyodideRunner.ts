@@ -27,7 +27,8 @@ export class PyodideAuditRunner {
 
   async audit(source: string, options: AuditOptions, ctl: AuditControl = {}): Promise<EnvAudit> {
     const started = Date.now();
-    const ask = () => this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true } }, this.envTimeoutMs, ctl);
+    // streamResults: the judge dies with the game's interpreter here, so it sends each result as decided.
+    const ask = () => this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true, streamResults: true } }, this.envTimeoutMs, ctl);
     let r = await ask();
     // Queued behind an audit whose interpreter was killed: it never ran, so it runs on the replacement.
     for (let retry = 0; !r.ok && r.error.notStarted === true && !ctl.signal?.aborted && retry < 3; retry++) r = await ask();
@@ -36,7 +37,7 @@ export class PyodideAuditRunner {
     if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options, 'pyodide');
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec';
     const timedOut = r.error.kind === 'timeout';
-    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut), violations, options, 'pyodide');
+    return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut, r.error.results), violations, options, 'pyodide');
   }
 }
 
@@ -48,6 +49,16 @@ export function needsNativeModule(a: EnvAudit): string | null {
   const top = /No module named '([\w]+)/.exec(text)?.[1];
   if (top && PYODIDE_MISSING_MODULES.has(top)) return top;
   return /name 'np' is not defined/.test(text) ? 'numpy' : null;
+}
+
+/**
+ * A Pyodide audit whose interpreter died of WebAssembly's stack (a value nested 100,000 deep: even
+ * freeing it recurses there, where CPython's trashcan does not): the game is SPADE's to judge in
+ * CPython, as SPADE runs it, so the runtimes give one verdict (issue 46). The reason, or null.
+ */
+export function outgrewSandboxStack(a: EnvAudit): string | null {
+  const died = a.checks.some((c) => c.status === 'fail' && c.message.startsWith('Crashed during this check') && /Maximum call stack size exceeded/.test(c.message));
+  return died ? "its values nest deeper than the sandbox's WebAssembly stack holds (Maximum call stack size exceeded)" : null;
 }
 
 export type AuditRuntime = 'pyodide' | 'cpython';
@@ -74,7 +85,7 @@ export async function auditIn(
     const sandbox = runners.sandbox();
     ctl.onRuntime?.('pyodide', sandbox.limitSec);
     const a = await sandbox.audit(source, options, ctl);
-    const why = retryNatively(needsNativeModule(a));
+    const why = retryNatively(needsNativeModule(a)) ?? outgrewSandboxStack(a);
     if (!why) return { audit: a, runtime: 'pyodide' };
     return { audit: await native(), runtime: 'cpython', why };
   }

@@ -176,9 +176,11 @@ function onStderrLine(line: string): void {
   }
 }
 
-/** The judge's stderr: which check runs (so an audit that dies is blamed on the right check). */
+/** The judge's stderr: which check runs (so a dead audit is blamed on it) and each result as decided (the judge dies with us). */
 function onJudgeStderrLine(line: string): void {
-  if (callDeadline === 0 || !line.startsWith('@audit-phase ')) return;
+  if (callDeadline === 0) return;
+  if (line.startsWith('@audit-result ')) return void (line.length <= 65536 && post(`Q${line.slice(14)}\n`));
+  if (!line.startsWith('@audit-phase ')) return;
   const phase = line.slice(13).trim();
   if (/^[\w.-]{1,64}$/.test(phase)) post(`P${phase}\n`);
 }

@@ -9,7 +9,7 @@ export type { LoadOptions };
  * every caller (episodes, editor, audit, models) speaks this one channel. The built-in commands and
  * their replies are defined once in ./harnessMessages.
  */
-export type HarnessRequest = BuiltinRequest | { cmd: 'audit'; source: string; options: AuditOptions & { phases?: boolean | 'lasting' } };
+export type HarnessRequest = BuiltinRequest | { cmd: 'audit'; source: string; options: AuditOptions & { phases?: boolean | 'lasting'; streamResults?: boolean } };
 
 /** What goes on the wire: the request, routed to a session, with the host's own limit. */
 export type WireRequest = HarnessRequest & { session?: string; timeoutSec?: number };

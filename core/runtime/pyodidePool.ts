@@ -168,6 +168,8 @@ class PoolWorker {
           this.calls.ready();
         } else if (tag === 80 /* P */) {
           this.calls.notePhase(line.slice(1));
+        } else if (tag === 81 /* Q: an audit check's result, as the judge decided it */) {
+          this.calls.noteResult(line.slice(1));
         } else if (tag === 86 /* V */) {
           const v = readViolation(line.slice(1));
           if (v) this.calls.noteViolation(v);

@@ -50,6 +50,8 @@ interface InFlight extends Pending {
   started: number;
   /** What the sandbox refused during this call, handed back with its reply. */
   violations?: SandboxViolation[];
+  /** Audit results the judge decided during this call (Pyodide streams them), for a call that dies. */
+  results?: unknown[];
 }
 
 export interface SupervisorWiring {
@@ -199,6 +201,21 @@ export class CallSupervisor {
     this.inflight?.onPhase?.(phase);
   }
 
+  /**
+   * The judge decided one check of the audit in flight (one JSON object, as Audit.put makes it).
+   * Kept only to be handed back if the process dies before it answers: the checks that passed
+   * before a restart keep their result (issue 46). A reply that arrives carries them itself.
+   */
+  noteResult(json: string): void {
+    const cur = this.inflight;
+    if (!cur || json.length > 65536 || (cur.results ??= []).length >= 100) return;
+    try {
+      cur.results.push(JSON.parse(json) as unknown);
+    } catch {
+      // not one of ours
+    }
+  }
+
   /** The sandbox refused something during the call in flight (as readViolation gives it). */
   noteViolation(v: SandboxViolation): void {
     const cur = this.inflight;
@@ -233,7 +250,7 @@ export class CallSupervisor {
     const t = this.opts.texts;
     if (cur) {
       const what = kind === 'timeout' ? 'Time limit' : kind === 'memory' ? 'Memory limit' : t.failure;
-      cur.resolve(failure(kind, `${what}: ${reason}${t.aftermath ? `; ${t.aftermath}` : ''}`, { restarted: true, ...(notStarted ? { notStarted: true } : {}), ...(this.phase ? { phase: this.phase } : {}) }));
+      cur.resolve(failure(kind, `${what}: ${reason}${t.aftermath ? `; ${t.aftermath}` : ''}`, { restarted: true, ...(notStarted ? { notStarted: true } : {}), ...(this.phase ? { phase: this.phase } : {}), ...(cur.results ? { results: cur.results } : {}) }));
     }
     for (const q of this.drain()) q.resolve(failure('crashed', `${t.gone} (${reason}); the request never ran`, { restarted: true, notStarted: true }));
     this.wiring.kill();
