@@ -16,7 +16,9 @@ import { loadEnvironment, useEnvironment } from '../../store/environments';
 type Check = StoredAudit['checks'][number];
 
 // `attribute`/`line` name a leaking field and the line that grows it, when the harness gives them.
-const SHOWN = ['attribute', 'scope', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
+// `part`/`returnedBy`/`changedBy` (aliasing) name a returned value and the later call that changed it;
+// `seedOnly` (seed-ignored) the names that only hold the seed.
+const SHOWN = ['attribute', 'scope', 'part', 'returnedBy', 'changedBy', 'seedOnly', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
 
 function Evidence({ c }: { c: Check }) {
   const ev = c.evidence;
