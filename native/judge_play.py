@@ -7,7 +7,7 @@ import re
 
 from judge_channel import LoadError, StepFailed, clip
 from judge_context import PROBE_ACTIONS, call_seconds, is_win, normalized, plain_obs, plays_ahead
-from judge_solution import described_plan
+from harness_solution import described_plan, played_plan
 from spade_tool_calls import has_answer, parse_tool_calls
 from typing import TYPE_CHECKING, Any
 
@@ -186,14 +186,10 @@ def get_solution(audit: Audit, env: Env, seed: int | None) -> Any:
     value = audit.call("solution", "solution", seed=seed, env=env.id)
     if audit.tool_use and isinstance(value, str):
         # SPADE's tool-use solution() is text that describes the calls, then the answer
-        # (judge_solution): played as the calls, then the answer, as an agent would.
-        plan = described_plan(value, audit.value("attr", env=env.id, name="_tools"))
-        if plan is not None:
-            calls, answer = plan
-            if answer is None:
-                expected = audit.value("attr", env=env.id, name="_expected_answer")
-                answer = value if expected is None else str(expected)
-            return calls + [f"<answer>{answer}</answer>"]
+        # (harness_solution): played as the calls, then the answer, as an agent would.
+        tools = audit.value("attr", env=env.id, name="_tools")
+        if described_plan(value, tools) is not None:
+            return played_plan(value, tools, audit.value("attr", env=env.id, name="_expected_answer"))
     return audit.harness.solution_actions(value, audit.tool_use)
 
 

@@ -85,6 +85,22 @@ describe('aliasing: data returned by one call that a later call changes', () => 
       expect(c.status, `${runtime}: ${c.message}`).toBe('fail');
     }
   }, 120_000);
+
+  it('a returned value whose description hangs once read again fails the check, not the audit', async () => {
+    // Hostile: the info holds an object of the game's whose repr loops forever after the first
+    // step; reading it again runs game code, which the check bounds as any call into the game.
+    const source = read('info_alias')
+      .replace('class TrailGuessEnv:', 'class Trap:\n    def __init__(self, env):\n        self.env = env\n\n    def __repr__(self):\n        while self.env.turn > 0:\n            pass\n        return "trap"\n\n\nclass TrailGuessEnv:')
+      .replace('return "Guess the number from 1 to 50 as \\\\boxed{n}.", {"trail": self.trail}', 'return "Guess the number from 1 to 50 as \\\\boxed{n}.", {"trap": Trap(self)}');
+    expect(source).toContain('{"trap": Trap(self)}');
+    for (const [runtime, a] of await both(source, ['aliasing', 'determinism'])) {
+      const c = check(a, 'aliasing');
+      expect(c.status, `${runtime}: ${c.message}`).toBe('fail');
+      // Either the read is cut at its limit (a hang) or the description caught it (a change): both fail it.
+      expect(c.message, runtime).toMatch(/hung|changed afterwards/);
+      expect(check(a, 'determinism').status, runtime).not.toBe('skip');
+    }
+  }, 120_000);
 });
 
 describe('seed-ignored: a stored seed alone is not a seeded game', () => {
@@ -127,6 +143,14 @@ describe('tool use: solution() text is played as SPADE means it (the calls, then
     const source = read('tool_pantry').replace('3. put(item="rice", box="grains") -> Put rice into grains ', '');
     for (const [runtime, a] of await both(source, ['solution', 'tool.*'])) {
       for (const id of ['solution', 'tool.done_reachable']) expect(check(a, id).status, `${runtime} ${id}`).toBe('fail');
+    }
+  }, 120_000);
+
+  it('a hostile solution() text (200,000 open calls) is read within bounds and fails as unsolvable', async () => {
+    const source = read('tool_pantry').replace(/def solution\(self\) -> str:\n[\s\S]*$/, 'def solution(self) -> str:\n        return "go(" * 200000 + "ANSWER: shelf/grains/rice"\n');
+    expect(source).toContain('"go(" * 200000');
+    for (const [runtime, a] of await both(source, ['solution', 'tool.*'])) {
+      for (const id of ['solution', 'tool.done_reachable']) expect(check(a, id).status, `${runtime} ${id}: ${check(a, id).message}`).toBe('fail');
     }
   }, 120_000);
 });
