@@ -103,3 +103,41 @@ class ReturnedValues:
                 stop = after("reset again", None)
                 return answer(**({"stopped": stop, "at": "reset again"} if stop else {}))
         return answer()
+
+    def op_links(self, req: dict[str, Any]) -> Any:
+        """Instance attributes that are the very object a module global holds, itself or inside
+        it (dict values, list items, two levels down): [[attribute, global, path]]. A leak through
+        such an attribute changes the global (issue 46: self.cards was the list cached in a
+        module-level dict, and a wrong guess removed a card from it); the reset-leak check names
+        the attribute's lines with the global's. Exact types only: nothing here runs game code."""
+        env, ns = self.env(req)
+        where: dict[int, tuple[str, str]] = {}
+
+        def walk(v: Any, key: str, path: str, depth: int) -> None:
+            t = type(v)
+            if t in _SCALARS or depth > 2 or len(where) > 10_000:
+                return
+            if t in (dict, list, set) or depth > 0:
+                where.setdefault(id(v), (key, path))
+            if t is dict:
+                for k, x in list(v.items())[:1000]:
+                    walk(x, key, f"{path}[{k!r}]" if type(k) in (str, int) else f"{path}[...]", depth + 1)
+            elif t in (list, tuple):
+                for i, x in enumerate(list(v)[:1000]):
+                    walk(x, key, f"{path}[{i}]", depth + 1)
+
+        for g, v in list(ns.items()):
+            if type(g) is str and not g.startswith("__") and type(v) in (dict, list, set, tuple):
+                walk(v, f"global {g}", g, 0)
+        out = []
+        try:
+            attrs = object.__getattribute__(env, "__dict__")
+        except Exception:
+            attrs = {}
+        if type(attrs) is not dict:
+            attrs = {}
+        for k, v in list(attrs.items()):
+            hit = where.get(id(v)) if type(v) not in _SCALARS else None
+            if hit is not None:
+                out.append([f"self.{k}", hit[0], hit[1]])
+        return {"v": out}

@@ -200,9 +200,10 @@ def _sites(tree: Any, lines: list[str], scope: str, name: str, class_name: str |
     return out
 
 
-def name_leak(audit: Audit, differing: list[str]) -> Any:
+def name_leak(audit: Audit, differing: list[str], links: Any=None) -> Any:
     """The leaking state to name (shared state first: it is what every instance inherits) and
-    the lines that change it."""
+    the lines that change it. `links` (exec_alias.op_links): instance attributes that are an object
+    a module global holds; a global named through one also gets that attribute's lines, first."""
     import ast
 
     try:
@@ -220,6 +221,17 @@ def name_leak(audit: Audit, differing: list[str]) -> Any:
     if best is None:
         return {}
     _rank, key, scope, sites = best
+    via = [x for x in links or [] if isinstance(x, list) and len(x) == 3 and x[1] == key and isinstance(x[0], str) and x[0].startswith("self.")]
+    if via and tree is not None:
+        # The global changes through an instance attribute that is the same object: those lines
+        # (self.cards.remove(...)) are the ones that change it, before the global's own.
+        attr = via[0][0]
+        rebind = re.compile(rf"^self\.{re.escape(attr[5:])}\s*(:[^=]*)?=(?!=)")
+        # Rebinding the attribute points it elsewhere; only changes in place reach the global.
+        own = [x for x in growth_sites(tree, lines, "instance", attr[5:], audit.class_name, audit.class_name) if not rebind.match(x["text"])]
+        seen = {x["line"] for x in own}
+        sites = own + [x for x in sites if x["line"] not in seen]
+        return {"attribute": key, "scope": scope, "sites": sites[:5], "sharedWith": f"{attr} is {via[0][2]}"}
     return {"attribute": key, "scope": scope, "sites": sites[:5]}
 
 
@@ -353,7 +365,7 @@ def _reset_leak(audit: Audit) -> Any:
         unstable = sorted(k for k in ref if k not in stable and k in ref2 and k in after and k not in differing)
         differing += [k for k in unstable if _shape(ref[k]) == _shape(ref2[k]) != _shape(after[k])]
         names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
-        named = name_leak(audit, differing)
+        named = name_leak(audit, differing, audit.value("links", env=env.id) if any(k.startswith("global ") for k in differing) else None)
         sites = named.get("sites") or []
         where = f"; {sites[0]['text']} (line {sites[0]['line']}, in {sites[0]['method']}) grows it" if sites else ""
         return audit.put(

@@ -50,6 +50,11 @@ describe('reset-leak plays the actions that change state', () => {
       const target = (c.evidence.expected as Record<string, string>)['global _DECK_CACHE'];
       expect(target, where).toBeTruthy();
       expect((c.evidence.actions as string[]).length, where).toBeGreaterThan(0);
+      // The global changes through self.cards, the very list it caches: that line is named first.
+      expect(c.evidence.sharedWith, where).toBe("self.cards is _DECK_CACHE['cards']");
+      const removal = read('deck_cache').split('\n').findIndex((l) => l.includes('self.cards.remove(guess)')) + 1;
+      expect(c.evidence.line, where).toBe(removal);
+      expect(c.message, where).toContain(`(line ${removal}, in step) grows it`);
     }
   }, 120_000);
 });

@@ -17,8 +17,9 @@ type Check = StoredAudit['checks'][number];
 
 // `attribute`/`line` name a leaking field and the line that grows it, when the harness gives them.
 // `part`/`returnedBy`/`changedBy` (aliasing) name a returned value and the later call that changed it;
-// `seedOnly` (seed-ignored) the names that only hold the seed.
-const SHOWN = ['attribute', 'scope', 'part', 'returnedBy', 'changedBy', 'seedOnly', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
+// `seedOnly` (seed-ignored) the names that only hold the seed; `sharedWith` (reset-leak) the instance
+// attribute that is the object a leaking module global holds.
+const SHOWN = ['attribute', 'scope', 'sharedWith', 'part', 'returnedBy', 'changedBy', 'seedOnly', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
 
 function Evidence({ c }: { c: Check }) {
   const ev = c.evidence;
