@@ -20,6 +20,7 @@ import time
 
 from judge_channel import ExecutorGone, Hang, StepFailed, Uncarried, clip, forget
 from judge_context import ALL_CHECKS, OUTPUT_CHECKS, PLAY_CHECKS, SPADE_CHECKS, TOOL_CHECKS, Audit
+from judge_alias import check_aliasing
 from judge_leak import check_reset_leak
 from judge_play import (
     check_crash,
@@ -143,6 +144,7 @@ def play_checks(audit: Audit, env: Env) -> None:
     run("determinism", check_determinism, audit)
     run("seed-ignored", check_seed_ignored, audit, env)
     run("reset-leak", check_reset_leak, audit)
+    run("aliasing", check_aliasing, audit)
     if audit.want("crash-on-action"):
         guarded("crash-on-action", check_crash, audit, audit.first_obs)
     run("solution", check_solution, audit, env)

@@ -22,6 +22,7 @@ import time
 
 import spade_rules
 from exec_ahead import PlayedAhead
+from exec_alias import ReturnedValues
 from exec_fields import fields
 from exec_values import STR_CAP, _ended, _probe_goes_on, _tagged, encode, load_error, long_str  # noqa: F401  (encode: audit_exec.encode is the codec's name)
 from typing import TYPE_CHECKING, Any, Callable
@@ -61,7 +62,7 @@ class Timer:
 # ---------------------------------------------------------------- the one audited environment
 
 
-class Executor(PlayedAhead):
+class Executor(PlayedAhead, ReturnedValues):
     OPS: dict[str, Callable[..., Any]]  # set below, once the class exists
 
     def __init__(self, h: Harness, harness: ModuleType) -> None:
@@ -392,13 +393,13 @@ class Executor(PlayedAhead):
 
 
 
-OPS = {name[3:]: fn for cls in (PlayedAhead, Executor) for name, fn in vars(cls).items() if name.startswith("op_")}
+OPS = {name[3:]: fn for cls in (PlayedAhead, ReturnedValues, Executor) for name, fn in vars(cls).items() if name.startswith("op_")}
 Executor.OPS = OPS  # the checks played ahead (exec_ahead) ask their operations through it
 # What a sequence may not hold: batches, whole checks, and the loading stages that begin a check
 # of their own (instantiate, admission): the judge announces each check before its first
 # operation, so that an interpreter that dies is blamed on the check it died in. compile, exec and
 # class are all SPADE's first check (spade.exec) and may go in one sequence.
-SEQ_EXCLUDED = frozenset(("seq", "instantiate", "admission", "episodes", "ahead", "guess"))
+SEQ_EXCLUDED = frozenset(("seq", "instantiate", "admission", "episodes", "ahead", "guess", "returned"))
 
 
 def cmd_x(h: Harness, req: dict[str, Any], harness: ModuleType, ex: Executor) -> Any:

@@ -39,6 +39,7 @@ from harness_episode import (  # noqa: F401
     spade_guess_end, spade_reset_view, spade_step_error, spade_step_view,
 )
 from harness_output import CappedOutput  # noqa: F401
+from harness_solution import with_plan
 from harness_tool_base import ToolUseBaseEnv, _tool_module  # noqa: F401
 from harness_tool_call import read_call
 from harness_values import (  # noqa: F401
@@ -375,7 +376,8 @@ def cmd_solution(h: Harness, req: dict[str, Any]) -> Any:
     fn = getattr(s.env, "solution", None)
     if not callable(fn):
         raise HarnessError("env_error", "the game defines no solution()")
-    return h.run(s, lambda: {"value": plain(fn()), "type": type_name(fn())})
+    # with_plan: a tool-use game's described solution() as the actions it stands for (`plan`).
+    return h.run(s, lambda: with_plan(s.env, {"value": plain(fn()), "type": type_name(fn())}))
 
 
 def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:

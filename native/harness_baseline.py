@@ -21,7 +21,9 @@ _json_dumps, _json_loads = json.dumps, json.loads
 
 GUARDED_MODULES = ["builtins", "json", "json.decoder", "json.encoder", "json.scanner", "itertools", "math", "re", "collections", "functools", "string", "copy", "heapq", "operator", "statistics", "typing", "types",
                    # what the harness reads a tool call with (cmd_tool): one game's patch must not change another's calls
-                   "html", "spade_tool_calls", "harness_tool_call"]
+                   "html", "spade_tool_calls", "harness_tool_call",
+                   # what the solution policy reads a described solution() with (cmd_solution)
+                   "harness_solution"]
 _MISSING = object()
 _is = __import__("operator").is_
 

@@ -242,6 +242,7 @@ class ToolResult(TypedDict):
 class SolutionResult(TypedDict):
     value: Any
     type: str
+    plan: NotRequired[list[str]]
 
 
 class CloseResult(TypedDict):

@@ -8,7 +8,7 @@ import re
 
 from judge_channel import StepFailed, clip
 from judge_context import plain_obs, plays_ahead
-from judge_play import get_solution, script_for, solution_fn
+from judge_play import get_solution, script_base, script_for, solution_fn
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
@@ -200,9 +200,10 @@ def _sites(tree: Any, lines: list[str], scope: str, name: str, class_name: str |
     return out
 
 
-def name_leak(audit: Audit, differing: list[str]) -> Any:
+def name_leak(audit: Audit, differing: list[str], links: Any=None) -> Any:
     """The leaking state to name (shared state first: it is what every instance inherits) and
-    the lines that change it."""
+    the lines that change it. `links` (exec_alias.op_links): instance attributes that are an object
+    a module global holds; a global named through one also gets that attribute's lines, first."""
     import ast
 
     try:
@@ -220,6 +221,17 @@ def name_leak(audit: Audit, differing: list[str]) -> Any:
     if best is None:
         return {}
     _rank, key, scope, sites = best
+    via = [x for x in links or [] if isinstance(x, list) and len(x) == 3 and x[1] == key and isinstance(x[0], str) and x[0].startswith("self.")]
+    if via and tree is not None:
+        # The global changes through an instance attribute that is the same object: those lines
+        # (self.cards.remove(...)) are the ones that change it, before the global's own.
+        attr = via[0][0]
+        rebind = re.compile(rf"^self\.{re.escape(attr[5:])}\s*(:[^=]*)?=(?!=)")
+        # Rebinding the attribute points it elsewhere; only changes in place reach the global.
+        own = [x for x in growth_sites(tree, lines, "instance", attr[5:], audit.class_name, audit.class_name) if not rebind.match(x["text"])]
+        seen = {x["line"] for x in own}
+        sites = own + [x for x in sites if x["line"] not in seen]
+        return {"attribute": key, "scope": scope, "sites": sites[:5], "sharedWith": f"{attr} is {via[0][2]}"}
     return {"attribute": key, "scope": scope, "sites": sites[:5]}
 
 
@@ -252,6 +264,56 @@ def _solution_actions(audit: Audit, env: Env) -> list[str] | None:
     return get_solution(audit, env, None)
 
 
+def _wrong_actions(audit: Audit, first_obs: Any, own: list[str] | None) -> list[str]:
+    """Actions that change a game's state without winning it, to play before the leak check's
+    second reset (issue 46: a wrong guess removed a card from a deck cached at module level, and
+    the solution alone, one right guess, never did). Another seed's solution first (a legal move,
+    most likely wrong for this seed: it exercises the paths a miss takes), then the words and
+    numbers of the first observation, then the fixed script's probes; none that the solution of
+    this very seed starts with."""
+    other = audit.fresh()
+    theirs: list[str] = []
+    for s in OTHER_SEEDS:
+        audit.reset(other, s, preseed=True)
+        sol = _solution_actions(audit, other)
+        if not sol:
+            break
+        theirs += [a for a in sol if a not in (own or [])][:2]
+        if len(theirs) >= 2:
+            break
+    words: list[str] = []
+    if not audit.tool_use:
+        for w in re.findall(r"[A-Za-z0-9]+", first_obs if isinstance(first_obs, str) else ""):
+            if w not in words:
+                words.append(w)
+        words = ["\\boxed{" + w + "}" for w in words[:MAX_WORDS]]
+    mine = set(own or [])
+    out: list[str] = []
+    for a in list(theirs) + words + script_base(audit):
+        if isinstance(a, str) and a not in mine and a not in out:
+            out.append(a)
+    return out
+
+
+OTHER_SEEDS = (4, 6, 9)  # two seeds may share an answer: up to three are asked
+MAX_WORDS = 8
+
+
+def _play_episode(audit: Audit, env: Env, seed: int, acts: list[str]) -> list[str]:
+    """One episode on `env` from reset(seed) (random seeded first), up to its end; the actions played."""
+    answers = audit.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
+    played: list[Any] = []
+    for i, a in enumerate(acts):
+        try:
+            _o, _r, te, tr = audit.step(env, a, seed, played, tagged=answers[i] if i < len(answers) else None)
+        except StepFailed:
+            break  # crash-on-action reports crashes; here only the state left behind matters
+        played.append(a)
+        if te or tr:
+            break
+    return played
+
+
 @plays_ahead
 def _reset_leak(audit: Audit) -> Any:
     first_seed, seed = 3, 5
@@ -265,29 +327,37 @@ def _reset_leak(audit: Audit) -> Any:
     ref2_obs, ref2 = snapshot_fresh()
     stable = {k for k in ref if ref2.get(k) == ref[k]}
 
+    def compared(env: Env) -> Any:
+        """reset(seed) after an episode: what differs from a fresh instance's, the observation, the state."""
+        obs, _ = audit.reset(env, seed, preseed=True)
+        after = _fields(audit, env)
+        differing = sorted(k for k in stable if after.get(k) != ref[k])
+        differing += sorted(k for k in after if k not in ref and k.startswith("self."))
+        if audit.tool_use and "_call_history" not in audit.source:
+            # SPADE's base class appends every tool call to _call_history and never clears it; a game
+            # that never reads it behaves the same, so that is not this game's leak.
+            differing = [k for k in differing if k != "self._call_history"]
+        return differing, obs, after
+
     env = audit.fresh()
     audit.reset(env, first_seed, preseed=True)
-    acts = _solution_actions(audit, env) or script_for(audit, env, audit.turns(env))
-    acts = acts[: audit.turns(env) + 2]
-    answers = audit.episodes(env, [{"actions": acts, "stop": True}])[0].get("steps", [])
-    played: list[Any] = []
-    for i, a in enumerate(acts):
-        try:
-            _o, _r, te, tr = audit.step(env, a, first_seed, played, tagged=answers[i] if i < len(answers) else None)
-        except StepFailed:
-            break  # crash-on-action reports crashes; here only the state left behind matters
-        played.append(a)
-        if te or tr:
-            break
-    obs, _ = audit.reset(env, seed, preseed=True)
-    after = _fields(audit, env)
-    differing = sorted(k for k in stable if after.get(k) != ref[k])
-    differing += sorted(k for k in after if k not in ref and k.startswith("self."))
-    if audit.tool_use and "_call_history" not in audit.source:
-        # SPADE's base class appends every tool call to _call_history and never clears it; a game
-        # that never reads it behaves the same, so that is not this game's leak.
-        differing = [k for k in differing if k != "self._call_history"]
+    own = _solution_actions(audit, env)
+    acts = own or script_for(audit, env, audit.turns(env))
+    played = _play_episode(audit, env, first_seed, acts[: audit.turns(env) + 2])
+    differing, obs, after = compared(env)
     obs_differs = ref_obs == ref2_obs and plain_obs(obs) != ref_obs
+    tried = 0
+    if not (differing or obs_differs):
+        # The solution left nothing behind: the moves that change state without winning, on a
+        # fresh instance of their own, so that the evidence replays as one episode.
+        wrong = _wrong_actions(audit, ref_obs, own)
+        if wrong:
+            env = audit.fresh()
+            audit.reset(env, first_seed, preseed=True)
+            played = _play_episode(audit, env, first_seed, wrong[: audit.turns(env) + 2])
+            tried = len(played)
+            differing, obs, after = compared(env)
+            obs_differs = ref_obs == ref2_obs and plain_obs(obs) != ref_obs
     if differing or obs_differs:
         # State two fresh instances already disagree on (drawn unseeded in __init__, say) cannot
         # be compared by value; where it agrees in size and the episode changed its size, it is
@@ -295,7 +365,7 @@ def _reset_leak(audit: Audit) -> Any:
         unstable = sorted(k for k in ref if k not in stable and k in ref2 and k in after and k not in differing)
         differing += [k for k in unstable if _shape(ref[k]) == _shape(ref2[k]) != _shape(after[k])]
         names = ", ".join(differing) if differing else "(no attribute; the observation differs)"
-        named = name_leak(audit, differing)
+        named = name_leak(audit, differing, audit.value("links", env=env.id) if any(k.startswith("global ") for k in differing) else None)
         sites = named.get("sites") or []
         where = f"; {sites[0]['text']} (line {sites[0]['line']}, in {sites[0]['method']}) grows it" if sites else ""
         return audit.put(
@@ -303,4 +373,5 @@ def _reset_leak(audit: Audit) -> Any:
             attributes=differing, expected={k: clip(ref.get(k, "(absent)"), 200) for k in differing[:10]} if differing else clip(ref_obs),
             observed={k: clip(after.get(k, "(absent)"), 200) for k in differing[:10]} if differing else clip(plain_obs(obs)),
             line=sites[0]["line"] if sites else audit.line_of("reset"), **{k: v for k, v in named.items() if k != "sites"}, **({"growth": sites} if sites else {}))
-    audit.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared)", seed=seed)
+    also = f"; so does it after {tried} action(s) that do not win" if tried else ""
+    audit.put("reset-leak", "pass", f"After an episode, reset(seed={seed}) matches a fresh instance ({len(stable)} attributes compared){also}", seed=seed)

@@ -7,6 +7,8 @@ import re
 
 from judge_channel import LoadError, StepFailed, clip
 from judge_context import PROBE_ACTIONS, call_seconds, is_win, normalized, plain_obs, plays_ahead
+from harness_solution import described_plan, played_plan
+from spade_tool_calls import has_answer, parse_tool_calls
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -68,13 +70,59 @@ def check_seed_ignored(audit: Audit, env: Env) -> Any:
     for i, s in enumerate(seeds):
         obs, _ = audit.reset(env, s, tagged=got[2 * i])
         firsts.append(plain_obs(obs))
-        states.append(json.dumps(audit.value_of(got[2 * i + 1], "fields", env=env.id, globals=env.globals), sort_keys=True))
+        states.append(audit.value_of(got[2 * i + 1], "fields", env=env.id, globals=env.globals))
     if len(set(firsts)) == 1:
-        if len(set(states)) > 1:
+        differing = _differing(states)
+        seed_only = [k for k in differing if _holds_seed([st.get(k) for st in states], seeds)]
+        if differing and len(seed_only) < len(differing):
             # Games with a hidden secret show the same opening text for every seed; the state tells.
             return audit.put("seed-ignored", "pass", f"Same first observation for seeds {seeds[0]}-{seeds[-1]}, but the hidden state differs", seed=seeds)
+        if len({json.dumps(st, sort_keys=True) for st in states}) > 1 and _plays_differ(audit, env, seeds, seed_only):
+            # The seed is kept and used later (a puzzle drawn at the first step, from the stored
+            # seed or a generator made from it): a seeded game.
+            kept = f"the stored seed ({', '.join(seed_only)})" if seed_only else "object addresses"
+            return audit.put("seed-ignored", "pass", f"Same first observation for seeds {seeds[0]}-{seeds[-1]} and the same state but {kept}; play differs from the first steps", seed=seeds, **({"seedOnly": seed_only} if seed_only else {}))
+        if seed_only:
+            # A stored seed that nothing reads is not a seeded game (issue 46: reset(seed) kept
+            # self.seed and drew its puzzle from a fixed base seed).
+            return audit.put("seed-ignored", "warn", f"Seeds {seeds[0]}-{seeds[-1]} give the same first observation, state and play; only the stored seed differs ({', '.join(seed_only)})",
+                             seed=seeds, seedOnly=seed_only, observed=clip(firsts[0]), line=audit.line_of("reset"))
         return audit.put("seed-ignored", "warn", f"Seeds {seeds[0]}-{seeds[-1]} all give the same first observation and state", seed=seeds, observed=clip(firsts[0]), line=audit.line_of("reset"))
     audit.put("seed-ignored", "pass", f"{len(set(firsts))} distinct first observations over {len(seeds)} seeds", seed=seeds)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _differing(states: list[Any]) -> list[str]:
+    """The compared names whose value is not the same for every seed; a repr's memory address
+    (a new random.Random(BASE) each reset is a new object, at a new address) is not a difference."""
+    keys = sorted({k for st in states for k in st})
+    return [k for k in keys if len({_ADDRESS.sub(" at 0x?", str(st.get(k))) for st in states}) > 1]
+
+
+def _holds_seed(values: list[Any], seeds: list[int]) -> bool:
+    """Whether a name holds the seed itself for every seed (or the seed plus a fixed offset)."""
+    try:
+        nums = [json.loads(v) if isinstance(v, str) else None for v in values]
+    except ValueError:
+        return False
+    ints = [n for n in nums if type(n) is int]
+    if len(ints) != len(nums):
+        return False
+    return len({n - s for n, s in zip(ints, seeds)}) == 1
+
+
+def _plays_differ(audit: Audit, env: Env, seeds: list[int], seed_only: list[str]) -> bool:
+    """Whether a short script played from each seed's reset tells the seeds apart: by what the
+    game answers, or by the state it leaves (the stored seed left out)."""
+    acts = script_for(audit, env, min(3, audit.turns(env)))
+    traces, states = set(), set()
+    for s in seeds:
+        traces.add(json.dumps(audit.play(env, s, acts), sort_keys=True, default=str))
+        st = audit.value("fields", env=env.id, globals=env.globals)
+        states.add(json.dumps({k: _ADDRESS.sub(" at 0x?", str(v)) for k, v in st.items() if k not in seed_only}, sort_keys=True))
+    return len(traces) > 1 or len(states) > 1
 
 
 def fuzz_actions(audit: Audit, first_obs: Any) -> Any:
@@ -135,7 +183,30 @@ def get_solution(audit: Audit, env: Env, seed: int | None) -> Any:
     fn = solution_fn(audit, env)
     if fn is None:
         return None
-    return audit.harness.solution_actions(audit.call("solution", "solution", seed=seed, env=env.id), audit.tool_use)
+    value = audit.call("solution", "solution", seed=seed, env=env.id)
+    if audit.tool_use and isinstance(value, str):
+        # SPADE's tool-use solution() is text that describes the calls, then the answer
+        # (harness_solution): played as the calls, then the answer, as an agent would.
+        tools = audit.value("attr", env=env.id, name="_tools")
+        if described_plan(value, tools) is not None:
+            return played_plan(value, tools, audit.value("attr", env=env.id, name="_expected_answer"))
+    return audit.harness.solution_actions(value, audit.tool_use)
+
+
+def rollout_turn(audit: Audit, env: Env, action: str, seed: int | None, history: list[str]) -> Any:
+    """One agent turn of a tool-use game as SPADE's rollout plays it: an <answer> goes to step(),
+    <tool_call>s (read by SPADE's parser, spade_tool_calls) go to execute_tool() (never to step),
+    anything else to step()."""
+    if not has_answer(action):
+        calls = parse_tool_calls(action)
+        if calls:
+            out = []
+            for call in calls:
+                name, args = call["name"], call["arguments"]
+                ret = audit.call("execute_tool", "execute_tool", action=action, seed=seed, env=env.id, name=name, args=args)
+                out.append(str(ret.get("output", "")) if isinstance(ret, dict) else repr(ret))
+            return "\n".join(out), 0.0, False, False
+    return audit.step(env, action, seed, history)
 
 
 def check_solution(audit: Audit, env: Env) -> None:
@@ -159,7 +230,7 @@ def _solution(audit: Audit, env: Env) -> Any:
             if not acts:
                 break
             for a in acts:
-                o, r, te, tr = audit.step(env, a, seed, played)
+                o, r, te, tr = rollout_turn(audit, env, a, seed, played) if audit.tool_use else audit.step(env, a, seed, played)
                 played.append(a)
                 last = (o, r, te, tr)
                 if te or tr or len(played) > limit:

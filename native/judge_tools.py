@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from judge_channel import Hang, LoadError, clip
 from judge_context import plain_obs, is_win
-from judge_play import get_solution, solution_fn
-from spade_tool_calls import has_answer, parse_tool_calls
+from judge_play import get_solution, rollout_turn, solution_fn
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -43,22 +42,6 @@ def _schema_problem(schema: Any, path: str="parameters") -> Any:
     if "enum" in schema and not isinstance(schema["enum"], list):
         return f"{path}.enum is not a list"
     return None
-
-
-def rollout_turn(audit: Audit, env: Env, action: str, seed: int | None, history: list[str]) -> Any:
-    """One agent turn of a tool-use game as SPADE's rollout plays it: an <answer> goes to step(),
-    <tool_call>s (read by SPADE's parser, spade_tool_calls) go to execute_tool() (never to step),
-    anything else to step()."""
-    if not has_answer(action):
-        calls = parse_tool_calls(action)
-        if calls:
-            out = []
-            for call in calls:
-                name, args = call["name"], call["arguments"]
-                ret = audit.call("execute_tool", "execute_tool", action=action, seed=seed, env=env.id, name=name, args=args)
-                out.append(str(ret.get("output", "")) if isinstance(ret, dict) else repr(ret))
-            return "\n".join(out), 0.0, False, False
-    return audit.step(env, action, seed, history)
 
 
 def tool_checks(audit: Audit, env: Env) -> None:

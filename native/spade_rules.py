@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 SPADE_CHECKS = ("spade.exec", "spade.class", "spade.instantiate", "spade.methods", "spade.reset", "spade.step", "spade.reset2", "spade.admission")
-PLAY_CHECKS = ("determinism", "seed-ignored", "reset-leak", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing")
+PLAY_CHECKS = ("determinism", "seed-ignored", "reset-leak", "aliasing", "crash-on-action", "types", "solution", "too-easy", "max-turns", "hint-leak", "timing")
 TOOL_CHECKS = ("tool.schema", "tool.methods", "tool.params", "tool.reset_gate", "tool.criteria_at_reset", "tool.done_reachable")
 OUTPUT_CHECKS = ("output-flood",)
 

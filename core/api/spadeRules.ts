@@ -9,7 +9,7 @@
 
 /** Check ids. SPADE's own start with `spade.` and alone decide SPADE's verdict; the rest are the workbench's. */
 export const SPADE_CHECKS = ['spade.exec', 'spade.class', 'spade.instantiate', 'spade.methods', 'spade.reset', 'spade.step', 'spade.reset2', 'spade.admission'] as const;
-export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
+export const PLAY_CHECKS = ['determinism', 'seed-ignored', 'reset-leak', 'aliasing', 'crash-on-action', 'types', 'solution', 'too-easy', 'max-turns', 'hint-leak', 'timing'] as const;
 export const TOOL_CHECKS = ['tool.schema', 'tool.methods', 'tool.params', 'tool.reset_gate', 'tool.criteria_at_reset', 'tool.done_reachable'] as const;
 export const OUTPUT_CHECKS = ['output-flood'] as const;
 

@@ -25,9 +25,9 @@ export interface ReplayRecipe {
 /**
  * How each check made the instance it played (native/audit_checks.py): reset-leak uses fresh
  * instances and seeds `random` before every reset (preseed), determinism and crash-on-action use
- * fresh instances unseeded; the other checks play an instance loaded as SPADE loads it.
+ * fresh instances unseeded (aliasing too); the other checks play an instance loaded as SPADE loads it.
  */
-const CHECK_MODES: Readonly<Record<string, PlayMode>> = { 'reset-leak': 'deterministic', determinism: 'fresh', 'crash-on-action': 'fresh' };
+const CHECK_MODES: Readonly<Record<string, PlayMode>> = { 'reset-leak': 'deterministic', determinism: 'fresh', aliasing: 'fresh', 'crash-on-action': 'fresh' };
 
 const DEFAULT_MAX_TURNS = 30;
 

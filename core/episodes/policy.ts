@@ -85,6 +85,9 @@ export async function actionSourceFor(session: EnvSession, policy: Policy, seed:
   if (policy.kind === 'random') return randomSource(policy.seed ?? seed ?? 0, policy.lo, policy.hi);
   const sol = await session.solution();
   if (!sol.ok) throw new DomainError('invalid_input', `solution() failed: ${sol.message}`);
+  // A tool-use solution() that describes its calls (SPADE's own prompt examples do) plays as those
+  // calls, then the answer, as the audit plays it (native/harness_solution.py); not as one answer.
+  if (toolUse && sol.plan) return scriptSource(sol.plan, false, toolUse);
   return scriptSource(solutionActions(sol.value), false, toolUse);
 }
 

@@ -280,9 +280,13 @@ export class EnvSession {
     return reply.ok ? reply.result : null;
   }
 
-  async solution(): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+  /** `plan`: what a tool-use game's described solution() text stands for (its calls, then the answer). */
+  async solution(): Promise<{ ok: true; value: unknown; plan?: string[] } | { ok: false; message: string }> {
     const r = this.unwrap(await this.call({ cmd: 'solution' }));
-    return r.ok ? { ok: true, value: (r.value as { value: unknown }).value } : { ok: false, message: r.error.message };
+    if (!r.ok) return { ok: false, message: r.error.message };
+    const v = r.value as { value: unknown; plan?: unknown };
+    const plan = Array.isArray(v.plan) && v.plan.every((a) => typeof a === 'string') ? (v.plan as string[]) : undefined;
+    return plan ? { ok: true, value: v.value, plan } : { ok: true, value: v.value };
   }
 
   /** A snapshot token, or null when this game's state cannot be copied (scrubbing then re-executes from the start). */

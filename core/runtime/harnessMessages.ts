@@ -157,7 +157,8 @@ export const harnessResultSchemas = {
   tool: z.object({ output: described, returncode: described, raw: described.optional() }).strict(),
   /** The game's OpenAI-style tool list ([] for plain games), described. */
   get_tools: z.array(described),
-  solution: z.object({ value: described, type: z.string() }).strict(),
+  /** `plan`: a tool-use solution() text that describes its calls, as the actions it stands for (native/harness_solution.py). */
+  solution: z.object({ value: described, type: z.string(), plan: z.array(z.string()).optional() }).strict(),
   close: z.object({ closed: z.boolean(), restoredShared: z.array(z.string()).optional() }).strict(),
 } as const;
 

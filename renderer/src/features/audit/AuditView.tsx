@@ -16,7 +16,10 @@ import { loadEnvironment, useEnvironment } from '../../store/environments';
 type Check = StoredAudit['checks'][number];
 
 // `attribute`/`line` name a leaking field and the line that grows it, when the harness gives them.
-const SHOWN = ['attribute', 'scope', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
+// `part`/`returnedBy`/`changedBy` (aliasing) name a returned value and the later call that changed it;
+// `seedOnly` (seed-ignored) the names that only hold the seed; `sharedWith` (reset-leak) the instance
+// attribute that is the object a leaking module global holds.
+const SHOWN = ['attribute', 'scope', 'sharedWith', 'part', 'returnedBy', 'changedBy', 'seedOnly', 'seed', 'actions', 'resetSeed', 'runtime', 'mode', 'expected', 'observed', 'line', 'call', 'attributes', 'step', 'answer', 'medianMs', 'maxMs'];
 
 function Evidence({ c }: { c: Check }) {
   const ev = c.evidence;
