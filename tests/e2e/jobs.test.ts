@@ -51,7 +51,7 @@ describe('jobs in the workbench (Chromium)', () => {
     await page.waitForFunction(() => Number(document.querySelector('[data-testid=jobs-log-count]')?.getAttribute('data-lines')) > 10);
     await page.waitForSelector('[data-testid=jobs-chart][data-key="env/avg_regret"][data-points="4"]');
     const charts = await page.$$eval('[data-testid=jobs-chart]', (els) => els.map((e) => e.getAttribute('data-key')));
-    expect(charts).toEqual(expect.arrayContaining(['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint']));
+    expect(charts).toEqual(expect.arrayContaining(['rollout/actor_win_rate', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint']));
     const termText = await page.$eval('[data-testid=jobs-term]', (e) => e.textContent ?? '');
     expect(termText).toContain('spade-example-run: done');
     // Search finds text in the log.
