@@ -499,7 +499,7 @@ def main(argv=None):
             per_env.append({"stem": stem, "skill": skill, "r_hint": r_hint, "r_no_hint": r_no_hint, "regret": regret,
                             "plays": plays})
             # SPADE's memory record: actor_win_rate is the share of the actor's plays with a return
-            # above 0 (spade/slime/spade_rollout.py:727).
+            # above 0 (spade/slime/spade_rollout.py:728).
             memory.append({"game_file": game_path, "skill": skill, "code_snippet": source[:2000],
                            "actor_win_rate": win_share(plays), "regret": regret, "rollout_id": rollout,
                            "metadata": {"hint": hint[:200], "hint_full": hint, "r_hint": r_hint, "r_no_hint": r_no_hint,
