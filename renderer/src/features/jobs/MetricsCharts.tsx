@@ -26,7 +26,8 @@ export function align(a: Series | undefined, b: Series | undefined): [number[], 
 
 function Chart({ metric, a, b, nameA, nameB }: { metric: string; a: Series | undefined; b: Series | undefined; nameA: string; nameB: string | null }) {
   const info = chartInfo(metric);
-  const title = info.title === metric ? metric : `${info.title} (${metric})`;
+  // A short title; the key itself heads the caption under the chart, with what the number is.
+  const title = info.title;
   // Each series has its own x axis: Slime's rollout/step, train/step or eval/step, Tinker's step.
   const axis = a?.axis ?? b?.axis ?? 'rollout/step';
   const el = useRef<HTMLDivElement>(null);
@@ -46,7 +47,6 @@ function Chart({ metric, a, b, nameA, nameB }: { metric: string; a: Series | und
       {
         width,
         height: 180,
-        title,
         series,
         scales: { x: { time: false } },
         // Steps are whole numbers: no 1.5 ticks.
@@ -74,12 +74,17 @@ function Chart({ metric, a, b, nameA, nameB }: { metric: string; a: Series | und
   useChartFit(el, plot, 180);
   return (
     <figure className="jobs-chart-box">
+      {/* What the chart is comes first, so it is read before the curve: title, SPADE's key, what the number is. */}
+      <figcaption className="jobs-chart-head">
+        <span className="jobs-chart-title">{title}</span>
+        {title !== metric ? <span className="jobs-chart-key mono muted">{metric}</span> : null}
+        {info.meaning ? (
+          <span className="jobs-chart-meaning muted" data-testid="jobs-chart-meaning" title={info.meaning}>
+            {info.meaning}
+          </span>
+        ) : null}
+      </figcaption>
       <div className="jobs-chart" ref={el} data-testid="jobs-chart" data-key={metric} data-axis={axis} data-points={data[0].length} data-draw-ms={drawMs.toFixed(2)} />
-      {info.meaning ? (
-        <figcaption className="jobs-chart-meaning muted" data-testid="jobs-chart-meaning">
-          {info.meaning}
-        </figcaption>
-      ) : null}
     </figure>
   );
 }
