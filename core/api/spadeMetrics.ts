@@ -56,7 +56,8 @@ const RAY_PREFIX = /^\((?:[A-Za-z_][\w.:-]*(?: pid=\d+)?|pid=\d+)(?:, ip=[^)\s]+
 const SLIME_LOGGER = /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] [\w.-]+:\d+ - /;
 const SLIME_LINE = /^(perf|rollout|multi_turn|passrate|eval|(?:[A-Za-z0-9_]+-)?step) (-?\d+): \{/;
 /** spade/core/orchestrator.py:2051-2055 (`_finalize_regrets`), values printed with `:.3f`. */
-const REGRET_LINE = /\[REGRET\] (.+?\.py): R\(hint\)=(\S+?), R\(no_hint\)=(\S+?), regret=(\S+)/;
+// The name is one token (SPADE's game files have no spaces), so a flooded line costs one pass.
+const REGRET_LINE = /\[REGRET\] ([^\s:]+\.py): R\(hint\)=([^\s,]+), R\(no_hint\)=([^\s,]+), regret=(\S+)/;
 
 /** The message of a log line: without terminal colours, Ray's actor prefix and Slime's logger prefix. */
 export function logMessage(line: string): string {

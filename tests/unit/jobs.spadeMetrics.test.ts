@@ -79,6 +79,9 @@ describe("SPADE's and Slime's metric lines", () => {
     ]);
     expect(parseRegretLine('[REGRET] Hint generation failed for /x/game_00000_003.py: timeout')).toBeNull();
     expect(parseRegretLine('[REGRET] g.py: R(hint)=nan, R(no_hint)=0.250, regret=nan')).toEqual({ game: 'g.py', rHint: null, rNoHint: 0.25, regret: null });
+    // A game flooding the log with look-alikes gets no game out of it (and one pass over the line).
+    expect(parseRegretLine('[REGRET] a.py '.repeat(100_000))).toBeNull();
+    expect(parseRegretLine('[REGRET] x.py: R(hint)=1.000, R(no_hint)=0.000, regret=1.000 [REGRET] y.py: ...')).toEqual({ game: 'x.py', rHint: 1, rNoHint: 0, regret: 1 });
   });
 
   it("reads Tinker's metrics.jsonl (json.dumps writes NaN) on its step axis", () => {

@@ -54,6 +54,12 @@ describe("a run's metrics as SPADE and Slime print them", () => {
       const byId = cli(['jobs', 'metrics', job.id, '--json', '--data-dir', tmp.dir]);
       expect(byId.status, byId.stderr).toBe(0);
       expect(JSON.parse(byId.stdout)).toEqual(saved);
+      // The job's log as the workbench mirrored it, and the job in the list.
+      const logs = cli(['jobs', 'logs', job.id, '--data-dir', tmp.dir]);
+      expect(logs.status, logs.stderr).toBe(0);
+      expect(logs.stdout).toBe(readFileSync(join(FIX, file), 'utf8'));
+      const listed = JSON.parse(cli(['jobs', 'list', '--json', '--data-dir', tmp.dir]).stdout) as { id: string; state: string }[];
+      expect(listed.map((j) => [j.id, j.state])).toEqual([[job.id, 'succeeded']]);
       // The app reads the job's log exactly as the CLI reads the file (games sorted by name in the store).
       expect(fromApp.series).toEqual(saved.series);
       expect(fromApp.axis).toEqual(saved.axis);
