@@ -44,7 +44,7 @@ export const jobsSuite: BenchSuite = {
       const now = new Date().toISOString();
       const chartJob = { ...jobs.manager.get(job.id), id: 'jbenchchart', name: 'chart bench', createdAt: now, updatedAt: now };
       jobs.manager.store.insert(chartJob);
-      jobs.manager.store.commitMetricsFile(chartJob.id, 0, Array.from({ length: POINTS }, (_, i) => ({ step: i + 1, key: 'env/avg_regret', value: Math.sin(i / 500) + Math.random() * 0.1 })));
+      jobs.manager.store.commitMetricsFile(chartJob.id, 0, Array.from({ length: POINTS }, (_, i) => ({ axis: 'rollout/step', step: i + 1, key: 'env/avg_regret', value: Math.sin(i / 500) + Math.random() * 0.1 })));
 
       const rates: number[] = [];
       for (let round = 0; round < 3; round++) {

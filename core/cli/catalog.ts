@@ -101,6 +101,17 @@ export const catalog: CommandInfo[] = [
       '       spade-workbench runs compare RUN_A RUN_B [--data-dir DIR] [--json]   (per environment: both measurements and B - A)',
     load: async () => (await import('./commands/runs')).runsCommand,
   },
+  {
+    name: 'jobs',
+    summary: "Training jobs the workbench follows: their metrics (or a saved log's, read as the app reads it), list, logs",
+    usage:
+      'spade-workbench jobs metrics --log FILE|- [--json]   (a saved SPADE/Slime log or metrics.jsonl; - reads stdin)\n' +
+      '       spade-workbench jobs metrics ID [--data-dir DIR] [--json]\n' +
+      '       spade-workbench jobs list [--data-dir DIR] [--json]\n' +
+      '       spade-workbench jobs logs ID [--follow] [--data-dir DIR]\n' +
+      '  --json prints {"series": {KEY: [[x, value], ...]}, "axis": {KEY: AXIS_KEY}, "games": [{"game", "r_hint", "r_no_hint", "regret"}]}',
+    load: async () => (await import('./commands/jobs')).jobsCommand,
+  },
 ];
 
 /** A command module's name, summary and usage, from the catalog (one place for the text). */

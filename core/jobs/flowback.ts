@@ -4,6 +4,7 @@ import type { JobStore } from './store';
 import type { FileEntry, JobRecord, Transport } from './types';
 import { errorMessage } from '../api';
 import { DomainError } from '../errors';
+import { regretPlaceholderReason } from './runFacts';
 
 /** What the memory importer gives back, as far as jobs care. */
 export interface ImportResult {
@@ -12,7 +13,7 @@ export interface ImportResult {
   updated: number;
   statsAttached: number;
 }
-export type EnvironmentImporter = (paths: string[], opts: { jobId: string; runId: string }) => Promise<ImportResult>;
+export type EnvironmentImporter = (paths: string[], opts: { jobId: string; runId: string; regretPlaceholder?: string | undefined }) => Promise<ImportResult>;
 
 export interface OutputDirs {
   gamesDir: string | null;
@@ -93,7 +94,7 @@ export async function flowBack(
   let result = '';
   if (importer && games.length + memory.length > 0) {
     try {
-      const r = await importer([...games, ...memory], { jobId: job.id, runId: job.id });
+      const r = await importer([...games, ...memory], { jobId: job.id, runId: job.id, regretPlaceholder: regretPlaceholderReason(job.spec) ?? undefined });
       report.imported = r.imported + r.updated;
       report.statsAttached = r.statsAttached;
       result = `imported ${r.imported}, updated ${r.updated}, unchanged ${r.unchanged}, stats ${r.statsAttached}`;

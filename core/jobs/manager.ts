@@ -8,7 +8,8 @@ import { SshBackend } from './backends/ssh';
 import { flowBack, type EnvironmentImporter } from './flowback';
 import { completeLines, LogMirror } from './logMirror';
 import { redact } from '../redact';
-import { parseMetricText } from './metrics';
+import { parseLogText } from './metrics';
+import { attachRunReturns } from '../memory/runStats';
 import { jobPaths, machineHome, outputPath } from './script';
 import type { SecretStore } from './secrets';
 import { appendKnownHost } from './ssh/knownHosts';
@@ -552,7 +553,10 @@ export class JobManager {
       }
       localSize = mirror.append(Buffer.from(text, 'utf8'));
       offset += consumed;
-      this.store.commitLog(job.id, offset, localSize, parseMetricText(text));
+      const parsed = parseLogText(text);
+      this.store.commitLog(job.id, offset, localSize, parsed.points, parsed.games);
+      // A [REGRET] line for a game already back in the library attaches at once; later games get theirs on import.
+      if (parsed.games.length && job.spec.importEnvironments && attachRunReturns(this.o.db, job.id) > 0) this.changed(job.id);
       this.o.onLog?.(job.id, localSize);
       if (offset >= chunk.size) break;
     }
@@ -568,7 +572,7 @@ export class JobManager {
     if (!chunk || chunk.data.length === 0) return;
     const { take, consumed } = completeLines(chunk.data, final, chunk.data.length >= LOG_CHUNK);
     if (consumed === 0) return;
-    this.store.commitMetricsFile(job.id, fresh.metricsOffset + consumed, parseMetricText(take.toString('utf8')));
+    this.store.commitMetricsFile(job.id, fresh.metricsOffset + consumed, parseLogText(take.toString('utf8')).points);
   }
 
   private async flowBack(job: JobRecord, backend: JobBackend, final: boolean): Promise<void> {

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobSummary, LaunchInput } from '../api/calls/jobs';
+import type { JobMetrics, JobSummary, LaunchInput } from '../api/calls/jobs';
 import type { Db } from '../memory/db';
 import { exportEnvironments } from '../memory/exporter';
 import type { EventBus } from '../server/events';
@@ -98,17 +98,18 @@ export class JobService {
     }
   }
 
-  metrics(id: string, keys?: string[]): { keys: string[]; series: { key: string; steps: number[]; values: number[] }[] } {
+  /** A job's series, each on its own x axis, and the games' returns its log named ([REGRET] lines). */
+  metrics(id: string, keys?: string[]): JobMetrics {
     const all = this.manager.store.metricKeys(id);
     const points = this.manager.store.metrics(id, keys && keys.length ? keys : undefined);
-    const by = new Map<string, { key: string; steps: number[]; values: number[] }>();
+    const by = new Map<string, JobMetrics['series'][number]>();
     for (const p of points) {
       let s = by.get(p.key);
-      if (!s) by.set(p.key, (s = { key: p.key, steps: [], values: [] }));
+      if (!s) by.set(p.key, (s = { key: p.key, axis: p.axis, steps: [], values: [] }));
       s.steps.push(p.step);
       s.values.push(p.value);
     }
-    return { keys: all, series: [...by.values()] };
+    return { keys: all, series: [...by.values()], games: this.manager.store.games(id) };
   }
 
   close(): Promise<void> {

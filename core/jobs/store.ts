@@ -1,5 +1,8 @@
 import type { Db } from '../memory/db';
+import type { GameReturns, MetricPoint } from '../api/spadeMetrics';
 import type { JobRecord, JobSpec, JobState } from './types';
+
+export type { MetricPoint } from '../api/spadeMetrics';
 
 interface Row {
   id: string;
@@ -43,12 +46,6 @@ function fromRow(r: Row): JobRecord {
     finishedAt: r.finished_at,
     updatedAt: r.updated_at,
   };
-}
-
-export interface MetricPoint {
-  step: number;
-  key: string;
-  value: number;
 }
 
 /** Jobs, their metric points and the files already brought back, in the workbench database. */
@@ -102,31 +99,48 @@ export class JobStore {
     this.db.prepare('UPDATE jobs SET spec = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(spec), new Date().toISOString(), id);
   }
 
-  /** Offsets move together with the mirror and the metric points parsed from the same bytes. */
-  commitLog(id: string, logOffset: number, localLogSize: number, points: MetricPoint[]): void {
+  /** Offsets move together with the mirror and the metric points (and [REGRET] games) parsed from the same bytes. */
+  commitLog(id: string, logOffset: number, localLogSize: number, points: MetricPoint[], games: GameReturns[] = []): void {
     const upd = this.db.prepare('UPDATE jobs SET log_offset = ?, local_log_size = ?, updated_at = ? WHERE id = ?');
-    const ins = this.db.prepare('INSERT OR REPLACE INTO job_metrics (job_id, step, key, value) VALUES (?, ?, ?, ?)');
     this.db.transaction(() => {
-      for (const p of points) ins.run(id, p.step, p.key, p.value);
+      this.insertPoints(id, points);
+      this.insertGames(id, games);
       upd.run(logOffset, localLogSize, new Date().toISOString(), id);
     })();
   }
 
   commitMetricsFile(id: string, offset: number, points: MetricPoint[]): void {
     const upd = this.db.prepare('UPDATE jobs SET metrics_offset = ? WHERE id = ?');
-    const ins = this.db.prepare('INSERT OR REPLACE INTO job_metrics (job_id, step, key, value) VALUES (?, ?, ?, ?)');
     this.db.transaction(() => {
-      for (const p of points) ins.run(id, p.step, p.key, p.value);
+      this.insertPoints(id, points);
       upd.run(offset, id);
     })();
   }
 
+  private insertPoints(id: string, points: MetricPoint[]): void {
+    if (!points.length) return;
+    // A rollout's several lines (two perf lines, Megatron's rollout line) merge under its id.
+    const ins = this.db.prepare('INSERT OR REPLACE INTO job_metrics (job_id, step, key, value, axis) VALUES (?, ?, ?, ?, ?)');
+    for (const p of points) ins.run(id, p.step, p.key, p.value, p.axis);
+  }
+
+  private insertGames(id: string, games: GameReturns[]): void {
+    if (!games.length) return;
+    const ins = this.db.prepare('INSERT OR REPLACE INTO job_games (job_id, game, r_hint, r_no_hint, regret) VALUES (?, ?, ?, ?, ?)');
+    for (const g of games) ins.run(id, g.game, g.rHint, g.rNoHint, g.regret);
+  }
+
   metrics(id: string, keys?: string[]): MetricPoint[] {
     if (keys && keys.length) {
-      const q = this.db.prepare(`SELECT step, key, value FROM job_metrics WHERE job_id = ? AND key IN (${keys.map(() => '?').join(',')}) ORDER BY key, step`);
+      const q = this.db.prepare(`SELECT axis, step, key, value FROM job_metrics WHERE job_id = ? AND key IN (${keys.map(() => '?').join(',')}) ORDER BY key, step`);
       return q.all(id, ...keys) as MetricPoint[];
     }
-    return this.db.prepare('SELECT step, key, value FROM job_metrics WHERE job_id = ? ORDER BY key, step').all(id) as MetricPoint[];
+    return this.db.prepare('SELECT axis, step, key, value FROM job_metrics WHERE job_id = ? ORDER BY key, step').all(id) as MetricPoint[];
+  }
+
+  /** The games' returns and regret SPADE printed in this job's log ([REGRET] lines), by file name. */
+  games(id: string): GameReturns[] {
+    return this.db.prepare('SELECT game, r_hint AS rHint, r_no_hint AS rNoHint, regret FROM job_games WHERE job_id = ? ORDER BY game').all(id) as GameReturns[];
   }
 
   metricKeys(id: string): string[] {

@@ -20,7 +20,9 @@ import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
 import type { Db } from './db';
 import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
-import { attachStats, envIdBySourceName, envIdBySourcePrefix, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
+import { attachStats, envIdBySourcePrefix, envIdOfHash, ingest, type EnvCandidate, type EnvStats } from './repository';
+import { envIdInJob, envIdUnderFolder } from './runStatsStore';
+import { attachRunReturns } from './runStats';
 import { PythonSyntaxChecker } from '../editor/pythonSyntax';
 import { recordJobImport } from './importLogStore';
 
@@ -51,10 +53,16 @@ export interface ImportOptions {
    * step read from its name. On by default; off where no python3 is wanted.
    */
   checkSyntax?: boolean;
+  /**
+   * Why this run's env_memory.json `regret` is SPADE's 0.0 placeholder, not a measurement (the
+   * learning_potential variant and Tinker runs never set it: spade/slime/spade_rollout.py:731).
+   * Such a regret is imported as not measured.
+   */
+  regretPlaceholder?: string;
 }
 
 /** What crosses to the import worker (plain data; callbacks and signals stay on each side). */
-export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep' | 'followLinks' | 'skippedLog'>;
+export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rolloutStep' | 'followLinks' | 'skippedLog' | 'regretPlaceholder'>;
 
 export const NOT_FOLLOWED = 'outside the chosen folders, not followed';
 
@@ -86,6 +94,23 @@ function isDanglingLink(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The run an env_memory.json belongs to: the folder holding its `spade_games_cache/` (SPADE's layout), else its own folder. */
+function runFolderOf(memoryPath: string): string {
+  const dir = dirname(memoryPath);
+  return basename(dir) === 'spade_games_cache' ? dirname(dir) : dir;
+}
+
+/**
+ * A file whose every record (two or more) has regret exactly 0.0 is SPADE's placeholder, not a
+ * measurement (the learning_potential variant and Tinker runs write 0.0 for every game); a job
+ * says so itself (ImportOptions.regretPlaceholder). Said as "not measured", never as 0.
+ */
+function allZeroRegret(records: unknown[]): string | undefined {
+  if (records.length < 2) return undefined;
+  const zero = records.every((r) => r && typeof r === 'object' && (r as Record<string, unknown>).regret === 0);
+  return zero ? 'every record has regret 0.0 (SPADE\'s placeholder where regret is not computed)' : undefined;
 }
 
 function errReason(e: unknown): string {
@@ -428,6 +453,8 @@ class ImportRun {
     }
     await this.flush();
     await this.applyEnvMemory();
+    // The job's log named each game's two returns ([REGRET] lines): they attach to the games it brought back.
+    if (this.opts.jobId) this.summary.statsAttached += attachRunReturns(this.db, this.opts.jobId);
   }
 
   private async walkDir(dir: string): Promise<void> {
@@ -780,20 +807,22 @@ class ImportRun {
     }
   }
 
-  /** env_memory.json records name games by file; stats attach to the environments with that stem. */
   /**
-   * The environment an env_memory.json record is about. SPADE names the game by the file it wrote
-   * (game_00001_000_....py), which is often a game the library already holds under another name
-   * (the pool game it copied): so after the stem, try a file of that name seen in any import,
-   * then the code (the whole source, or SPADE's first-2,000-characters snippet of it).
+   * The environment an env_memory.json record is about, looked for within its own run: SPADE names
+   * games `game_{rollout}_{index}_{skill}` in every run, so a file name is matched only among the
+   * files this job brought back, then under this env_memory.json's output folder (the record's own
+   * path first), and otherwise by the code (the whole source, or SPADE's first-2,000-characters
+   * snippet of it). Never by name across the library: that landed records on other runs' games.
    */
-  private envForRecord(file: string | null, snippet: unknown): number | null {
+  private envForRecord(file: string | null, snippet: unknown, memoryPath: string): number | null {
     const name = file ? basename(file) : null;
     if (name) {
-      const byStem = findEnvByStem(this.db, name.replace(/\.py$/, ''));
-      if (byStem !== null) return byStem;
-      const seen = envIdBySourceName(this.db, name);
-      if (seen !== null) return seen;
+      if (this.opts.jobId) {
+        const inJob = envIdInJob(this.db, this.opts.jobId, name);
+        if (inJob !== null) return inJob;
+      }
+      const inFolder = envIdUnderFolder(this.db, runFolderOf(memoryPath), name, file);
+      if (inFolder !== null) return inFolder;
     }
     if (typeof snippet !== 'string' || snippet.trim().length < 40) return null;
     const whole = envIdOfHash(this.db, sha256(snippet));
@@ -801,7 +830,6 @@ class ImportRun {
     if (snippet.length < 2000) return null;
     return envIdBySourcePrefix(this.db, snippet);
   }
-
 
   private async applyEnvMemory(): Promise<void> {
     if (!this.envMemory.length) return;
@@ -824,20 +852,21 @@ class ImportRun {
         continue;
       }
       this.summary.files++;
+      const placeholder = this.opts.regretPlaceholder ?? allZeroRegret(records);
       this.db.transaction(() => {
         records.forEach((rec: unknown, i) => {
           const where = `${path}#${i + 1}`;
           if (!rec || typeof rec !== 'object') return this.skipLine(where, 'not a JSON object');
           const r = rec as Record<string, unknown>;
           const file = typeof r.game_file === 'string' ? r.game_file : entryFile(r);
-          const envId = this.envForRecord(file, r.code_snippet);
+          const envId = this.envForRecord(file, r.code_snippet, path);
           if (envId === null) return this.skipLine(`${where} (${file ?? 'no game_file'})`, 'names a game that is not in the library');
           const meta = r.metadata && typeof r.metadata === 'object' ? (r.metadata as Record<string, unknown>) : {};
           // Our exporter writes SPADE's defaults where a value was unknown and lists them here.
           const unknown = new Set(Array.isArray(meta.workbench_unknown) ? meta.workbench_unknown : []);
           const stats: EnvStats = {
             winRate: numOrNull(r.actor_win_rate) ?? numOrNull(r.win_rate),
-            regret: unknown.has('regret') ? null : (numOrNull(r.regret) ?? numOrNull(meta.regret)),
+            regret: unknown.has('regret') || placeholder ? null : (numOrNull(r.regret) ?? numOrNull(meta.regret)),
             rHint: numOrNull(r.r_hint) ?? numOrNull(meta.r_hint),
             rNoHint: numOrNull(r.r_no_hint) ?? numOrNull(meta.r_no_hint),
           };

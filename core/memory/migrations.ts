@@ -510,4 +510,23 @@ export const migrations: Migration[] = [
     // index is on the same expression EpisodeStore queries, so that is a lookup, not a scan.
     sql: `CREATE INDEX episodes_run ON episodes(json_extract(meta, '$.run'));`,
   },
+  {
+    version: 16,
+    name: 'metric axes and per-game returns of a job',
+    // Each series has its own x axis (Slime logs rollout/step, train/step and eval/step; Tinker's
+    // metrics.jsonl has step): kept per point, older points being rollout/step's. The games' two
+    // returns and regret that only SPADE's log has ([REGRET] lines, spade/core/orchestrator.py:2051)
+    // are kept per job, by the game's file name, to attach to the environments that job brought back.
+    sql: `
+      ALTER TABLE job_metrics ADD COLUMN axis TEXT NOT NULL DEFAULT 'rollout/step';
+      CREATE TABLE job_games (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        game TEXT NOT NULL,
+        r_hint REAL,
+        r_no_hint REAL,
+        regret REAL,
+        PRIMARY KEY (job_id, game)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];

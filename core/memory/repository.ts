@@ -348,12 +348,6 @@ export function envIdOfHash(db: Db, hash: string): number | null {
   return r?.env_id ?? null;
 }
 
-/** The environment last seen imported from a file of this name (any folder), or null. */
-export function envIdBySourceName(db: Db, name: string): number | null {
-  const r = stmt(db, "SELECT env_id FROM env_sources WHERE path = ? OR path LIKE ? ESCAPE '\\' ORDER BY seen_at DESC LIMIT 1").get(name, `%/${name.replace(/[\\%_]/g, (c) => `\\${c}`)}`) as { env_id: number } | undefined;
-  return r?.env_id ?? null;
-}
-
 /** The environment whose source begins with this text (env_memory.json keeps the first 2,000 characters). */
 export function envIdBySourcePrefix(db: Db, prefix: string): number | null {
   const r = stmt(db, 'SELECT env_id FROM versions WHERE substr(source, 1, ?) = ? ORDER BY created_at DESC LIMIT 1').get(prefix.length, prefix) as { env_id: number } | undefined;

@@ -57,7 +57,7 @@ export class MemoryService {
     return [...this.jobs.values()].filter((j) => j.progress.phase !== 'done' && j.progress.phase !== 'failed').length;
   }
 
-  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number; followLinks?: boolean } = {}): ImportJob {
+  startImport(paths: string[], opts: { jobId?: string; runId?: string; rolloutStep?: number; followLinks?: boolean; regretPlaceholder?: string } = {}): ImportJob {
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     // The worker writes through its own connection, which the pause on ours does not cover.
     const paused = this.deps.writesPaused?.();
@@ -89,6 +89,7 @@ export class MemoryService {
       ...(opts.runId ? { runId: opts.runId } : {}),
       ...(opts.rolloutStep !== undefined ? { rolloutStep: opts.rolloutStep } : {}),
       ...(opts.jobId ? { jobId: opts.jobId } : {}),
+      ...(opts.regretPlaceholder ? { regretPlaceholder: opts.regretPlaceholder } : {}),
     };
     const run = this.runImport(paths, importOpts, onProgress, job);
     job.done = run.then(

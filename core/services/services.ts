@@ -103,7 +103,7 @@ export class Services {
       sealer: opts.secretSealer,
       log: (level, message) => this.log(level, 'jobs', message),
       importer: async (paths, o) => {
-        const summary = await this.memory.startImport(paths, { jobId: o.jobId, runId: o.runId }).done;
+        const summary = await this.memory.startImport(paths, { jobId: o.jobId, runId: o.runId, ...(o.regretPlaceholder ? { regretPlaceholder: o.regretPlaceholder } : {}) }).done;
         if (!summary) throw new Error('the import failed (see the log)');
         return summary;
       },

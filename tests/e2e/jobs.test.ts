@@ -51,7 +51,7 @@ describe('jobs in the workbench (Chromium)', () => {
     await page.waitForFunction(() => Number(document.querySelector('[data-testid=jobs-log-count]')?.getAttribute('data-lines')) > 10);
     await page.waitForSelector('[data-testid=jobs-chart][data-key="env/avg_regret"][data-points="4"]');
     const charts = await page.$$eval('[data-testid=jobs-chart]', (els) => els.map((e) => e.getAttribute('data-key')));
-    expect(charts).toEqual(expect.arrayContaining(['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint']));
+    expect(charts).toEqual(expect.arrayContaining(['rollout/actor_win_rate', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint']));
     const termText = await page.$eval('[data-testid=jobs-term]', (e) => e.textContent ?? '');
     expect(termText).toContain('spade-example-run: done');
     // Search finds text in the log.
@@ -91,6 +91,55 @@ describe('jobs in the workbench (Chromium)', () => {
     // The secret was only ever in memory: not in SQLite, the log mirror, or anything under the data folder.
     app.services.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(filesContaining(dataDir, SECRET).filter((p) => !p.endsWith('/job.log'))).toEqual([]);
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it("charts a SPADE run's log as Slime prints it: each series on its own axis, what each quantity means, and each game's returns", async () => {
+    const { page, dataDir, app } = ctx;
+    // The activity button toggles the panel: open it only if the test before left it closed.
+    if (!(await page.isVisible('[data-testid=jobs-panel]'))) await page.click('button[aria-label=Jobs]');
+    await page.waitForSelector('[data-testid=jobs-panel]');
+    // A real local job printing a log written from SPADE's and Slime's print statements (tests/fixtures/spade-logs).
+    const log = join(process.cwd(), 'tests', 'fixtures', 'spade-logs', 'slime-run.log');
+    await app.services.jobs.submit({ name: 'slime log', backend: 'local', command: ['cat', log], workdir: join(dataDir, 'slime-log'), noPool: true });
+    await page.click('[data-testid=jobs-item]:has-text("slime log")');
+    const view = '[data-testid=job-view]:has(h2:has-text("slime log"))';
+    await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 60_000 });
+    await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="train/loss"][data-points="4"]`);
+    await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="eval/aime"][data-points="1"]`);
+    const charts = await page.$$eval(`${view} [data-testid=jobs-chart]`, (els) => els.map((e) => `${e.getAttribute('data-key')} @ ${e.getAttribute('data-axis')}`));
+    expect(charts).toEqual([
+      'rollout/actor_win_rate @ rollout/step', 'env/avg_regret @ rollout/step', 'env/avg_r_hint @ rollout/step', 'env/avg_r_no_hint @ rollout/step',
+      'env_validation_pass_rate @ rollout/step', 'delayed_env/blend_regret_mean @ rollout/step', 'delayed_env/blend_micro_lp_mean @ rollout/step',
+      'delayed_env/blend_win_rate_mean @ rollout/step', 'delayed_env/blend_plateau_mean @ rollout/step', 'delayed_env/blend_frontier_penalty_mean @ rollout/step',
+      'train/loss @ train/step', 'train/ppo_kl @ train/step', 'train/grad_norm @ train/step',
+      'gem_eval/overall_win_rate @ eval/step', 'gem_eval/overall_mean_reward @ eval/step', 'eval/aime @ eval/step',
+    ]);
+    // Each chart names its own step key (its legend and x axis), and says what its number is.
+    expect(await page.textContent(`${view} .jobs-chart[data-key="train/loss"] .u-legend`)).toContain('train/step');
+    expect(await page.textContent(`${view} .jobs-chart-box:has([data-key="rollout/actor_win_rate"]) [data-testid=jobs-chart-meaning]`)).toContain("Share of the actor's plays");
+    expect(await page.textContent(`${view} .jobs-chart-box:has([data-key="delayed_env/blend_win_rate_mean"]) [data-testid=jobs-chart-meaning]`)).toContain('not a share of wins');
+    await atWidths(page, 'jobs-slime-log');
+    // SPADE's [REGRET] lines: each game's two returns and regret.
+    await page.click(`${view} [data-testid=jobs-games] summary`);
+    const rows = await page.$$eval(`${view} [data-testid=jobs-game-row]`, (els) => els.map((e) => [...e.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ['game_00000_000_pattern_recognition.py', '0.875', '0.250', '0.625'],
+      ['game_00000_001_pattern_recognition.py', '1.000', '0.625', '0.375'],
+      ['game_00000_002_pattern_recognition.py', '0.562', '0.062', '0.500'],
+    ]);
+    // Scrolled after each resize: the metrics pane's height follows the window's.
+    for (const [width, height] of [[1024, 768], [1440, 900]] as const) {
+      await page.setViewportSize({ width, height });
+      await page.locator(`${view} [data-testid=jobs-game-row]`).last().scrollIntoViewIfNeeded();
+      await screenshot(page, `jobs-slime-log-games-${width}`);
+    }
+    await page.setViewportSize({ width: 1400, height: 860 });
+    // The log view shows Slime's dicts as the form, id and name/value pairs (the file itself is unchanged).
+    const term = `${view} [data-testid=jobs-term]`;
+    const termEl = await page.waitForSelector(term);
+    await page.waitForFunction((el) => /eval 2\s+gem_eval\/overall_win_rate 0\.313/.test(el.textContent ?? ''), termEl);
+    expect(await page.textContent(term)).not.toContain("{'gem_eval");
     expect(ctx.errors).toEqual([]);
   });
 

@@ -13,6 +13,15 @@ describe('job log and chart formatting', () => {
     expect(plain(formatLogChunk('a\n{"x": 1}\nb'))).toBe('a\nmetrics  x 1\nb');
   });
 
+  it("shows Slime's printed dicts (behind Ray's and Slime's prefixes) as the form, id and name/value pairs", () => {
+    const line = "\x1b[36m(RolloutManager pid=48213)\x1b[0m [2026-11-30 10:06:00] rollout.py:1227 - perf 3: {'env/avg_regret': np.float64(0.5), 'rollout/mode': 'async', 'ok': np.True_}";
+    expect(plain(formatLogLine(line))).toBe('(RolloutManager pid=48213) [2026-11-30 10:06:00] rollout.py:1227 - perf 3  env/avg_regret 0.500  rollout/mode async  ok true');
+    expect(plain(formatLogLine("model.py:818 - step 3: {'train/loss': 0.25}"))).toBe("model.py:818 - step 3: {'train/loss': 0.25}");
+    expect(plain(formatLogLine("(MegatronTrainRayActor pid=1) critic-step 2: {'train/critic-loss': 0.25}"))).toBe('(MegatronTrainRayActor pid=1) critic-step 2  train/critic-loss 0.250');
+    // JSON as Python's json.dumps writes it (NaN) still reads.
+    expect(plain(formatLogLine('{"step": 1, "env/avg_regret": NaN}'))).toBe('step 1  env/avg_regret NaN');
+  });
+
   it('labels only whole-number steps', () => {
     expect(STEP_INCREMENTS.every((n) => Number.isInteger(n))).toBe(true);
     expect(stepTickLabels([1, 1.5, 2])).toEqual(['1', '', '2']);

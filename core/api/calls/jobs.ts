@@ -132,6 +132,16 @@ export type JobRecipe = z.infer<typeof recipeSchema>;
 
 const idInput = z.object({ id: z.string().min(1).max(64) }).strict();
 
+/** A finite number, or null where SPADE printed nan/inf. */
+const maybeNumber = z.number().nullable();
+export const jobMetricsSchema = z.object({
+  keys: z.array(z.string()),
+  series: z.array(z.object({ key: z.string(), axis: z.string(), steps: z.array(z.number()), values: z.array(z.number()) })),
+  /** `[REGRET] <game>.py: R(hint)=…, R(no_hint)=…, regret=…` lines of the job's log (spade/core/orchestrator.py:2051), by file name. */
+  games: z.array(z.object({ game: z.string(), rHint: maybeNumber, rNoHint: maybeNumber, regret: maybeNumber })),
+});
+export type JobMetrics = z.infer<typeof jobMetricsSchema>;
+
 export const jobsCalls = {
   'jobs.list': defineCall({
     name: 'jobs.list',
@@ -199,9 +209,9 @@ export const jobsCalls = {
   }),
   'jobs.metrics': defineCall({
     name: 'jobs.metrics',
-    summary: 'Metric series over rollout/step for one job (all keys, or the ones asked for).',
+    summary: "One job's metric series, each on its own x axis (rollout/step, train/step, eval/step, step), and the games' returns its log named.",
     input: z.object({ id: z.string().min(1).max(64), keys: z.array(z.string().max(300)).max(200).optional() }).strict(),
-    output: z.object({ keys: z.array(z.string()), series: z.array(z.object({ key: z.string(), steps: z.array(z.number()), values: z.array(z.number()) })) }),
+    output: jobMetricsSchema,
   }),
   'jobs.secrets': defineCall({
     name: 'jobs.secrets',

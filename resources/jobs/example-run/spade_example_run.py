@@ -5,8 +5,9 @@ It behaves like a SPADE training run from the outside. Each rollout step a desig
 environment programs, each one from a seed game it read (its parent); they are checked the way
 SPADE checks games before they enter the pool (rejects go to spade_games_rejected/ with SPADE's
 message), played with and without the privileged hint, and scored (r_hint, r_no_hint, hint-based
-regret). Metrics are printed as JSON lines under SPADE's W&B names (step key rollout/step) and
-appended to metrics.jsonl; the games go to spade_games/ (with a <stem>.json naming their parent),
+regret). Each game's returns are printed as SPADE's `[REGRET]` line; the rollout's metrics are printed as
+JSON lines under SPADE's W&B names with SPADE's definitions (step key rollout/step) and appended to
+metrics.jsonl; the games go to spade_games/ (with a <stem>.json naming their parent),
 spade_games_cache/step_NNNNN/ (game + _hint.txt) and spade_games_cache/env_memory.json.
 
 THE DESIGNER AND THE PLAYER ARE SCRIPTED, NOT LANGUAGE MODELS. The designer writes a variant of its
@@ -280,8 +281,9 @@ def play_episode(cls, budget, seed, hint, rng, p_solve):
     return max(-1.0, min(1.0, reward)) if terminated else 0.0
 
 
-def slug(text):
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "game"
+def win_share(returns):
+    """SPADE's win rate: the share of plays whose return is above 0."""
+    return sum(1 for r in returns if r > 0) / max(len(returns), 1)
 
 
 def skill_slug(skill):
@@ -481,8 +483,9 @@ def main(argv=None):
             hint = parent["hint"]
             r_hint = statistics.mean(play_episode(cls, args.max_turns, 1000 * rollout + e, hint, rng, args.p_hint)
                                      for e in range(args.episodes))
-            r_no_hint = statistics.mean(play_episode(cls, args.max_turns, 2000 * rollout + e, "", rng, args.p_no_hint)
-                                        for e in range(args.episodes))
+            plays = [play_episode(cls, args.max_turns, 2000 * rollout + e, "", rng, args.p_no_hint)
+                     for e in range(args.episodes)]
+            r_no_hint = statistics.mean(plays)
             regret = r_hint - r_no_hint
             game_path = os.path.join(games_dir, stem + ".py")
             # The spec first: whoever picks up the game finds its parent already beside it.
@@ -493,37 +496,48 @@ def main(argv=None):
             write_text(game_path, source)
             shutil.copyfile(game_path, os.path.join(step_dir, stem + ".py"))
             write_text(os.path.join(step_dir, stem + "_hint.txt"), hint + "\n")
-            per_env.append({"stem": stem, "skill": skill, "r_hint": r_hint, "r_no_hint": r_no_hint, "regret": regret})
+            per_env.append({"stem": stem, "skill": skill, "r_hint": r_hint, "r_no_hint": r_no_hint, "regret": regret,
+                            "plays": plays})
+            # SPADE's memory record: actor_win_rate is the share of the actor's plays with a return
+            # above 0 (spade/slime/spade_rollout.py:728).
             memory.append({"game_file": game_path, "skill": skill, "code_snippet": source[:2000],
-                           "actor_win_rate": r_no_hint, "regret": regret, "rollout_id": rollout,
+                           "actor_win_rate": win_share(plays), "regret": regret, "rollout_id": rollout,
                            "metadata": {"hint": hint[:200], "hint_full": hint, "r_hint": r_hint, "r_no_hint": r_no_hint,
                                         "parents": parents, "policy": "scripted-demonstration"}})
             print("rollout %d: %s (%s, from %s) r_hint=%.3f r_no_hint=%.3f regret=%.3f"
                   % (rollout, stem, class_name, parent["stem"], r_hint, r_no_hint, regret), flush=True)
+            # The per-game line SPADE prints (spade/core/orchestrator.py:2051), the only place a run writes both returns.
+            print("[REGRET] %s.py: R(hint)=%.3f, R(no_hint)=%.3f, regret=%.3f" % (stem, r_hint, r_no_hint, regret), flush=True)
         memory = memory[-200:]
         tmp = memory_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(memory, fh, indent=1)
         os.replace(tmp, memory_path)
         total = len(per_env) + rejected
+        # SPADE's names with SPADE's meanings (one definition per name), from the plays this rollout made:
+        # spade/slime/spade_rollout.py:754-759, spade/core/utils/env_rewards.py:256-300, orchestrator.py:2333, 2444.
+        # Nothing is trained here, so there is no rollout/mean_return (the mean of the trained samples' rewards).
         metrics = {"rollout/step": rollout}
+        plays = [r for e in per_env for r in e["plays"]]
         if per_env:
-            metrics["rollout/mean_return"] = statistics.mean(e["r_no_hint"] for e in per_env)
-            metrics["rollout/actor_win_rate"] = statistics.mean(1.0 if e["r_no_hint"] > 0.5 else 0.0 for e in per_env)
+            metrics["rollout/actor_mean_original_reward"] = statistics.mean(plays)
+            metrics["rollout/actor_win_rate"] = win_share(plays)
+            metrics["env/avg_actor_win_rate"] = statistics.mean(plays)
             metrics["env/avg_regret"] = statistics.mean(e["regret"] for e in per_env)
             metrics["env/avg_r_hint"] = statistics.mean(e["r_hint"] for e in per_env)
             metrics["env/avg_r_no_hint"] = statistics.mean(e["r_no_hint"] for e in per_env)
-        metrics["rollout/num_failed"] = rejected
         metrics["env_validation_pass_rate"] = (len(per_env) / total) if total else 0.0
         by_skill = collections.defaultdict(list)
         for e in per_env:
-            by_skill[slug(e["skill"])].append(e)
+            by_skill[e["skill"].replace(" ", "_")].append(e)
         for s, es in sorted(by_skill.items()):
-            metrics["env/skill_%s/mean_regret" % s] = statistics.mean(e["regret"] for e in es)
+            skill_plays = [r for e in es for r in e["plays"]]
+            metrics["env/skill_%s/mean_regret" % s] = statistics.mean(max(0.0, e["regret"]) for e in es)
             metrics["env/skill_%s/r_hint" % s] = statistics.mean(e["r_hint"] for e in es)
             metrics["env/skill_%s/r_no_hint" % s] = statistics.mean(e["r_no_hint"] for e in es)
-            metrics["env/skill_%s/actor_win_rate" % s] = statistics.mean(1.0 if e["r_no_hint"] > 0.5 else 0.0 for e in es)
-            metrics["actor/skill_%s/avg_reward" % s] = statistics.mean(e["r_no_hint"] for e in es)
+            # A mean reward, not a share of wins: that is what SPADE logs under this name.
+            metrics["env/skill_%s/actor_win_rate" % s] = statistics.mean(skill_plays)
+            metrics["actor/skill_%s/avg_reward" % s] = statistics.mean(skill_plays)
         emit(metrics, metrics_path)
         if args.step_delay > 0 and rollout < args.rollouts:
             time.sleep(args.step_delay)

@@ -33,8 +33,25 @@ describe('local backend with the example run', () => {
     // The mirror is byte-for-byte the job's own log (no secrets were given, so nothing redacted).
     expect(log).toBe(readFileSync(done.remoteLog!, 'utf8'));
     const keys = manager.store.metricKeys(job.id);
-    for (const k of ['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate']) expect(keys).toContain(k);
+    for (const k of ['rollout/actor_win_rate', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate']) expect(keys).toContain(k);
     expect(keys.some((k) => k.startsWith('env/skill_'))).toBe(true);
+    // One definition per name, SPADE's: no rollout/mean_return (nothing is trained), skills named as
+    // SPADE names them, and env/skill_*/actor_win_rate is the skill's mean unhinted return, so it is
+    // never 0 beside a positive r_no_hint (it was a share of environments before).
+    expect(keys).not.toContain('rollout/mean_return');
+    expect(keys.filter((k) => k.startsWith('env/skill_')).every((k) => /^env\/skill_[A-Z][A-Za-z]*(_[A-Z][A-Za-z-]*)*\//.test(k))).toBe(true);
+    const all = manager.store.metrics(job.id);
+    for (const p of all.filter((x) => /^env\/skill_.+\/r_no_hint$/.test(x.key))) {
+      const win = all.find((x) => x.step === p.step && x.key === p.key.replace(/r_no_hint$/, 'actor_win_rate'))!;
+      expect(win.value, p.key).toBeCloseTo(p.value, 9);
+    }
+    // Each game's [REGRET] line is kept with the job and reaches the environment the job brought back.
+    const games = manager.store.games(job.id);
+    expect(games.length).toBeGreaterThan(0);
+    await waitFor('[REGRET] returns on the environments', () => {
+      const r = db.prepare('SELECT COUNT(*) AS n FROM environments e JOIN env_sources s ON s.env_id = e.id WHERE s.job_id = ? AND e.r_hint IS NOT NULL AND e.r_no_hint IS NOT NULL').get(job.id) as { n: number };
+      return r.n > 0;
+    });
     const regret = manager.store.metrics(job.id, ['env/avg_regret']);
     expect(regret.map((p) => p.step)).toEqual([1, 2, 3]);
     // Environments flowed back into memory, linked to the job and their rollout step.

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord, Transport } from '../../../core/jobs/types';
 import { completeLines } from '../../../core/jobs/logMirror';
-import { parseMetricLine, parseMetricText } from '../../../core/jobs/metrics';
+import { parseLogText, parseMetricLine } from '../../../core/jobs/metrics';
 import { shJoin, shQuote } from '../../../core/jobs/shell';
 import { resolveSshConfig } from '../../../core/jobs/ssh/config';
 
@@ -116,39 +116,30 @@ describe('job parsing', () => {
   });
 
   it('finds SPADE metric lines and ignores plain text', () => {
-    expect(parseMetricLine('{"rollout/step": 3, "env/avg_regret": 0.25, "note": "x"}')).toEqual([{ step: 3, key: 'env/avg_regret', value: 0.25 }]);
-    expect(parseMetricLine('2026-01-01 metrics: {"step": 1, "loss": 2}')).toEqual([{ step: 1, key: 'loss', value: 2 }]);
+    expect(parseMetricLine('{"rollout/step": 3, "env/avg_regret": 0.25, "note": "x"}')).toEqual([{ axis: 'rollout/step', step: 3, key: 'env/avg_regret', value: 0.25 }]);
+    expect(parseMetricLine('2026-01-01 metrics: {"step": 1, "loss": 2}')).toEqual([{ axis: 'step', step: 1, key: 'loss', value: 2 }]);
     expect(parseMetricLine('rollout 3: game r_hint=1.0')).toEqual([]);
     expect(parseMetricLine('{"rollout/step": "x", "a": 1}')).toEqual([]);
   });
 
-  it("reads Slime's printed Python dicts as metrics, safely, keyed by rollout/step or the rollout id", () => {
+  it("reads Slime's printed Python dicts as metrics, safely, keyed by their own step key or the id", () => {
     // As Slime's logger prints them: a prefix, single quotes, numpy 2 scalar reprs, nan, booleans.
-    const line = "[2026-01-02 03:04:05] rollout_data.py:88 - rollout 7: {'rollout/mean_return': 0.5, 'env/avg_regret': np.float64(0.125), 'rollout/num_failed': 2, 'env/skill_Logical_Deduction/r_hint': 1e-3, 'ok': True, 'bad': nan, 'name': 'x, y: {z}', 'raw': [1, 2]}";
-    expect(parseMetricLine(line)).toEqual([
-      { step: 7, key: 'rollout/mean_return', value: 0.5 },
-      { step: 7, key: 'env/avg_regret', value: 0.125 },
-      { step: 7, key: 'rollout/num_failed', value: 2 },
-      { step: 7, key: 'env/skill_Logical_Deduction/r_hint', value: 0.001 },
-      { step: 7, key: 'ok', value: 1 },
-    ]);
+    const line = "[2026-01-02 03:04:05] data.py:206 - rollout 7: {'rollout/log_probs': 0.5, 'env/avg_regret': np.float64(0.125), 'rollout/num_failed': 2, 'env/skill_Logical_Deduction/r_hint': 1e-3, 'ok': True, 'bad': nan, 'name': 'x, y: {z}', 'raw': [1, 2]}";
+    const r = (step: number, key: string, value: number) => ({ axis: 'rollout/step', step, key, value });
+    expect(parseMetricLine(line)).toEqual([r(7, 'rollout/log_probs', 0.5), r(7, 'env/avg_regret', 0.125), r(7, 'rollout/num_failed', 2), r(7, 'env/skill_Logical_Deduction/r_hint', 0.001), r(7, 'ok', 1)]);
     // rollout/step in the dict wins over the id and is not itself a series.
-    expect(parseMetricLine("rollout 3: {'rollout/step': 12, 'rollout/actor_win_rate': -0.25, 'perf/t': tensor(1.5, device='cuda:0')}")).toEqual([
-      { step: 12, key: 'rollout/actor_win_rate', value: -0.25 },
-      { step: 12, key: 'perf/t', value: 1.5 },
-    ]);
-    // Data only: a call that is not a scalar wrapper makes the line plain text, never code.
-    expect(parseMetricLine("rollout 1: {'a': __import__('os').system('touch /tmp/pwned'), 'b': 1}")).toEqual([]);
-    expect(parseMetricLine("rollout 1: {'a': 1")).toEqual([]);
+    expect(parseMetricLine("rollout 3: {'rollout/step': 12, 'rollout/actor_win_rate': -0.25, 'perf/t': tensor(1.5, device='cuda:0')}")).toEqual([r(12, 'rollout/actor_win_rate', -0.25), r(12, 'perf/t', 1.5)]);
+    // Data only: a call that is not a scalar wrapper loses that value (never run), the rest stays.
+    expect(parseMetricLine("perf 1: {'a': __import__('os').system('touch /tmp/pwned'), 'b': 1}")).toEqual([r(1, 'b', 1)]);
     expect(parseMetricLine('rollout 3: game_00003_000_pattern_recognition r_hint=1.000')).toEqual([]);
-    expect(parseMetricLine("rollout 2: {'x': -inf, 'y': 3}")).toEqual([{ step: 2, key: 'y', value: 3 }]);
+    expect(parseMetricLine("rollout 2: {'x': -inf, 'y': 3}")).toEqual([r(2, 'y', 3)]);
   });
 
   it('reads metrics.jsonl lines (Tinker) keyed by step', () => {
-    expect(parseMetricText('{"step": 1, "env/avg_regret": 0.5, "optim/lr": 1e-6}\n{"step": 2, "env/avg_regret": 0.25}\n')).toEqual([
-      { step: 1, key: 'env/avg_regret', value: 0.5 },
-      { step: 1, key: 'optim/lr', value: 1e-6 },
-      { step: 2, key: 'env/avg_regret', value: 0.25 },
+    expect(parseLogText('{"step": 1, "env/avg_regret": 0.5, "optim/lr": 1e-6}\n{"step": 2, "env/avg_regret": 0.25}\n').points).toEqual([
+      { axis: 'step', step: 1, key: 'env/avg_regret', value: 0.5 },
+      { axis: 'step', step: 1, key: 'optim/lr', value: 1e-6 },
+      { axis: 'step', step: 2, key: 'env/avg_regret', value: 0.25 },
     ]);
   });
 

@@ -20,7 +20,9 @@ describe('what an export writes is what the export page and the README say', () 
       const src = join(tmp.dir, 'src');
       write(src, 'spade_games_rejected/reject_00005_002_optimization_env_validator.py', gameSource(7, 'TooEasyEnv'));
       write(src, 'spade_games_rejected/reject_00005_002_optimization_env_validator.reason.txt', 'Too easy.');
-      write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00000_001_pattern_recognition.py', skill: 'Pattern Recognition', actor_win_rate: 0.5, regret: 0.2, rollout_id: 0, metadata: {} }]));
+      // Matched by its code: this folder holds no game of that name (a name repeats in every SPADE run).
+      const code = readFileSync(join(process.cwd(), 'resources', 'seed-pack', 'games', 'game_00000_001_pattern_recognition.py'), 'utf8');
+      write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00000_001_pattern_recognition.py', skill: 'Pattern Recognition', code_snippet: code.slice(0, 2000), actor_win_rate: 0.5, regret: 0.2, rollout_id: 0, metadata: {} }]));
       await importPaths(db, [src]);
       const out = join(tmp.dir, 'out');
       const r = exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });

@@ -115,7 +115,8 @@ describe("SPADE's file formats survive export and re-import", () => {
   it('env_memory.json never holds null stats: unknown regret is 0.0 (and marked), a game never played gets no record', async () => {
     // Knights has win rate 0.5 and regret 0.3; give Maze a win rate but no regret; Knapsack has neither.
     const src = join(tmp.dir, 'mem2');
-    write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00003_001_spatial_reasoning.py', skill: 'Spatial Reasoning', code_snippet: 'x', actor_win_rate: 0.25, rollout_id: 3, metadata: {} }]));
+    // Away from the run's folder, a record is matched by its code (a file name repeats in every SPADE run).
+    write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00003_001_spatial_reasoning.py', skill: 'Spatial Reasoning', code_snippet: gameSource(2, 'MazeNavigatorEnv', 'a maze'), actor_win_rate: 0.25, rollout_id: 3, metadata: {} }]));
     await importPaths(db, [src]);
     expect(getEnvironment(db, idOf('MazeNavigatorEnv'))!.regret).toBeNull();
     const out = join(tmp.dir, 'export-mem');

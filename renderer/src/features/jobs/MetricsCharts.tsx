@@ -2,13 +2,14 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { chartWidth, useChartFit } from '../../components/useChartFit';
-import type { JobSummary } from '../../../../core/api/calls/jobs';
+import type { JobMetrics, JobSummary } from '../../../../core/api/calls/jobs';
+import { chartInfo, defaultChartKeys } from '../../../../core/api/spadeCharts';
 import { backend } from '../../store/app';
 import { useJobs } from './store';
 import { STEP_INCREMENTS, stepTickLabels } from './logFormat';
 
-type Series = { key: string; steps: number[]; values: number[] };
-const DEFAULT_KEYS = ['rollout/mean_return', 'env/avg_regret', 'env/avg_r_hint', 'env/avg_r_no_hint', 'env_validation_pass_rate'];
+type Series = { key: string; axis?: string; steps: number[]; values: number[] };
+type Games = JobMetrics['games'];
 const COLORS = ['#2f7ed8', '#e4572e'];
 
 /** Aligns two runs on the union of their steps (uPlot wants one x array; gaps are nulls). */
@@ -23,14 +24,19 @@ export function align(a: Series | undefined, b: Series | undefined): [number[], 
   return [xs, map(a), map(b)];
 }
 
-function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undefined; b: Series | undefined; nameA: string; nameB: string | null }) {
+function Chart({ metric, a, b, nameA, nameB }: { metric: string; a: Series | undefined; b: Series | undefined; nameA: string; nameB: string | null }) {
+  const info = chartInfo(metric);
+  // A short title; the key itself heads the caption under the chart, with what the number is.
+  const title = info.title;
+  // Each series has its own x axis: Slime's rollout/step, train/step or eval/step, Tinker's step.
+  const axis = a?.axis ?? b?.axis ?? 'rollout/step';
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const [drawMs, setDrawMs] = useState(0);
   const data = useMemo(() => align(a, b), [a, b]);
   useEffect(() => {
     const width = chartWidth(el.current);
-    const series: uPlot.Series[] = [{ label: 'rollout/step' }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
+    const series: uPlot.Series[] = [{ label: axis }, { label: nameA, stroke: COLORS[0], width: 1.5, points: { show: data[0].length < 200 } }];
     // Dashed, so a run that matches the other step for step stays visible on top of it.
     if (nameB) series.push({ label: nameB, stroke: COLORS[1], width: 1.5, dash: [6, 4], points: { show: data[0].length < 200 } });
     plot.current?.destroy();
@@ -41,11 +47,10 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
       {
         width,
         height: 180,
-        title,
         series,
         scales: { x: { time: false } },
         // Steps are whole numbers: no 1.5 ticks.
-        axes: [{ incrs: STEP_INCREMENTS, values: (_u, vals) => stepTickLabels(vals) }, {}],
+        axes: [{ incrs: STEP_INCREMENTS, values: (_u, vals) => stepTickLabels(vals), label: axis, labelSize: 14, labelFont: '11px sans-serif' }, {}],
         legend: { show: true },
         cursor: { drag: { x: true, y: false } },
         hooks: {
@@ -65,20 +70,69 @@ function Chart({ title, a, b, nameA, nameB }: { title: string; a: Series | undef
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [data, title, nameA, nameB]);
+  }, [data, title, axis, nameA, nameB]);
   useChartFit(el, plot, 180);
-  return <div className="jobs-chart" ref={el} data-testid="jobs-chart" data-key={title} data-points={data[0].length} data-draw-ms={drawMs.toFixed(2)} />;
+  return (
+    <figure className="jobs-chart-box">
+      {/* What the chart is comes first, so it is read before the curve: title, SPADE's key, what the number is. */}
+      <figcaption className="jobs-chart-head">
+        <span className="jobs-chart-title">{title}</span>
+        {title !== metric ? <span className="jobs-chart-key mono muted">{metric}</span> : null}
+        {info.meaning ? (
+          <span className="jobs-chart-meaning muted" data-testid="jobs-chart-meaning" title={info.meaning}>
+            {info.meaning}
+          </span>
+        ) : null}
+      </figcaption>
+      <div className="jobs-chart" ref={el} data-testid="jobs-chart" data-key={metric} data-axis={axis} data-points={data[0].length} data-draw-ms={drawMs.toFixed(2)} />
+    </figure>
+  );
 }
 
-/** Live charts of a job's metrics over rollout/step, optionally against a second run. */
+/** SPADE's per-game returns from the log's [REGRET] lines (the only place both returns are written). */
+function GameTable({ games }: { games: Games }) {
+  if (!games.length) return null;
+  const f = (v: number | null) => (v === null ? 'not measured' : v.toFixed(3));
+  return (
+    <details className="jobs-games" data-testid="jobs-games">
+      <summary>
+        Games with SPADE&apos;s regret ({games.length}): R(hint), R(no hint) and regret as its [REGRET] lines printed them
+      </summary>
+      <table>
+        <thead>
+          <tr>
+            <th>game</th>
+            <th>R(hint)</th>
+            <th>R(no hint)</th>
+            <th>regret</th>
+          </tr>
+        </thead>
+        <tbody>
+          {games.map((g) => (
+            <tr key={g.game} data-testid="jobs-game-row">
+              <td className="mono">{g.game}</td>
+              <td>{f(g.rHint)}</td>
+              <td>{f(g.rNoHint)}</td>
+              <td>{f(g.regret)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </details>
+  );
+}
+
+/** Live charts of a job's metrics, each over its own x axis, optionally against a second run; then the games' returns. */
 export function MetricsCharts({ job }: { job: JobSummary }) {
   const jobs = useJobs((s) => s.jobs);
   const [keys, setKeys] = useState<string[]>([]);
   const [chosen, setChosen] = useState<string[] | null>(null);
   const [mine, setMine] = useState<Series[]>([]);
   const [other, setOther] = useState<Series[]>([]);
+  const [games, setGames] = useState<Games>([]);
   const [compareId, setCompareId] = useState('');
-  const shown = chosen ?? (keys.filter((k) => DEFAULT_KEYS.includes(k)).length ? DEFAULT_KEYS.filter((k) => keys.includes(k)) : keys.slice(0, 4));
+  const defaults = defaultChartKeys(keys);
+  const shown = chosen ?? (defaults.length ? defaults : keys.slice(0, 4));
 
   useEffect(() => {
     let alive = true;
@@ -87,6 +141,7 @@ export function MetricsCharts({ job }: { job: JobSummary }) {
       if (!alive) return;
       setKeys(r.keys);
       setMine(r.series);
+      setGames(r.games);
       if (compareId) {
         const o = await backend().call('jobs.metrics', { id: compareId });
         if (alive) setOther(o.series);
@@ -152,12 +207,15 @@ export function MetricsCharts({ job }: { job: JobSummary }) {
           ))}
         </div>
       ) : null}
-      {keys.length === 0 ? <p className="muted">No metrics yet: JSON lines with a rollout/step key in the log (or metrics.jsonl) appear here.</p> : null}
+      {keys.length === 0 ? (
+        <p className="muted">No metrics yet: Slime&apos;s perf/step/eval lines in the log, or JSON lines with a step key (metrics.jsonl), appear here.</p>
+      ) : null}
       <div className="jobs-charts">
         {shown.map((k) => (
-          <Chart key={k} title={k} a={mine.find((s) => s.key === k)} b={compareId ? other.find((s) => s.key === k) : undefined} nameA={job.name} nameB={compareId ? otherName : null} />
+          <Chart key={k} metric={k} a={mine.find((s) => s.key === k)} b={compareId ? other.find((s) => s.key === k) : undefined} nameA={job.name} nameB={compareId ? otherName : null} />
         ))}
       </div>
+      <GameTable games={games} />
     </div>
   );
 }

@@ -1,7 +1,8 @@
 """STAND-IN for SPADE's trainer (python3 -m train_spade_slime), used only by the jobs tests.
 
-It prints each rollout's metrics the way Slime's logger does (`rollout <id>: {<Python dict repr>}`,
-numpy 2 scalar reprs, no `rollout/step` in the dict), then succeeds, fails (STANDIN_FAIL=1: a
+It prints each rollout's metrics the way Slime prints SPADE's (`perf <id>: {<Python dict repr>}` from
+slime/ray/rollout.py:1227 in Slime's logger format, numpy 2 scalar reprs, no `rollout/step` in the
+dict), then succeeds, fails (STANDIN_FAIL=1: a
 traceback and exit 1 after two rollouts) or holds (STANDIN_HOLD=1: sleeps until stopped).
 """
 import argparse
@@ -33,7 +34,7 @@ for i in range(args.num_rollout):
         "env/avg_regret": F(0.5 - 0.1 * i),
         "env_validation_pass_rate": 1.0,
     }
-    print("[%s INFO] rollout_data.py:88 - rollout %d: %r" % (time.strftime("%Y-%m-%d %H:%M:%S"), i, metrics), flush=True)
+    print("[%s] rollout.py:1227 - perf %d: %r" % (time.strftime("%Y-%m-%d %H:%M:%S"), i, metrics), flush=True)
     if os.environ.get("STANDIN_FAIL") == "1" and i == 1:
         print("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\nRuntimeError: CUDA out of memory (stand-in)", file=sys.stderr, flush=True)
         sys.exit(1)
