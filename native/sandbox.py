@@ -37,6 +37,8 @@ BLOCKED_MODULES = frozenset({
     # once at import, before any guard: a module added to native/ is refused to games without a list.
     name[:-3] for name in os.listdir(os.path.dirname(os.path.abspath(__file__))) if name.endswith(".py")
 )
+# The exit status of a process whose report descriptor was closed or replaced behind the hook's back.
+CHANNEL_LOST = 86
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -68,6 +70,22 @@ def _audit_stub(event: str) -> Any:
         _audit(_event, *args)
         raise PermissionError("blocked by the workbench sandbox: " + _event)
     return stub
+
+
+def _fd_stubs() -> Any:
+    """os.close, os.dup2, os.closerange as the game sees them: each asks the hook (an audit event)
+    to do the call, so the real functions stay in the hook's closure, out of the game's reach."""
+    def close(fd: Any, _audit: Any=sys.audit) -> None:
+        _audit("spade.fd", "close", fd)
+
+    def dup2(fd: Any, fd2: Any, inheritable: Any=True, _audit: Any=sys.audit) -> Any:
+        _audit("spade.fd", "dup2", fd, fd2, 1 if inheritable else 0)
+        return fd2
+
+    def closerange(fd_low: Any, fd_high: Any, _audit: Any=sys.audit) -> None:
+        _audit("spade.fd", "closerange", fd_low, fd_high)
+
+    return close, dup2, closerange
 
 
 def risky_loaded(allowed_modules: Any=()) -> Any:
@@ -111,6 +129,18 @@ def install(read_roots: Any, allowed_modules: Any=(), report: Any=None, loaded: 
     escape = _json.encode_basestring_ascii
     fd = report_fd
     callback = report
+    # The reports' way out is a descriptor, and descriptors are a game's to close or replace: the
+    # stand-ins below refuse (and report) closing or replacing it, and before each report the hook
+    # checks it is still the one it was; when it is not (a way around the stand-ins), nothing can
+    # be reported any more, and the process ends rather than run on unwatched (the audit then fails).
+    fstat, real_close, real_dup2, real_closerange, exit_now = os.fstat, os.close, os.dup2, os.closerange, os._exit
+    get_blocking: Any = getattr(os, "get_blocking", None)
+    set_blocking: Any = getattr(os, "set_blocking", None)
+    channel: Any = None
+    lost = CHANNEL_LOST
+    if fd is not None:
+        st = fstat(fd)
+        channel = (st.st_dev, st.st_ino)
     # pathlib's paths: the only objects (besides str and bytes) whose path is read, and only while
     # their type resolves every method a conversion touches to pathlib's own; the path is then the
     # `_str` slot that conversion (just done by the C code, before this hook) left. Anything else
@@ -217,7 +247,22 @@ def install(read_roots: Any, allowed_modules: Any=(), report: Any=None, loaded: 
 
     def send(event: Any, detail: Any) -> None:
         if fd is not None:
-            write(fd, (("\n@sandbox-violation {\"event\": " + escape(event) + ", \"detail\": " + escape(detail) + "}\n")).encode("ascii"))
+            line = ("\n@sandbox-violation {\"event\": " + escape(event) + ", \"detail\": " + escape(detail) + "}\n").encode("ascii")
+            try:
+                st = fstat(fd)
+                same = (st.st_dev, st.st_ino) == channel
+                if same and get_blocking is not None:
+                    try:
+                        if not get_blocking(fd):
+                            set_blocking(fd, True)  # a game's os.set_blocking(2, False) would drop a report on a full pipe
+                    except _Exception:
+                        pass
+                if same:
+                    write(fd, line)  # one line under PIPE_BUF: written whole
+            except _Exception:
+                same = False
+            if not same:
+                exit_now(lost)  # the report cannot go out: end rather than run on unwatched
         if callback is not None:
             callback({"event": event, "detail": detail})
 
@@ -269,8 +314,33 @@ def install(read_roots: Any, allowed_modules: Any=(), report: Any=None, loaded: 
             if _type(exact(path)) is _int or not readable(path):
                 deny(event, describe(path))
             return
+        if event == "spade.fd":
+            fd_call(args)
+            return
         if startswith(event, denied):
             deny(event, describe(args))
+
+    def fd_call(args: Any) -> Any:
+        """os.close, os.dup2 and os.closerange, done here for their stand-ins (which hold nothing
+        real): refused when they would close or replace the reports' descriptor."""
+        op = exact(args[0]) if args else None
+        nums = [exact(a) for a in args[1:]]
+        for n in nums:
+            if _type(n) is not _int:
+                raise _TypeError("an integer is required")
+        if op == "close" and _len(nums) == 1:
+            if nums[0] == fd:
+                deny("os.close", describe(nums[0]))
+            return real_close(nums[0])
+        if op == "dup2" and _len(nums) == 3:
+            if nums[1] == fd:
+                deny("os.dup2", describe((nums[0], nums[1])))
+            return real_dup2(nums[0], nums[1], nums[2] != 0)
+        if op == "closerange" and _len(nums) == 2:
+            if fd is not None and nums[0] <= fd < nums[1]:
+                deny("os.closerange", describe((nums[0], nums[1])))
+            return real_closerange(nums[0], nums[1])
+        raise _TypeError("not a descriptor call")
 
     sys.addaudithook(hook)
     # Making a fifo or a device node raises no audit event: the stand-in raises one, which this hook
@@ -282,6 +352,9 @@ def install(read_roots: Any, allowed_modules: Any=(), report: Any=None, loaded: 
             if mod is None or getattr(mod, name, None) is None:
                 continue
             setattr(mod, name, _audit_stub("os." + name))
+        if fd is not None and mod is not None:
+            for name, stub in zip(("close", "dup2", "closerange"), _fd_stubs()):
+                setattr(mod, name, stub)
     # Modules already loaded before the hook stay reachable through sys.modules; drop the risky ones
     # so importing them again goes through the hook. (C code keeps its own references.)
     for name in risky_loaded(allowed_modules) if loaded is None else loaded:

@@ -148,7 +148,25 @@ try:
     _blind()
 except BaseException:
     pass`),
+  // The reports' descriptor closed, or replaced by a pipe the game holds: the stand-ins refuse both.
+  'the report descriptor closed': game('def _cut():\n    try:\n        os.close(2)\n    except BaseException:\n        pass\n    try:\n        os.closerange(0, 64)\n    except BaseException:\n        pass', '_cut(); _attempts()'),
+  'the report descriptor replaced': game('def _swap():\n    r, w = os.pipe()\n    try:\n        os.dup2(w, 2)\n    except BaseException:\n        pass', '_swap(); _attempts()'),
 };
+
+// A way around the stand-ins: a fresh instance of the posix module has the real close. The hook
+// finds its descriptor gone at the next report and ends the process: the audit fails (here at
+// spade.reset, with the interpreter's death), it never passes with the attempts unseen.
+const AROUND = game(
+  'def _cut():\n    import _imp, importlib.machinery\n    _imp.create_builtin(importlib.machinery.BuiltinImporter.find_spec("posix")).close(2)',
+  '_cut(); _attempts()',
+);
+
+// The report descriptor made non-blocking and its pipe filled just before the attempts (native: a
+// pipe to the fork server): a report that met a full pipe was dropped.
+const FLOODS = game(
+  'def _flood():\n    try:\n        os.set_blocking(2, False)\n        for _ in range(64):\n            os.write(2, b"x" * 65536)\n    except BaseException:\n        pass',
+  '_flood(); _attempts()',
+);
 
 type Audited = { checks: readonly CheckResult[] };
 const sandboxOf = (a: Audited): CheckResult => a.checks.find((c) => c.id === 'sandbox')!;
@@ -156,11 +174,19 @@ const sandboxOf = (a: Audited): CheckResult => a.checks.find((c) => c.id === 'sa
 /** Beyond the four attempts every game makes, what each trick's own attempt must show. */
 const ALSO: Record<string, RegExp> = {
   'path objects whose __fspath__ lies the second time': /"event":"open","detail":"<Two object>"/,
+  'the report descriptor closed': /"event":"os\.close","detail":"2".*"event":"os\.closerange"/,
+  'the report descriptor replaced': /"event":"os\.dup2","detail":"\(\d+, 2\)"/,
 };
 /** ... in native CPython only (Pyodide's os has no mkfifo). */
 const ALSO_NATIVE: Record<string, RegExp> = {
   'sys.audit and os.fspath replaced': /"event":"os\.mkfifo"/,
 };
+
+function expectNoPass(a: Audited): void {
+  const reset = a.checks.find((c) => c.id === 'spade.reset');
+  expect(reset?.status, JSON.stringify(a.checks)).toBe('fail');
+  expect(reset?.message).toMatch(/interpreter (exited|failure)/i);
+}
 
 function expectCaught(name: string, a: Audited, native: boolean): void {
   const s = sandboxOf(a);
@@ -187,6 +213,12 @@ describe.runIf(sandboxed)('native CPython (bubblewrap): a game cannot blind the 
       expectCaught(name, await pool.audit(source, { checks: ['spade.*', 'sandbox'] }), true);
     }, 120_000);
   }
+  test('the report descriptor closed around the stand-ins', async () => {
+    expectNoPass(await pool.audit(AROUND, { checks: ['spade.*', 'sandbox'] }));
+  }, 120_000);
+  test('the report descriptor made non-blocking and its pipe filled', async () => {
+    expectCaught('flood', await pool.audit(FLOODS, { checks: ['spade.*', 'sandbox'] }), true);
+  }, 120_000);
 });
 
 describe('Pyodide: a game cannot blind the sandbox check', () => {
@@ -205,4 +237,7 @@ describe('Pyodide: a game cannot blind the sandbox check', () => {
       expectCaught(name, await runner.audit(source, { checks: ['spade.*', 'sandbox'] }), false);
     }, 180_000);
   }
+  test('the report descriptor closed around the stand-ins', async () => {
+    expectNoPass(await runner.audit(AROUND, { checks: ['spade.*', 'sandbox'] }));
+  }, 180_000);
 });
