@@ -60,7 +60,7 @@ export interface GameSpec {
   feedback: 'repair' | 'spade';
   /** Seeds draws: attempt k uses seed + k. */
   seed: number;
-  /** Which non-SPADE check failures reject an attempt: any ('fail'), or none ('spade-only'). */
+  /** Which non-SPADE check failures reject an attempt: any ('fail'), or none but `sandbox` ('spade-only'). */
   gate: 'fail' | 'spade-only';
   /** The researcher's extra words, last in the prompt (core/design/prompt.ts). */
   instruction?: string;
@@ -111,6 +111,10 @@ export function rejection(audit: EnvAudit, gate: GameSpec['gate']): string | nul
   if (spade) return `${spade.id}: ${spade.message}`;
   const easy = failed.find((c) => c.id === 'too-easy');
   if (easy) return `too-easy: ${easy.message}`;
+  // A program that tried to leave the sandbox is never accepted, whatever the gate: it is not a
+  // quality verdict but the one thing the workbench must not store, hint, play and export (issue 46).
+  const sandbox = failed.find((c) => c.id === 'sandbox');
+  if (sandbox && gate !== 'fail') return `sandbox: ${sandbox.message}`;
   if (gate === 'fail' && failed.length) return failed.map((c) => `${c.id}: ${c.message}`).join('; ');
   return null;
 }

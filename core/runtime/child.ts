@@ -345,27 +345,32 @@ def _spade_cut_js():
     return cut
 _spade_cut_js()
 del _spade_cut_js
-def _spade_report(event, _w=__import__('os').write, _d=__import__('json').dumps):
-    _w(2, ('\\n@sandbox-violation ' + _d(event) + '\\n').encode())
+# The hook writes its reports itself (to fd 2, which onStderrLine reads), with what it bound at
+# install: nothing a game can replace (issue 46).
 # subprocess may be imported (sympy does, under math_verify): WebAssembly cannot start a process, and
 # using it raises subprocess.Popen, which the hook refuses and reports like every other attempt.
-sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib', '/spade'], allowed_modules=('subprocess', '_posixsubprocess'), report=_spade_report)
-def _spade_ctypes_shim(report):
+sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib', '/spade'], allowed_modules=('subprocess', '_posixsubprocess'), report_fd=2)
+def _spade_ctypes_shim():
     # sympy (under math_verify) asks ctypes for the size of a C long at import; ctypes itself stays
-    # out of reach. Anything else a game asks of this stand-in is refused and reported.
+    # out of reach. Anything else a game asks of this stand-in raises an audit event the hook
+    # refuses and reports: the stand-in holds nothing of the hook's (a game reaches a function's
+    # defaults and closure), only sys.audit.
     import types
     shim = types.ModuleType('ctypes', 'the workbench sandbox has no ctypes; only sizeof(c_long) is answered')
     class c_long:
         pass
     shim.c_long = c_long
     shim.sizeof = lambda t: 4 if t is c_long else (_ for _ in ()).throw(PermissionError('blocked by the workbench sandbox: ctypes'))
-    def refuse(name):
-        report({'event': 'ctypes', 'detail': name})
-        raise AttributeError(f'blocked by the workbench sandbox: ctypes.{name}')
+    def refuse(name, _audit=sys.audit):
+        try:
+            _audit('ctypes.getattr', name)
+        except PermissionError:
+            pass
+        raise AttributeError('blocked by the workbench sandbox: ctypes')
     shim.__getattr__ = refuse
     sys.modules['ctypes'] = shim
-_spade_ctypes_shim(_spade_report)
-del _spade_report, _spade_ctypes_shim
+_spade_ctypes_shim()
+del _spade_ctypes_shim
 del sandbox
 `);
   // From here on nothing in this process needs these; environment code must not find them.

@@ -73,6 +73,11 @@ class HalvingEnv:
         return str(self.secret)
 `;
 
+// GOOD, reading another process's command line at each reset (the sandbox refuses and reports it),
+// and the same with a first line that drops what the game writes to fd 2, where the reports go (issue 46).
+const PRYING = GOOD.replace('        self.t = 0\n        return "Find', '        self.t = 0\n        try:\n            open("/proc/1/cmdline").read()\n        except OSError:\n            pass\n        return "Find');
+const BLINDING = `import os, posix\n_w = os.write\nos.write = posix.write = lambda fd, data: len(data) if fd == 2 else _w(fd, data)\n${PRYING}`;
+
 const fence = (code: string) => `Here is the game.\n\`\`\`python\n${code}\`\`\`\n`;
 const rec = (envId: number, skill: string, winRate: number, regret: number): MemoryRecord => ({ envId, name: `game_${envId}`, skill, winRate, regret, snippet: `# seed ${envId}\nclass Seed${envId}Env: ...`, source: 'measured' });
 const template = readFileSync(join(__dirname, '../../../resources/design/designer.txt'), 'utf8');
@@ -135,6 +140,23 @@ describe('designGame', () => {
     const hintCall = server.requests.find((b) => msgs(b)[0]!.role === 'system')!;
     expect(msgs(hintCall)[1]!.content).toBe(`Environment code:\n\`\`\`python\n${g.code}\n\`\`\``);
   }, 180_000);
+
+  it('rejects on sandbox a program that tries to leave the sandbox, also when it first replaces os.write, under either gate', async () => {
+    expect(PRYING).toContain('/proc/1/cmdline');
+    for (const gate of ['fail', 'spade-only'] as const) {
+      const answers = [fence(BLINDING), fence(PRYING), fence(GOOD)];
+      server = await startStandIn((b) => {
+        if (msgs(b)[0]!.role === 'system') return { content: '```json\n{"hint": "Halve the range each turn."}\n```' };
+        return { content: answers[msgs(b).filter((m) => m.role === 'assistant').length]! };
+      });
+      const g = await designGame(spec({ gate }), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+      expect(g.attempts.map((a) => a.rejectedBecause === null), JSON.stringify(g.attempts.map((a) => a.rejectedBecause))).toEqual([false, false, true]);
+      for (const a of g.attempts.slice(0, 2)) expect(a.rejectedBecause).toMatch(/^sandbox: Tried \d+ forbidden operations? \(open\)/);
+      expect(g.code).toBe(GOOD.replace(/\n$/, ''));
+      await server.close();
+      server = null;
+    }
+  }, 240_000);
 
   it("SPADE's way: pins first, bans never, a fresh prompt per attempt, and an unanswered designer is an attempt with its error", async () => {
     let n = 0;
