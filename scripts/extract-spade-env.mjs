@@ -3,7 +3,7 @@
 // commit, the names of the environment variables it reads, the values it allows for any of them it
 // checks with a `case` whose other arm exits, and whether it forwards its own arguments ("$@").
 // Names only: no line of SPADE's code goes into the fixture.
-//   node scripts/extract-spade-env.mjs [MIRROR_GIT_DIR] [COMMIT] [SLIME_MIRROR_GIT_DIR]
+//   node scripts/extract-spade-env.mjs [MIRROR_GIT_DIR] [COMMIT] [SLIME_MIRROR_GIT_DIR] [--out FILE]
 // Defaults: /work/.mirror/spade-rl+spade/repo, 9b2b813 (the commit the workbench targets) and
 // /work/.mirror/THUDM+slime/repo (read at the commit SPADE's `slime` gitlink pins, bf14dc2).
 //
@@ -22,9 +22,12 @@ import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(import.meta.url), '..', '..');
-const mirror = process.argv[2] ?? '/work/.mirror/spade-rl+spade/repo';
-const commit = process.argv[3] ?? '9b2b813';
-const slimeMirror = process.argv[4] ?? '/work/.mirror/THUDM+slime/repo';
+const outAt = process.argv.indexOf('--out');
+const outArg = outAt > 0 ? process.argv[outAt + 1] : undefined;
+const positional = outAt > 0 ? [...process.argv.slice(2, outAt), ...process.argv.slice(outAt + 2)] : process.argv.slice(2);
+const mirror = positional[0] ?? '/work/.mirror/spade-rl+spade/repo';
+const commit = positional[1] ?? '9b2b813';
+const slimeMirror = positional[2] ?? '/work/.mirror/THUDM+slime/repo';
 const git = (...args) => execFileSync('git', ['-C', mirror, ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });
 const full = git('rev-parse', `${commit}^{commit}`).trim();
 const files = new Set(git('ls-tree', '-r', '--name-only', full).split('\n').filter(Boolean));
@@ -112,7 +115,7 @@ for (const path of [...files].filter((f) => f.startsWith('cmd/') && f.endsWith('
   const values = Object.fromEntries(Object.entries(a.values).filter(([k]) => a.reads.has(k)).sort());
   scripts[path] = { reads: [...a.reads].sort(), ...(a.modelReads.size ? { modelReads: [...a.modelReads].sort() } : {}), ...(Object.keys(values).length ? { values } : {}), forwardsArgs: a.forwardsArgs };
 }
-const out = join(root, 'tests', 'fixtures', 'spade-script-env.json');
+const out = outArg ? resolve(outArg) : join(root, 'tests', 'fixtures', 'spade-script-env.json');
 const fixture = {
   _: 'Environment variable names (and checked values) each SPADE script reads: names only, no SPADE code. Written by scripts/extract-spade-env.mjs; rerun it to refresh.',
   repository: 'github:spade-rl/spade',
