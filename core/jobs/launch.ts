@@ -70,6 +70,13 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
     assertEnvName(k);
     if (k in env) throw new DomainError('invalid_input', `${k} is given both as a plain variable and as a secret`);
   }
+  for (const [k, allowed] of Object.entries(recipe?.envValues ?? {})) {
+    const v = env[k];
+    if (v !== undefined && v !== '' && !allowed.includes(v)) throw new DomainError('invalid_input', `Recipe ${recipe!.id}: ${k} must be one of ${allowed.join(', ')} (its script refuses ${JSON.stringify(v)})`);
+  }
+  if (recipe && !recipe.acceptsArgs && req.extraArgs?.length) {
+    throw new DomainError('invalid_input', `Recipe ${recipe.id} runs ${recipe.spadeScript ?? recipe.command.join(' ')}, which never reads its arguments: set its variables instead of passing ${req.extraArgs.join(' ')}`);
+  }
   const missing = (recipe?.requiredEnv ?? []).filter((k) => !(k in env) && !secretEnv.includes(k));
   if (missing.length) throw new DomainError('invalid_input', `Recipe ${recipe!.id} needs ${missing.join(', ')}`);
   const pool = req.poolDir === null ? null : (req.poolDir ?? defaultPoolDir());

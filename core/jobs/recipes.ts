@@ -35,6 +35,12 @@ const recipeSchema = z.object({
   ray: z.object({ address: z.string() }).optional(),
   /** Said before launching: what the script does that can hurt a shared host, or leaks. */
   warnings: z.array(z.string()).default([]),
+  /** The SPADE script (a path in the checkout) this recipe runs: its variables are checked against tests/fixtures/spade-script-env.json. */
+  spadeScript: z.string().optional(),
+  /** Whether the command passes on arguments appended to it. SPADE's scripts never read "$@", so arguments given to them would be dropped without a word. */
+  acceptsArgs: z.boolean().default(true),
+  /** The values a variable may take where the script refuses any other (SPADE's `case … *) exit`): a wrong one is refused before launching. */
+  envValues: z.record(z.string(), z.array(z.string()).min(1)).default({}),
 });
 export type Recipe = z.infer<typeof recipeSchema>;
 
