@@ -41,7 +41,8 @@ describe('model runs in Chromium (stand-in model server)', () => {
     // A word only these two games hold (the seed pack has guessing games of its own).
     await page.getByTestId('library-search').fill('zebrafish');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=library-row]').length === 2);
-    await page.waitForSelector('[data-testid=library-model]:has-text("b")');
+    // The Model column gives way in a narrow side panel (its model is in the Regret cell's tooltip): attached, not necessarily shown.
+    await page.waitForSelector('[data-testid=library-model]:has-text("b")', { state: 'attached' });
     const alphaRow = page.locator('[data-testid=library-row]', { hasText: 'AlphaEnv' });
     expect(await alphaRow.getByTestId('library-regret').textContent()).toBe('0.00');
     expect(await alphaRow.getByTestId('library-winrate').textContent()).toBe('1.00');
