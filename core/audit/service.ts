@@ -127,7 +127,9 @@ export class AuditService {
     const opts = this.options(extra);
     if (!runId) {
       const r = await this.auditWhere(t.source, { ...opts, hint: t.hint });
-      return saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+      const saved = saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+      this.stored(t.envId);
+      return saved;
     }
     if (this.runs.has(runId)) throw new DomainError('conflict', `An audit named ${runId} is already running.`);
     const abort = new AbortController();
@@ -179,6 +181,7 @@ export class AuditService {
       const r = await this.auditWhere(t.source, { ...opts, hint: t.hint }, ctl);
       if (abort.signal.aborted) throw new AuditCancelled();
       const saved = saveAudit(this.o.db, hash, r.audit, { options: { ...opts, runtime: r.runtime, ...(r.why ? { nativeBecause: r.why } : {}) }, toolVersion: appVersion() });
+      this.stored(t.envId);
       emit('done');
       return saved;
     } catch (e) {
@@ -195,6 +198,14 @@ export class AuditService {
   }
 
   /** Stops a single audit started with this runId; false when none runs under it. */
+  /**
+   * A single audit was stored: what shows the pool's counts or an environment's verdict (the Pool
+   * audit header, the library's Audit column) reads again, however the audit was asked for.
+   */
+  private stored(envId: number): void {
+    this.o.events.emit('memory.changed', { reason: 'audit', ids: [envId] });
+  }
+
   cancelRun(runId: string): boolean {
     const a = this.runs.get(runId);
     if (!a) return false;

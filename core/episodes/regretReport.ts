@@ -15,9 +15,7 @@ export function regretReport(sweep: SweepRow, out: { runId: string; envs: Regret
   const envs = out.envs.map((e) => ({
     env: e.name ?? e.hash.slice(0, 12),
     hash: e.hash,
-    r_hint: e.rHint,
-    r_no_hint: e.rNoHint,
-    regret: e.regret,
+    ...measuredArms(e),
     hint_failed: e.hintFailed,
     returns_hint: e.withHint.returns,
     returns_no_hint: e.withoutHint.returns,
@@ -27,9 +25,12 @@ export function regretReport(sweep: SweepRow, out: { runId: string; envs: Regret
     failed: measured.get(e.hash)?.failed ?? 0,
     not_measured: measured.get(e.hash)?.notMeasured ?? null,
   }));
-  // An environment none of whose episodes returned (all failed) has no number to average.
-  const played = envs.filter((e) => e.returns_no_hint.length > 0);
-  const avg = (f: (e: (typeof envs)[number]) => number) => (played.length ? played.reduce((a, e) => a + f(e), 0) / played.length : null);
+  // The means cover the same environments, those whose regret was measured (both arms returned),
+  // so mean regret is mean R(hint) - mean R(no hint); an environment without a hinted arm (no hint,
+  // or every hinted episode failed) is counted apart, never as 0 (SPADE leaves a game without
+  // r_hint out of env/avg_r_hint too: spade/core/utils/env_rewards.py:297-298).
+  const withRegret = envs.filter((e): e is typeof e & { regret: number; r_hint: number; r_no_hint: number } => e.regret !== null);
+  const avg = (f: (e: (typeof withRegret)[number]) => number) => (withRegret.length ? withRegret.reduce((a, e) => a + f(e), 0) / withRegret.length : null);
   return {
     sweep: sweep.id,
     run_id: out.runId,
@@ -39,9 +40,27 @@ export function regretReport(sweep: SweepRow, out: { runId: string; envs: Regret
     budget: stored.regret.budget,
     status: view.run.status,
     failed: view.failedText,
-    summary: { envs: envs.length, avg_regret: avg((e) => e.regret), avg_r_hint: avg((e) => e.r_hint), avg_r_no_hint: avg((e) => e.r_no_hint) },
+    summary: { envs: envs.length, measured: withRegret.length, no_hint: envs.filter((e) => e.hint_failed).length, avg_regret: avg((e) => e.regret), avg_r_hint: avg((e) => e.r_hint), avg_r_no_hint: avg((e) => e.r_no_hint) },
     envs,
   };
+}
+
+/**
+ * An environment's numbers as the report gives them: regret only where both arms returned. SPADE's
+ * trainer scores a failed hint generation as regret 0 (summarize keeps that arithmetic, spade.ts
+ * spadeRegret); a measurement without a hinted arm has measured no regret, and says so (null).
+ */
+export function measuredArms(e: Pick<RegretEnvSummary, 'hintFailed' | 'withHint' | 'withoutHint' | 'rHint' | 'rNoHint' | 'regret'>): { r_hint: number | null; r_no_hint: number | null; regret: number | null } {
+  const hinted = !e.hintFailed && e.withHint.returns.length > 0;
+  const plain = e.withoutHint.returns.length > 0;
+  return { r_hint: hinted ? e.rHint : null, r_no_hint: plain ? e.rNoHint : null, regret: hinted && plain ? e.regret : null };
+}
+
+/** Why an environment of the report has no regret. */
+export function notMeasuredWhy(e: Pick<RegretReport['envs'][number], 'hint_failed' | 'returns_hint' | 'returns_no_hint'>): string {
+  if (e.hint_failed) return 'no hint: regret needs the hinted arm';
+  if (!e.returns_hint.length && !e.returns_no_hint.length) return 'no episode returned';
+  return !e.returns_hint.length ? 'no hinted episode returned' : 'no unhinted episode returned';
 }
 
 /** The episodes as `regret --json` lists them. */
@@ -52,7 +71,13 @@ export function reportEpisodes(results: readonly JobResult[]) {
 /** The report as `regret` prints it without --json. */
 export function reportLines(r: RegretReport, model: string): string[] {
   return [
-    ...r.envs.map((e) => `${e.env.padEnd(28)} R(hint) ${e.r_hint.toFixed(3)}  R(no hint) ${e.r_no_hint.toFixed(3)}  regret ${e.regret.toFixed(3)}${e.failed ? `  (${e.failed} failed)` : ''}`),
+    ...r.envs.map((e) => {
+      const nums = e.regret === null ? `R(no hint) ${e.r_no_hint === null ? '-' : e.r_no_hint.toFixed(3)}  regret not measured (${notMeasuredWhy(e)})` : `R(hint) ${e.r_hint!.toFixed(3)}  R(no hint) ${e.r_no_hint!.toFixed(3)}  regret ${e.regret.toFixed(3)}`;
+      return `${e.env.padEnd(28)} ${e.hash.slice(0, 8)}  ${nums}${e.failed ? `  (${e.failed} failed)` : ''}`;
+    }),
+    `mean over ${r.summary.measured} of ${r.summary.envs} environments with regret measured: regret ${fmt3(r.summary.avg_regret)}  R(hint) ${fmt3(r.summary.avg_r_hint)}  R(no hint) ${fmt3(r.summary.avg_r_no_hint)}`,
     `regret sweep ${r.sweep} on ${r.on}: run ${r.run_id} (${model}) ${r.status}${r.failed ? `, ${r.failed}` : ''}`,
   ];
 }
+
+const fmt3 = (x: number | null) => (x === null ? '-' : x.toFixed(3));

@@ -7,6 +7,7 @@ import { DomainError } from '../errors';
 import type { Policy } from '../api/calls/episodes';
 import type { EpisodeContext, RuntimeKind } from './context';
 import { scriptedPlayer } from './policy';
+import { measuredArms } from './regretReport';
 import { regretJobs, runJobs, summarize, type JobResult, type Player, type RunControl } from './regret';
 
 export interface RegretManyInput {
@@ -47,7 +48,8 @@ export class RegretRuns {
     const hintText = input.hintText ?? env.hint;
     const r = await this.regretMany({ ...input, hashes: [input.hash], hintFor: () => hintText });
     const one = r.envs[0]!;
-    return { withHint: one.withHint, withoutHint: one.withoutHint, regret: one.regret, hintText: hintText ?? null, cancelled: r.cancelled };
+    // Without a hinted arm (no hint) or with an arm that never returned, regret is not measured (null), never 0.
+    return { withHint: one.withHint, withoutHint: one.withoutHint, regret: measuredArms(one).regret, hintText: hintText ?? null, cancelled: r.cancelled };
   }
 
   /** Regret over several environments (a library selection): per environment, SPADE's arithmetic. */
@@ -62,7 +64,7 @@ export class RegretRuns {
     if (this.running.has(runId)) throw new DomainError('conflict', `A regret run ${runId} is already running`);
     const control: RunControl = { cancel: false, abort: new AbortController() };
     this.running.set(runId, control);
-    // Environments without a hint play only their unhinted arm; their regret is 0 (SPADE: hint generation failed).
+    // Environments without a hint play only their unhinted arm; their regret is not measured (SPADE: hint generation failed, scored 0 by its trainer).
     const jobs = input.hashes.flatMap((h) => regretJobs([h], input.seeds, input.seedStart, hintFor(h) === null ? ['nohint'] : (input.arms ?? ['hint', 'nohint'])));
     const started = performance.now();
     let firstDone: number | null = null;

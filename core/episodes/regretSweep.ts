@@ -54,7 +54,7 @@ export function episodeKey(hash: string, hint: boolean, seed: number): string {
 /**
  * The pool's episodes: each head version matching `query` (once, however many environments share
  * it), every seed, with and without the hint; a version without a hint plays only unhinted (its
- * regret is SPADE's 0 for a failed hint generation).
+ * regret is not measured; SPADE's trainer scores a failed hint generation 0).
  */
 export function regretItems(db: Db, query: string, seeds: number, seedStart: number): SweepItem[] {
   const rows = search(db, { query, limit: 1_000_000, filters: {} }).rows;

@@ -281,8 +281,14 @@ export class EpisodeStore {
     // step's (a truthy 1 ends it), its return 0 unless it ended terminated, else the last reward
     // clamped. Steps recorded before the conversion existed count with their raw values.
     let last: SpadeStep | null = null;
+    // Each earlier segment's return, scored the same way: a game won at step 1 and then reset shows
+    // "return 0" for the new segment, and the list says what the earlier ones returned.
+    const earlier: number[] = [];
+    let resets = 0;
     for (const s of steps) {
       if (s.kind === 'reset') {
+        if (resets > 0) earlier.push(last ? episodeReturn([{ kind: 'step', spade: last }]) : 0);
+        resets++;
         last = null;
         continue;
       }
@@ -291,9 +297,16 @@ export class EpisodeStore {
         : { observation: '', reward: s.reward ?? 0, terminated: s.terminated === 1, truncated: s.truncated === 1, info: {} };
     }
     const ret = last ? episodeReturn([{ kind: 'step', spade: last }]) : 0;
+    const now = new Date().toISOString();
     this.db
       .prepare(`UPDATE episodes SET step_count = ?, total_return = ?, terminated = ?, truncated = ?, updated_at = ? WHERE id = ?`)
-      .run(steps.length, ret, last?.terminated ? 1 : 0, last?.truncated ? 1 : 0, new Date().toISOString(), episodeId);
+      .run(steps.length, ret, last?.terminated ? 1 : 0, last?.truncated ? 1 : 0, now, episodeId);
+    // Kept in meta (no migration), written only when it changes: most episodes have one reset and
+    // never carry the key, and a step of a long episode does not rewrite a large meta for nothing.
+    if (earlier.length) {
+      const text = JSON.stringify(earlier);
+      this.db.prepare(`UPDATE episodes SET meta = json_set(meta, '$.earlierReturns', json(?)) WHERE id = ? AND json(COALESCE(json_extract(meta, '$.earlierReturns'), 'null')) IS NOT json(?)`).run(text, episodeId, text);
+    } else this.db.prepare(`UPDATE episodes SET meta = json_remove(meta, '$.earlierReturns') WHERE id = ? AND json_type(meta, '$.earlierReturns') IS NOT NULL`).run(episodeId);
   }
 
   setDivergence(episodeId: number, idx: number | null, meta?: Record<string, unknown>): void {

@@ -67,8 +67,9 @@ export function measure(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[];
   const wo = seeds.map((s) => plain.get(s)!);
   const rNoHint = playsNoHint && enough ? mean(wo) : null;
   const rHint = playsHint && enough ? mean(w) : null;
-  let regret: number | null = null;
-  if (enough && playsNoHint && (playsHint || o.hintFailed)) regret = spadeRegret({ hintReturns: w, noHintReturns: wo, hintFailed: o.hintFailed }).regret;
+  // Regret is measured only with both arms played: a game without a hint has none (SPADE's trainer
+  // scores a failed hint generation 0, spadeRegret; a measurement never reads a missing arm as 0).
+  const regret = enough && playsNoHint && playsHint ? spadeRegret({ hintReturns: w, noHintReturns: wo }).regret : null;
   const winRate = rNoHint !== null ? wo.filter((x) => x > 0).length / wo.length : null;
   const total = rows.length;
   let notMeasured: string | null = null;

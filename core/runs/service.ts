@@ -14,7 +14,7 @@ export interface RunServiceDeps {
   db: Db;
   /** Share of each arm's seeds that must play successfully for a number to count (setting runMinSuccess). */
   minShare(): number;
-  /** Names and hints of library versions (hintless versions score SPADE's regret 0). */
+  /** Names and hints of library versions (a hintless version has no regret measured: no hinted arm). */
   catalog: Pick<EnvCatalog, 'byHash'>;
   changed?(runId: string): void;
 }
@@ -99,7 +99,7 @@ export class RunService {
     this.d.changed?.(id);
   }
 
-  /** No hint to play with (none given, none stored): SPADE's "hint generation failed", regret 0, and only the unhinted arm is played. */
+  /** No hint to play with (none given, none stored): SPADE's "hint generation failed": only the unhinted arm is played, and regret is not measured. */
   private hintless(run: Pick<RunRecord, 'config'>, hash: string): boolean {
     return !run.config.hintText && !this.d.catalog.byHash(hash)?.hint;
   }

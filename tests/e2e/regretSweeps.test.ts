@@ -63,7 +63,7 @@ beforeAll(async () => {
   await importGames(ctx.app.services, join(ctx.dataDir, 'zeta'), [
     // Wins on even seeds only: a win rate of 0.5 over seeds 0 and 1.
     { file: 'zeta_parity', src: game('ZetaParityEnv', 'zetapool', 0.3, 'return "done", 1.0 if ok and (self.seed or 0) % 2 == 0 else 0.0, True, False, {}'), hint: 'Even seeds can be won.' },
-    // No hint: SPADE's failed hint generation, regret 0, only the unhinted arm plays.
+    // No hint: only the unhinted arm plays, and its regret is not measured (issue 46: it read 0).
     { file: 'zeta_always', src: game('ZetaAlwaysEnv', 'zetapool', 0.3, 'return "done", 1.0 if ok else 0.0, True, False, {}'), hint: null },
     { file: 'zeta_never', src: game('ZetaNeverEnv', 'zetapool', 0.3, 'return "done", -0.5, True, False, {}'), hint: 'Nothing helps here.' },
   ]);
@@ -121,19 +121,24 @@ describe('regret sweeps in Chromium', () => {
     const { sweep: _s2, run_id: appRun, ...appRest } = fromApp;
     expect(appRest).toEqual(cliRest);
     expect(fromCli.envs.find((e) => e.env === 'ZetaParityEnv')).toMatchObject({ r_hint: 0.5, r_no_hint: 0.5, regret: 0, win_rate_hint: 0.5, win_rate_no_hint: 0.5, returns_hint: [1, 0] });
-    expect(fromCli.envs.find((e) => e.env === 'ZetaAlwaysEnv')).toMatchObject({ hint_failed: true, r_no_hint: 1, regret: 0, win_rate_hint: null, win_rate_no_hint: 1 });
+    expect(fromCli.envs.find((e) => e.env === 'ZetaAlwaysEnv')).toMatchObject({ hint_failed: true, r_hint: null, r_no_hint: 1, regret: null, win_rate_hint: null, win_rate_no_hint: 1 });
+    // The means cover the two games with regret measured, and agree with each other.
+    expect(fromCli.summary).toMatchObject({ envs: 3, measured: 2, no_hint: 1 });
+    expect(fromCli.summary.avg_regret).toBeCloseTo(fromCli.summary.avg_r_hint! - fromCli.summary.avg_r_no_hint!, 12);
     expect(fromCli.envs.find((e) => e.env === 'ZetaNeverEnv')).toMatchObject({ r_hint: -0.5, r_no_hint: -0.5, win_rate_no_hint: 0 });
     // And what the page shows is those numbers.
     for (const e of fromCli.envs) {
       const cells = await report.locator(`[data-testid=regret-row][data-hash="${e.hash}"] td`).allTextContents();
-      expect(cells.slice(0, 6)).toEqual([e.env, e.hint_failed ? 'no hint' : fmt(e.r_hint), fmt(e.r_no_hint), fmt(e.regret), fmt(e.win_rate_hint), fmt(e.win_rate_no_hint)]);
+      expect(cells.slice(0, 6)).toEqual([`${e.env} ${e.hash.slice(0, 8)}`, e.hint_failed ? 'no hint' : fmt(e.r_hint), fmt(e.r_no_hint), e.regret === null ? 'not measured' : fmt(e.regret), fmt(e.win_rate_hint), fmt(e.win_rate_no_hint)]);
     }
     expect(await report.getByTestId('regret-avg').textContent()).toBe(fmt(fromCli.summary.avg_regret));
-    expect(await report.getByTestId('regret-summary').textContent()).toContain(`mean R(hint) ${fmt(fromCli.summary.avg_r_hint)} · mean R(no hint) ${fmt(fromCli.summary.avg_r_no_hint)}`);
-    // The chart: every environment in the bin of regret 0.
+    expect(await report.getByTestId('regret-summary').textContent()).toContain(`mean over those 2: regret ${fmt(fromCli.summary.avg_regret)} · R(hint) ${fmt(fromCli.summary.avg_r_hint)} · R(no hint) ${fmt(fromCli.summary.avg_r_no_hint)}`);
+    expect(await report.getByTestId('regret-unmeasured').textContent()).toContain('2 with regret measured; 1 without a hint: not measured');
+    // The chart: the two measured environments in the bin of regret 0; the game without a hint is not drawn.
     const bins = (await report.getByTestId('regret-chart').getAttribute('data-bins'))!.split(',').map(Number);
-    expect(bins.reduce((a, b) => a + b, 0)).toBe(3);
-    expect(bins[bins.length >> 1]).toBe(3);
+    expect(bins.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(bins[bins.length >> 1]).toBe(2);
+    expect(await report.getByTestId('regret-chart-title').textContent()).toBe('environments by regret (2 of 3; 1 not measured)');
 
     // The run is on the Runs page as the command's is, and opens from the report.
     const row = page.locator(`[data-testid=runs-row][data-run="${appRun}"]`);
@@ -174,12 +179,12 @@ describe('regret sweeps in Chromium', () => {
     expect(r).toMatchObject({ policy: 'model', model: 'stand-in-model', status: 'done', failed: null });
     // Hinted it wins the parity game's even seed; unhinted it never wins: regret 0.5 there, 0 elsewhere.
     expect(r.envs.find((e) => e.env === 'ZetaParityEnv')).toMatchObject({ r_hint: 0.5, r_no_hint: 0, regret: 0.5, win_rate_hint: 0.5, win_rate_no_hint: 0 });
-    expect(r.envs.find((e) => e.env === 'ZetaAlwaysEnv')).toMatchObject({ hint_failed: true, r_no_hint: 0, regret: 0 });
+    expect(r.envs.find((e) => e.env === 'ZetaAlwaysEnv')).toMatchObject({ hint_failed: true, r_no_hint: 0, regret: null });
     const cells = await report.locator(`[data-testid=regret-row][data-hash="${r.envs.find((e) => e.env === 'ZetaParityEnv')!.hash}"] td`).allTextContents();
-    expect(cells.slice(0, 6)).toEqual(['ZetaParityEnv', '0.5', '0', '0.5', '0.5', '0']);
+    expect(cells.slice(0, 6)).toEqual([`ZetaParityEnv ${r.envs.find((e) => e.env === 'ZetaParityEnv')!.hash.slice(0, 8)}`, '0.5', '0', '0.5', '0.5', '0']);
     const bins = (await report.getByTestId('regret-chart').getAttribute('data-bins'))!.split(',').map(Number);
     const zero = bins.length >> 1;
-    expect([bins[zero], bins[zero + 2]]).toEqual([2, 1]);
+    expect([bins[zero], bins[zero + 2]]).toEqual([1, 1]);
     await report.scrollIntoViewIfNeeded();
     await screenshot(page, 'regret-sweep-model-1440');
     expect(ctx.errors).toEqual([]);

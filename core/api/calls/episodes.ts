@@ -351,7 +351,8 @@ export const episodesCalls = {
     output: z.object({
       withHint: armSchema,
       withoutHint: armSchema,
-      regret: z.number(),
+      /** Null ("not measured") without a hinted arm (no hint) or when an arm never returned; never 0 for a missing arm. */
+      regret: z.number().nullable(),
       hintText: z.string().nullable(),
       /** Stopped by episodes.regretCancel: the arms hold the seeds finished before the stop (the same seeds in both). */
       cancelled: z.boolean(),

@@ -162,9 +162,11 @@ export type RegretSweepView = z.infer<typeof regretSweepSchema>;
 const regretEnvSchema = z.object({
   env: z.string(),
   hash: z.string(),
-  r_hint: z.number(),
-  r_no_hint: z.number(),
-  regret: z.number(),
+  /** Null where the arm has no return: no hint (hint_failed), or every episode of the arm failed. */
+  r_hint: z.number().nullable(),
+  r_no_hint: z.number().nullable(),
+  /** "Not measured" (null) unless both arms returned: a game without a hint has no regret, never 0. */
+  regret: z.number().nullable(),
   hint_failed: z.boolean(),
   returns_hint: z.array(z.number()),
   returns_no_hint: z.array(z.number()),
@@ -186,8 +188,11 @@ export const regretReportSchema = z.object({
   budget: z.number().int(),
   status: statusSchema,
   failed: z.string().nullable(),
-  /** Means over the environments with at least one unhinted return: SPADE's env/avg_regret, env/avg_r_hint, env/avg_r_no_hint. */
-  summary: z.object({ envs: z.number().int(), avg_regret: z.number().nullable(), avg_r_hint: z.number().nullable(), avg_r_no_hint: z.number().nullable() }),
+  /**
+   * Means over the `measured` environments (regret measured: both arms returned), all three over the
+   * same ones so that avg_regret = avg_r_hint - avg_r_no_hint; `no_hint` of the `envs` had no hint.
+   */
+  summary: z.object({ envs: z.number().int(), measured: z.number().int(), no_hint: z.number().int(), avg_regret: z.number().nullable(), avg_r_hint: z.number().nullable(), avg_r_no_hint: z.number().nullable() }),
   envs: z.array(regretEnvSchema),
 });
 export type RegretReport = z.infer<typeof regretReportSchema>;

@@ -1,6 +1,8 @@
 import { Suspense, useEffect, useRef } from 'react';
 import { useWorkbench, type Tab } from '../store/workbench';
 import { viewFor } from '../views/registry';
+import { Visible } from './Visible';
+import { visibleText } from './visibleText';
 
 const KIND_LABEL: Record<string, string> = { editor: 'editor', environment: 'library', audit: 'audit', 'write-back': 'write back', 'editor-diff': 'diff', episode: 'episode' };
 
@@ -40,9 +42,11 @@ export function MainArea() {
             className={`tab ${t.id === active ? 'active' : ''}`}
             onClick={() => activate(t.id)}
             onAuxClick={(e) => e.button === 1 && close(t.id)}
-            title={t.title}
+            title={visibleText(t.title)}
           >
-            <span className="tab-title">{t.title}</span>
+            <span className="tab-title">
+              <Visible text={t.title} />
+            </span>
             {hints.has(t.id) ? <span className="tab-kind">· {hints.get(t.id)}</span> : null}
             {t.dirty ? <span className="dirty-dot" aria-label="unsaved" title="Unsaved changes">●</span> : null}
             <button

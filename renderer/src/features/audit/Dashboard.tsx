@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { CallOutput, EventPayload } from '../../../../core/api';
 import { backend } from '../../store/app';
 import { useCall } from '../../store/useCall';
@@ -80,6 +80,30 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
     });
   }, [run]);
 
+  // The counts follow every audit stored and every library change, not only the pool's batches: an
+  // environment fixed and audited again from its own page (or a new version saved, which changes the
+  // head versions counted) moves the header at once, without a reload. A burst comes in as one read.
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        void refresh();
+        // The list of a picked check's failing environments follows too (the fixed one leaves it).
+        if (pickedRef.current) void pickRef.current(pickedRef.current);
+      }, 250);
+    };
+    const offRun = backend().on('audit.runProgress', (p) => p.state === 'done' && soon());
+    const offMemory = backend().on('memory.changed', soon);
+    const offSweep = backend().on('audit.sweepProgress', (p) => p.state !== 'running' && soon());
+    return () => {
+      clearTimeout(timer);
+      offRun();
+      offMemory();
+      offSweep();
+    };
+  }, [refresh]);
+
   useEffect(() => {
     void refresh();
     let last = 0;
@@ -107,6 +131,11 @@ export function AuditDashboard(_: ViewProps<'audit-dashboard'>) {
       const rows = await Promise.all(ids.slice(0, 100).map(async (eid) => ({ id: eid, name: (await backend().call('memory.get', { id: eid })).name })));
       setEnvs(rows);
     });
+
+  const pickedRef = useRef(picked);
+  pickedRef.current = picked;
+  const pickRef = useRef(pick);
+  pickRef.current = pick;
 
   // Running from the click on, not from the first finished environment.
   const start = () =>

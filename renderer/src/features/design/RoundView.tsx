@@ -8,6 +8,7 @@ import { openEditor } from '../editor/open';
 import { openRuns } from '../runs/open';
 import { FrontierChart, type ChartPoint } from './FrontierChart';
 import { runOnText } from '../../components/RunOnPicker';
+import { Visible } from '../../components/Visible';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -211,7 +212,7 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
           </>
         ) : null}
       </h4>
-      {a.rejected_because ? <div className="design-bad">Rejected: {a.rejected_because}</div> : <div className="design-ok">Accepted{game.hint ? `; hint: ${game.hint}` : game.hint_error ? `; no hint (${game.hint_error})` : ''}</div>}
+      {a.rejected_because ? <div className="design-bad">Rejected: {a.rejected_because}</div> : <div className="design-ok" data-testid="design-accepted">Accepted{game.hint ? <>; hint: <Visible text={game.hint} /></> : game.hint_error ? `; no hint (${game.hint_error})` : ''}</div>}
       {accepted && game.hint_leak ? (
         <div className={`design-verdict-${game.hint_leak.status}`} data-testid="design-hint-leak" title="The workbench's hint-leak check of the hint written after acceptance; not part of SPADE's verdict">
           <span className="mono">hint-leak</span> {game.hint_leak.status}: {game.hint_leak.message}

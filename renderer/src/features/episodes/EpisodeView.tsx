@@ -4,9 +4,10 @@ import type { ViewProps } from '../../views/registry';
 import { ActionBar, ModelTurns, RunBar } from './Controls';
 import { LineChart } from './ReturnChart';
 import { StepPanel } from './StepPanel';
-import { openPair } from './store';
+import { openPair, returnNote } from './store';
 import { useEpisode, type EpisodeController } from './useEpisode';
 import { WorkProgress } from './WorkProgress';
+import { Visible } from '../../components/Visible';
 
 export function Timeline({ ctl, testId = 'timeline' }: { ctl: EpisodeController; testId?: string }) {
   const n = ctl.steps.length;
@@ -70,10 +71,18 @@ export function EpisodeView({ tab }: ViewProps<'episode'>) {
   return (
     <div className="ep-view" data-testid="episode-view" data-episode={ctl.id} data-steps={ctl.steps.length}>
       <div className="ep-header">
-        <strong>{ep.envName ?? ep.className}</strong>
+        <strong>
+          <Visible text={ep.envName ?? ep.className} />
+        </strong>
         <span className="muted">
           #{ep.id} · seed {ep.seed ?? 'None'} · hint {ep.hintEnabled ? 'on' : 'off'} · budget {ep.maxTurns} · {ep.runtime} · {ep.origin} · return{' '}
           <b data-testid="episode-return">{ep.totalReturn}</b>
+          {returnNote(ep) ? (
+            <span data-testid="episode-return-note" title="Each reset starts a new return; the episode's return is the last one's (as SPADE scores one reset's play)">
+              {' '}
+              ({returnNote(ep)})
+            </span>
+          ) : null}
           {ep.terminated ? ' · terminated' : ep.truncated ? ' · truncated' : ''} · {ep.live ? 'live' : 'recorded'}
           {ctl.lastStepMs !== null ? ` · last step ${ctl.lastStepMs.toFixed(1)} ms` : ''}
         </span>

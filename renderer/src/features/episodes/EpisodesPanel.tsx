@@ -1,12 +1,14 @@
 import { useEffect, useState } from 'react';
 import type { CallOutput, EnvSummary } from '../../../../core/api';
-import { backend } from '../../store/app';
+import { backend, useApp } from '../../store/app';
 import { attempt, orWhen } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { EpisodeFiltersBar } from './EpisodeFilters';
 import { ProgressLine } from '../../components/ProgressLine';
 import { useOpening } from './useOpening';
-import { episodeTitle, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+import { episodeTitle, returnNote, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
+import { Visible } from '../../components/Visible';
+import { visibleText } from '../../components/visibleText';
 
 /** The Import section's wait, shown under its button rather than under Play. */
 const IMPORTING = 'Importing and replaying';
@@ -33,6 +35,8 @@ export function EpisodesPanel() {
   const [seed, setSeed] = useState(0);
   const [hint, setHint] = useState(false);
   const [budget, setBudget] = useState<number | ''>('');
+  // The budget an episode gets when the box is empty: the engine's (Settings), never a number of its own.
+  const defaultBudget = useApp((s) => s.settings?.maxTurns ?? null);
   // The panel's one line (ep-msg) says what the last action did, or why it failed.
   const { busy: busyLabel, error, setError, run } = useCall('episodes');
   const busy = busyLabel !== null;
@@ -69,7 +73,7 @@ export function EpisodesPanel() {
         <select value={hash} onChange={(e) => setHash(e.target.value)} data-testid="ep-env" aria-label="Environment">
           {envs.map((e) => (
             <option key={e.hash} value={e.hash}>
-              {e.name} · {e.skill ?? e.kind} · {e.hash.slice(0, 8)}
+              {visibleText(e.name)} · {e.skill ?? e.kind} · {e.hash.slice(0, 8)}
             </option>
           ))}
         </select>
@@ -78,7 +82,16 @@ export function EpisodesPanel() {
             seed <input type="number" min={0} value={seed} onChange={(e) => setSeed(Number(e.target.value))} data-testid="ep-seed" />
           </label>
           <label>
-            budget <input type="number" min={1} placeholder="25" value={budget} onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} />
+            budget{' '}
+            <input
+              type="number"
+              min={1}
+              placeholder={defaultBudget !== null ? String(defaultBudget) : ''}
+              title={`Agent turns; empty: the default from Settings${defaultBudget !== null ? ` (${defaultBudget})` : ''}`}
+              value={budget}
+              onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))}
+              data-testid="ep-budget"
+            />
           </label>
           <label title="SPADE's hinted play: the first observation gets the environment's hint">
             <input type="checkbox" checked={hint} onChange={(e) => setHint(e.target.checked)} data-testid="ep-hint" /> hint
@@ -224,10 +237,19 @@ export function EpisodesPanel() {
         <ul className="ep-list" data-testid="ep-list">
           {rows.map((e) => (
             <li key={e.id} onClick={() => openEpisode(e)} data-testid="ep-item" data-id={e.id} title={e.label}>
-              <span className="ep-name">{episodeTitle(e)}</span>
+              <span className="ep-name">
+                <Visible text={episodeTitle(e)} />
+              </span>
               <span className="muted">
                 {e.origin} · {typeof e.policy.kind === 'string' ? `${e.policy.kind} · ` : ''}
-                {e.stepCount} steps · return {e.totalReturn} · {e.createdAt.slice(0, 10)}
+                {e.stepCount} steps · return <span data-testid="ep-item-return">{e.totalReturn}</span>
+                {returnNote(e) ? (
+                  <span className="ep-return-note" data-testid="ep-item-return-note" title="Each reset starts a new return; the episode's return is the last one's (as SPADE scores one reset's play)">
+                    {' '}
+                    ({returnNote(e)})
+                  </span>
+                ) : null}{' '}
+                · {e.createdAt.slice(0, 10)}
                 {e.divergenceStep !== null ? ` · diverges @${e.divergenceStep}` : ''}
                 {e.live ? ' · live' : ''}
               </span>

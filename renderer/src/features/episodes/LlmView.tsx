@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CallOutput } from '../../../../core/api';
 import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models';
 import type { ViewProps } from '../../views/registry';
-import { backend } from '../../store/app';
+import { backend, useApp } from '../../store/app';
 import { attempt } from '../../store/report';
 import { openEpisode } from './store';
 import { subscribeJobs, useJobs } from '../jobs/store';
@@ -131,6 +131,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
   const [seeds, setSeeds] = useState(1);
   const [start, setStart] = useState(0);
   const [budget, setBudget] = useState<number | ''>('');
+  const defaultBudget = useApp((s) => s.settings?.maxTurns ?? null);
   const [ping, setPing] = useState<string | null>(null);
   const [run, setRun] = useState<Run | null>(null);
   const [shownSeed, setShownSeed] = useState<number | null>(null);
@@ -243,7 +244,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
         {scope === 'search' ? <input value={query} placeholder="query (empty: whole library)" onChange={(e) => setQuery(e.target.value)} style={{ width: 200 }} data-testid="llm-query" /> : null}
         <SeedRange seeds={seeds} setSeeds={setSeeds} start={start} setStart={setStart} testId="llm-seeds" />
         <label>
-          budget <input type="number" min={1} value={budget} placeholder="30" onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 60 }} />
+          budget <input type="number" min={1} value={budget} placeholder={defaultBudget !== null ? String(defaultBudget) : ''} onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 60 }} />
         </label>
         <button className="primary" disabled={busy || !ep.model} onClick={() => void go(false)} data-testid="llm-play">
           {busy ? 'Playing…' : 'Play with and without the hint'}

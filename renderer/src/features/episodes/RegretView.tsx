@@ -84,12 +84,13 @@ export function RegretView({ tab }: ViewProps<'episode-regret'>) {
               setR(result);
               // A finished run is the environment's measured regret: the library shows it from now on.
               // Through the entity store, so the library and an open detail tab show the new stats at once.
-              if (!result.cancelled) {
+              if (!result.cancelled && result.regret === null) setStored(result.hintText === null ? 'Regret not measured: this environment has no hint, so there is no hinted arm (nothing stored).' : 'Regret not measured: an arm has no return (nothing stored).');
+              else if (!result.cancelled && result.regret !== null) {
                 const kept = await environments.setStats(
                   { hash: tab.target.hash, regret: result.regret, rHint: result.withHint.mean, rNoHint: result.withoutHint.mean, winRate: result.withoutHint.solveRate },
                   { show: setError },
                 );
-                if (kept) setStored(`Stored as the environment's stats (regret ${result.regret.toFixed(3)}).`);
+                if (kept) setStored(`Stored as the environment's stats (regret ${fmt(result.regret)}).`);
               }
             });
           }}

@@ -1,6 +1,7 @@
 import { memo } from 'react';
 import type { StepDetail, StepView } from '../../../../core/api/calls/episodes';
 import { StateTree } from './StateTree';
+import { Visible } from '../../components/Visible';
 
 function Flags({ s }: { s: StepView }) {
   return (
@@ -40,8 +41,8 @@ export const StepPanel = memo(function StepPanel({ detail, compact = false }: { 
       </div>
       {s.kind === 'step' ? (
         <div className="ep-action">
-          <span className="muted">action</span> <code data-testid="step-action">{s.action}</code>
-          {s.rawAction ? <details><summary className="muted">agent text</summary><pre>{s.rawAction}</pre></details> : null}
+          <span className="muted">action</span> <code data-testid="step-action"><Visible text={s.action} /></code>
+          {s.rawAction ? <details><summary className="muted">agent text</summary><pre><Visible text={s.rawAction} /></pre></details> : null}
         </div>
       ) : null}
       {s.error ? (
@@ -54,13 +55,15 @@ export const StepPanel = memo(function StepPanel({ detail, compact = false }: { 
       <pre className="ep-obs" data-testid="step-observation">
         {hinted && s.observation !== null && s.agentObservation!.startsWith(s.observation) ? (
           <>
-            {s.observation}
-            <mark className="ep-hint-text" data-testid="injected-hint">{s.agentObservation!.slice(s.observation.length)}</mark>
+            <Visible text={s.observation} />
+            <mark className="ep-hint-text" data-testid="injected-hint"><Visible text={s.agentObservation!.slice(s.observation.length)} /></mark>
           </>
         ) : hinted ? (
-          s.agentObservation
+          <Visible text={s.agentObservation} />
+        ) : s.observation === null ? (
+          '(none)'
         ) : (
-          (s.observation ?? '(none)')
+          <Visible text={s.observation} />
         )}
       </pre>
       {!compact && detail.observationDiff.some((o) => o.op !== '=') ? (
@@ -70,7 +73,7 @@ export const StepPanel = memo(function StepPanel({ detail, compact = false }: { 
             {detail.observationDiff.map((o, i) => (
               <div key={i} className={o.op === '+' ? 'add' : o.op === '-' ? 'del' : 'same'}>
                 {o.op === '=' ? '  ' : `${o.op} `}
-                {o.text}
+                <Visible text={o.text} />
               </div>
             ))}
           </pre>

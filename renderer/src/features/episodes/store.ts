@@ -88,6 +88,22 @@ export function episodeTitle(e: Pick<EpisodeSummary, 'id' | 'envName' | 'classNa
   return `#${e.id} ${e.envName ?? e.className ?? 'episode'} s${e.seed ?? '?'}${e.hintEnabled ? ' +hint' : ''}`;
 }
 
+/** The returns of the segments before the last reset (core/episodes/store.ts refreshTotals keeps them). */
+export function earlierReturns(e: Pick<EpisodeSummary, 'meta'>): number[] {
+  const r = e.meta.earlierReturns;
+  return Array.isArray(r) ? r.filter((x): x is number => typeof x === 'number') : [];
+}
+
+/**
+ * What "return" means for an episode that was reset again: the return counts from the last reset
+ * (SPADE scores one episode from one reset), and the earlier segments' returns are said, not lost.
+ */
+export function returnNote(e: Pick<EpisodeSummary, 'meta'>): string | null {
+  const earlier = earlierReturns(e);
+  if (!earlier.length) return null;
+  return `since reset ${earlier.length + 1}; before: ${earlier.map((x) => String(Math.round(x * 1000) / 1000)).join(', ')}`;
+}
+
 export function openEpisode(e: Pick<EpisodeSummary, 'id' | 'envName' | 'className' | 'seed' | 'hintEnabled'>): void {
   useWorkbench.getState().openTab({ kind: 'episode', episodeId: e.id }, episodeTitle(e));
 }

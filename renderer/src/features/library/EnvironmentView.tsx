@@ -11,6 +11,8 @@ import { envActions } from '../../views/envActions';
 import { loadAudit, useAuditResults } from '../../store/auditResults';
 import { environments, useEnvironment } from '../../store/environments';
 import { attempt } from '../../store/report';
+import { Visible } from '../../components/Visible';
+import { useWorkbench } from '../../store/workbench';
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -108,7 +110,7 @@ export function EnvironmentView({ tab }: ViewProps<'environment'>) {
 }
 
 /** The stored audit of the head version, as a verdict with its failing checks. */
-function AuditVerdict({ hash }: { hash: string }) {
+function AuditVerdict({ hash, envId, name }: { hash: string; envId: number; name: string }) {
   const audit = useAuditResults((s) => s.byHash[hash]);
   useEffect(() => {
     if (audit === undefined) void attempt('library', 'Stored audit', () => loadAudit(hash), { quiet: 'warn' });
@@ -118,7 +120,15 @@ function AuditVerdict({ hash }: { hash: string }) {
   const failing = audit.checks.filter((c) => c.status === 'fail').map((c) => c.id);
   return (
     <span data-testid="env-verdict">
-      <span className={`audit-badge ${audit.verdict}`}>{audit.verdict}</span> {failing.length ? <span className="muted">fails {failing.join(', ')}</span> : null}
+      <button
+        className={`audit-badge ${audit.verdict}`}
+        title="Open the audit: every check with its evidence"
+        data-testid="env-verdict-open"
+        onClick={() => useWorkbench.getState().openTab({ kind: 'audit', envId }, `Audit: ${name}`)}
+      >
+        {audit.verdict}
+      </button>{' '}
+      {failing.length ? <span className="muted">fails {failing.join(', ')}</span> : null}
     </span>
   );
 }
@@ -141,7 +151,7 @@ function EnvironmentDetail({ env, id, notes, setNotes, newTag, setNewTag, shown,
     <div className="env-view" data-testid="environment-view">
       <div className="env-side">
         <header className="env-head">
-          <h2 data-testid="env-name">{env.name}</h2>
+          <h2 data-testid="env-name"><Visible text={env.name} /></h2>
           <div className="muted">
             {env.kind} · {env.skill ?? 'no skill'} {env.rolloutStep !== null ? `· step ${env.rolloutStep}` : ''}
           </div>
@@ -191,11 +201,16 @@ function EnvironmentDetail({ env, id, notes, setNotes, newTag, setNewTag, shown,
         </section>
         <section>
           <h3>Audit (head version)</h3>
-          <AuditVerdict hash={env.hash} />
+          <AuditVerdict hash={env.hash} envId={id} name={env.name} />
         </section>
         <section>
           <h3>Hint</h3>
-          {env.hint ? <p className="env-hint" data-testid="env-hint">{env.hint}</p> : <p className="muted">No hint.</p>}
+          {env.hint ? <p className="env-hint" data-testid="env-hint">
+              {/* One child: .env-hint is also the editor's flex column, which would put each token on a line of its own. */}
+              <span>
+                <Visible text={env.hint} />
+              </span>
+            </p> : <p className="muted">No hint.</p>}
           {env.hints.length > 1 ? <div className="muted">{env.hints.length} hint versions</div> : null}
         </section>
         <section>

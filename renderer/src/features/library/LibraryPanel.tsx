@@ -8,6 +8,8 @@ import { openEnvironment } from './open';
 import { ImportDialog } from './ImportDialog';
 import { environments, useEnvironments, watchEnvironments } from '../../store/environments';
 import { attempt } from '../../store/report';
+import { Visible } from '../../components/Visible';
+import { visibleText } from '../../components/visibleText';
 
 const ROW_HEIGHT = 26;
 
@@ -22,7 +24,7 @@ function SortHeader({ field, label, className, name = label }: { field: MemorySo
       title={`Sort by ${name}`}
     >
       {label}
-      {active ? (sort.dir === 'asc' ? ' ▲' : ' ▼') : ''}
+      {active ? (sort.dir === 'asc' ? '▴' : '▾') : ''}
     </button>
   );
 }
@@ -49,21 +51,23 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       aria-rowindex={index + 1}
       data-testid="library-row"
       onClick={(e) => (e.ctrlKey || e.metaKey ? toggle(env.id) : openEnvironment(env.id, env.name))}
-      title={`${env.name}${env.skill ? ` · ${env.skill}` : ''} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${snippet.text}` : ''}`}
+      title={`${visibleText(env.name)}${env.skill ? ` · ${env.skill}` : ''} · ${env.hash.slice(0, 12)}${env.rejected ? ` · rejected (${env.rejectionStage ?? '?'})` : ''}${snippet ? `\n${snippet.field} line ${snippet.line}: ${visibleText(snippet.text)}` : ''}`}
     >
       <input type="checkbox" aria-label={`Select ${env.name}`} checked={selected} onClick={(e) => e.stopPropagation()} onChange={(e) => toggle(env.id, e.target.checked)} />
       <span className="lib-name">
         {env.seed ? <span className="lib-seed" title="Seed">★</span> : null}
         {env.kind === 'tool-use' ? <span className="lib-kind" title="Tool use">⚙</span> : null}
-        {env.name}
+        <Visible text={env.name} />
         {env.flags.length ? <span className="lib-flag" title={env.flags.join(', ')}> ⚠</span> : null}
       </span>
       {snippet ? (
         <span className="lib-skill lib-snippet" data-testid="library-snippet" data-field={snippet.field}>
           {/* The column is narrow: start at the match (the tooltip has the whole line). */}
           {snippet.start > 0 ? '…' : ''}
-          <mark>{snippet.text.slice(snippet.start, snippet.end)}</mark>
-          {snippet.text.slice(snippet.end)}
+          <mark>
+            <Visible text={snippet.text.slice(snippet.start, snippet.end)} />
+          </mark>
+          <Visible text={snippet.text.slice(snippet.end)} />
         </span>
       ) : (
         <span className="lib-skill muted">{env.skill ?? '–'}</span>
@@ -211,8 +215,15 @@ function Facets() {
                 {k} {facets?.kinds.find((f) => f.value === k)?.count.toLocaleString() ?? ''}
               </button>
             ))}
-            <button className={`chip ${filters.seed ? 'on' : ''}`} onClick={() => setFilters({ seed: filters.seed ? undefined : true })} data-testid="library-filter-seeds">
-              ★ seeds {facets ? facets.seeds.toLocaleString() : ''}
+            {/* A filter, worded and drawn as one (a check, "only"), so it is not taken for the ★ Seed action that marks environments. */}
+            <button
+              className={`chip ${filters.seed ? 'on' : ''}`}
+              onClick={() => setFilters({ seed: filters.seed ? undefined : true })}
+              aria-pressed={filters.seed === true}
+              title="Show only seed environments (a filter; it changes no environment)"
+              data-testid="library-filter-seeds"
+            >
+              {filters.seed ? '☑' : '☐'} seeds only {facets ? `(${facets.seeds.toLocaleString()})` : ''}
             </button>
             {filters.audit ? (
               <button className="chip on" onClick={() => setFilters({ audit: undefined })} title="Remove the audit filter" data-testid="library-filter-audit">
@@ -290,13 +301,18 @@ function BulkBar() {
   return (
     <div className="lib-bulk" data-testid="library-bulk">
       <span>{ids.length.toLocaleString()} selected</span>
-      <button onClick={() => void environments.setSeed(ids, true)}>★ Seed</button>
+      <button onClick={() => void environments.setSeed(ids, true)} title="Mark the selected environments as seeds" data-testid="library-bulk-seed">
+        ★ Seed
+      </button>
       <button onClick={() => void environments.setSeed(ids, false)}>Unseed</button>
-      <input placeholder="tag" value={tag} onChange={(e) => setTag(e.target.value)} aria-label="Tag to apply" data-testid="library-bulk-tag" />
-      <button disabled={!validTag} onClick={() => void environments.tag(ids, { add: [tag.trim()] })}>
+      {/* The tag box is labelled where it stands, and a disabled + Tag says what it waits for. */}
+      <label className="lib-bulk-tag">
+        Tag <input placeholder="name" value={tag} onChange={(e) => setTag(e.target.value)} aria-label="Tag to apply" data-testid="library-bulk-tag" />
+      </label>
+      <button disabled={!validTag} title={validTag ? `Add the tag "${tag.trim()}" to the selected environments` : 'Type a tag name in the Tag box first (no spaces or commas)'} data-testid="library-bulk-tag-add" onClick={() => void environments.tag(ids, { add: [tag.trim()] })}>
         + Tag
       </button>
-      <button disabled={!validTag} onClick={() => void environments.tag(ids, { remove: [tag.trim()] })}>
+      <button disabled={!validTag} title={validTag ? `Remove the tag "${tag.trim()}" from the selected environments` : 'Type a tag name in the Tag box first'} onClick={() => void environments.tag(ids, { remove: [tag.trim()] })}>
         − Tag
       </button>
       <button className="link" onClick={clear}>

@@ -1,12 +1,13 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { CallOutput, EventPayload } from '../../../../core/api';
-import { backend } from '../../store/app';
+import { backend, useApp } from '../../store/app';
 import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { seconds } from '../../components/ProgressLine';
 import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
+import { sameNames, VersionName } from '../../components/VersionName';
 import { ModelSettings, NO_CHANGES, settingsText, withSettings, type ModelSettingsValue } from './ModelSettings';
 import './regret.css';
 import { modelKey, savedModels, type ModelPolicy } from './savedModels';
@@ -18,13 +19,24 @@ type Report = CallOutput<'runs.sweepReport'>;
 /** Numbers as the Runs page writes them: three decimals at most, a dash for none. */
 export const fmt = (x: number | null | undefined) => (x === null || x === undefined ? '–' : (Math.round(x * 1000) / 1000).toString());
 
+/** A whole number of at least `min` as typed, else null (empty, negative, fractional, not a number). */
+export function wholeNumber(text: string, min: number): number | null {
+  const t = text.trim();
+  if (!/^-?\d+$/.test(t)) return null;
+  const n = Number(t);
+  return Number.isSafeInteger(n) && n >= min ? n : null;
+}
+
 function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: boolean; openRun(): void }) {
   const [r, setR] = useState<Report | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     void attempt('runs', 'Regret sweep report', () => backend().call('runs.sweepReport', { sweepId }), { show: setError }).then((x) => x && setR(x));
   }, [sweepId]);
-  const regrets = useMemo(() => (r ? r.envs.filter((e) => e.returns_no_hint.length > 0).map((e) => e.regret) : []), [r]);
+  // Only measured regrets are drawn: an environment without a hinted arm has none (not a 0).
+  const regrets = useMemo(() => (r ? r.envs.flatMap((e) => (e.regret === null ? [] : [e.regret])) : []), [r]);
+  // Two versions with the same class name are told apart by their hash (shown beside the name).
+  const names = useMemo(() => sameNames((r?.envs ?? []).map((e) => e.env)), [r]);
   if (error) return <p className="audit-error">{error}</p>;
   if (!r) return <p className="muted">Loading the report…</p>;
   const s = r.summary;
@@ -32,7 +44,14 @@ function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: b
     <div className="regret-report" data-testid="regret-report">
       <p className="regret-summary" data-testid="regret-summary">
         {partial ? <b>So far: </b> : null}
-        {s.envs} environment{s.envs === 1 ? '' : 's'} · mean regret <b data-testid="regret-avg">{fmt(s.avg_regret)}</b> · mean R(hint) {fmt(s.avg_r_hint)} · mean R(no hint) {fmt(s.avg_r_no_hint)} · budget {r.budget} turns · run{' '}
+        {s.envs} environment{s.envs === 1 ? '' : 's'}
+        {s.measured < s.envs ? (
+          <span data-testid="regret-unmeasured">
+            {' '}
+            ({s.measured} with regret measured{s.no_hint ? `; ${s.no_hint} without a hint: not measured` : ''})
+          </span>
+        ) : null}{' '}
+        · mean{s.measured < s.envs ? ` over those ${s.measured}` : ''}: regret <b data-testid="regret-avg">{fmt(s.avg_regret)}</b> · R(hint) {fmt(s.avg_r_hint)} · R(no hint) {fmt(s.avg_r_no_hint)} · budget {r.budget} turns · run{' '}
         <button className="ep-link" onClick={openRun} data-testid="regret-open-run">
           {r.run_id}
         </button>{' '}
@@ -56,11 +75,13 @@ function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: b
             <tbody>
               {r.envs.map((e) => (
                 <tr key={e.hash} data-testid="regret-row" data-hash={e.hash}>
-                  <td title={e.hash}>{e.env}</td>
+                  <td title={e.hash}>
+                    <VersionName name={e.env} hash={e.hash} twin={names.has(e.env)} />
+                  </td>
                   <td className="num">{e.hint_failed ? 'no hint' : fmt(e.r_hint)}</td>
                   <td className="num">{fmt(e.r_no_hint)}</td>
-                  <td className="num">
-                    <b>{fmt(e.regret)}</b>
+                  <td className="num" data-testid="regret-cell" title={e.regret === null ? notMeasuredWhy(e) : undefined}>
+                    {e.regret === null ? <span className="muted">not measured</span> : <b>{fmt(e.regret)}</b>}
                   </td>
                   <td className="num">{fmt(e.win_rate_hint)}</td>
                   <td className="num">{fmt(e.win_rate_no_hint)}</td>
@@ -74,12 +95,21 @@ function ReportView({ sweepId, partial, openRun }: { sweepId: string; partial: b
           </table>
         </div>
         <div className="regret-chart-box">
-          <div className="ep-section-title">environments by regret ({regrets.length})</div>
+          <div className="ep-section-title" data-testid="regret-chart-title">
+            environments by regret ({regrets.length}
+            {regrets.length < r.envs.length ? ` of ${r.envs.length}; ${r.envs.length - regrets.length} not measured` : ''})
+          </div>
           <RegretHistogram regrets={regrets} testId="regret-chart" />
         </div>
       </div>
     </div>
   );
+}
+
+/** Why an environment of a report has no regret (as the command line says it, core/episodes/regretReport.ts). */
+function notMeasuredWhy(e: Report['envs'][number]): string {
+  if (e.hint_failed) return 'Not measured: no hint, so no hinted arm';
+  return !e.returns_hint.length ? 'Not measured: no hinted episode returned' : 'Not measured: no unhinted episode returned';
 }
 
 function SweepItem({ s, heardAt, open, onToggle, openRun }: { s: Sweep; heardAt: number; open: boolean; onToggle(): void; openRun(id: string): void }) {
@@ -130,9 +160,15 @@ const SHOWN = 4;
  */
 export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void; /** Each time the list is read or a sweep moves (the Runs table follows their states). */ onSweeps?(sweeps: readonly Sweep[]): void }) {
   const [query, setQuery] = useState('');
-  const [seeds, setSeeds] = useState(2);
-  const [seedStart, setSeedStart] = useState(0);
-  const [budget, setBudget] = useState<number | ''>('');
+  // What was typed, as typed: a negative or fractional count is refused in words at Start, never
+  // silently turned into another number (a typed -3 became 1).
+  const [seedsText, setSeeds] = useState('2');
+  const [seedStartText, setSeedStart] = useState('0');
+  const [budgetText, setBudget] = useState('');
+  const defaultBudget = useApp((s) => s.settings?.maxTurns ?? null);
+  const seeds = wholeNumber(seedsText, 1);
+  const seedStart = wholeNumber(seedStartText, 0);
+  const budget = budgetText.trim() === '' ? '' : wholeNumber(budgetText, 1);
   const [choice, setChoice] = useState<PolicyChoice>('solution');
   const [randomSeed, setRandomSeed] = useState<number | ''>(0);
   const [modelPick, setModelPick] = useState('');
@@ -170,6 +206,9 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
 
   const start = () => {
     if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');
+    if (seeds === null) return setError(`Seeds must be a whole number of at least 1 (not "${seedsText}").`);
+    if (seedStart === null) return setError(`First seed must be a whole number of at least 0 (not "${seedStartText}").`);
+    if (budget === null) return setError(`Budget must be a whole number of turns, at least 1 (not "${budgetText}"), or empty for the default.`);
     const policy = choice === 'model' ? withSettings(model!, settings) : choice === 'random' ? { kind: 'random' as const, ...(randomSeed !== '' ? { seed: randomSeed } : {}) } : { kind: 'solution' as const };
     void run('Start the regret sweep', () => backend().call('runs.sweepStart', { query: query.trim(), seeds, seedStart, ...(budget !== '' ? { maxTurns: budget } : {}), policy, target })).then((s) => s && upsert(s));
   };
@@ -179,6 +218,9 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
       <h3>Regret sweep over a pool</h3>
       <form
         className="sweep-form"
+        // The browser's own check of min=1 would stop the submit without a word (and a person would
+        // not know why nothing started): Start checks the numbers itself and says what is wrong.
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           start();
@@ -190,15 +232,15 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
         </label>
         <label>
           Seeds
-          <input className="regret-num" type="number" min={1} value={seeds} onChange={(e) => setSeeds(Math.max(1, Math.floor(Number(e.target.value) || 1)))} data-testid="regret-seeds" />
+          <input className="regret-num" type="number" min={1} step={1} value={seedsText} aria-invalid={seeds === null} onChange={(e) => setSeeds(e.target.value)} data-testid="regret-seeds" />
         </label>
         <label>
           First seed
-          <input className="regret-num" type="number" min={0} value={seedStart} onChange={(e) => setSeedStart(Math.max(0, Math.floor(Number(e.target.value) || 0)))} data-testid="regret-seed-start" />
+          <input className="regret-num" type="number" min={0} step={1} value={seedStartText} aria-invalid={seedStart === null} onChange={(e) => setSeedStart(e.target.value)} data-testid="regret-seed-start" />
         </label>
         <label>
           Budget
-          <input className="regret-num" type="number" min={1} value={budget} placeholder="30" onChange={(e) => setBudget(e.target.value === '' ? '' : Math.max(1, Math.floor(Number(e.target.value))))} />
+          <input className="regret-num" type="number" min={1} step={1} value={budgetText} aria-invalid={budget === null} placeholder={defaultBudget !== null ? String(defaultBudget) : ''} title="Empty: the default from Settings" onChange={(e) => setBudget(e.target.value)} data-testid="regret-budget" />
         </label>
         <label>
           Policy

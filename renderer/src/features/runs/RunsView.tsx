@@ -7,6 +7,8 @@ import type { ViewProps } from '../../views/registry';
 import { openEpisode, openPair } from '../episodes/store';
 import { useRunPick } from './open';
 import { RegretSweeps } from '../regret/RegretSweeps';
+import { sameNames, VersionName } from '../../components/VersionName';
+import { visibleText } from '../../components/visibleText';
 
 type RunRow = CallOutput<'runs.list'>['rows'][number];
 
@@ -120,7 +122,7 @@ function RunTable({ rows, a, b, pick, elsewhere }: { rows: RunRow[]; a: string |
             <td>
               <input type="radio" name="run-b" aria-label={`B: ${r.id}`} checked={r.id === b} onChange={() => pick(a === r.id ? null : a, r.id)} data-testid="runs-pick-b" />
             </td>
-            <td className="mono">{r.id}</td>
+            <td className="mono nowrap">{r.id}</td>
             <td>{r.startedAt.slice(0, 16).replace('T', ' ')}</td>
             <td>{r.model}</td>
             <td>
@@ -180,6 +182,7 @@ function useRun(id: string): RunView | null {
 function Detail({ id }: { id: string }) {
   const v = useRun(id);
   if (!v) return null;
+  const twins = sameNames(v.envs.map((e) => e.envName));
   return (
     <div className="runs-section" data-testid="runs-detail">
       <h3>
@@ -204,11 +207,13 @@ function Detail({ id }: { id: string }) {
         </thead>
         <tbody>
           {v.envs.map((e) => (
-            <tr key={e.envHash}>
-              <td>{e.envName ?? e.envHash.slice(0, 12)}</td>
+            <tr key={e.envHash} data-testid="runs-env-row">
+              <td>
+                <VersionName name={e.envName ?? e.envHash.slice(0, 12)} hash={e.envHash} twin={twins.has(e.envName ?? '')} />
+              </td>
               <td className="num" data-testid="runs-env-regret">
                 {e.hintFailed ? (
-                  <span className="muted" title="This version has no hint, so only its unhinted arm is played; SPADE scores it as a failed hint generation (regret 0)">
+                  <span className="muted" title="This version has no hint, so only its unhinted arm is played: regret is not measured (SPADE's trainer would score a failed hint generation 0)">
                     no hint arm
                   </span>
                 ) : (
@@ -243,7 +248,7 @@ function Detail({ id }: { id: string }) {
   );
 }
 
-/** One side's regret in the comparison: a version without a hint has no hinted arm to compare (SPADE scores it 0). */
+/** One side's regret in the comparison: a version without a hint has no hinted arm, so no regret to compare. */
 function sideRegret(m: CompareRow['a']): string {
   return !m ? '—' : m.hintFailed ? 'no hint arm' : m.notMeasured ? 'not measured' : fmt(m.regret);
 }
@@ -264,7 +269,7 @@ function Scatter({ rows, a, b }: { rows: CompareRow[]; a: string; b: string }) {
       <line x1={pad} y1={S - at(0)} x2={S - pad} y2={S - at(0)} stroke="var(--border)" />
       {pts.map((r) => (
         <circle key={r.envHash} cx={at(r.a!.regret!)} cy={S - at(r.b!.regret!)} r={4} fill="#2f7ed8" opacity={0.75}>
-          <title>{`${r.envName ?? r.envHash.slice(0, 12)}: A ${fmt(r.a!.regret)} · B ${fmt(r.b!.regret)}`}</title>
+          <title>{`${visibleText(r.envName ?? '')} ${r.envHash.slice(0, 8)}: A ${fmt(r.a!.regret)} · B ${fmt(r.b!.regret)}`}</title>
         </circle>
       ))}
       <text x={S / 2} y={S - 6} textAnchor="middle">
@@ -296,6 +301,7 @@ function Compare({ a, b }: { a: string; b: string }) {
     };
   }, [a, b]);
   const sorted = useMemo(() => (c ? [...c.rows].sort((x, y) => Math.abs(y.regretDelta ?? 0) - Math.abs(x.regretDelta ?? 0)) : []), [c]);
+  const compareTwins = useMemo(() => sameNames((c?.rows ?? []).map((r) => r.envName)), [c]);
   if (error) return <div className="ep-error">{error}</div>;
   if (!c) return <p className="muted">Comparing…</p>;
   /** The same environment, seed and arm in both runs, side by side. */
@@ -335,7 +341,9 @@ function Compare({ a, b }: { a: string; b: string }) {
           <tbody>
             {sorted.map((r) => (
               <tr key={r.envHash} data-testid="runs-compare-row">
-                <td>{r.envName ?? r.envHash.slice(0, 12)}</td>
+                <td>
+                  <VersionName name={r.envName ?? r.envHash.slice(0, 12)} hash={r.envHash} twin={compareTwins.has(r.envName ?? '')} />
+                </td>
                 <td className="num">{sideRegret(r.a)}</td>
                 <td className="num">{sideRegret(r.b)}</td>
                 <td className={`num ${deltaClass(r.regretDelta)}`} data-testid="runs-delta-regret">
@@ -362,7 +370,7 @@ function Compare({ a, b }: { a: string; b: string }) {
             <ol data-testid="runs-disagree">
               {c.disagree.slice(0, 5).map((r) => (
                 <li key={r.envHash}>
-                  {r.envName ?? r.envHash.slice(0, 12)}: Δ regret {signed(r.regretDelta)}, Δ win {signed(r.winRateDelta)}
+                  <VersionName name={r.envName ?? r.envHash.slice(0, 12)} hash={r.envHash} twin={compareTwins.has(r.envName ?? '')} />: Δ regret {signed(r.regretDelta)}, Δ win {signed(r.winRateDelta)}
                 </li>
               ))}
             </ol>
