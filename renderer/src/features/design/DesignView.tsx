@@ -265,7 +265,7 @@ function RoundsTable({ rows, picked, pick }: { rows: DesignRoundRow[]; picked: s
             <td className="design-cell-skills">{((r.config.skills as string[] | undefined) ?? []).join(', ')}</td>
             <td data-testid="design-round-status" title={r.error ?? undefined}>
               {r.status}
-              {r.status === 'running' && !r.live ? ' (interrupted)' : ''}
+              {r.status === 'running' && !r.live ? (r.elsewhere ? ` (in ${r.elsewhere})` : ' (interrupted)') : ''}
               {r.error ? <span className="muted"> · {r.error}</span> : null}
             </td>
             <td className="num">
