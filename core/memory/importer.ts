@@ -19,7 +19,7 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
 import type { Db } from './db';
-import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
+import { decodeSource, findClassName, MANIFEST_FROM, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
 import { attachStats, envIdBySourceName, envIdBySourcePrefix, envIdOfHash, findEnvByStem, ingest, type EnvCandidate, type EnvStats } from './repository';
 import { PythonSyntaxChecker } from '../editor/pythonSyntax';
 import { recordJobImport } from './importLogStore';
@@ -107,7 +107,7 @@ const consumedKeys = new Set([
   'code', 'source', 'hint', 'hint_full', 'skill', 'name', 'class_name', 'kind', 'tags', 'seed', 'notes', 'rating',
   'rejected', 'rejection_stage', 'stage', 'rejection_reason', 'reason', 'validation', 'valid', 'status',
   'win_rate', 'actor_win_rate', 'regret', 'r_hint', 'r_no_hint', 'rollout_step', 'rollout_id', 'rollout', 'training_step', 'step',
-  'source_run', 'run', 'hash', 'file_stem', 'flags', ...fileKeys,
+  'source_run', 'run', 'hash', 'file_stem', 'flags', MANIFEST_FROM, ...fileKeys,
 ]);
 
 export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandidate> {
@@ -776,7 +776,10 @@ class ImportRun {
       const fields = fieldsFromRecord(e);
       // The release names environments by slug; the class name is the better display name.
       delete fields.name;
-      await this.importPy(abs, { kind: 'tool-use', ...fields, meta: { ...(fields.meta ?? {}), manifest: e } });
+      // A release's entry is kept whole (an export writes it back); one our export made up for an
+      // environment that had none is not the environment's: keeping it would be a change.
+      const own = e[MANIFEST_FROM] === 'workbench';
+      await this.importPy(abs, { kind: 'tool-use', ...fields, meta: { ...(fields.meta ?? {}), ...(own ? {} : { manifest: e }) } });
     }
   }
 

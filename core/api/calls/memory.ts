@@ -309,7 +309,8 @@ export const memoryCalls = {
     name: 'memory.export',
     summary: "Write a selection in SPADE's own layout or as JSONL into a folder.",
     input: z.object({ selection, format: z.enum(['spade', 'jsonl']), outDir: z.string().min(1).max(4096) }).strict(),
-    output: z.object({ count: z.number().int(), files: z.array(z.string()), outDir: z.string() }),
+    // notes: what the export left out and why (no env_memory.json when no game has a win rate).
+    output: z.object({ count: z.number().int(), files: z.array(z.string()), notes: z.array(z.string()), outDir: z.string() }),
   }),
   'memory.stats': defineCall({
     name: 'memory.stats',

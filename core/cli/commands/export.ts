@@ -37,7 +37,10 @@ export const exportCommand: Command = {
       const out = resolve(positionals[0]!);
       const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out, measuredBy: values.model ?? null });
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
-      else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
+      else {
+        io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
+        for (const n of r.notes) io.out(`Note: ${n}`);
+      }
       return 0;
     } finally {
       db.close();
