@@ -20,6 +20,7 @@ import { detectKind, findClassName, searchableName, sha256 } from './parse';
 import { stmt } from './statements';
 import { DomainError } from '../errors';
 import { parseQuery, type ParsedQuery } from './query';
+import { hintTooLarge, sourceTooLarge } from '../api/limits';
 
 export interface EnvStats {
   winRate?: number | null;
@@ -189,6 +190,9 @@ function num(v: number | null | undefined): number | null {
  * environment gains what is new (a sighting, a hint, stats, tags), and nothing is duplicated.
  */
 export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()): IngestResult {
+  // Nothing over the limits the import of an export applies is stored (core/api/limits.ts).
+  const tooBig = sourceTooLarge(c.source) ?? (c.hint ? hintTooLarge(c.hint) : null);
+  if (tooBig) throw new DomainError('invalid_input', `${c.path}: the ${sourceTooLarge(c.source) ? 'source' : 'hint'} is ${tooBig}`);
   const hash = sha256(c.source);
   const existing = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
   if (!existing) {

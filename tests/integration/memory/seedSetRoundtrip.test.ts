@@ -22,7 +22,7 @@ afterEach(() => {
 
 function open(path: string): Db {
   const db = openDatabase(path);
-  cleanups.push(() => db.close());
+  cleanups.push(() => void db.close());
   return db;
 }
 
