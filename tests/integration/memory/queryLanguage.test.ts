@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { main } from '../../../core/cli/main';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { ingest, matchingIds, search, selectIds } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
@@ -52,7 +53,7 @@ it('a phrase with punctuation matches only where it is written, quoted or not (i
   expect(search(db, { query: '' }).total).toBe(6);
 });
 
-it('tag:, skill:, seed, verdict:, run: and hash: select a curated set wherever a selection is asked for', () => {
+it('tag:, skill:, seed, verdict:, run: and hash: select a curated set wherever a selection is asked for', async () => {
   const db = library();
   const src = (n: number) => gameSource(n);
   for (const n of [1, 2, 3, 4, 5]) ingest(db, { source: src(n), path: `g${n}.py`, skill: n <= 2 ? 'Logic' : 'Planning', run: n === 5 ? 'run-7' : null, seed: n === 4 });
@@ -84,6 +85,17 @@ it('tag:, skill:, seed, verdict:, run: and hash: select a curated set wherever a
   expect([...new Set(regretItems(db, 'tag:audit-clean', 1, 0).map((i) => i.sha256))].sort()).toEqual(want);
   expect(matchingIds(db, { query: 'tag:audit-clean' }).ids.sort()).toEqual([id(1), id(3)].sort());
   expect(selectIds(db, { query: 'tag:audit-clean' })).toEqual([id(1), id(3)].sort((a, b) => a - b));
+
+  // The CLI's selections read the same language: search, and export --query.
+  const dataDb = db.name;
+  let out = '';
+  const io = { out: (t: string) => void (out += `${t}\n`), err: (t: string) => void (out += `${t}\n`) };
+  expect(await main(['search', 'tag:audit-clean', '--json', '--data-dir', dirname(dataDb)], io)).toBe(0);
+  expect((JSON.parse(out) as { rows: { name: string }[] }).rows.map((r) => r.name).sort()).toEqual(['Puzzle1Env', 'Puzzle3Env']);
+  out = '';
+  const exported = join(dirname(dataDb), 'curated');
+  expect(await main(['export', '--query', 'tag:audit-clean skill:Logic', exported, '--data-dir', dirname(dataDb)], io)).toBe(0);
+  expect(out).toMatch(/^Exported 1 environment\(s\)/);
 
   // A known operator with a value it cannot take is a clear error, not an empty set.
   for (const bad of ['verdict:maybe', 'hash:xyz', 'is:nothing']) {
