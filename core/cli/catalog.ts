@@ -27,8 +27,8 @@ export const catalog: CommandInfo[] = [
   },
   {
     name: 'export',
-    summary: "Export seeds, a tag or everything in SPADE's layout or as JSONL",
-    usage: 'spade-workbench export (--seeds | --tag T | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
+    summary: "Export seeds, a tag, a search or everything in SPADE's layout or as JSONL",
+    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
     load: async () => (await import('./commands/export')).exportCommand,
   },
   {

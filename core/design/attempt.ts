@@ -14,6 +14,7 @@ import type { CheckResult, EnvAudit } from '../audit/types';
 import { designerPrompt, extractProgram, type Difficulty, type GameClass } from './prompt';
 import { drawSeeds, type MemoryRecord } from './seeds';
 import { HINT_TRIES, hintMessages, parseHint } from './hint';
+import { hintTooLarge } from '../api/limits';
 import { errorMessage } from '../api/errors';
 
 export interface Chat {
@@ -187,7 +188,10 @@ export async function designGame(
     for (let k = 0; k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
       try {
         const h = parseHint((await (deps.hinter ?? deps.designer).complete(record.hintMessages, signal ? { signal } : {})).text);
-        if (h) record.hint = h;
+        // A hint the library could not export and import again is not kept (core/api/limits.ts).
+        const big = h ? hintTooLarge(h) : null;
+        if (big) record.hintError = `the hint model's answer is ${big}`;
+        else if (h) record.hint = h;
         else record.hintError = 'the hint model answered with nothing';
       } catch (e) {
         record.hintError = errorMessage(e);

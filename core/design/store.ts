@@ -5,13 +5,15 @@
 import type { Db } from '../memory/db';
 import type { AttemptRecord, GameRecord } from './attempt';
 import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
+import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../audit/dispatch/sweepOwner';
 
 export type RoundStatus = 'running' | 'done' | 'cancelled' | 'failed';
 
 export function createRound(db: Db, id: string, config: Record<string, unknown>): number {
   const now = new Date().toISOString();
   const seq = ((db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM design_rounds').get() as { s: number }).s ?? 0) + 1;
-  db.prepare("INSERT INTO design_rounds (id, seq, config, status, started_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?)").run(id, seq, JSON.stringify(config), now, now);
+  // The owner is written with the round: from its first row on, another process sees who runs it.
+  db.prepare("INSERT INTO design_rounds (id, seq, config, status, started_at, updated_at, owner) VALUES (?, ?, ?, 'running', ?, ?, ?)").run(id, seq, JSON.stringify(config), now, now, JSON.stringify(thisProcess()));
   return seq;
 }
 
@@ -45,13 +47,40 @@ export function finishGame(db: Db, roundId: string, idx: number, g: GameRecord, 
 
 export function finishRound(db: Db, id: string, status: RoundStatus, error: string | null = null): void {
   const now = new Date().toISOString();
-  db.prepare('UPDATE design_rounds SET status = ?, error = ?, ended_at = ?, updated_at = ? WHERE id = ?').run(status, error, now, now, id);
+  db.prepare('UPDATE design_rounds SET status = ?, error = ?, ended_at = ?, updated_at = ?, owner = NULL WHERE id = ?').run(status, error, now, now, id);
 }
 
-/** A round that was running when the process stopped is not running any more: say so. */
+function ownerOf(json: string | null): SweepOwner | null {
+  if (!json) return null;
+  try {
+    return JSON.parse(json) as SweepOwner;
+  } catch {
+    return null;
+  }
+}
+
+/** Another live process running this round (the CLI on the same memory file), or null. */
+function runningElsewhere(status: RoundStatus, owner: string | null): SweepOwner | null {
+  const o = status === 'running' ? ownerOf(owner) : null;
+  return o && !isThisProcess(o) && ownerAlive(o) ? o : null;
+}
+
+/**
+ * A round that was running when the process that ran it stopped is not running any more: say so.
+ * A round another live process runs (`spade-workbench design` on this data folder) is left to it:
+ * that process stores its attempts and ends it. Rounds from before owners were kept have none.
+ */
 export function markInterrupted(db: Db): number {
   const now = new Date().toISOString();
-  return db.prepare("UPDATE design_rounds SET status = 'failed', error = 'the workbench stopped during the round', ended_at = ?, updated_at = ? WHERE status = 'running'").run(now, now).changes;
+  const running = db.prepare("SELECT id, owner FROM design_rounds WHERE status = 'running'").all() as { id: string; owner: string | null }[];
+  const mark = db.prepare("UPDATE design_rounds SET status = 'failed', error = 'the workbench stopped during the round', ended_at = ?, updated_at = ?, owner = NULL WHERE id = ? AND status = 'running'");
+  let n = 0;
+  for (const r of running) {
+    const o = ownerOf(r.owner);
+    if (o && (isThisProcess(o) || ownerAlive(o))) continue;
+    n += mark.run(now, now, r.id).changes;
+  }
+  return n;
 }
 
 export interface RoundRow {
@@ -65,6 +94,8 @@ export interface RoundRow {
   games: number;
   accepted: number;
   attempts: number;
+  /** The other live process running it ("process 1234"), or null. */
+  elsewhere: string | null;
 }
 
 /** Rounds newest first, with how many games were designed and accepted (for a list, not the whole round). */
@@ -76,8 +107,11 @@ export function listRounds(db: Db, limit = 100): RoundRow[] {
               (SELECT count(*) FROM design_attempts a WHERE a.round_id = r.id) AS attempts
        FROM design_rounds r ORDER BY r.seq DESC LIMIT ?`,
     )
-    .all(limit) as { id: string; seq: number; status: RoundStatus; error: string | null; config: string; started_at: string; ended_at: string | null; games: number; accepted: number; attempts: number }[];
-  return rows.map((r) => ({ id: r.id, seq: r.seq, status: r.status, error: r.error, config: JSON.parse(r.config) as Record<string, unknown>, startedAt: r.started_at, endedAt: r.ended_at, games: r.games, accepted: r.accepted, attempts: r.attempts }));
+    .all(limit) as { id: string; seq: number; status: RoundStatus; error: string | null; config: string; started_at: string; ended_at: string | null; games: number; accepted: number; attempts: number; owner: string | null }[];
+  return rows.map((r) => {
+    const o = runningElsewhere(r.status, r.owner);
+    return { id: r.id, seq: r.seq, status: r.status, error: r.error, config: JSON.parse(r.config) as Record<string, unknown>, startedAt: r.started_at, endedAt: r.ended_at, games: r.games, accepted: r.accepted, attempts: r.attempts, elsewhere: o ? describeOwner(o) : null };
+  });
 }
 
 /** The round's number (SPADE's rollout step for its games), or null for an unknown id. */
@@ -93,6 +127,8 @@ export interface RoundView {
   config: Record<string, unknown>;
   startedAt: string;
   endedAt: string | null;
+  /** The other live process running it ("process 1234"), or null. */
+  elsewhere: string | null;
   games: {
     idx: number;
     skill: string;
@@ -118,7 +154,7 @@ export interface RoundView {
 
 export function roundView(db: Db, id: string): RoundView | null {
   const r = db.prepare('SELECT * FROM design_rounds WHERE id = ?').get(id) as
-    | { id: string; seq: number; config: string; status: RoundStatus; error: string | null; started_at: string; ended_at: string | null }
+    | { id: string; seq: number; config: string; status: RoundStatus; error: string | null; started_at: string; ended_at: string | null; owner: string | null }
     | undefined;
   if (!r) return null;
   const games = db.prepare('SELECT * FROM design_games WHERE round_id = ? ORDER BY idx').all(id) as {
@@ -144,6 +180,7 @@ export function roundView(db: Db, id: string): RoundView | null {
     config: JSON.parse(r.config) as Record<string, unknown>,
     startedAt: r.started_at,
     endedAt: r.ended_at,
+    elsewhere: ((o) => (o ? describeOwner(o) : null))(runningElsewhere(r.status, r.owner)),
     games: games.map((g) => {
       const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string }) : null;
       const play = stored && stored.error === undefined ? stored : null;

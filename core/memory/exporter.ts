@@ -21,7 +21,7 @@ import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, parse, resolve } from 'node:path';
 import type { Db } from './db';
-import { parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
+import { MANIFEST_FROM, parseGameStem, parseRejectedStem, sha256, skillSlug } from './parse';
 import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
 import { errorMessage } from '../api';
@@ -42,6 +42,8 @@ type Measured = ReturnType<RunStore['latest']>;
 export interface ExportResult {
   count: number;
   files: string[];
+  /** What the export left out and why (a file SPADE's layout has that had nothing to hold). */
+  notes: string[];
 }
 
 /** The folders from the root down to `dir`, for making them one at a time. */
@@ -96,6 +98,7 @@ export function makeDirsSync(dir: string): void {
 export interface ExportPlan {
   count: number;
   files: [string, string][];
+  notes: string[];
 }
 
 function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<string, unknown> {
@@ -179,7 +182,7 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
       lines.push(JSON.stringify({ code: d.source, hint: d.hint ?? undefined, ...record(d) }));
     }
     write('environments.jsonl', lines.length ? `${lines.join('\n')}\n` : '');
-    return { count: ids.length, files };
+    return { count: ids.length, files, notes: [] };
   }
 
   const used = new Set<string>();
@@ -232,7 +235,11 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
       write(`tool_use/${stem}.py`, d.source);
       if (d.hint) write(`tool_use/${stem}_hint.txt`, d.hint);
       const { manifest: original, ...rest } = record(d) as Record<string, unknown> & { manifest?: Record<string, unknown> };
-      toolEntries.push({ ...(original ?? {}), ...rest, file: `${stem}.py`, training_step: d.rolloutStep, mean_reward: null, solve_rate: null });
+      // An environment that came with no release entry (a loose file, the editor, a design round)
+      // gets one made here, marked so: the importer keeps a release's own entry as the
+      // environment's metadata, and taking this one for that would make re-importing the export
+      // "updated" (MANIFEST_FROM_WORKBENCH in importer.ts).
+      toolEntries.push({ ...(original ?? {}), ...rest, file: `${stem}.py`, training_step: d.rolloutStep, mean_reward: null, solve_rate: null, ...(original ? {} : { [MANIFEST_FROM]: 'workbench' }) });
       continue;
     }
     write(`games/${stem}.py`, d.source);
@@ -244,12 +251,18 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
   }
   if (manifest.length) write('manifest.jsonl', `${manifest.join('\n')}\n`);
   if (rejectedManifest.length) write('spade_games_rejected/manifest.jsonl', `${rejectedManifest.join('\n')}\n`);
+  const notes: string[] = [];
   if (memory.length) write('env_memory.json', `${JSON.stringify(memory, null, 2)}\n`);
+  // SPADE's memory holds only games with numbers (memoryRecord): say why the file is missing.
+  else if (manifest.length)
+    notes.push(
+      `no env_memory.json: none of the ${manifest.length} game${manifest.length === 1 ? '' : 's'} has a win rate (no model run measured ${manifest.length === 1 ? 'it' : 'them'}${measuredBy ? ` with ${measuredBy}` : ''} and no training run recorded one); SPADE's environment memory needs numbers, so play them (play, regret) and export again`,
+    );
   if (toolEntries.length) write('tool_use/manifest.json', `${JSON.stringify({ environments: toolEntries }, null, 2)}\n`);
   // Same format as `sha256sum`, so `sha256sum -c checksums.sha256` verifies the export by hand.
   const sums = files.map(([f, content]) => `${sha256(content)}  ${f}`);
   if (sums.length) write('checksums.sha256', `${sums.join('\n')}\n`);
-  return { count: ids.length, files };
+  return { count: ids.length, files, notes };
 }
 
 /** For callers off the server's main thread (the CLI, a job's private temp folder). */
@@ -263,7 +276,7 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
     writeFileSync(tmp, content);
     renameSync(tmp, path);
   }
-  return { count: plan.count, files: plan.files.map(([f]) => f) };
+  return { count: plan.count, files: plan.files.map(([f]) => f), notes: plan.notes };
 }
 
 /** The server's export: the same files, written without blocking the event loop. */
@@ -282,6 +295,6 @@ export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: Expor
       throw new DomainError('invalid_input', `Cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? errorMessage(e)}`);
     }
   }
-  return { count: plan.count, files: plan.files.map(([f]) => f) };
+  return { count: plan.count, files: plan.files.map(([f]) => f), notes: plan.notes };
 }
 

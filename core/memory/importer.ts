@@ -18,8 +18,9 @@ import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSy
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import { SKIPPED_EXAMPLES } from '../api/calls/memory';
+import { hintTooLarge, MAX_HINT_BYTES, MAX_SOURCE_BYTES } from '../api/limits';
 import type { Db } from './db';
-import { decodeSource, findClassName, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
+import { decodeSource, findClassName, MANIFEST_FROM, normaliseSkill, parseGameStem, parseRejectedHeader, parseRejectedStem, rolloutFromPath, sha256 } from './parse';
 import { attachStats, envIdBySourcePrefix, envIdOfHash, ingest, type EnvCandidate, type EnvStats } from './repository';
 import { envIdInJob, envIdUnderFolder } from './runStatsStore';
 import { attachRunReturns } from './runStats';
@@ -66,7 +67,8 @@ export type WorkerImportOptions = Pick<ImportOptions, 'runId' | 'jobId' | 'rollo
 
 export const NOT_FOLLOWED = 'outside the chosen folders, not followed';
 
-export const DEFAULT_MAX_SOURCE_BYTES = 2 * 1024 * 1024;
+/** One limit with the editor, the API and design rounds (core/api/limits.ts): what is stored and exported comes back in. */
+export const DEFAULT_MAX_SOURCE_BYTES = MAX_SOURCE_BYTES;
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
 const IGNORED_DIRS = new Set(['.git', '__pycache__', 'node_modules', '.ipynb_checkpoints']);
 /** Files that belong to SPADE layouts but carry nothing to import by themselves. */
@@ -132,7 +134,7 @@ const consumedKeys = new Set([
   'code', 'source', 'hint', 'hint_full', 'skill', 'name', 'class_name', 'kind', 'tags', 'seed', 'notes', 'rating',
   'rejected', 'rejection_stage', 'stage', 'rejection_reason', 'reason', 'validation', 'valid', 'status',
   'win_rate', 'actor_win_rate', 'regret', 'r_hint', 'r_no_hint', 'rollout_step', 'rollout_id', 'rollout', 'training_step', 'step',
-  'source_run', 'run', 'hash', 'file_stem', 'flags', ...fileKeys,
+  'source_run', 'run', 'hash', 'file_stem', 'flags', MANIFEST_FROM, ...fileKeys,
 ]);
 
 export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandidate> {
@@ -368,6 +370,13 @@ class ImportRun {
   }
 
   async add(c: EnvCandidate): Promise<void> {
+    // A hint from any source (a companion file, a manifest, a JSONL line) over the library's limit:
+    // the environment comes in, the hint is reported skipped (ingest would refuse it).
+    const big = c.hint ? hintTooLarge(c.hint) : null;
+    if (big) {
+      this.skipLine(`${c.path} (hint)`, big);
+      delete c.hint;
+    }
     if (this.opts.runId && !c.run) c.run = this.opts.runId;
     if (this.opts.jobId) c.jobId = this.opts.jobId;
     if ((c.rolloutStep === undefined || c.rolloutStep === null) && this.opts.rolloutStep !== undefined) c.rolloutStep = this.opts.rolloutStep;
@@ -591,7 +600,7 @@ class ImportRun {
         this.skip(specPath, `broken JSON: ${errReason(e)}`);
       }
     }
-    const hint = this.readCompanion(join(dir, `${stem}_hint.txt`));
+    const hint = this.readCompanion(join(dir, `${stem}_hint.txt`), MAX_HINT_BYTES);
     if (hint) c.hint = hint;
 
     const rejectedFolder = /[\\/](spade_games_rejected|rejected)[\\/]/.test(path);
@@ -651,10 +660,12 @@ class ImportRun {
   }
 
   private async *jsonRecords(path: string): AsyncGenerator<{ where: string; n: number; rec: Record<string, unknown> }> {
-    for await (const { n, bytes } of readLines(path, this.maxBytes * 2)) {
+    // A line holds a source and a hint at their limits, JSON-escaped (\u0001 is six bytes for one).
+    const lineLimit = 6 * (this.maxBytes + MAX_HINT_BYTES) + 65_536;
+    for await (const { n, bytes } of readLines(path, lineLimit)) {
       const where = `${path}:${n}`;
       if (bytes === null) {
-        this.skipLine(where, `line too long (over ${this.maxBytes * 2} bytes)`);
+        this.skipLine(where, `line too long (over ${lineLimit} bytes)`);
         continue;
       }
       let line: string;
@@ -803,7 +814,10 @@ class ImportRun {
       const fields = fieldsFromRecord(e);
       // The release names environments by slug; the class name is the better display name.
       delete fields.name;
-      await this.importPy(abs, { kind: 'tool-use', ...fields, meta: { ...(fields.meta ?? {}), manifest: e } });
+      // A release's entry is kept whole (an export writes it back); one our export made up for an
+      // environment that had none is not the environment's: keeping it would be a change.
+      const own = e[MANIFEST_FROM] === 'workbench';
+      await this.importPy(abs, { kind: 'tool-use', ...fields, meta: { ...(fields.meta ?? {}), ...(own ? {} : { manifest: e }) } });
     }
   }
 

@@ -529,4 +529,12 @@ export const migrations: Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 17,
+    name: 'design round owner',
+    // The process running a round (host, pid, start time as JSON; core/audit/dispatch/sweepOwner.ts),
+    // as sweeps keep theirs: the app and the CLI may share one memory file, and a round another live
+    // process runs is not one a stopped workbench left behind. NULL once the round ends.
+    sql: `ALTER TABLE design_rounds ADD COLUMN owner TEXT;`,
+  },
 ];

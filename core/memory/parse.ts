@@ -193,3 +193,9 @@ export function decodeSource(buf: Buffer, maxBytes: number): TextCheck {
   if (!text.trim()) return { ok: false, reason: 'empty file (only whitespace)' };
   return { ok: true, text };
 }
+
+/**
+ * The field our export adds to a tool-use manifest entry it made up (the environment came with no
+ * release entry of its own), so that the importer does not keep that entry as the environment's.
+ */
+export const MANIFEST_FROM = 'manifest_from';

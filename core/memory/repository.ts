@@ -19,6 +19,8 @@ import type { Db } from './db';
 import { detectKind, findClassName, searchableName, sha256 } from './parse';
 import { stmt } from './statements';
 import { DomainError } from '../errors';
+import { parseQuery, type ParsedQuery } from './query';
+import { hintTooLarge, sourceTooLarge } from '../api/limits';
 
 export interface EnvStats {
   winRate?: number | null;
@@ -188,6 +190,9 @@ function num(v: number | null | undefined): number | null {
  * environment gains what is new (a sighting, a hint, stats, tags), and nothing is duplicated.
  */
 export function ingest(db: Db, c: EnvCandidate, now = new Date().toISOString()): IngestResult {
+  // Nothing over the limits the import of an export applies is stored (core/api/limits.ts).
+  const tooBig = sourceTooLarge(c.source) ?? (c.hint ? hintTooLarge(c.hint) : null);
+  if (tooBig) throw new DomainError('invalid_input', `${c.path}: the ${sourceTooLarge(c.source) ? 'source' : 'hint'} is ${tooBig}`);
   const hash = sha256(c.source);
   const existing = stmt(db, 'SELECT env_id FROM versions WHERE hash = ?').get(hash) as { env_id: number } | undefined;
   if (!existing) {
@@ -510,12 +515,9 @@ export function updateEnvironment(db: Db, id: number, patch: EnvPatch): EnvDetai
 
 // ---- searching ----
 
-/** User text -> an FTS5 query: every word must appear, the last as a prefix (results as you type). */
+/** User text -> its FTS5 MATCH expression (core/memory/query.ts: words, phrases, operators left out). */
 export function ftsQuery(text: string): string | null {
-  const words = text.match(/[\p{L}\p{N}_]+/gu);
-  if (!words?.length) return null;
-  // The word being typed is a prefix; one letter alone would expand to half the vocabulary.
-  return words.map((w, i) => `"${w}"${(i === words.length - 1 && w.length >= 2) || w.length >= 3 ? '*' : ''}`).join(' ');
+  return parseQuery(text).match;
 }
 
 type FilterKey = keyof MemoryFilters;
@@ -524,14 +526,49 @@ interface Where {
   params: unknown[];
 }
 
-function buildWhere(query: string, f: MemoryFilters, omit?: FilterKey, withFts = true): Where {
+/**
+ * The query's operators (tag:, skill:, seed, verdict:, run:, hash:) and its exact phrases as
+ * conditions on `e` (core/memory/query.ts); the FTS match itself is the caller's, which may drive
+ * from the FTS table instead.
+ */
+function queryConds(q: ParsedQuery, parts: string[], params: unknown[]): void {
+  for (const t of q.tags) (parts.push('EXISTS (SELECT 1 FROM tags t WHERE t.env_id = e.id AND t.tag = ?)'), params.push(t));
+  if (q.skills.length) (parts.push(`e.skill IN (${q.skills.map(() => '?').join(',')})`), params.push(...q.skills));
+  if (q.seed) parts.push('e.seed = 1');
+  if (q.rejected) parts.push('e.rejected = 1');
+  for (const r of q.runs) (parts.push('(e.source_run = ? OR e.job_id = ? OR EXISTS (SELECT 1 FROM env_sources s WHERE s.env_id = e.id AND (s.run = ? OR s.job_id = ?)))'), params.push(r, r, r, r));
+  for (const v of q.verdicts) {
+    if (v.checkId) (parts.push('EXISTS (SELECT 1 FROM audit_check_status a WHERE a.version_hash = e.head_hash AND a.check_id = ? AND a.status = ?)'), params.push(v.checkId, v.status));
+    else (parts.push('EXISTS (SELECT 1 FROM audits a WHERE a.version_hash = e.head_hash AND a.verdict = ?)'), params.push(v.status));
+  }
+  for (const h of q.hashes) {
+    // A hex prefix needs no LIKE escaping; the range keeps it on the primary key's index.
+    parts.push('(e.head_hash >= ? AND e.head_hash < ? OR EXISTS (SELECT 1 FROM versions v WHERE v.env_id = e.id AND v.hash >= ? AND v.hash < ?))');
+    const hi = `${h}g`;
+    params.push(h, hi, h, hi);
+  }
+  for (const x of q.exact) {
+    // FTS5 drops punctuation, so the phrase found candidates; the text itself must be there too.
+    parts.push(
+      `(instr(lower(e.name), ?) > 0 OR instr(lower(e.notes), ?) > 0
+        OR EXISTS (SELECT 1 FROM versions v WHERE v.hash = e.head_hash AND instr(lower(v.source), ?) > 0)
+        OR EXISTS (SELECT 1 FROM hints h WHERE h.env_id = e.id AND h.id = (SELECT max(id) FROM hints WHERE env_id = e.id) AND instr(lower(h.text), ?) > 0))`,
+    );
+    const lx = x.toLowerCase();
+    params.push(lx, lx, lx, lx);
+  }
+}
+
+function buildWhere(query: string | ParsedQuery, f: MemoryFilters, omit?: FilterKey, withFts = true): Where {
   const parts: string[] = [];
   const params: unknown[] = [];
-  const fts = withFts ? ftsQuery(query) : null;
+  const q = typeof query === 'string' ? parseQuery(query) : query;
+  const fts = withFts ? q.match : null;
   if (fts) {
     parts.push('e.id IN (SELECT rowid FROM env_fts WHERE env_fts MATCH ?)');
     params.push(fts);
   }
+  queryConds(q, parts, params);
   const use = (k: FilterKey) => k !== omit && f[k] !== undefined;
   if (use('kind')) (parts.push('e.kind = ?'), params.push(f.kind));
   if (use('skills') && f.skills!.length) (parts.push(`e.skill IN (${f.skills!.map(() => '?').join(',')})`), params.push(...f.skills!));
@@ -606,9 +643,10 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   const filters = input.filters ?? {};
   const limit = input.limit ?? 100;
   const offset = input.offset ?? 0;
-  const fts = ftsQuery(query);
+  const parsed = parseQuery(query);
+  const fts = parsed.match;
   if (!fts) {
-    const where = buildWhere('', filters);
+    const where = buildWhere(parsed, filters);
     const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
     const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
     const rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(field, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
@@ -620,7 +658,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
     return { total, capped: false, rows: rows.map(toSummary) };
   }
   // The FTS table drives: its doclist is already in rowid order, and the filters are checked per match.
-  const rest = buildWhere('', filters, undefined, false);
+  const rest = buildWhere(parsed, filters, undefined, false);
   const and = rest.sql ? `AND ${rest.sql.slice('WHERE '.length)}` : '';
   const n = (
     stmt(db, `SELECT count(*) AS n FROM (SELECT 1 FROM env_fts f JOIN environments e ON e.id = f.rowid WHERE env_fts MATCH ? ${and} LIMIT ${COUNT_CAP + 1})`).get(fts, ...rest.params) as {
@@ -645,7 +683,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
       offset,
     ) as EnvRow[];
   } else {
-    const where = buildWhere(query, filters);
+    const where = buildWhere(parsed, filters);
     const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
     rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(sort.field as Exclude<MemorySort['field'], 'relevance'>, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,

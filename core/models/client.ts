@@ -80,6 +80,8 @@ export class ModelError extends DomainError {
 
 export interface ClientDeps {
   fetch?: typeof fetch;
+  /** Each answered completion (the CLI's tokens/s, time per turn and estimate of what is left). */
+  onCompletion?: (c: Completion) => void;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Milliseconds of the first backoff; doubled per attempt, capped at 30 s. */
   backoffMs?: number;
@@ -129,6 +131,16 @@ class Gate {
   }
 }
 
+/**
+ * Every request to the embedded model in this process goes through this one slot, whatever the
+ * clients' concurrency (an episode sweep at 8, a designer and an agent side by side). The model's
+ * worker generates one answer at a time with threads on every core; a second generation at once
+ * would ask the machine for twice its cores, and llama.cpp's spinning threads then cost two orders
+ * of magnitude (issue 46: 69.9 tokens/s with 2 threads on 2 cores, 0.27 with 4). Queued here, not
+ * in the worker, a request's turn timer and latency start when its generation does.
+ */
+const LOCAL_GATE = new Gate(1);
+
 export class ChatClient {
   private readonly gate: Gate;
   private readonly fetch: typeof fetch;
@@ -138,7 +150,7 @@ export class ChatClient {
     readonly cfg: EndpointConfig,
     private readonly deps: ClientDeps = {},
   ) {
-    this.gate = new Gate(Math.max(1, cfg.concurrency));
+    this.gate = isLocalEndpoint(cfg.baseUrl) ? LOCAL_GATE : new Gate(Math.max(1, cfg.concurrency));
     // "local" is the embedded model: the same requests, answered in this process (core/models/localEngine.ts).
     this.fetch = deps.fetch ?? (isLocalEndpoint(cfg.baseUrl) ? localFetch(cfg.model) : directFetch(this.gate.size));
     this.sleep = deps.sleep ?? defaultSleep;
@@ -170,7 +182,9 @@ export class ChatClient {
     for (let attempt = 1; ; attempt++) {
       try {
         const c = await this.once(body, opts.signal);
-        return { ...c, latencyMs: performance.now() - started, attempts: attempt };
+        const done = { ...c, latencyMs: performance.now() - started, attempts: attempt };
+        this.deps.onCompletion?.(done);
+        return done;
       } catch (e) {
         const err = e instanceof ModelError ? e : new ModelError(errorMessage(e), 'network');
         // Some servers repeat the key they refused; what a turn ends with is stored with its

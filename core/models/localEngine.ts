@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../api/errorMessage';
-import { resolveLocalModel } from './localModel';
+import { LOCAL_SAMPLING, resolveLocalModel } from './localModel';
 import { DomainError } from '../errors';
 
 export interface LocalEngineOptions {
@@ -71,11 +71,14 @@ export function localWorkerFile(): string {
   throw new DomainError('unavailable', 'The local model worker is not built (dist/node/model-worker.js): run npm run build');
 }
 
-export function defaultLocalOptions(modelPath: string, env: NodeJS.ProcessEnv = process.env): LocalEngineOptions {
+export function defaultLocalOptions(modelPath: string, env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): LocalEngineOptions {
   const threads = Number(env.SPADE_LOCAL_THREADS);
+  // Never more threads than the machine has cores, whatever was asked: llama.cpp's threads spin
+  // waiting for each other, so one thread too many stalls every token (localWorker.ts).
+  const most = Math.max(1, cores);
   return {
     modelPath,
-    threads: Number.isInteger(threads) && threads > 0 ? threads : Math.max(1, availableParallelism()),
+    threads: Number.isInteger(threads) && threads > 0 ? Math.min(threads, most) : most,
     contextSize: 4096,
     batchSize: 512,
     gpu: env.SPADE_LOCAL_GPU === '1',
@@ -102,6 +105,10 @@ export class LocalEngine {
     LocalEngine.engines.clear();
     await Promise.all(all.map((e) => e.close()));
   }
+
+  /** Generations asked of every engine in this process now, and the most ever at once (the CLI and tests read it). */
+  private static inFlight = 0;
+  static peakInFlight = 0;
 
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (c: LocalCompletion) => void; reject: (e: Error) => void }>();
@@ -158,7 +165,14 @@ export class LocalEngine {
         signal?.removeEventListener('abort', onAbort);
         f(x);
       };
-      this.pending.set(id, { resolve: done(resolve), reject: done(reject) });
+      LocalEngine.inFlight++;
+      LocalEngine.peakInFlight = Math.max(LocalEngine.peakInFlight, LocalEngine.inFlight);
+      const settle = <T>(f: (x: T) => void) =>
+        done((x: T) => {
+          LocalEngine.inFlight--;
+          f(x);
+        });
+      this.pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
       this.worker.ref();
       this.worker.postMessage({ type: 'complete', req: { ...req, id } });
     });
@@ -207,7 +221,8 @@ export function localFetch(model: string, opts: Partial<Omit<LocalEngineOptions,
       const c = await engine.complete(
         {
           messages: body.messages,
-          maxTokens: body.max_tokens ?? 512,
+          // No answer can be longer than the model's context; what is not said is the local default.
+          maxTokens: Math.min(body.max_tokens ?? LOCAL_SAMPLING.maxTokens, engine.opts.contextSize),
           temperature: body.temperature ?? 1,
           topP: body.top_p ?? 1,
           topK: body.top_k ?? null,

@@ -22,6 +22,9 @@ export function isLocalEndpoint(baseUrl: string): boolean {
   return baseUrl === LOCAL_ENDPOINT;
 }
 
+/** The embedded model's defaults (core/api/spadeSampling.ts, where the renderer reads them too). */
+export { LOCAL_SAMPLING } from '../api/spadeSampling';
+
 export const DEFAULT_LOCAL_MODEL = {
   name: 'SmolLM2-135M-Instruct',
   file: 'SmolLM2-135M-Instruct.Q4_1.gguf',

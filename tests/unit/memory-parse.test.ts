@@ -61,7 +61,12 @@ describe('reading SPADE names and sources', () => {
   it('turns typed text into a safe FTS query with the last word as a prefix', () => {
     expect(ftsQuery('maze nav')).toBe('"maze"* "nav"*');
     expect(ftsQuery('a')).toBe('"a"');
-    expect(ftsQuery('"); DROP TABLE x; --')).toBe('"DROP"* "TABLE"* "x"');
+    // An open quote is a phrase to the end: FTS syntax and SQL in it are words, never operators.
+    expect(ftsQuery('"); DROP TABLE x; --')).toBe('"DROP TABLE x"');
+    expect(ftsQuery('); DROP TABLE x --')).toBe('"DROP"* "TABLE"* "x"');
+    // Punctuation inside a word makes a phrase (its words adjacent); the exact text is checked in SQL.
+    expect(ftsQuery('random.Random(seed)')).toBe('"random Random seed"*');
+    expect(ftsQuery('tag:audit-clean maze')).toBe('"maze"*');
     expect(ftsQuery('  ')).toBeNull();
   });
 });

@@ -119,6 +119,8 @@ const roundSchema = z.object({
   endedAt: z.string().nullable(),
   /** This workbench is running it now (a 'running' round that is not live was interrupted). */
   live: z.boolean(),
+  /** Another live process runs it (the CLI on this data folder: "process 1234"); null otherwise. */
+  elsewhere: z.string().nullable(),
   /** Where a live round is; null otherwise. */
   progress: progressSchema.nullable(),
   games: z.array(gameSchema),
@@ -126,7 +128,7 @@ const roundSchema = z.object({
 export type DesignRound = z.infer<typeof roundSchema>;
 
 /** A round in the list: the round's own fields, its games counted instead of carried. */
-const rowSchema = roundSchema.pick({ id: true, seq: true, status: true, error: true, config: true, startedAt: true, endedAt: true, live: true }).extend({
+const rowSchema = roundSchema.pick({ id: true, seq: true, status: true, error: true, config: true, startedAt: true, endedAt: true, live: true, elsewhere: true }).extend({
   games: z.number().int(),
   accepted: z.number().int(),
   attempts: z.number().int(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedHint, boundedSource } from '../limits';
 import { hashSchema, idSchema } from '../schemas';
 import { defineCall } from '../contract';
 import { envDetailSchema, envKindSchema, versionInfoSchema } from './memory';
@@ -10,8 +11,8 @@ import { envDetailSchema, envKindSchema, versionInfoSchema } from './memory';
 
 const id = idSchema;
 const hash = hashSchema;
-const source = z.string().max(4_000_000);
-const hintText = z.string().max(20_000);
+const source = boundedSource(z.string());
+const hintText = boundedHint(z.string());
 
 export const draftSchema = z.object({
   envId: z.number().int(),
@@ -136,7 +137,7 @@ export const editorCalls = {
         name: z.string().trim().min(1).max(200).optional(),
         kind: envKindSchema.optional(),
         skill: z.string().trim().max(100).optional(),
-        hint: hintText.trim().min(1).optional(),
+        hint: boundedHint(z.string().trim().min(1)).optional(),
         origin: z.enum(['snippet', 'file', 'paste']),
         /** The file name when origin is file (shown in the sightings list). */
         fileName: z.string().max(1000).optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedHint } from '../limits';
 import { hashSchema, idSchema, runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 import { spadeStepSchema } from '../spadeStep';
@@ -216,7 +217,7 @@ export const episodesCalls = {
         seed: seed.nullable().default(0),
         hint: z.boolean().default(false),
         /** Overrides the environment's stored hint. */
-        hintText: z.string().max(20_000).optional(),
+        hintText: boundedHint(z.string()).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtime.optional(),
         label: z.string().max(200).default(''),
@@ -341,7 +342,7 @@ export const episodesCalls = {
         policy: policySchema,
         /** The hinted arm's policy, when it differs (e.g. solution() as a perfect hint-follower). */
         hintPolicy: policySchema.optional(),
-        hintText: z.string().max(20_000).optional(),
+        hintText: boundedHint(z.string()).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtime.optional(),
         /** Chosen by the caller: progress comes as episodes.regretProgress with it, and it cancels the run. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedHint, boundedSource } from '../limits';
 import { hashSchema, idSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 
@@ -205,7 +206,7 @@ export const memoryCalls = {
   'memory.addVersion': defineCall({
     name: 'memory.addVersion',
     summary: 'Store an edited source as a new version whose parent is the given hash; the old one stays.',
-    input: z.object({ envId: id, source: z.string().min(1).max(4_000_000), parentHash: hash, message: z.string().max(2000).default('') }).strict(),
+    input: z.object({ envId: id, source: boundedSource(z.string().min(1)), parentHash: hash, message: z.string().max(2000).default('') }).strict(),
     output: z.object({ hash: z.string(), created: z.boolean() }),
   }),
   'memory.matchingIds': defineCall({
@@ -274,7 +275,7 @@ export const memoryCalls = {
         rating: z.number().int().min(0).max(5).nullable().optional(),
         name: z.string().trim().min(1).max(200).optional(),
         skill: z.string().trim().max(100).nullable().optional(),
-        hint: z.string().trim().min(1).max(20_000).optional(),
+        hint: boundedHint(z.string().trim().min(1)).optional(),
       })
       .strict(),
     output: envDetailSchema,
@@ -309,7 +310,8 @@ export const memoryCalls = {
     name: 'memory.export',
     summary: "Write a selection in SPADE's own layout or as JSONL into a folder.",
     input: z.object({ selection, format: z.enum(['spade', 'jsonl']), outDir: z.string().min(1).max(4096) }).strict(),
-    output: z.object({ count: z.number().int(), files: z.array(z.string()), outDir: z.string() }),
+    // notes: what the export left out and why (no env_memory.json when no game has a win rate).
+    output: z.object({ count: z.number().int(), files: z.array(z.string()), notes: z.array(z.string()), outDir: z.string() }),
   }),
   'memory.stats': defineCall({
     name: 'memory.stats',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedHint } from '../limits';
 import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
 import { episodeSummarySchema, openRequestId, stepViewSchema } from './episodes';
@@ -144,7 +145,7 @@ export const modelsCalls = {
         seedStart: seed.default(0),
         arms: z.array(z.enum(['hint', 'nohint'])).min(1).max(2).default(['hint', 'nohint']),
         /** Overrides the stored hint (one environment only). */
-        hintText: z.string().max(20_000).optional(),
+        hintText: boundedHint(z.string()).optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         runtime: runtimeKindSchema.optional(),
         runId: runId.optional(),

@@ -16,6 +16,7 @@ export const exportCommand: Command = {
         'data-dir': { type: 'string' },
         seeds: { type: 'boolean' },
         tag: { type: 'string' },
+        query: { type: 'string' },
         all: { type: 'boolean' },
         format: { type: 'string', default: 'spade' },
         model: { type: 'string' },
@@ -26,10 +27,11 @@ export const exportCommand: Command = {
     });
     if (positionals.length !== 1) throw new UsageError('Give exactly one output folder');
     if (values.format !== 'spade' && values.format !== 'jsonl') throw new UsageError(`--format must be spade or jsonl, not ${values.format}`);
-    if (!values.seeds && !values.tag && !values.all) throw new UsageError('Choose what to export: --seeds, --tag T or --all');
+    if (!values.seeds && !values.tag && !values.all && values.query === undefined) throw new UsageError('Choose what to export: --seeds, --tag T, --query Q or --all');
     const { db } = openDataDir(values['data-dir']);
     try {
-      const ids = selectIds(db, { ...(values.seeds ? { seeds: true } : {}), ...(values.tag ? { tag: values.tag } : {}) });
+      // --query: the library's query language (core/memory/query.ts), as every selection takes it.
+      const ids = selectIds(db, { ...(values.seeds ? { seeds: true } : {}), ...(values.tag ? { tag: values.tag } : {}), ...(values.query !== undefined ? { query: values.query } : {}) });
       if (!ids.length) {
         io.err('Nothing matches that selection; nothing was written.');
         return 1;
@@ -37,7 +39,10 @@ export const exportCommand: Command = {
       const out = resolve(positionals[0]!);
       const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out, measuredBy: values.model ?? null });
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
-      else io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
+      else {
+        io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);
+        for (const n of r.notes) io.out(`Note: ${n}`);
+      }
       return 0;
     } finally {
       db.close();

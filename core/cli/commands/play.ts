@@ -12,7 +12,8 @@ import type { EpisodeService } from '../../episodes/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
 import type { Transcript } from '../../models/agent';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
-import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
+import { DEFAULT_LOCAL_MODEL, isLocalEndpoint, LOCAL_SAMPLING } from '../../models/localModel';
+import { Throughput } from '../../models/throughput';
 import { errorMessage } from '../../api/errorMessage';
 import { LocalEngine } from '../../models/localEngine';
 import { defaultDataDir } from '../../services/dataDir';
@@ -71,7 +72,8 @@ export const playCommand: Command = {
     if (Number.isNaN(seeds)) throw new UsageError('--seeds N is required');
     const seedStart = num(values['seed-start'], '--seed-start', 0, (n) => int(n) && n >= 0 && n < 2 ** 31);
     const budget = num(values['max-turns'], '--max-turns', SPADE_DEFAULT_BUDGET, (n) => int(n) && n >= 1 && n <= 10_000);
-    const concurrency = num(values.concurrency, '--concurrency', 4, (n) => int(n) && n >= 1 && n <= 1024);
+    // The embedded model's defaults fit a CPU model on this machine (LOCAL_SAMPLING); a server's are SPADE's.
+    const concurrency = num(values.concurrency, '--concurrency', local ? LOCAL_SAMPLING.concurrency : 4, (n) => int(n) && n >= 1 && n <= 1024);
     const runtime = values.runtime ?? 'auto';
     if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
     let apiKey: string | null = null;
@@ -86,7 +88,7 @@ export const playCommand: Command = {
       temperature: num(values.temperature, '--temperature', SPADE_SAMPLING.temperature, (n) => n >= 0 && n <= 5),
       topP: num(values['top-p'], '--top-p', SPADE_SAMPLING.topP, (n) => n > 0 && n <= 1),
       topK: values['top-k'] === 'none' ? null : num(values['top-k'], '--top-k', SPADE_SAMPLING.topK, (n) => int(n) && n >= -1),
-      maxTokens: num(values['max-tokens'], '--max-tokens', SPADE_SAMPLING.maxTokens, (n) => int(n) && n >= 1),
+      maxTokens: num(values['max-tokens'], '--max-tokens', local ? LOCAL_SAMPLING.maxTokens : SPADE_SAMPLING.maxTokens, (n) => int(n) && n >= 1),
       thinking: values.thinking ? true : null,
       turnTimeoutMs: num(values.timeout, '--timeout', SPADE_SAMPLING.turnTimeoutMs / 1000, (n) => n > 0) * 1000,
       retries: num(values.retries, '--retries', 4, (n) => int(n) && n >= 0 && n <= 20),
@@ -204,6 +206,7 @@ export const playCommand: Command = {
       });
       let status: 'done' | 'cancelled' | 'failed' = 'failed';
       let runError: string | null = null;
+      const meter = new Throughput();
       const res = await svc.regretMany({
         hashes,
         seeds,
@@ -215,9 +218,9 @@ export const playCommand: Command = {
         arms,
         runId,
         recorded: record,
-        player: modelPlayer(new ChatClient(cfg, viaFetch ? { fetch: viaFetch } : {}), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
+        player: modelPlayer(new ChatClient(cfg, { ...(viaFetch ? { fetch: viaFetch } : {}), onCompletion: (c) => meter.add(c) }), { thinking: cfg.thinking === true, policy: { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking } }),
         progress: (done) => {
-          if (!values.json) io.err(`${done}/${total} episodes`);
+          if (!values.json) io.err(meter.line(done, total));
         },
       }).then(
         (r) => ((status = r.cancelled ? 'cancelled' : 'done'), r),
@@ -279,6 +282,7 @@ export const playCommand: Command = {
           io.out(`${r.env.padEnd(28)} ${nums}${r.recorded_regret !== null ? `  (recorded by training: ${r.recorded_regret.toFixed(3)})` : ''}`);
         }
         io.out(`run ${runId} (${cfg.model}): ${view.run.status}${view.failedText ? `, ${view.failedText}` : ''}`);
+        io.out(meter.line(res.episodes.length, total));
       }
       return 0;
     } finally {

@@ -175,4 +175,13 @@ describe('designGame', () => {
       expect(msgs(b)[0]!.content).not.toContain('Avoid generating');
     }
   }, 120_000);
+
+  it('keeps no hint the library could not export and import again: a 2 MiB hint is the hint error, the game is accepted without it', async () => {
+    const huge = `Halve the range. ${'x'.repeat(2 * 1024 * 1024)}`;
+    server = await startStandIn((b) => (msgs(b)[0]!.role === 'system' ? { content: huge } : { content: fence(GOOD) }));
+    const g = await designGame(spec({ attempts: 1 }), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+    expect(g.accepted).toBe(true);
+    expect(g.hint).toBeNull();
+    expect(g.hintError).toMatch(/^the hint model's answer is too large \(\d+ bytes; the limit is 1048576\)$/);
+  }, 120_000);
 });

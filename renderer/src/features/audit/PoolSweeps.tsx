@@ -4,6 +4,7 @@ import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
 import { openAudit } from './open';
+import { SelectionMatches, SELECTION_PLACEHOLDER } from '../../components/SelectionMatches';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 
 type Sweep = EventPayload<'audit.sweepProgress'>;
@@ -118,7 +119,8 @@ export function PoolSweeps({ onEnded }: { onEnded(): void }) {
       >
         <label>
           Environments
-          <input data-testid="sweep-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Library search (empty: every environment)" spellCheck={false} />
+          <input data-testid="sweep-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder={SELECTION_PLACEHOLDER} spellCheck={false} />
+          <SelectionMatches query={query} testId="sweep-query-matches" />
         </label>
         <RunOnPicker label="Run on" testPrefix="sweep" onChange={setTarget} />
         <button type="submit" disabled={starting} data-testid="sweep-start">

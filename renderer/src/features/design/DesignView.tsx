@@ -10,6 +10,7 @@ import { useDesignPick } from './open';
 import { RoundView } from './RoundView';
 import { EndpointFields, LOCAL_ENDPOINT, type EndpointForm } from './EndpointFields';
 import { RunOnPicker, type RunOnTarget } from '../../components/RunOnPicker';
+import { SELECTION_PLACEHOLDER } from '../../components/SelectionMatches';
 
 type Preview = CallOutput<'design.preview'>;
 
@@ -165,7 +166,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
           {parentId === null ? (
             <>
               <label title="A library search: seeds come only from the environments it finds (empty: all of memory)">
-                seeds from <input value={form.seedsQuery} placeholder="all of memory" onChange={(e) => set({ seedsQuery: e.target.value })} data-testid="design-seeds-query" />
+                seeds from <input value={form.seedsQuery} placeholder="all of memory" title={`A library search: ${SELECTION_PLACEHOLDER}`} onChange={(e) => set({ seedsQuery: e.target.value })} data-testid="design-seeds-query" />
               </label>
               <label title="Environment ids always offered as seeds">
                 pin <input value={form.pins} placeholder="ids" onChange={(e) => set({ pins: e.target.value })} className="design-ids" data-testid="design-pins" />
@@ -264,7 +265,7 @@ function RoundsTable({ rows, picked, pick }: { rows: DesignRoundRow[]; picked: s
             <td className="design-cell-skills">{((r.config.skills as string[] | undefined) ?? []).join(', ')}</td>
             <td data-testid="design-round-status" title={r.error ?? undefined}>
               {r.status}
-              {r.status === 'running' && !r.live ? ' (interrupted)' : ''}
+              {r.status === 'running' && !r.live ? (r.elsewhere ? ` (in ${r.elsewhere})` : ' (interrupted)') : ''}
               {r.error ? <span className="muted"> · {r.error}</span> : null}
             </td>
             <td className="num">

@@ -98,6 +98,10 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
             {cancelling ? 'Cancelling…' : 'Cancel'}
           </button>
         </div>
+      ) : round.elsewhere ? (
+        <div className="muted" data-testid="design-elsewhere">
+          Running in {round.elsewhere} (the command line on this data folder): its attempts appear here as it stores them; stop it there.
+        </div>
       ) : null}
       {parentEnvId !== null ? <ParentLine envId={parentEnvId} /> : null}
       <div className="design-results">

@@ -12,7 +12,7 @@ export function ExportView(_props: ViewProps<'editor-export'>) {
   const [format, setFormat] = useState<'spade' | 'jsonl'>('spade');
   const [which, setWhich] = useState<'seeds' | 'tag'>('seeds');
   const [tag, setTag] = useState('');
-  const [result, setResult] = useState<{ count: number; files: string[]; outDir: string } | null>(null);
+  const [result, setResult] = useState<{ count: number; files: string[]; notes: string[]; outDir: string } | null>(null);
   const call = useCall('export');
   const busy = call.busy !== null;
   const error = call.error;
@@ -64,6 +64,11 @@ export function ExportView(_props: ViewProps<'editor-export'>) {
           <p>
             Wrote {result.count} environment{result.count === 1 ? '' : 's'} to <code>{result.outDir}</code>
           </p>
+          {result.notes.map((n) => (
+            <p key={n} className="muted" data-testid="export-note">
+              Note: {n}
+            </p>
+          ))}
           <ul className="muted small">
             {result.files.slice(0, 20).map((f) => (
               <li key={f}>{f}</li>

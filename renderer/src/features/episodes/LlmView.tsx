@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CallOutput } from '../../../../core/api';
 import type { EndpointInput, ModelTurn } from '../../../../core/api/calls/models';
+import { LOCAL_SAMPLING } from '../../../../core/api/spadeSampling';
 import type { ViewProps } from '../../views/registry';
 import { backend, useApp } from '../../store/app';
 import { attempt } from '../../store/report';
@@ -176,7 +177,8 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
         <button
           type="button"
           title="The embedded model: SmolLM2-135M-Instruct (GGUF) run on this machine's CPU, no server needed. Set the endpoint to local and the model to a name in the models folder or a .gguf path."
-          onClick={() => set({ baseUrl: 'local', model: ep.baseUrl === 'local' && ep.model ? ep.model : 'SmolLM2-135M-Instruct', via: null })}
+          // The embedded model's defaults fit a CPU model (LOCAL_SAMPLING), not SPADE's served 8192 tokens x 8.
+          onClick={() => set({ baseUrl: 'local', model: ep.baseUrl === 'local' && ep.model ? ep.model : 'SmolLM2-135M-Instruct', via: null, ...(ep.baseUrl === 'local' ? {} : { maxTokens: LOCAL_SAMPLING.maxTokens, concurrency: LOCAL_SAMPLING.concurrency }) })}
           data-testid="llm-local"
         >
           local model

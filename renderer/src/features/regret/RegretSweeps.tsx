@@ -5,6 +5,7 @@ import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
 import { seconds } from '../../components/ProgressLine';
 import { SweepCard, useFollowElsewhere } from '../../components/SweepCard';
+import { SelectionMatches, SELECTION_PLACEHOLDER } from '../../components/SelectionMatches';
 import { RunOnPicker, runOnText, type RunOnTarget } from '../../components/RunOnPicker';
 import { RegretHistogram } from './RegretHistogram';
 import { sameNames, VersionName } from '../../components/VersionName';
@@ -228,7 +229,8 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
       >
         <label>
           Environments
-          <input data-testid="regret-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Library search (empty: every environment)" spellCheck={false} />
+          <input data-testid="regret-query" value={query} onChange={(e) => setQuery(e.target.value)} placeholder={SELECTION_PLACEHOLDER} spellCheck={false} />
+          <SelectionMatches query={query} testId="regret-query-matches" />
         </label>
         <label>
           Seeds
