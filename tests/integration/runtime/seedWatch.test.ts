@@ -60,7 +60,7 @@ describe.skipIf(!py?.numpy)(`seeded resets under numpy ${expectedMajor} (SPADE m
     expect(o.load.validation?.ok).toBe(true);
     const r = await rt.call(o.sessionId, { cmd: 'reset', seed: 5 });
     await rt.close(o.sessionId);
-    expect(r.ok, JSON.stringify(r)).toBe(true);
+    if (!r.ok) throw new Error(`reset failed: ${JSON.stringify(r.error)}`);
     const res = r.result as { observation: string; seeded?: string[]; seedIgnored?: boolean };
     // The draw is numpy's own default_rng(5), as SPADE's process makes it.
     const want = execFileSync(py!.path, ['-c', 'import numpy as np; print(np.__version__.split(".")[0], True, int(np.random.default_rng(5).integers(0, 10**9)))'], { encoding: 'utf8' }).trim();
