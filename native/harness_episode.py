@@ -112,11 +112,71 @@ def spade_guess_end(view: Any) -> Any:
 # ---------------------------------------------------------------- seeds
 
 
+class _ClassWatch:
+    """Stands in for a class (numpy.random.RandomState, Generator) while a seeded reset runs: a call
+    is noted and made on the class itself, and every other use answers as the class does. numpy 2's
+    default_rng(seed) asks `isinstance(seed, np.random.RandomState)` through the module, so a plain
+    function there raised TypeError inside a valid game's reset; isinstance, issubclass, subclassing
+    (PEP 560), attribute reads and == go to the class. Only `is` can tell the two apart, and only
+    while the reset runs."""
+
+    def __init__(self, cls: Any, label: str, calls: list[str]) -> None:
+        object.__setattr__(self, "_wb_cls", cls)
+        object.__setattr__(self, "_wb_label", label)
+        object.__setattr__(self, "_wb_calls", calls)
+
+    def __call__(self, *a: Any, **kw: Any) -> Any:
+        if (a and a[0] is not None) or kw.get("seed") is not None:
+            self._wb_calls.append(self._wb_label)
+        return self._wb_cls(*a, **kw)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, self._wb_cls)
+
+    def __subclasscheck__(self, sub: Any) -> bool:
+        return issubclass(sub, self._wb_cls)
+
+    def __mro_entries__(self, bases: Any) -> Any:
+        return (self._wb_cls,)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_wb_cls"), name)
+
+    def __eq__(self, other: Any) -> bool:
+        return other is self or other is self._wb_cls
+
+    def __hash__(self) -> int:
+        return hash(self._wb_cls)
+
+    def __repr__(self) -> str:
+        return repr(self._wb_cls)
+
+
+def _watched_function(orig: Any, label: str, calls: list[str]) -> Any:
+    """A function (random.seed, numpy.random.seed, default_rng) that notes a call with a seed and
+    makes it; its name, doc and __wrapped__ are the original's."""
+
+    def seeded(*a: Any, **kw: Any) -> Any:
+        if (a and a[0] is not None) or kw.get("seed", kw.get("a")) is not None:
+            calls.append(label)
+        return orig(*a, **kw)
+
+    for k in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(seeded, k, getattr(orig, k))
+        except Exception:
+            pass
+    seeded.__wrapped__ = orig  # type: ignore[attr-defined]
+    return seeded
+
+
 class _SeedWatch:
     """Notes which generators a game seeds during one reset(seed) (SPADE mode only).
 
     SPADE reproduces an episode only when the game seeds what it draws from; the workbench says
-    when a seeded reset seeded nothing. The patched names are put back before the call returns.
+    when a seeded reset seeded nothing. The watched names are put back before the call returns.
+    Classes are watched through _ClassWatch, never replaced by a function: a game's reset must
+    behave as it does in SPADE under numpy 1 and numpy 2 alike (SPADE allows numpy >= 1.24).
     """
 
     def __init__(self, rnd: Any, np: Any) -> None:
@@ -128,15 +188,9 @@ class _SeedWatch:
         orig = getattr(owner, attr, None)
         if orig is None:
             return
-        calls = self.calls
-
-        def seeded(*a: Any, **kw: Any) -> Any:
-            if (a and a[0] is not None) or kw.get("seed", kw.get("a")) is not None:
-                calls.append(label)
-            return orig(*a, **kw)
-
+        watched = _ClassWatch(orig, label, self.calls) if isinstance(orig, type) else _watched_function(orig, label, self.calls)
         try:
-            setattr(owner, attr, seeded)
+            setattr(owner, attr, watched)
             self.saved.append((owner, attr, orig))
         except Exception:
             pass
@@ -155,6 +209,9 @@ class _SeedWatch:
                         calls.append("random.Random")
                     return orig(inst, a, *rest, **kw)
 
+                for k in ("__module__", "__name__", "__qualname__", "__doc__"):
+                    setattr(seed, k, getattr(orig, k, None))
+                seed.__wrapped__ = orig  # type: ignore[attr-defined]
                 try:
                     rcls.seed = seed  # type: ignore[attr-defined]
                     self.saved.append((rcls, "seed", orig))

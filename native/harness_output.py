@@ -26,6 +26,21 @@ _json_dumps, _json_loads = json.dumps, json.loads
 _isascii, _encode = str.isascii, str.encode
 
 
+class _BytesSide(io.RawIOBase):
+    """sys.stdout.buffer of the capture: bytes are decoded (UTF-8, as SPADE's stdout) into it."""
+
+    def __init__(self, text: Any) -> None:
+        self._text = text
+
+    def writable(self) -> Any:
+        return True
+
+    def write(self, b: Any) -> int:
+        data = bytes(b)
+        self._text.write(data.decode("utf-8", "replace"))
+        return len(data)
+
+
 class CappedOutput(io.TextIOBase):
     """Collects what environment code prints; past the cap it only counts, so a flood costs nothing.
 
@@ -41,6 +56,20 @@ class CappedOutput(io.TextIOBase):
 
     def writable(self) -> Any:
         return True
+
+    # What a game may ask of sys.stdout in SPADE's process (a real text stream) answers as there:
+    # `buffer` writes bytes into the same capture, `reconfigure()` is accepted. fileno() stays
+    # unsupported on purpose: fd 1 is the harness's protocol, not the game's.
+    name = "<stdout>"
+    line_buffering = False
+    write_through = False
+
+    @property
+    def buffer(self) -> Any:
+        return _BytesSide(self)
+
+    def reconfigure(self, **kw: Any) -> None:
+        return None
 
     def write(self, s: str) -> int:
         if not isinstance(s, str):

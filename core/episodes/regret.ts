@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
-import { EnvLoadError, type EnvSession } from './session';
+import { EnvLoadError, refusalText, SpadeRefusal, type EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
 import type { EpisodeMeta, StepRecord } from './store';
 
@@ -16,8 +16,11 @@ import type { EpisodeMeta, StepRecord } from './store';
 export interface PlayedEpisode {
   steps: StepRecord[];
   turns: AgentTurn[];
-  /** 'env': the game ended it; 'budget': out of agent turns; 'length': a model turn hit max_tokens; 'error': the policy failed. */
-  endedBy: 'env' | 'budget' | 'length' | 'error';
+  /**
+   * 'env': the game ended it; 'budget': out of agent turns; 'length': a model turn hit max_tokens;
+   * 'error': the policy failed; 'refused': SPADE's load refused the game, so nothing was played.
+   */
+  endedBy: 'env' | 'budget' | 'length' | 'error' | 'refused';
   policy: Record<string, unknown>;
   /** Extra to keep with the episode (a model's messages and turns). */
   meta?: Record<string, unknown>;
@@ -59,6 +62,8 @@ export interface JobResult extends RegretJob {
    */
   failed: boolean;
   error: string | null;
+  /** SPADE's load refused the game (its message, word for word): scored as SPADE scores it (see one()). */
+  refused?: { stage: string; message: string };
 }
 
 export interface RunControl {
@@ -99,9 +104,13 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const have = new Map<string, JobResult>();
   for (const m of o.recordedBefore ?? ctx.d.store.byRun(o.runId)) {
     const key = typeof m.meta.job === 'string' ? m.meta.job : null;
-    // A failed episode is played again on resume (its record stays, marked failed).
-    if (!key || isFailed(m.meta)) continue;
-    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret: typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : m.totalReturn, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env', failed: false, error: null });
+    // A failed episode is played again on resume (its record stays, marked failed); SPADE's refusal
+    // is an answer, kept as it was counted.
+    const refusal = refusedOf(m.meta);
+    if (!key || (isFailed(m.meta) && !refusal)) continue;
+    const ret = typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : refusal ? 0 : m.totalReturn;
+    const error = refusal && typeof m.meta.error === 'string' ? m.meta.error : null;
+    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env', failed: isFailed(m.meta), error, ...(refusal ? { refused: refusal } : {}) });
   }
   const todo = o.jobs.filter((j) => !have.has(jobKey(j)));
   let done = o.jobs.length - todo.length;
@@ -139,11 +148,25 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     let session: EnvSession | null = null;
     let played: PlayedEpisode | null = null;
     let crash: string | null = null;
+    let refused: SpadeRefusal | null = null;
     try {
       session = await p.session;
     } catch (e) {
-      // EnvLoadError already says the environment did not load; anything else gets that said.
-      crash = e instanceof EnvLoadError ? e.message : `The environment did not load: ${errorMessage(e)}`;
+      if (e instanceof SpadeRefusal && !job.hint) {
+        // SPADE plays an unhinted game up to twice, each a fresh load, before the play is FAILED
+        // (orchestrator.py:1498 max_attempts=2, :1526-1547): a refusal that depends on the
+        // process's state may pass the second time.
+        try {
+          session = await ctx.openSession(env.source, o.budget, o.runtime, false);
+        } catch (again) {
+          e = again;
+        }
+      }
+      if (!session) {
+        if (e instanceof SpadeRefusal) refused = e;
+        // EnvLoadError already says the environment did not load; anything else gets that said.
+        else crash = e instanceof EnvLoadError ? e.message : `The environment did not load: ${errorMessage(e)}`;
+      }
     }
     started();
     if (session) {
@@ -158,11 +181,16 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
       }
     }
     // A cancel that aborted this episode mid-way keeps nothing: the resume plays it whole.
-    if (o.control.cancel && (crash !== null || played?.endedBy === 'error')) return;
-    const endedBy: PlayedEpisode['endedBy'] = played?.endedBy ?? 'error';
-    const failed = endedBy === 'error';
-    const error = failed ? (crash ?? played?.error ?? 'the policy failed') : null;
-    const ret = failed ? 0 : episodeReturn(played!.turns, endedBy);
+    if (o.control.cancel && !refused && (crash !== null || played?.endedBy === 'error')) return;
+    // SPADE's refusal ends the episode where SPADE's ends, at its load, and counts as SPADE counts
+    // it: a hinted play returns 0.0 (orchestrator.py:1830-1832, averaged into R(hint) at :1980); an
+    // unhinted one is a FAILED trajectory, dropped from R(no hint) (:1614-1623; a game none of
+    // whose plays survived counts 0.0 there, :2046, as spadeRegret's empty arm does).
+    const endedBy: PlayedEpisode['endedBy'] = refused ? 'refused' : (played?.endedBy ?? 'error');
+    const failed = refused ? !job.hint : endedBy === 'error';
+    const error = refused ? refusalText(refused.spadeMessage, job.hint) : failed ? (crash ?? played?.error ?? 'the policy failed') : null;
+    const ret = failed || refused || !played ? 0 : episodeReturn(played.turns, played.endedBy);
+    const refusal = refused ? { stage: refused.stage, message: refused.spadeMessage } : null;
     const id = ctx.d.store.create({
       envHash: job.hash,
       envName: env.name,
@@ -173,12 +201,20 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
       maxTurns: o.budget,
       runtime: session?.info.runtime ?? String(o.runtime),
       origin: 'regret',
-      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}${failed ? ' (failed)' : ''}`,
+      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}${refused ? ' (refused by SPADE at load)' : failed ? ' (failed)' : ''}`,
       policy: played?.policy ?? {},
-      meta: { ...(played?.meta ?? {}), run: o.runId, job: jobKey(job), ...(failed ? { failed: true, error } : { spadeReturn: ret }), endedBy, toolUse: session?.info.toolUse ?? false },
+      meta: {
+        ...(played?.meta ?? {}),
+        run: o.runId,
+        job: jobKey(job),
+        ...(failed ? { failed: true, error } : { spadeReturn: ret }),
+        ...(refusal ? { refused: refusal, error } : {}),
+        endedBy,
+        toolUse: session?.info.toolUse ?? false,
+      },
     });
     if (played) ctx.d.store.appendSteps(id, played.steps);
-    const r: JobResult = { ...job, episodeId: id, ret, endedBy, failed, error };
+    const r: JobResult = { ...job, episodeId: id, ret, endedBy, failed, error, ...(refusal ? { refused: refusal } : {}) };
     o.recorded?.(r);
     have.set(jobKey(job), r);
     changed.push(id);
@@ -228,6 +264,12 @@ export interface ArmSummary {
   episodeIds: number[];
 }
 
+/** SPADE's refusal an episode records (meta.refused), or null. */
+export function refusedOf(meta: Record<string, unknown>): { stage: string; message: string } | null {
+  const r = meta.refused as { stage?: unknown; message?: unknown } | undefined;
+  return r && typeof r.stage === 'string' && typeof r.message === 'string' ? { stage: r.stage, message: r.message } : null;
+}
+
 /** An episode recorded as failed (the runner's mark; older recordings: a policy that ended in error). */
 export function isFailed(meta: Record<string, unknown>): boolean {
   return meta.failed === true || meta.endedBy === 'error';
@@ -241,12 +283,15 @@ function arm(hint: boolean, rs: JobResult[]): ArmSummary {
 /** One environment's arms and SPADE's regret, over the seeds both arms finished (a cancelled run stays paired). */
 export function summarize(results: JobResult[], hash: string, hintFailed: boolean): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number } {
   // A failed episode has no return: left out of both arms (SPADE's trainer counts a failed hinted
-  // generation as 0; a measurement of a model must not read a dead endpoint as a return).
-  const mine = results.filter((r) => r.hash === hash && !r.failed);
-  const hinted = new Set(mine.filter((r) => r.hint).map((r) => r.seed));
-  const plain = new Set(mine.filter((r) => !r.hint).map((r) => r.seed));
+  // generation as 0; a measurement of a model must not read a dead endpoint as a return). A seed
+  // SPADE refused is finished all the same (its hinted play counts 0.0, its unhinted one is
+  // dropped, as SPADE drops it), so it pairs like a played one.
+  const finished = results.filter((r) => r.hash === hash && (!r.failed || r.refused));
+  const hinted = new Set(finished.filter((r) => r.hint).map((r) => r.seed));
+  const plain = new Set(finished.filter((r) => !r.hint).map((r) => r.seed));
   // Paired seeds only when both arms played at all (a one-arm run keeps all its episodes).
   const both = (r: JobResult) => !hinted.size || !plain.size || (hinted.has(r.seed) && plain.has(r.seed));
+  const mine = finished.filter((r) => !r.failed);
   const w = mine.filter((r) => r.hint && both(r));
   const wo = mine.filter((r) => !r.hint && both(r));
   const s = spadeRegret({ hintReturns: w.map((r) => r.ret), noHintReturns: wo.map((r) => r.ret), hintFailed });

@@ -151,14 +151,21 @@ function brief(req: Record<string, unknown>): string {
  * it is locally after the session's process died.
  */
 export class PlaybackRuntime implements RuntimePort {
-  private next = 1;
+  private next = 0;
 
   constructor(private readonly calls: readonly RecordedCall[]) {}
 
+  /** Each open takes the node's next load (a second one where SPADE loads an unhinted game again). */
   async open(): ReturnType<RuntimePort['open']> {
-    const reply = this.calls[0]?.[1] ?? failure('crashed', 'the node sent no load reply');
+    const at = this.calls[this.next];
+    if (this.next > 0 && at?.[0].cmd !== 'load') {
+      const message = `the episode on the node went another way at call ${this.next}: it made ${at ? brief(bare(at[0])) : 'no call'} where this workbench loads the game again`;
+      return { ok: false, runtime: 'cpython', error: { kind: 'protocol', type: 'protocol', message } };
+    }
+    this.next++;
+    const reply = at?.[1] ?? failure('crashed', 'the node sent no load reply');
     if (!reply.ok) return { ok: false, runtime: 'cpython', error: reply.error };
-    return { ok: true, sessionId: 'playback', runtime: 'cpython', load: reply.result as { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } };
+    return { ok: true, sessionId: `playback-${this.next}`, runtime: 'cpython', load: reply.result as { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } };
   }
 
   async call(_sessionId: string, req: HarnessRequest): Promise<HarnessReply> {

@@ -138,7 +138,7 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
         recorded: hand,
       });
       // Episodes a killed run recorded before the sweep kept them: handed over now (the sweep counts each once).
-      if (!signal.aborted) for (const r of results) if (!r.failed && !handed.has(episodeKey(r.hash, r.hint, r.seed))) hand(r);
+      if (!signal.aborted) for (const r of results) if ((!r.failed || r.refused) && !handed.has(episodeKey(r.hash, r.hint, r.seed))) hand(r);
     } finally {
       signal.removeEventListener('abort', stop);
       await Promise.all(taken);

@@ -5,6 +5,7 @@
  */
 import { DomainError } from '../errors';
 import type { HarnessError, HarnessReply } from '../runtime/types';
+import { PYODIDE_MISSING_MODULES } from '../runtime/choice';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
 import type { StepRecord } from './store';
 import type { HarnessRequest } from '../runtime/protocol';
@@ -36,7 +37,7 @@ export function modeOf(meta: Record<string, unknown>): PlayMode {
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
   open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean; signal?: AbortSignal }): Promise<
-    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean } }
+    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean; validation?: { ok: boolean; message: string | null; stage: string | null } } }
     | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
   >;
   call(sessionId: string, req: HarnessRequest, opts?: { priority?: 'foreground' | 'background' }): Promise<HarnessReply>;
@@ -64,6 +65,29 @@ export class EnvLoadError extends DomainError {
   ) {
     super('invalid_input', message, { harness });
   }
+}
+
+/**
+ * A game SPADE's env factory refuses: `make_synthetic_env` raises, at its load checks (exec, class,
+ * instantiation, methods) or at the validation it runs on every instance it hands out
+ * (spade/core/envs/synthetic_game_env.py:181 calls _load_game_from_code, whose :257 runs
+ * _validate_game_execution, :262-334). SPADE never plays such a game: its unhinted play is a FAILED
+ * trajectory, dropped (orchestrator.py:352-354, :1526-1547, :1614-1623), its hinted play scores 0.0
+ * (orchestrator.py:1830-1832). `spadeMessage` is SPADE's own message, word for word.
+ */
+export class SpadeRefusal extends EnvLoadError {
+  constructor(
+    readonly stage: string,
+    readonly spadeMessage: string,
+    harness: HarnessError,
+  ) {
+    super(`SPADE refuses this game at load: ${spadeMessage}`, harness);
+  }
+}
+
+/** The words a refused episode keeps and shows: SPADE's message and what SPADE does with such a game. */
+export function refusalText(spadeMessage: string, hint: boolean): string {
+  return `SPADE refuses this game at load: ${spadeMessage} (SPADE never plays it: ${hint ? 'a hinted play scores 0.0' : 'an unhinted play is a FAILED trajectory, dropped'})`;
 }
 
 interface RawReset {
@@ -120,12 +144,16 @@ export function stepRecord(idx: number, action: string, rawAction: string | null
   if (r.shape !== 'tuple5') {
     return { ...base, observation: null, reward: null, terminated: true, truncated: false, info: {}, error: { kind: 'shape', type: 'InvalidStep', message: `step() returned ${(r.types ?? ['?']).join(', ')}; expected a 5-tuple` } };
   }
+  // A flag that is not a bool (a game's 1, numpy.bool_) is what Python's bool() makes of it, as
+  // SPADE's wrapper converts it (synthetic_game_env.py:411-412): a truthy 1 ends the episode there,
+  // so the record says terminated, not false; `types` keeps the game's own type.
+  const flag = (v: unknown, converted: boolean): boolean => (typeof v === 'boolean' ? v : converted);
   return {
     ...base,
     observation: typeof r.observation === 'string' ? r.observation : JSON.stringify(r.observation),
     reward: asNumber(r.reward),
-    terminated: r.terminated === true,
-    truncated: r.truncated === true,
+    terminated: flag(r.terminated, base.spade.terminated),
+    truncated: flag(r.truncated, base.spade.truncated),
     info: numericInfo(r.info),
     error: null,
   };
@@ -142,17 +170,30 @@ export class EnvSession {
   ) {}
 
   static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean; mode?: PlayMode; signal?: AbortSignal }): Promise<EnvSession> {
+    const mode = opts.mode ?? 'spade';
     const r = await host.open({
       source,
       runtime: opts.runtime ?? 'auto',
       maxTurns: opts.maxTurns,
       ...(opts.label ? { label: opts.label } : {}),
       ...(opts.background ? { priority: 'background' as const } : {}),
-      ...loadOptionsOf(opts.mode ?? 'spade'),
+      ...loadOptionsOf(mode),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (!r.ok && r.error.kind === 'cancelled') throw new DomainError('cancelled', 'Opening the episode was cancelled');
+    // SPADE's factory raised (a load check, with its stage): in SPADE mode that is SPADE's refusal,
+    // unless the sandbox lacks a module SPADE's process has (its refusal would be the workbench's).
+    const sandboxLacks = !r.ok && r.runtime === 'pyodide' && typeof r.error.missingModule === 'string' && PYODIDE_MISSING_MODULES.has(r.error.missingModule);
+    if (!r.ok && mode === 'spade' && r.error.kind === 'load_error' && typeof r.error.stage === 'string' && !sandboxLacks) throw new SpadeRefusal(r.error.stage, r.error.message, r.error);
     if (!r.ok) throw new EnvLoadError(`The environment did not load: ${r.error.message}`, r.error);
+    const v = r.load.validation;
+    if (mode === 'spade' && v && !v.ok) {
+      // The harness loads a refused instance for inspection (the audit's evidence); an episode in
+      // SPADE mode ends where SPADE's does, before its first reset. 'fresh' plays it anyway.
+      await host.close(r.sessionId).catch(() => {});
+      const message = v.message ?? 'the load validation failed';
+      throw new SpadeRefusal(v.stage ?? 'validation', message, { kind: 'load_error', type: 'SpadeValidation', message, stage: v.stage ?? 'validation' } as HarnessError);
+    }
     const session = new EnvSession(host, r.sessionId, {
       className: r.load.className ?? null,
       maxTurns: typeof r.load.maxTurns === 'number' ? r.load.maxTurns : null,

@@ -35,8 +35,9 @@ export type AgentTurn = { kind: 'step'; spade: SpadeStep } | { kind: 'tool' };
  * reward clamped to [-1, 1]. A trailing tool turn (reward 0.0 appended, `terminated` still the last
  * step's) or a turn cut by max_tokens ends an episode unterminated.
  */
-export function episodeReturn(turns: AgentTurn[], endedBy: 'env' | 'budget' | 'length' | 'error' = 'env'): number {
-  if (endedBy === 'error') return 0;
+export function episodeReturn(turns: AgentTurn[], endedBy: 'env' | 'budget' | 'length' | 'error' | 'refused' = 'env'): number {
+  // A failed play has no return; a play SPADE refused at load never stepped (0.0, as SPADE scores a hinted one).
+  if (endedBy === 'error' || endedBy === 'refused') return 0;
   const last = turns.at(-1);
   if (!last || last.kind !== 'step' || !last.spade.terminated) return 0;
   return pyClamp(rewardValue(last.spade.reward));

@@ -76,6 +76,9 @@ export function measure(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[];
   if (!enough) {
     const armsText = playsHint && playsNoHint ? 'of each arm' : 'played';
     notMeasured = `${failed} of ${total} episodes failed; ${seeds.length} of ${o.requested} seeds played in full, ${need} needed ${armsText}`;
+    // SPADE's own refusal, in its words, ahead of the counts (core/episodes/regret.ts one()).
+    const refusal = rows.find((r) => r.endedBy === 'refused' && r.error)?.error;
+    if (refusal) notMeasured = `${refusal.replace(/ \(SPADE never plays it: .*\)$/, '')}; ${notMeasured}`;
   }
   return { rHint, rNoHint, regret, winRate, difficulty: difficultyScore(winRate), hintFailed: o.hintFailed, okHint: hinted.size, okNoHint: plain.size, failed, seeds: enough ? seeds : [], notMeasured };
 }

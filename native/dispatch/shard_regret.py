@@ -124,6 +124,16 @@ def play_plan(ep: Episode, items: list[Json], budget: int) -> None:
             return
 
 
+def spade_refused(reply: Json) -> bool:
+    """SPADE's load refused the game (core/episodes/session.ts EnvSession.open): a load check raised,
+    or the validation of the loaded instance failed. A local run plays nothing of it."""
+    if reply.get("ok"):
+        v = (reply.get("result") or {}).get("validation")
+        return isinstance(v, dict) and v.get("ok") is False
+    err = reply.get("error") or {}
+    return isinstance(err, dict) and err.get("kind") == "load_error" and isinstance(err.get("stage"), str)
+
+
 def play_item(runner: Runner, item: Json) -> Json:
     """One episode's harness calls and replies (the workbench plays them back through its own player)."""
     started = time.time()
@@ -142,7 +152,17 @@ def play_item(runner: Runner, item: Json) -> Json:
     exchanges: list[Json] | None = None
     try:
         r = ep.call(load)
-        if r.get("ok") and not ep.dead and opts.get("model"):
+        if spade_refused(r) and item.get("hintText") is None and not ep.dead:
+            # SPADE loads an unhinted game a second time before its play is FAILED (core/episodes/regret.ts one()).
+            server.close(s)
+            with runner.lock:
+                runner.seq += 1
+                sid = "regret-%d" % runner.seq
+            s = ep.s = server.open(sid, {"timeoutSec": step_timeout, "deterministic": False})
+            r = ep.call(load)
+        if spade_refused(r):
+            pass  # SPADE plays nothing of a game it refuses
+        elif r.get("ok") and not ep.dead and opts.get("model"):
             exchanges = play_model(ep.call, lambda: ep.dead, r.get("result") or {}, item, opts)
         elif r.get("ok") and not ep.dead:
             tool_use = bool((r.get("result") or {}).get("toolUse"))

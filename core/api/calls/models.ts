@@ -71,7 +71,8 @@ const episodeSchema = z.object({
   return: z.number().nullable(),
   failed: z.boolean(),
   error: z.string().nullable(),
-  endedBy: z.enum(['env', 'budget', 'length', 'error']),
+  /** 'refused': SPADE's load refused the game (error says why, in SPADE's words); nothing was played. */
+  endedBy: z.enum(['env', 'budget', 'length', 'error', 'refused']),
   turns: z.array(turnSchema),
 });
 

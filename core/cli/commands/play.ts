@@ -275,7 +275,7 @@ export const playCommand: Command = {
       }));
       if (values.json) io.out(JSON.stringify({ run_id: runId, status: view.run.status, endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, budget, failed: view.failedText, episodes, regret }, null, 2));
       else {
-        for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} ${e.return === null ? `FAILED: ${e.error ?? 'no return'}` : `return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}`}`);
+        for (const e of episodes) io.out(`${e.env.padEnd(28)} seed ${String(e.seed).padStart(5)} ${e.hint ? 'hint   ' : 'no hint'} ${e.return === null ? `FAILED: ${e.error ?? 'no return'}` : `return ${e.return.toFixed(2).padStart(5)}  ${e.turns.length} turns  ${e.endedBy}${e.endedBy === 'refused' && e.error ? `: ${e.error}` : ''}`}`);
         io.out('');
         for (const r of regret) {
           const nums = r.not_measured ? `not measured (${r.not_measured})` : `R(hint) ${fmtNum(r.r_hint)}  R(no hint) ${fmtNum(r.r_no_hint)}  regret ${fmtNum(r.regret)}  win rate ${fmtNum(r.win_rate)}`;

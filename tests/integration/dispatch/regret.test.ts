@@ -88,10 +88,14 @@ d('regret --pool: local, Ray and Slurm agree', () => {
     const rets = local.episodes.map((e) => e.return);
     expect(rets).toContain(1);
     expect(rets).toContain(0);
+    // SPADE refuses l01 (a syntax error) and l15 (a 4-tuple step, at its load validation) at every
+    // play load: their unhinted plays are FAILED and dropped, in SPADE's words, said once.
     const loadErrors = local.episodes.filter((e) => e.failed).map((e) => e.error ?? '');
-    expect(loadErrors).toEqual([expect.stringContaining('did not load'), expect.stringContaining('did not load')]);
-    // Said once, not "did not load: The environment did not load: ..."
-    for (const m of loadErrors) expect(m.match(/did not load/gi)).toHaveLength(1);
+    const syntax = expect.stringContaining('SPADE refuses this game at load: Syntax error in generated game code');
+    const shape = expect.stringContaining("SPADE refuses this game at load: Game step() failed on action 1 '\\boxed{1}': step() must return 5-tuple");
+    expect(loadErrors).toEqual([syntax, syntax, shape, shape]);
+    for (const m of loadErrors) expect(m.match(/refuses this game/gi)).toHaveLength(1);
+    expect(local.episodes.filter((e) => e.failed).every((e) => e.endedBy === 'refused')).toBe(true);
     expect(local.envs.some((e) => !e.hint_failed)).toBe(true);
   }, 60_000);
   afterAll(() => tmp.cleanup());

@@ -93,3 +93,33 @@ describe.runIf(probePython() && files.length > 0)('Pyodide and native CPython gi
     }
   });
 });
+
+/**
+ * Issue 46's held-out shapes (tests/fixtures/spade-corpus l30-l34, g05): games SPADE refuses at every
+ * play load though a naive player wins them, and a numpy default_rng(seed) game. Both runtimes give
+ * SPADE's verdict with SPADE's message (checked against SPADE's code, corpus README), and the same
+ * trace where the game loads.
+ */
+const CORPUS = join(__dirname, '..', '..', 'fixtures', 'spade-corpus');
+const SHAPES = ['l30_refused_reward_float32', 'l31_refused_reset_info_none', 'l32_refused_truncated_int', 'l33_refused_reset_returns_none', 'l34_refused_terminated_int', 'g05_numpy_default_rng'];
+
+describe.runIf(probePython())("issue 46's shapes: SPADE's load verdict in both runtimes", () => {
+  test.each(SHAPES)('%s', async (name) => {
+    const source = readFileSync(join(CORPUS, `${name}.py`), 'utf8');
+    const expected = JSON.parse(readFileSync(join(CORPUS, `${name}.expected.json`), 'utf8')) as { seed: number; load: { ok: boolean; message: string | null }; reset?: { observation: string | null } };
+    const actions = JSON.parse(readFileSync(join(CORPUS, `${name}.actions.json`), 'utf8')) as string[];
+    const kinds: RuntimeKind[] = needsNative(join(CORPUS, `${name}.py`)) ? ['cpython'] : ['pyodide', 'cpython'];
+    const traces: unknown[] = [];
+    for (const kind of kinds) {
+      const s = await rt.open({ source, runtime: kind });
+      if (!s.ok) throw new Error(`load failed in ${kind}: ${s.error.message}`);
+      expect(s.load.validation).toEqual({ ok: expected.load.ok, message: expected.load.message, stage: expected.load.ok ? null : expect.any(String) });
+      await rt.close(s.sessionId);
+      const t = (await trace(kind, source, expected.seed, actions)) as { reset?: { spade?: { observation?: string } } };
+      // A loading game's seeded reset is SPADE's (numpy 2's default_rng(seed) included), not "Error during reset".
+      if (expected.load.ok && expected.reset?.observation) expect(t.reset?.spade?.observation).toBe(expected.reset.observation);
+      traces.push(t);
+    }
+    if (traces.length === 2) expect(traces[0]).toEqual(traces[1]);
+  });
+});

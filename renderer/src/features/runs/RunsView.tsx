@@ -224,13 +224,17 @@ function Detail({ id }: { id: string }) {
               <td className="num">{fmt(e.rNoHint)}</td>
               <td className="num">{fmt(e.winRate)}</td>
               <td className="num">{fmt(e.difficulty)}</td>
-              <td title={e.notMeasured ?? undefined}>{e.seeds.length ? e.seeds.join(', ') : e.notMeasured}</td>
+              <td title={e.notMeasured ?? undefined} className={e.seeds.length ? undefined : 'runs-why'} data-testid="runs-env-seeds">
+                {e.seeds.length ? e.seeds.join(', ') : e.notMeasured}
+              </td>
               <td>
                 {e.episodes.map((x) => (
                   <button
                     key={`${x.seed}:${x.hint}`}
                     className={`ep-link ${x.status === 'failed' ? 'runs-failed' : ''}`}
-                    title={x.status === 'failed' ? `failed: ${x.error ?? ''}` : `return ${fmt(x.ret)}`}
+                    title={x.endedBy === 'refused' ? `${x.status === 'failed' ? 'failed' : `return ${fmt(x.ret)}`}: ${x.error ?? 'refused by SPADE at load'}` : x.status === 'failed' ? `failed: ${x.error ?? ''}` : `return ${fmt(x.ret)}`}
+                    data-testid="runs-episode"
+                    data-ended={x.endedBy}
                     disabled={x.episodeId === null}
                     onClick={() => x.episodeId !== null && openEpisode({ id: x.episodeId, envName: e.envName, className: null, seed: x.seed, hintEnabled: x.hint })}
                   >
