@@ -18,12 +18,14 @@ import json
 import re
 from typing import Any
 
+import spade_rules
 from harness_tool_base import ToolUseBaseEnv
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S)
+# SPADE's answer tag and tool-call block, from their one home (core/api/spadeRules.ts, generated).
+_ANSWER_TAG = re.compile(spade_rules.ANSWER_TAG, re.S)
 # "ANSWER: x" to the end of its line (SPADE's example puts it last, after the steps).
 _ANSWER_MARK = re.compile(r"\bANSWER\s*:\s*([^\n]*)")
-_TOOL_BLOCK = re.compile(r"<tool_call>.*?</tool_call>", re.S)
+_TOOL_BLOCK = re.compile(spade_rules.TOOL_CALL_BLOCK, re.S)
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
 MAX_CALLS = 50
 # Bounds against a hostile text (this runs in the judge too): the text read, the candidates tried,
