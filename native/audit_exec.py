@@ -28,6 +28,10 @@ from exec_values import STR_CAP, _ended, _probe_goes_on, _tagged, encode, load_e
 from typing import TYPE_CHECKING, Any, Callable
 from types import ModuleType
 
+# Bound at import, before any game runs: a game that replaces os.write must not silence the
+# deadline lines this executor sends its host (host_lines.py binds its own the same way).
+_os_write = os.write
+
 if TYPE_CHECKING:
     from harness import Harness
 
@@ -54,7 +58,7 @@ class Timer:
 
     def _tell_host(self, ms: int) -> None:
         try:
-            os.write(2, f"\n@call-deadline {ms}\n".encode())
+            _os_write(2, f"\n@call-deadline {ms}\n".encode())
         except Exception:
             pass
 

@@ -9,6 +9,12 @@ if TYPE_CHECKING:
     from harness import Harness
 
 
+# Bound when the host starts, before any game runs: a game that replaces os.write/os.read in its own
+# process must not get to see or rewrite the harness's replies (sandbox.py binds its own the same way).
+_os_read = os.read
+_os_write = os.write
+_os_exit = os._exit
+
 # The longest reply line relayed to the host (which could not hold a longer string anyway).
 MAX_REPLY_LINE = 256 << 20
 
@@ -38,7 +44,7 @@ def split_lines(pending: list[bytes], chunk: bytes, stderr: bool=False) -> Any:
 def read_lines(read: Callable[[], bytes]) -> Iterator[Any]:
     """The lines `read()` delivers, in order; the process exits when it delivers nothing (EOF)."""
     yield from lines_of(read)
-    os._exit(0)
+    _os_exit(0)
 
 
 def lines_of(read: Callable[[], bytes]) -> Iterator[Any]:
@@ -57,11 +63,11 @@ def lines_of(read: Callable[[], bytes]) -> Iterator[Any]:
 
 def serve_lines(fd: int, h: Harness) -> None:
     """Answers request lines on `fd` with the harness until EOF, then exits."""
-    for line in read_lines(lambda: os.read(fd, 1 << 16)):
+    for line in read_lines(lambda: _os_read(fd, 1 << 16)):
         if line.strip():
             reply = h.dispatch(line.decode("utf-8", "replace")).encode("utf-8", "replace") + b"\n"
             view = memoryview(reply)
             while view:
-                n = os.write(fd, view)
+                n = _os_write(fd, view)
                 view = view[n:]
 
