@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { designBlend } from '../../core/design/blend';
 import { SPADE_BLEND_DEFAULTS, spadeBlendScore, spadePlateau, type SpadeBlendParams } from '../../core/api/spadeBlend';
 
 // Expected numbers came from running SPADE's own blend once (9b2b813); how is in the fixture's "how".
@@ -68,5 +69,21 @@ describe('spadeBlendScore defaults and bad input', () => {
     // A prototype-polluting override changes nothing it should not.
     const evil = JSON.parse('{"__proto__": {"regretWeight": 9}}') as Partial<SpadeBlendParams>;
     expect(spadeBlendScore({ meanReward: 0.5, regret: 0.15 }, evil).blend).toBe(1);
+  });
+});
+
+describe('designBlend (a design round game, as design --json prints it)', () => {
+  it('reads the plateau at the mean unhinted reward, not the share of wins', () => {
+    // Partial rewards: every play scores 0.5 (share of wins 1.0, mean 0.5): SPADE pays the full plateau.
+    const b = designBlend({ accepted: true, r_no_hint: 0.5, regret: 0.075 })!;
+    expect(b.plateau).toBe(1);
+    expect(b.mean_reward).toBe(0.5);
+    expect(b.blend).toBe(0.6 + 0.4 * (0.075 / 0.15));
+  });
+
+  it('has no blend for a game that was rejected or not measured', () => {
+    expect(designBlend({ accepted: false, r_no_hint: 0.5, regret: 0.1 })).toBeNull();
+    expect(designBlend({ accepted: true, r_no_hint: null, regret: 0.1 })).toBeNull();
+    expect(designBlend({ accepted: true, r_no_hint: 0.5, regret: null })).toBeNull();
   });
 });
