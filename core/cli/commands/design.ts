@@ -20,6 +20,7 @@ import { LocalEngine } from '../../models/localEngine';
 import { ALL_SKILLS } from '../../api/skills';
 import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
 import { newRoundId, runRound, writeSpadeLayout } from '../../design/round';
+import { designBlend } from '../../design/blend';
 import { parentsByHash, roundSeq } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 import { auditOn } from '../../audit/dispatch/auditOn';
@@ -237,6 +238,7 @@ export const designCommand: Command = {
                 hint_leak: g.hint_leak,
                 regret: g.regret,
                 win_rate: g.win_rate,
+                spade_blend: designBlend(g),
                 class: g.class,
                 difficulty_score: g.difficulty_score,
                 play_error: g.play_error,

@@ -60,7 +60,7 @@ describe('spade-workbench design', () => {
     const j = JSON.parse(r.out) as {
       round: string;
       status: string;
-      games: { skill: string; accepted: boolean; env_id: number | null; parents: number[]; hint: string | null; regret: number | null; win_rate: number | null; class: string | null; attempts: { prompt: string; answer: string; verdicts: { id: string; status: string }[]; rejected_because: string | null }[] }[];
+      games: { skill: string; accepted: boolean; env_id: number | null; parents: number[]; hint: string | null; regret: number | null; win_rate: number | null; spade_blend: { blend: number; plateau: number; regret_norm: number; plateau_term: number; regret_term: number; mean_reward: number; regret: number; masked: boolean; params: { plateauWeight: number } } | null; class: string | null; attempts: { prompt: string; answer: string; verdicts: { id: string; status: string }[]; rejected_because: string | null }[] }[];
     };
     expect(j.status).toBe('done');
     expect(j.games.map((g) => g.skill)).toEqual(['Logical Deduction', 'Optimization']);
@@ -77,6 +77,15 @@ describe('spade-workbench design', () => {
       expect(g.regret).toBe(1);
       expect(g.win_rate).toBe(0);
       expect(g.class).toBe('unsolvable');
+      // SPADE's designer reward (core/api/spadeBlend.ts): unhinted mean 0 is far below the 0.4-0.6
+      // plateau (plateau 0), regret 1 floors to the clamp 1: blend = 0.6 x 0 + 0.4 x 1.
+      expect(g.spade_blend).not.toBeNull();
+      expect(g.spade_blend!.mean_reward).toBe(0);
+      expect(g.spade_blend!.plateau).toBe(0);
+      expect(g.spade_blend!.regret_norm).toBe(1);
+      expect(g.spade_blend!.blend).toBeCloseTo(0.4, 12);
+      expect(g.spade_blend!.masked).toBe(false);
+      expect(g.spade_blend!.params.plateauWeight).toBe(0.6);
     }
 
     // Stored: the round, its attempts, and the games as environments with their lineage.
