@@ -63,6 +63,10 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
   if (req.backend !== 'local' && !req.ssh && !(req.backend === 'ray' && req.ray?.address && !req.ray.tunnel)) {
     throw new DomainError('invalid_input', `The ${req.backend} backend needs an SSH host`);
   }
+  for (const [k, why] of Object.entries(recipe?.fixedEnv ?? {})) {
+    const asked = req.env?.[k];
+    if (asked !== undefined && asked !== recipe!.env[k]) throw new DomainError('invalid_input', `Recipe ${recipe!.id} sets ${k} itself and it cannot be changed: ${why}`);
+  }
   const env = { ...fillWorkbench(recipe?.env ?? {}, req.backend), ...(req.env ?? {}) };
   for (const k of Object.keys(env)) assertEnvName(k);
   const secretEnv = [...new Set(req.secretEnv ?? [])];
@@ -98,5 +102,6 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
     outputs: recipe?.outputs ?? {},
     ship: recipe ? resolveShip(recipe, pool) : [],
     importEnvironments: req.importEnvironments ?? true,
+    ...(recipe?.stdin.length ? { stdin: [...recipe.stdin] } : {}),
   };
 }
