@@ -6,7 +6,7 @@ import { buildSpec, type LaunchRequest } from '../../../core/jobs/launch';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import type { JobRecord } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
-import { makeManager, waitState } from './helpers';
+import { ciServices, makeManager, waitState } from './helpers';
 
 /**
  * SPADE's Tinker launchers (cmd/tinker/*\/train_spade_tinker.sh at 9b2b813, copied unchanged from a SPADE
@@ -18,6 +18,7 @@ import { makeManager, waitState } from './helpers';
 const SPADE_SRC = process.env.SPADE_SRC ?? '/work/spade-src';
 const HAVE_SPADE = existsSync(join(SPADE_SRC, 'cmd', 'tinker', 'qwen3_8b', 'train_spade_tinker.sh')) && existsSync(join(SPADE_SRC, 'train_spade_tinker.py'));
 const ENDED: JobRecord['state'][] = ['succeeded', 'failed', 'lost', 'cancelled'];
+const ci = ciServices();
 const LAUNCHERS = ['gpt_oss_20b', 'qwen3_30b_instruct', 'qwen3_4b_instruct', 'qwen3_8b', 'qwen3_8b_base'];
 
 function filesUnder(dir: string): string[] {
@@ -133,6 +134,18 @@ function filesUnder(dir: string): string[] {
     expect(log(d8)).toContain('EOFError');
     expect(d4.state).toBe('failed');
     expect(log(d4)).toContain("SpadeConfig declares no field 'aime_2026_path'");
+  });
+
+  (ci ? it : it.skip)('over SSH too (the CI sshd): the key travels on the SSH channel\'s input, the answer on the job\'s', async () => {
+    const ssh = { host: ci!.host, port: ci!.port, user: ci!.user, identityFile: ci!.key, knownHostsFile: ci!.knownHosts };
+    const job = await ctx.manager.submit(buildSpec(request('spade-tinker-qwen3-8b', { backend: 'ssh', ssh, name: 'tinker over ssh' })));
+    const done = await waitState(ctx.manager, job.id, ENDED, 120_000);
+    expect(done.state, `${done.detail}\n${log(done).slice(-2000)}`).toBe('succeeded');
+    expect(standin(done).key_sha256).toBe(createHash('sha256').update(KEY).digest('hex'));
+    expect(log(done)).toContain('already exists. What do you want to do?');
+    expect(log(done)).not.toContain(KEY);
+    expect(readFileSync(join(checkout, '.spade_workbench', job.id, 'job.sh'), 'utf8')).not.toContain(KEY);
+    expect(ctx.manager.store.metrics(job.id, ['train/loss:sum']).map((p) => [p.axis, p.step, p.value])).toEqual([['step', 0, 10], ['step', 1, 9], ['step', 2, 8]]);
   });
 
   it('a launch that would undo the AIME fix or pass arguments is refused before anything runs', () => {
