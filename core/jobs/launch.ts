@@ -73,6 +73,8 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
   for (const k of secretEnv) {
     assertEnvName(k);
     if (k in env) throw new DomainError('invalid_input', `${k} is given both as a plain variable and as a secret`);
+    // A secret's value is never seen before launch, so a variable the script checks cannot be one.
+    if (recipe && k in recipe.envValues) throw new DomainError('invalid_input', `${k} cannot be a secret: its script accepts only ${recipe.envValues[k]!.join(', ')}, so give it as a variable`);
   }
   for (const [k, allowed] of Object.entries(recipe?.envValues ?? {})) {
     const v = env[k];

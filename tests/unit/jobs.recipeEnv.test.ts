@@ -163,6 +163,8 @@ describe("SPADE's Tinker launchers, dry runs and baselines", () => {
         expect(() => buildSpec({ ...base, recipe: r.id, env: { ...base.env, AIME_2026_PATH: '/data/aime-2026.jsonl' } }, recipes), r.id).toThrow(
           new RegExp(`Recipe ${r.id} sets AIME_2026_PATH itself and it cannot be changed: .*SpadeConfig`),
         );
+        // Nor through the secret store, where the value would be unseen.
+        expect(() => buildSpec({ ...base, recipe: r.id, secretEnv: ['TINKER_API_KEY', 'AIME_2026_PATH'] }, recipes), r.id).toThrow(/AIME_2026_PATH is given both as a plain variable and as a secret/);
         // Giving the value it already has is no change.
         expect(buildSpec({ ...base, recipe: r.id, env: { ...base.env, AIME_2026_PATH: '{{JOB_DIR}}/no-aime-2026' } }, recipes).env['AIME_2026_PATH']).toBe('{{JOB_DIR}}/no-aime-2026');
       } else expect(r.fixedEnv, r.id).toEqual({});
@@ -201,6 +203,9 @@ describe("SPADE's Tinker launchers, dry runs and baselines", () => {
       expect(r.envValues).toEqual({ RLVE_ENV_SET: ['all', 'official16'] });
       expect(() => buildSpec({ ...base, recipe: r.id, secretEnv: ['WANDB_API_KEY'], env: { ...base.env, RLVE_ENV_SET: 'official15' } }, recipes)).toThrow(/RLVE_ENV_SET must be one of all, official16/);
     }
+    // A checked variable handed over as a secret would escape the check: refused.
+    expect(() => buildSpec({ ...base, recipe: 'spade-games-8b', secretEnv: ['WANDB_API_KEY', 'REWARD_VARIANT'], env: { ...base.env, CORPUS_FILE: '' } }, recipes)).toThrow(/REWARD_VARIANT cannot be a secret: its script accepts only blend, regret_var/);
+    expect(() => buildSpec({ ...base, recipe: 'spade-fixed-gpt55-8b-dry-run', secretEnv: ['PREPARE_ONLY'] }, recipes)).toThrow(/PREPARE_ONLY is given both as a plain variable and as a secret/);
     // The learning-potential and solve-rate ablations fix REWARD_VARIANT themselves: no longer offered.
     expect(byId('spade-ablation-solve-rate-30b').optionalEnv).not.toContain('REWARD_VARIANT');
     expect(byId('spade-ablation-no-corpus-30b').envValues).toEqual({ REWARD_VARIANT: ['blend', 'learning_potential', 'solve_rate'] });
