@@ -12,6 +12,7 @@ import { RunStore } from '../../../core/runs/store';
 import { spadeBlendScore } from '../../../core/api/spadeBlend';
 import { DomainError } from '../../../core/errors';
 import { importPaths } from '../../../core/memory/importer';
+import { searchSnippets } from '../../../core/memory/snippetStore';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource } from './fixtures';
 
@@ -102,6 +103,13 @@ it('sorts the library by the blend of the measured numbers, unmeasured last; the
   // A sort chosen besides the query (a column header) wins over the query's.
   expect(names(search(db, { query: 'sort:blend', sort: { field: 'name', dir: 'asc' }, limit: 50 }))).toEqual(Object.keys(MEASURED));
   expect(() => search(db, { query: 'sort:blender' })).toThrow(DomainError);
+  // The library's snippets look for the query's words, not an operator's value: every game says "hidden",
+  // and tag:hidden lit it up in each of them (sort:blend lit up `sort` in the seed pack's code).
+  const all = desc.rows.map((r) => r.id);
+  expect(searchSnippets(db, 'sort:blend', all)).toEqual([]);
+  expect(searchSnippets(db, 'tag:hidden', all)).toEqual([]);
+  expect(searchSnippets(db, 'hidden sort:blend', all).map((x) => x.text.slice(x.start, x.end).toLowerCase())).toEqual(all.map(() => 'hidden'));
+  expect(searchSnippets(db, 'sort:blender', all)).toEqual([]);
 
   // The CLI: search --sort blend and search "sort:blend" print the rows in that order, with spade_blend.
   let out = '';
