@@ -128,10 +128,11 @@ function sortExpr(field: Exclude<MemorySort['field'], 'relevance'>, f: MemoryFil
 
 function measuredOf(json: string | null | undefined): EnvSummary['measured'] {
   if (!json) return null;
-  const { estimator, ...m } = JSON.parse(json) as Omit<NonNullable<EnvSummary['measured']>, 'difficulty' | 'frontier' | 'blend'> & { estimator?: unknown };
+  // `estimator` is there where model_run_envs keeps one (hasEstimator): the blend names it too.
+  const m = JSON.parse(json) as Omit<NonNullable<EnvSummary['measured']>, 'difficulty' | 'frontier' | 'blend'> & { estimator?: unknown };
   const p = m.winRate;
   // The blend's plateau reads the mean unhinted reward (SPADE's win_rate), not this share of wins.
-  return { ...m, difficulty: p === null ? null : 1 - Math.abs(p - 0.5) / 0.5, frontier: p !== null && p >= 0.15 && p <= 0.85, blend: blendParts(m.rNoHint, m.regret, estimator) };
+  return { ...m, difficulty: p === null ? null : 1 - Math.abs(p - 0.5) / 0.5, frontier: p !== null && p >= 0.15 && p <= 0.85, blend: blendParts(m.rNoHint, m.regret, m.estimator ?? null) };
 }
 
 function toSummary(r: EnvRow): EnvSummary {

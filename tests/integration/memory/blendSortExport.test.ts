@@ -166,3 +166,15 @@ it("sorts and shows the chosen model's blend, and exports each game's blend with
   expect(again.meta).not.toHaveProperty('spade_blend');
   expect(again.rNoHint).toBeNull();
 });
+
+it('names the estimator of the regret it used where model_run_envs says which (the regret branch adds that column)', () => {
+  const db = library();
+  // The column as a later migration adds it, before the library is first read (it is looked up once per open database).
+  db.exec("ALTER TABLE model_run_envs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired'");
+  fill(db);
+  db.prepare("UPDATE model_run_envs SET estimator = 'spade' WHERE env_name = 'Puzzle2Env'").run();
+  const rows = search(db, { sort: { field: 'blend', dir: 'desc' }, limit: 50 }).rows;
+  expect(rows.find((r) => r.name === 'Puzzle2Env')!.measured!.blend).toMatchObject({ estimator: 'spade', blend: expected('Puzzle2Env') });
+  expect(rows.find((r) => r.name === 'Puzzle1Env')!.measured!.blend!.estimator).toBe('paired');
+  expect(rows.find((r) => r.name === 'Puzzle4Env')!.measured!.blend).toBeNull();
+});
