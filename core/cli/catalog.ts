@@ -28,13 +28,13 @@ export const catalog: CommandInfo[] = [
   {
     name: 'export',
     summary: "Export seeds, a tag, a search or everything in SPADE's layout or as JSONL",
-    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
+    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries, and the spade_blend of manifest.jsonl / environments.jsonl; default the newest)',
     load: async () => (await import('./commands/export')).exportCommand,
   },
   {
     name: 'search',
     summary: 'Full-text search of the environment library (code, hint, notes, class name)',
-    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|model] [--limit N] [--data-dir DIR] [--json]',
+    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|blend|model] [--limit N] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/search')).searchCommand,
   },
   {

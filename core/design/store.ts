@@ -6,6 +6,7 @@ import type { Db } from '../memory/db';
 import type { AttemptRecord, GameRecord } from './attempt';
 import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
 import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../audit/dispatch/sweepOwner';
+import { designBlend, type DesignBlend } from './blend';
 
 export type RoundStatus = 'running' | 'done' | 'cancelled' | 'failed';
 
@@ -146,6 +147,10 @@ export interface RoundView {
     win_rate: number | null;
     r_hint: number | null;
     r_no_hint: number | null;
+    /** Which estimator measured the regret, where the stored play names one; null otherwise. */
+    regret_estimator: string | null;
+    /** SPADE's designer reward of the game from r_no_hint and regret (null: not accepted or not measured). */
+    spade_blend: DesignBlend | null;
     class: string | null;
     difficulty_score: number | null;
     attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; seeds: unknown; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
@@ -182,8 +187,9 @@ export function roundView(db: Db, id: string): RoundView | null {
     endedAt: r.ended_at,
     elsewhere: ((o) => (o ? describeOwner(o) : null))(runningElsewhere(r.status, r.owner)),
     games: games.map((g) => {
-      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string }) : null;
+      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string; estimator?: unknown }) : null;
       const play = stored && stored.error === undefined ? stored : null;
+      const measured = { accepted: g.accepted === 1, r_no_hint: play?.rNoHint ?? null, regret: play?.regret ?? null, regret_estimator: typeof play?.estimator === 'string' ? play.estimator : null };
       return {
         idx: g.idx,
         skill: g.skill,
@@ -200,6 +206,8 @@ export function roundView(db: Db, id: string): RoundView | null {
         win_rate: play?.winRate ?? null,
         r_hint: play?.rHint ?? null,
         r_no_hint: play?.rNoHint ?? null,
+        regret_estimator: measured.regret_estimator,
+        spade_blend: designBlend(measured),
         class: g.cls,
         difficulty_score: g.difficulty_score,
         attempts: (

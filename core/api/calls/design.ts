@@ -3,6 +3,7 @@ import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
 import { endpointSchema } from './models';
 import { sweepTargetSchema } from './audit';
+import { blendPartsSchema } from '../blendParts';
 
 /**
  * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
@@ -89,6 +90,10 @@ const gameSchema = z.object({
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),
   r_no_hint: z.number().nullable(),
+  /** Which estimator measured the regret, where the stored play names one. */
+  regret_estimator: z.string().nullable(),
+  /** SPADE's designer reward from r_no_hint and regret (core/api/blendParts.ts); null: not accepted or not measured. */
+  spade_blend: blendPartsSchema.nullable(),
   class: z.string().nullable(),
   difficulty_score: z.number().nullable(),
   /** The run record of this game's play (Runs page), when it was played. */
