@@ -196,6 +196,28 @@ describe.skipIf(!haveSpade)('with a SPADE checkout (SPADE_SRC)', () => {
     await expect(sampleCorpus(spadeSrc, { path: bad, maxDocTokens: 10, seed: 42, draws: 1 })).rejects.toThrow(/has no document/);
   });
 
+  it('the CLI plays an accepted tool-use game with tool calls, as the workbench plays tool-use games', async () => {
+    server = await startStandIn((b) => {
+      const m = msgs(b);
+      if (String(b.model) === 'designer') {
+        if (m[0]!.role === 'system') return { content: 'Look both prices up.' };
+        return { content: `\`\`\`python\n${m.at(-1)!.content.includes('ToolUseBaseEnv') ? priceLedgerToolGame('PriceLedgerEnv') : luckySevenGame('LuckyEnv')}\`\`\`` };
+      }
+      // The agent: calls both lookups as structured tool calls, then answers with the sum of what they returned.
+      const results = m.filter((x) => x.role === 'tool').map((x) => Number(x.content));
+      if (results.length < 2)
+        return { content: '', tool_calls: ['apple', 'pear'].map((item, i) => ({ id: `c${i}`, type: 'function' as const, function: { name: 'lookup_price', arguments: JSON.stringify({ item }) } })) };
+      return { content: `<answer>${results[0]! + results[1]!}</answer>` };
+    });
+    const r = await cli(['--skills', 'Data Retrieval', '--count', '1', '--attempts', '1', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--play-seeds', '1', '--max-turns', '6', '--spade-src', spadeSrc, '--data-dir', join(tmp.dir, 'd3'), '--json']);
+    expect(r.err).toBe('');
+    const j = JSON.parse(r.out) as { games: { accepted: boolean; win_rate: number | null; regret: number | null; play_error: string | null }[] };
+    expect(j.games[0]).toMatchObject({ accepted: true, play_error: null, win_rate: 1, regret: 0 });
+    const agentCalls = server.requests.filter((b) => String(b.model) === 'agent');
+    expect(agentCalls.every((b) => (b.tools as { function: { name: string } }[]).map((t) => t.function.name).sort().join() === 'list_items,lookup_price')).toBe(true);
+    expect(agentCalls.some((b) => msgs(b).some((x) => x.role === 'tool'))).toBe(true);
+  }, 120_000);
+
   it('a tool-use round with the stand-in designer makes ToolUseBaseEnv games that pass SPADE tool-use checks', async () => {
     // The stand-in follows the prompt: asked for a ToolUseBaseEnv subclass it writes one, else a \boxed game.
     server = await startStandIn((b) => {
