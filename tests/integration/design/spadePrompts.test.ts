@@ -80,6 +80,10 @@ describe('a SPADE checkout that is not one, or lacks what the workbench reads', 
     // A prompt file that would pull a heavy module is refused, not imported.
     writeFileSync(join(odd, 'spade/core/prompts/tool_use_template.py'), 'import numpy\nTOOL_USE_SKILLS = {}\n');
     await expect(readSpadeTexts(odd)).rejects.toThrow(/imports numpy, which the workbench does not load/);
+    // Nor does a file reach a process or the network through __import__ at run time.
+    writeFileSync(join(odd, 'spade/core/prompts/tool_use_template.py'), 'TOOL_USE_SKILLS = {}\n__import__("subprocess").run(["touch", "/tmp/spade-checkout-pwned"])\n');
+    await expect(readSpadeTexts(odd)).rejects.toThrow(/imports subprocess, which the workbench does not load/);
+    expect(existsSync('/tmp/spade-checkout-pwned')).toBe(false);
   });
 });
 
@@ -194,6 +198,10 @@ describe.skipIf(!haveSpade)('with a SPADE checkout (SPADE_SRC)', () => {
     const r3 = await cli([...base.filter((x) => x !== spadeSrc && x !== '--spade-src'), '--corpus', bad]);
     expect(r3.err).toMatch(/--corpus FILE is sampled by SPADE's CorpusLoader: give --spade-src DIR/);
     await expect(sampleCorpus(spadeSrc, { path: bad, maxDocTokens: 10, seed: 42, draws: 1 })).rejects.toThrow(/has no document/);
+    // Bytes that are not UTF-8 (SPADE reads the corpus as UTF-8): said so, with where.
+    const binary = join(tmp.dir, 'binary.jsonl');
+    writeFileSync(binary, Buffer.from([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]));
+    await expect(sampleCorpus(spadeSrc, { path: binary, maxDocTokens: 10, seed: 42, draws: 1 })).rejects.toThrow(/binary\.jsonl is not UTF-8 text \(invalid start byte at byte 6\)/);
   });
 
   it('the CLI plays an accepted tool-use game with tool calls, as the workbench plays tool-use games', async () => {
