@@ -137,8 +137,8 @@ export function rejection(audit: EnvAudit, gate: GameSpec['gate']): string | nul
 async function buildPrompt(spec: GameSpec, draw: ReturnType<typeof drawSeeds>, seed: number): Promise<{ system: string | null; prompt: string; document: GroundingDoc | null; builder: string }> {
   const instruction = spec.instruction ? { instruction: spec.instruction } : {};
   if (!spec.prompts) return { system: null, prompt: designerPrompt({ template: spec.template, skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seeds: draw, ...instruction }), document: null, builder: 'workbench:template' };
-  const a = await spec.prompts.next({ skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seed });
-  return { system: a.system, prompt: withAppendix(a.body, draw, spec.instruction), document: a.document, builder: a.builder };
+  const a = await spec.prompts.next({ skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seed, seeds: draw });
+  return { system: a.system, prompt: withAppendix(a.body, a.withSeeds ? { positives: [], negatives: [] } : draw, spec.instruction), document: a.document, builder: a.builder };
 }
 
 /**

@@ -81,7 +81,7 @@ export function withAppendix(body: string, draw: SeedDraw, instruction?: string)
   const seeds = formatSeeds(draw);
   const withSeeds = seeds ? `${body}\n\n${seeds}` : body;
   const words = instruction?.trim();
-  return words ? `${withSeeds}\n\nInstruction from the researcher: ${words}` : withSeeds;
+  return words ? `${withSeeds.trimEnd()}\n\nInstruction from the researcher: ${words}` : withSeeds;
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import { TOOL_USE_SKILLS } from '../api/skills';
 import { fillTemplate, minSteps, SKILL_DESCRIPTIONS, type Difficulty } from './prompt';
+import { SNIPPET_CHARS, type SeedDraw } from './seeds';
 import { readSpadeTexts, sampleCorpus, spadePromptBody, type CheckoutOptions, type CorpusDraw, type PromptKind, type SpadeTexts } from './spadeCheckout';
 
 /** The document an attempt was grounded on, kept with the attempt (SPADE keeps its id and first 200 characters, corpus_orchestrator.py:199-200). */
@@ -26,6 +27,8 @@ export interface AttemptPrompt {
   document: GroundingDoc | null;
   /** What built the body: `spade:<file>:<function>` or `workbench:resources/design/designer.txt`. */
   builder: string;
+  /** The body already carries the memory appendix (SPADE's own, from the checkout); else the caller appends ours. */
+  withSeeds: boolean;
 }
 
 export interface PromptSource {
@@ -35,7 +38,7 @@ export interface PromptSource {
   /** SPADE's hint system prompts (hint_generator.py), when the texts are SPADE's. */
   readonly hints: { cognitive: string; toolUse: string } | null;
   readonly texts: SpadeTexts | null;
-  next(a: { skill: string; difficulty: Difficulty; maxTurns: number; seed: number }): Promise<AttemptPrompt>;
+  next(a: { skill: string; difficulty: Difficulty; maxTurns: number; seed: number; seeds: SeedDraw }): Promise<AttemptPrompt>;
 }
 
 export const WORKBENCH_BUILDER = "workbench:resources/design/designer.txt (the workbench's own template, not SPADE's)";
@@ -51,7 +54,7 @@ export function workbenchSource(template: string, custom = false): PromptSource 
     texts: null,
     async next(a) {
       const body = fillTemplate(template, { skill: a.skill, skill_description: SKILL_DESCRIPTIONS[a.skill] ?? '', difficulty: a.difficulty, min_steps: String(minSteps(a.difficulty)), max_turns: String(a.maxTurns), document: '' });
-      return { system: null, body, document: null, builder: custom ? 'workbench:a template file the user gave' : WORKBENCH_BUILDER };
+      return { system: null, body, document: null, builder: custom ? 'workbench:a template file the user gave' : WORKBENCH_BUILDER, withSeeds: false };
     },
   };
 }
@@ -92,11 +95,14 @@ export async function spadeSource(src: string, opts: { corpus?: CorpusSpec | nul
       const toolUse = isToolUse(a.skill);
       // Tool-use recipes set SPADE_MULTITURN_ENV_GEN=1 (cmd/tool_use/train_spade_4b.sh:182): the multi-turn builder.
       const kind: PromptKind = toolUse ? (opts.toolUseVariant === 'single' ? 'tool_use' : 'tool_use_multiturn') : document ? 'corpus' : 'multiturn';
-      const { body, builder } = await spadePromptBody(src, { kind, skill: a.skill, difficulty: a.difficulty, maxTurns: a.maxTurns, document: document?.text ?? '', seed: a.seed }, opts);
+      // SPADE's memory appendix over the seeds drawn (orchestrator.py:1204-1228, env_memory.py:125-151), read from the checkout too.
+      const line = (r: SeedDraw['positives'][number]) => ({ name: r.name, skill: r.skill, winRate: r.winRate, regret: r.regret, snippet: r.snippet.slice(0, SNIPPET_CHARS) });
+      const seeds = { positives: a.seeds.positives.map(line), negatives: a.seeds.negatives.map(line) };
+      const { body, builder } = await spadePromptBody(src, { kind, skill: a.skill, difficulty: a.difficulty, maxTurns: a.maxTurns, document: document?.text ?? '', seed: a.seed, seeds }, opts);
       // SPADE's _apply_game_template (orchestrator.py:246-282) sends MULTITURN_GAME_GENERATION_SYSTEM_PROMPT
       // for qwen3_multiturn_game_generation (cmd/games/train_spade_8b.sh:109) and has no branch for
       // qwen3_tool_use_game_generation (corpus_orchestrator.py:99): a tool-use prompt goes as the user message alone.
-      return { system: toolUse ? null : texts.systemPrompt, body, document, builder: `spade:${builder}` };
+      return { system: toolUse ? null : texts.systemPrompt, body, document, builder: `spade:${builder}`, withSeeds: true };
     },
   };
 }

@@ -83,8 +83,20 @@ export async function readSpadeTexts(src: string, opts: CheckoutOptions = {}): P
   return { ...(await ask(textsSchema, { cmd: 'texts', src: dir }, opts)), src: dir };
 }
 
-/** SPADE's own builder run on these arguments (its `random` seeded with `seed`). */
-export function spadePromptBody(src: string, req: { kind: PromptKind; skill: string; difficulty: string; maxTurns: number; document: string; seed: number }, opts: CheckoutOptions = {}): Promise<{ body: string; builder: string }> {
+/** A memory seed as SPADE's EnvironmentRecord carries it into the prompt (env_memory.py:19-27). */
+export interface SeedLine {
+  name: string;
+  skill: string | null;
+  winRate: number | null;
+  regret: number | null;
+  snippet: string;
+}
+
+/**
+ * SPADE's own builder run on these arguments (its `random` seeded with `seed`); with `seeds`, SPADE's
+ * memory appendix too (SpadeOrchestrator._augment_prompt_with_memory over EnvironmentMemory's formats).
+ */
+export function spadePromptBody(src: string, req: { kind: PromptKind; skill: string; difficulty: string; maxTurns: number; document: string; seed: number; seeds?: { positives: SeedLine[]; negatives: SeedLine[] } }, opts: CheckoutOptions = {}): Promise<{ body: string; builder: string }> {
   return ask(promptSchema, { cmd: 'prompt', src: resolve(src), ...req }, opts);
 }
 

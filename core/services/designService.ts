@@ -127,8 +127,8 @@ export class DesignService {
 
   private async fill(source: PromptSource, i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>) {
     try {
-      const a = await source.next({ skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seed: i.seed });
-      return { prompt: withAppendix(a.body, draw, i.instruction), system: a.system, builder: a.builder, document: a.document };
+      const a = await source.next({ skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seed: i.seed, seeds: draw });
+      return { prompt: withAppendix(a.body, a.withSeeds ? { positives: [], negatives: [] } : draw, i.instruction), system: a.system, builder: a.builder, document: a.document };
     } catch (e) {
       if (e instanceof DomainError) throw e;
       throw invalidInput(errorMessage(e));

@@ -29,6 +29,8 @@ GAME_GENERATOR = "spade/core/game_generator.py"
 HINT_GENERATOR = "spade/core/hint_generator.py"
 ENV_VALIDATOR = "spade/core/env_validator.py"
 CORPUS = "spade/core/corpus.py"
+ORCHESTRATOR = "spade/core/orchestrator.py"
+ENV_MEMORY = "spade/core/env_memory.py"
 
 
 class CheckoutError(Exception):
@@ -91,7 +93,13 @@ ALLOWED_IMPORTS = ("typing", "re", "json", "logging", "dataclasses", "pathlib")
 
 def load_module(src: str, rel: str, rng: SeededRandom) -> Dict[str, Any]:
     """A checkout file run from its syntax tree with only standard imports; `random` is `rng`."""
-    tree = parse(src, rel)
+    return load_module_nodes(src, rel, parse(src, rel).body, rng)
+
+
+def load_module_nodes(src: str, rel: str, nodes: List[ast.stmt], rng: Optional[SeededRandom] = None) -> Dict[str, Any]:
+    """Only these top-level nodes of a checkout file (a function taken out of a module that imports heavy deps)."""
+    tree = ast.Module(body=nodes, type_ignores=[])
+    rng = rng or SeededRandom(0)
     real_import = __import__
 
     def guarded(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
@@ -176,7 +184,54 @@ def build_prompt(src: str, req: Dict[str, Any]) -> Dict[str, Any]:
         body = fn(skill, skills[skill], difficulty, document) if kind == "corpus" else fn(skill, skills[skill], difficulty, max_turns=int(req.get("maxTurns", 20)))
     if not isinstance(body, str):
         raise CheckoutError(f"{name} in {rel} returned {type(body).__name__}, not a prompt")
+    seeds = req.get("seeds")
+    if isinstance(seeds, dict):
+        body = augment(src, body, skill, seeds)
     return {"body": body, "builder": f"{rel}:{name}"}
+
+
+def augment(src: str, body: str, skill: str, seeds: Dict[str, Any]) -> str:
+    """SPADE's memory appendix on `body`: SpadeOrchestrator._augment_prompt_with_memory
+    (orchestrator.py:1204-1228) run alone from its syntax tree, over EnvironmentMemory's own
+    format_seeds_for_prompt / format_negative_examples (env_memory.py:125-151) and the seeds the
+    workbench drew as SPADE draws them (core/design/seeds.ts): positives, then negatives."""
+    fns = [n for c in parse(src, ORCHESTRATOR).body if isinstance(c, ast.ClassDef) for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "_augment_prompt_with_memory"]
+    if not fns:
+        raise CheckoutError(f"{ORCHESTRATOR} in the SPADE checkout {src} defines no _augment_prompt_with_memory")
+    found = load_module(src, ENV_MEMORY, SeededRandom(0)).get("EnvironmentMemory")
+    if not isinstance(found, type):
+        raise CheckoutError(f"{ENV_MEMORY} in the SPADE checkout {src} defines no EnvironmentMemory")
+    memory_cls: Any = found
+    ns = load_module_nodes(src, ORCHESTRATOR, [fns[0]])
+
+    def record(r: Dict[str, Any]) -> Any:
+        num = lambda v: float("nan") if v is None else float(v)  # noqa: E731 - a number SPADE formats with :.2f
+        return type("EnvironmentRecord", (), {"game_file": f"{r['name']}.py", "skill": r.get("skill"), "code_snippet": r["snippet"], "actor_win_rate": num(r.get("winRate")), "regret": num(r.get("regret"))})()
+
+    positives = [record(r) for r in seeds.get("positives", [])]
+    negatives = [record(r) for r in seeds.get("negatives", [])]
+
+    class Memory:
+        def __len__(self) -> int:
+            return 1 + len(positives) + len(negatives)
+
+        def high_regret_seeds(self, n: int = 2, skill: Optional[str] = None) -> List[Any]:
+            return positives
+
+        def low_quality_examples(self, n: int = 1, skill: Optional[str] = None) -> List[Any]:
+            return negatives
+
+        def format_seeds_for_prompt(self, s: List[Any]) -> str:
+            return str(memory_cls.format_seeds_for_prompt(self, s))
+
+        def format_negative_examples(self, s: List[Any]) -> str:
+            return str(memory_cls.format_negative_examples(self, s))
+
+    owner = type("SpadeOrchestrator", (), {"env_memory": Memory()})()
+    out = function(ns, ORCHESTRATOR, "_augment_prompt_with_memory")(owner, body, skill)
+    if not isinstance(out, str):
+        raise CheckoutError(f"_augment_prompt_with_memory in {ORCHESTRATOR} returned {type(out).__name__}, not a prompt")
+    return out
 
 
 def corpus(src: str, req: Dict[str, Any]) -> Dict[str, Any]:

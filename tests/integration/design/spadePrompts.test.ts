@@ -94,7 +94,7 @@ describe("SPADE's hints (hint_generator.py)", () => {
     src: null,
     texts: null,
     hints: { cognitive: 'HINT PROMPT (cognitive)', toolUse: 'HINT PROMPT (tool use)' },
-    next: async () => ({ system: 'DESIGNER SYSTEM', body: 'Write a game.', document: null, builder: 'spade:test' }),
+    next: async () => ({ system: 'DESIGNER SYSTEM', body: 'Write a game.', document: null, builder: 'spade:test', withSeeds: true }),
   };
   const scripted = (answers: (string | Error)[], seen: unknown[][]): Chat => ({
     complete: async (messages) => {
@@ -202,6 +202,48 @@ describe.skipIf(!haveSpade)('with a SPADE checkout (SPADE_SRC)', () => {
     const binary = join(tmp.dir, 'binary.jsonl');
     writeFileSync(binary, Buffer.from([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]));
     await expect(sampleCorpus(spadeSrc, { path: binary, maxDocTokens: 10, seed: 42, draws: 1 })).rejects.toThrow(/binary\.jsonl is not UTF-8 text \(invalid start byte at byte 6\)/);
+  });
+
+  it("appends SPADE's own memory appendix (its orchestrator's words, its EnvironmentMemory formats) to the seeds drawn", async () => {
+    pool ??= new AuditPool({ workers: 1, envTimeoutSec: 60 });
+    const rec = (envId: number, winRate: number, regret: number) => ({ envId, name: `game_${envId}`, skill: 'Logical Deduction', winRate, regret, snippet: `class Seed${envId}Env:\n    pass`, source: 'memory' });
+    const seen: { role: string; content: string }[][] = [];
+    const g = await designGame(
+      { skill: 'Logical Deduction', difficulty: 'hard', maxTurns: 25, template: '', prompts: await spadeSource(spadeSrc, { draws: 1 }), memory: [rec(1, 0.5, 0.4), rec(2, 0.3, 0.3), rec(3, 0.95, 0.1)], attempts: 1, feedback: 'spade', seed: 4, gate: 'fail', instruction: 'keep it short' },
+      { designer: { complete: async (m: unknown) => (seen.push(m as { role: string; content: string }[]), { text: 'no code', reasoning: null, toolCalls: [], finishReason: 'stop' }) } as unknown as Chat, check: (code) => pool!.audit(code, { maxTurns: 4 }) },
+    );
+    const a = g.attempts[0]!;
+    const shown = a.seeds as { positives: number[]; negatives: number[] };
+    // The oracle: SPADE's multi-turn builder from its module file, then _augment_prompt_with_memory taken
+    // out of orchestrator.py on its own, over a real EnvironmentMemory holding real EnvironmentRecords.
+    const byId = new Map([1, 2, 3].map((i) => [i, rec(i, [0.5, 0.3, 0.95][i - 1]!, [0.4, 0.3, 0.1][i - 1]!)]));
+    const records = (ids: number[]) => ids.map((i) => byId.get(i)!).map((r) => ({ game_file: `/x/${r.name}.py`, skill: r.skill, code_snippet: r.snippet, actor_win_rate: r.winRate, regret: r.regret }));
+    const expected = py(
+      `import ast,importlib.util,json,random,sys
+def load(p):
+    s=importlib.util.spec_from_file_location('m'+str(abs(hash(p))), p); m=importlib.util.module_from_spec(s); s.loader.exec_module(m); return m
+root=sys.argv[1]; t=load(root+'/spade/core/prompts/template.py'); em=load(root+'/spade/core/env_memory.py'); g=ast.parse(open(root+'/spade/core/game_generator.py').read())
+skills=[ast.literal_eval(n.value) for c in g.body if isinstance(c, ast.ClassDef) for n in c.body if isinstance(n, ast.Assign) and getattr(n.targets[0],'id','')=='COGNITIVE_SKILLS'][0]
+random.seed(4); body=t.generate_multiturn_game_generation_prompt('Logical Deduction', skills['Logical Deduction'], 'hard', max_turns=25)
+o=ast.parse(open(root+'/spade/core/orchestrator.py').read())
+fn=[n for c in o.body if isinstance(c, ast.ClassDef) for n in c.body if isinstance(n, ast.FunctionDef) and n.name=='_augment_prompt_with_memory'][0]
+ns={}; exec(compile(ast.Module(body=[fn], type_ignores=[]), 'o', 'exec'), ns)
+pos=[em.EnvironmentRecord(**r) for r in json.loads(sys.argv[2])]; neg=[em.EnvironmentRecord(**r) for r in json.loads(sys.argv[3])]
+mem=em.EnvironmentMemory(); mem.records=pos+neg
+mem.high_regret_seeds=lambda n=2, skill=None: pos; mem.low_quality_examples=lambda n=1, skill=None: neg
+class O: env_memory=mem
+sys.stdout.write(ns['_augment_prompt_with_memory'](O(), body, 'Logical Deduction'))`,
+      spadeSrc,
+      JSON.stringify(records(shown.positives)),
+      JSON.stringify(records(shown.negatives)),
+    );
+    expect(shown.positives.length).toBeGreaterThan(0);
+    expect(shown.negatives).toEqual([3]);
+    // The researcher's words stay a workbench extra, last.
+    expect(a.prompt).toBe(`${expected.trimEnd()}\n\nInstruction from the researcher: keep it short`);
+    expect(seen[0]).toEqual(a.messages);
+    expect(a.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(a.messages[1]!.content).toBe(a.prompt);
   });
 
   it('the CLI plays an accepted tool-use game with tool calls, as the workbench plays tool-use games', async () => {
