@@ -86,9 +86,12 @@ export const catalog: CommandInfo[] = [
     usage:
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
+      '       [--spade-src DIR [--corpus FILE [--corpus-max-words N]] [--tool-use-prompt multiturn|single]]\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
       '       [--on local|ray://HOST:PORT|slurm:HOST [--python PATH] [--ray-python PATH] [--ssh-key FILE] [--known-hosts FILE]]\n' +
       '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.\n' +
+      "  --spade-src: a SPADE checkout; its designer system prompt, prompt builders, skill descriptions and hint prompts are read from it at run time\n" +
+      "  (default: the Settings field; without one, the workbench's own template). --corpus: SPADE's CORPUS_FILE (JSONL, orig_doc or text), one document per attempt.\n" +
       "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.",
     load: async () => (await import('./commands/design')).designCommand,
   },

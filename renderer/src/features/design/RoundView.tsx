@@ -10,6 +10,7 @@ import { PlateauChart, type PlateauPoint } from './PlateauChart';
 import { BlendCell, BlendHeader } from './BlendCell';
 import { runOnText } from '../../components/RunOnPicker';
 import { Visible } from '../../components/Visible';
+import { GroundingDocument, PromptsLine, SystemSent } from './Grounding';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -84,6 +85,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · {playsOn === checksOn ? 'checks and plays' : 'checks'} on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
+      <PromptsLine config={round.config} />
       {round.error ? <div className="ep-error">{round.error}</div> : null}
       {round.live ? (
         <div className="design-progress" data-testid="design-progress">
@@ -236,7 +238,8 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
         </div>
       ) : null}
       {a.error ? <div className="ep-error">{a.error}</div> : null}
-      <div className="design-detail-grid">
+      <div className={`design-detail-grid${a.document ? ' grounded' : ''}`}>
+        {a.document ? <GroundingDocument doc={a.document} /> : null}
         <div className="design-code">
           {a.code ? <CodeEditor key={`${game.idx}:${a.n}`} value={a.code} readOnly ariaLabel={`Program of game ${game.idx + 1}, attempt ${a.n}`} /> : <p className="muted">No program: the designer did not answer.</p>}
         </div>
@@ -258,6 +261,7 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
           ) : (
             <p className="muted">Not checked.</p>
           )}
+          <SystemSent a={a} />
           <details>
             <summary>Prompt sent</summary>
             <pre className="design-prompt mono">{a.prompt}</pre>
