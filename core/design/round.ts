@@ -51,8 +51,8 @@ export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p:
       const skill = spec.skills[i % spec.skills.length]!;
       startGame(deps.db, id, i, skill);
       const game: GameRecord = await designGame(
-        { ...spec, skill, memory, seed: spec.seed + i * 1000 },
-        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}) },
+        { ...spec, skill, memory, seed: spec.seed + i * 1000, rollout: seq },
+        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}), ...(deps.validator ? { validator: deps.validator } : {}) },
         { progress: (p) => onProgress({ ...p, game: i + 1, games: spec.count, skill }), attempt: (a) => saveAttempt(deps.db, id, i, spec.designerModel, a) },
         signal,
       );
@@ -132,5 +132,27 @@ export function writeSpadeLayout(out: string, round: RoundView, codeOf: (hash: s
     }
   }
   writeFileSync(join(out, 'spade_games_cache', 'env_memory.json'), `${JSON.stringify(memory, null, 2)}\n`);
+  writeRejected(out, round);
   return written;
+}
+
+/**
+ * The attempts SPADE's trainer saves when it refuses them (save_rejected_game,
+ * spade/core/utils/game_files.py:39-60): the reset gate's and the LLM validator's, as
+ * spade_games_rejected/reject_{rollout:05d}_{index:03d}_{slug}_{stage}.py with its header and a
+ * `.reason.txt` holding the reasoning (the validator's whole answer). Like SPADE, a later attempt
+ * of the same game and stage replaces an earlier one.
+ */
+function writeRejected(out: string, round: RoundView): void {
+  for (const g of round.games) {
+    for (const a of g.attempts) {
+      const v = a.acceptance;
+      if (!v || v.accepted || (v.kind !== 'env_validator' && v.kind !== 'criteria_throw_at_reset')) continue;
+      const dir = join(out, 'spade_games_rejected');
+      mkdirSync(dir, { recursive: true });
+      const stem = `reject_${String(round.seq).padStart(5, '0')}_${String(g.idx).padStart(3, '0')}_${slug(g.skill)}_${v.kind}`;
+      writeFileSync(join(dir, `${stem}.py`), `"""SPADE self-play REJECTED game (stage=${v.kind})"""\n\n${a.code}`);
+      writeFileSync(join(dir, `${stem}.reason.txt`), v.kind === 'env_validator' ? (v.reasoning ?? '') : (v.reason ?? ''));
+    }
+  }
 }
