@@ -157,7 +157,7 @@ export async function decideAcceptance(
     const easy = audit.checks.find((c) => c.id === 'too-easy' && c.status === 'fail');
     if (easy) {
       out.steps.push(pending('Not asked: the workbench gate refused the program'));
-      return reject('too-easy', `too-easy: ${easy.message}`);
+      return reject('too-easy', easy.message);
     }
     const failed = audit.checks.filter((c) => !c.id.startsWith('spade.') && c.status === 'fail');
     if (failed.length) {

@@ -9,6 +9,7 @@ import { openRuns } from '../runs/open';
 import { FrontierChart, type ChartPoint } from './FrontierChart';
 import { runOnText } from '../../components/RunOnPicker';
 import { Visible } from '../../components/Visible';
+import { RoundMode, VerdictPanel } from './Acceptance';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -82,6 +83,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · {playsOn === checksOn ? 'checks and plays' : 'checks'} on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
+      <RoundMode round={round} />
       {round.error ? <div className="ep-error">{round.error}</div> : null}
       {round.live ? (
         <div className="design-progress" data-testid="design-progress">
@@ -223,6 +225,7 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
         </div>
       ) : null}
       {a.error ? <div className="ep-error">{a.error}</div> : null}
+      {a.acceptance ? <VerdictPanel v={a.acceptance} /> : null}
       <div className="design-detail-grid">
         <div className="design-code">
           {a.code ? <CodeEditor key={`${game.idx}:${a.n}`} value={a.code} readOnly ariaLabel={`Program of game ${game.idx + 1}, attempt ${a.n}`} /> : <p className="muted">No program: the designer did not answer.</p>}
