@@ -112,6 +112,37 @@ describe('design acceptance', () => {
     }
   }, 180_000);
 
+  it('a game cannot get past the reset gate by exiting, hanging or breaking its criteria list', async () => {
+    const gameWith = (crits: string, pre = '') => `${pre}class HostileEnv:
+    def __init__(self, max_turns=10):
+        self.max_turns = max_turns
+        self._state = {"a": 1}
+        self._message_criteria = ${crits}
+    def reset(self, seed=None):
+        self.t = 0
+        return "Go.", {}
+    def step(self, action):
+        self.t += 1
+        return "Ok.", 0.0, False, self.t >= self.max_turns, {}
+`;
+    const gated = async (code: string) => {
+      const audit = await pool.audit(code, { maxTurns: 25, spadeAdmissionTimeoutSec: 3, ...acceptanceAuditOptions(TOOL_USE, 1) });
+      return { audit, v: await decideAcceptance(audit, code, TOOL_USE, { rollout: 1, skill: 'Tool Selection', validator: async () => ({ valid: true, reasoning: '' }) }) };
+    };
+    // SystemExit escapes SPADE's `except Exception` (its trainer would stop): never a pass here.
+    const exits = await gated(gameWith('[lambda s: (_ for _ in ()).throw(SystemExit(0))]'));
+    expect(exits.v).toMatchObject({ accepted: false, kind: 'criteria_throw_at_reset' });
+    expect(exits.v.reason).toMatch(/^The reset gate did not run: /);
+    // A criterion that never returns: SPADE has no bound there; the audit's bound refuses the game.
+    const hangs = await gated(gameWith('[lambda s: spin()]', 'def spin():\n    while True:\n        pass\n'));
+    expect(hangs.v).toMatchObject({ accepted: false, kind: 'criteria_throw_at_reset' });
+    expect(hangs.audit.checks.find((c) => c.id === 'spade.reset-gate')).toMatchObject({ status: 'fail', message: 'The reset gate did not return within 3 s' });
+    // A list whose iteration raises: SPADE's gate gives up and keeps the game (its outer except), and so does this one.
+    const odd = await gated(gameWith('Odd()', 'class Odd(list):\n    def __bool__(self):\n        return True\n    def __iter__(self):\n        raise KeyError("x")\n'));
+    expect(odd.audit.checks.find((c) => c.id === 'spade.reset-gate')).toMatchObject({ status: 'pass' });
+    expect(odd.v.accepted).toBe(true);
+  }, 180_000);
+
   it('never keeps a program that tried to leave the sandbox, in either mode', async () => {
     const code = `class PryEnv:\n    def __init__(self, max_turns=5):\n        self.max_turns = max_turns\n    def reset(self, seed=None):\n        try:\n            open('/etc/passwd').read()\n        except Exception:\n            pass\n        return "Go.", {}\n    def step(self, action):\n        return "No.", 0.0, True, False, {}\n`;
     for (const gate of ['spade', 'workbench'] as const) {
