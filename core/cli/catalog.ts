@@ -85,6 +85,7 @@ export const catalog: CommandInfo[] = [
     summary: "Run a small SPADE design round: a designer model writes environments from memory seeds, SPADE's checks and the audit judge each attempt, accepted games get a hint, are played and enter memory with their parents",
     usage:
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
+      '       [--preset spade-games|spade-tool-use|quick] [--gate spade|workbench]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
       '       [--spade-src DIR [--corpus FILE [--corpus-max-words N]] [--tool-use-prompt multiturn|single]]\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
@@ -92,7 +93,10 @@ export const catalog: CommandInfo[] = [
       '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.\n' +
       "  --spade-src: a SPADE checkout; its designer system prompt, prompt builders, skill descriptions and hint prompts are read from it at run time\n" +
       "  (default: the Settings field; without one, the workbench's own template). --corpus: SPADE's CORPUS_FILE (JSONL, orig_doc or text), one document per attempt.\n" +
-      "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.",
+      "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.\n" +
+      "  --preset: SPADE paper defaults (spade-games: cmd/games/train_spade_8b.sh, the default; spade-tool-use: cmd/tool_use/train_spade_8b.sh) or quick (the earlier laptop defaults); flags override its values.\n" +
+      "  --gate: spade (default) keeps what SPADE's trainer keeps (validate_game, then the recipe's reset gate and LLM validator); the random-guess test\n" +
+      "          and the workbench's checks are advice. workbench: reject on those too.",
     load: async () => (await import('./commands/design')).designCommand,
   },
   {

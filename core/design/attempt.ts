@@ -1,13 +1,14 @@
 /**
  * One game of a design round, attempt by attempt: the designer's prompt (seeds drawn afresh for
- * every attempt, as SPADE draws them), its answer, the program taken from it, SPADE's load checks,
- * SPADE's random-guess test and the workbench's audit; on a rejection the next attempt; on
+ * every attempt, as SPADE draws them), its answer, the program taken from it, its audit and the
+ * acceptance verdict (core/design/acceptance.ts: SPADE's trainer acceptance by default, the
+ * random-guess test and the workbench's checks as advice); on a rejection the next attempt; on
  * acceptance a hint written by a model from the code. Play and class come after the game is in
  * memory (core/design/round.ts). Every attempt is returned whole: nothing a model wrote is lost.
  *
  * Feedback: SPADE's default re-samples a rejected game with no word about why; its repair mode
- * sends the error back in the same conversation. `feedback: 'repair'` (the default here, as the
- * researcher wants to see whether the model can fix its game) does the latter; `'spade'` the former.
+ * sends the error back in the same conversation. `feedback: 'spade'` (the SPADE presets) does the
+ * former; `'repair'` (the "quick, laptop" preset) the latter.
  */
 import type { ChatMessage, Completion } from '../models/client';
 import type { CheckResult, EnvAudit } from '../audit/types';
@@ -18,6 +19,8 @@ import type { GroundingDoc, PromptSource } from './promptSource';
 import { TOOL_USE_SKILLS } from '../api/skills';
 import { hintTooLarge } from '../api/limits';
 import { errorMessage } from '../api/errors';
+import type { AuditOptions } from '../audit/types';
+import { acceptanceAuditOptions, decideAcceptance, type AcceptancePolicy, type AcceptanceVerdict, type EnvValidatorStep } from './acceptance';
 
 export interface Chat {
   complete(messages: ChatMessage[], opts?: { signal?: AbortSignal }): Promise<Completion>;
@@ -40,8 +43,13 @@ export interface DesignDeps {
   designer: Chat;
   /** Writes hints; the designer when absent (SPADE's 'self' hint mode). */
   hinter?: Chat;
-  /** SPADE's load checks, its random-guess test and the workbench's audit of a program. */
-  check(code: string): Promise<EnvAudit>;
+  /**
+   * SPADE's load checks, its random-guess test and the workbench's audit of a program; `extra`
+   * carries what the acceptance needs of the audit (acceptanceAuditOptions).
+   */
+  check(code: string, extra?: Pick<AuditOptions, 'admissionAlways' | 'guessLoad' | 'resetGate'>): Promise<EnvAudit>;
+  /** SPADE's LLM environment validator, where the policy asks for it (absent: "LLM validator not run"). */
+  validator?: EnvValidatorStep | null;
   /**
    * The workbench's hint-leak check of an accepted program with the hint just written for it. The
    * program's audit ran before the hint existed, so without this a designed hint is never checked.
@@ -65,8 +73,10 @@ export interface GameSpec {
   feedback: 'repair' | 'spade';
   /** Seeds draws: attempt k uses seed + k. */
   seed: number;
-  /** Which non-SPADE check failures reject an attempt: any ('fail'), or none but `sandbox` ('spade-only'). */
-  gate: 'fail' | 'spade-only';
+  /** What decides acceptance (core/design/acceptance.ts): SPADE's trainer, or the labelled workbench gate. */
+  acceptance: AcceptancePolicy;
+  /** SPADE's rollout id for the round (its seq): the reset gate applies from rollout 1. */
+  rollout?: number;
   /** The researcher's extra words, last in the prompt (core/design/prompt.ts). */
   instruction?: string;
   /**
@@ -86,6 +96,8 @@ export interface AttemptRecord {
   codeFrom: 'python-fence' | 'whole-answer';
   verdicts: Pick<CheckResult, 'id' | 'status' | 'message'>[];
   rejectedBecause: string | null;
+  /** The acceptance verdict: its steps, SPADE's reason and kind, the advice (null: no program was checked). */
+  acceptance: AcceptanceVerdict | null;
   seeds: { positives: (number | null)[]; negatives: (number | null)[] };
   /** The corpus document the prompt was grounded on (null: no corpus). */
   document: GroundingDoc | null;
@@ -118,20 +130,8 @@ export interface GameRecord {
 
 export type DesignProgress = { stage: 'designing' | 'checking' | 'hinting' | 'playing'; attempt: number; of: number; tokensPerSec?: number };
 
-/** Why an audit rejects a program, or null: SPADE's own failures first, then too-easy, then the workbench's. */
-export function rejection(audit: EnvAudit, gate: GameSpec['gate']): string | null {
-  const failed = audit.checks.filter((c) => c.status === 'fail');
-  const spade = failed.find((c) => c.id.startsWith('spade.'));
-  if (spade) return `${spade.id}: ${spade.message}`;
-  const easy = failed.find((c) => c.id === 'too-easy');
-  if (easy) return `too-easy: ${easy.message}`;
-  // A program that tried to leave the sandbox is never accepted, whatever the gate: it is not a
-  // quality verdict but the one thing the workbench must not store, hint, play and export (issue 46).
-  const sandbox = failed.find((c) => c.id === 'sandbox');
-  if (sandbox && gate !== 'fail') return `sandbox: ${sandbox.message}`;
-  if (gate === 'fail' && failed.length) return failed.map((c) => `${c.id}: ${c.message}`).join('; ');
-  return null;
-}
+/** An attempt's rejection as one line: the kind (SPADE's reject stage where it has one), then the reason. */
+export const rejectionLine = (v: AcceptanceVerdict): string | null => (v.accepted ? null : `${v.kind}: ${v.reason}`);
 
 /** The attempt's prompt: its source's body (or the workbench template) with the memory appendix and the researcher's words. */
 async function buildPrompt(spec: GameSpec, draw: ReturnType<typeof drawSeeds>, seed: number): Promise<{ system: string | null; prompt: string; document: GroundingDoc | null; builder: string }> {
@@ -195,7 +195,7 @@ export async function designGame(
       built = await buildPrompt(spec, draw, spec.seed + n - 1);
     } catch (e) {
       // A checkout that cannot build this prompt fails the attempt with the reason; nothing is sent.
-      keep({ n, prompt: '', messages: [], answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the prompt could not be built: ${errorMessage(e)}`, seeds, document: null, builder: spec.prompts?.kind ?? 'workbench', tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
+      keep({ n, prompt: '', messages: [], answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the prompt could not be built: ${errorMessage(e)}`, acceptance: null, seeds, document: null, builder: spec.prompts?.kind ?? 'workbench', tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
       continue;
     }
     const { prompt, document, builder } = built;
@@ -211,7 +211,7 @@ export async function designGame(
     try {
       completion = await deps.designer.complete(messages, signal ? { signal } : {});
     } catch (e) {
-      keep({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, seeds, document, builder, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
+      keep({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, acceptance: null, seeds, document, builder, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
       if (signal?.aborted) break;
       continue;
     }
@@ -219,8 +219,10 @@ export async function designGame(
     const completionTokens = completion.usage?.completion_tokens ?? null;
     onProgress({ stage: 'checking', attempt: n, of: spec.attempts, ...(completionTokens ? { tokensPerSec: (completionTokens / genMs) * 1000 } : {}) });
     const { code, from } = extractProgram(completion.text);
-    const audit = await deps.check(code);
-    const rejectedBecause = rejection(audit, spec.gate);
+    const rollout = spec.rollout ?? 1;
+    const audit = await deps.check(code, acceptanceAuditOptions(spec.acceptance, rollout));
+    const verdict = await decideAcceptance(audit, code, spec.acceptance, { rollout, skill: spec.skill, validator: deps.validator ?? null, ...(signal ? { signal } : {}) });
+    const rejectedBecause = rejectionLine(verdict);
     keep({
       n,
       prompt,
@@ -230,6 +232,7 @@ export async function designGame(
       codeFrom: from,
       verdicts: audit.checks.map((c) => ({ id: c.id, status: c.status, message: c.message })),
       rejectedBecause,
+      acceptance: verdict,
       seeds,
       document,
       builder,

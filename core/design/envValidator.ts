@@ -23,6 +23,7 @@ import type { ChatMessage } from '../models/client';
 import type { Chat } from './attempt';
 import { pyFormat, type SpadeTexts } from './spadeCheckout';
 import { errorMessage } from '../api/errors';
+import type { EnvValidatorStep } from './acceptance';
 
 /** The validator's sampling as SPADE's recipes run it: give the client these. */
 export const VALIDATOR_SAMPLING = { temperature: 0.3, maxTokens: 16384 } as const;
@@ -123,4 +124,17 @@ export function writeRejectedGame(out: string, r: { code: string; rollout: numbe
   writeFileSync(file, `"""SPADE self-play REJECTED game (stage=${r.stage})"""\n\n${r.code}`);
   writeFileSync(reasonFile, r.reasoning);
   return { file, reasonFile };
+}
+
+/**
+ * The acceptance pipeline's validator step (core/design/acceptance.ts) over validateEnvironment:
+ * SPADE's verdict as (valid, reasoning); a timeout throws, as SPADE's wait_for fails the attempt
+ * (the pipeline reports it as env_validator_error and saves nothing, as SPADE saves nothing).
+ */
+export function envValidatorStep(chat: Chat, texts: Pick<SpadeTexts, 'validator'>): EnvValidatorStep {
+  return async (code, ctx) => {
+    const r = await validateEnvironment(code, { chat, texts, toolUse: ctx.toolUse, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    if (r.kind === 'timeout') throw new Error(r.reason ?? r.reasoning);
+    return { valid: r.valid, reasoning: r.reasoning };
+  };
 }

@@ -4,6 +4,7 @@
  */
 import type { Db } from '../memory/db';
 import type { AttemptRecord, GameRecord } from './attempt';
+import type { AcceptanceVerdict } from './acceptance';
 import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
 import type { GroundingDoc } from './promptSource';
 import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../audit/dispatch/sweepOwner';
@@ -32,7 +33,22 @@ export function saveAttempt(db: Db, roundId: string, idx: number, model: string,
   db.prepare(
     `INSERT INTO design_attempts (round_id, idx, n, model, prompt, messages, answer, code, code_from, verdicts, rejected_because, seeds, prompt_tokens, completion_tokens, ms, error)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(roundId, idx, a.n, model, a.prompt, JSON.stringify(a.messages), a.answer, a.code, a.codeFrom, JSON.stringify(a.verdicts), a.rejectedBecause, JSON.stringify(built), a.tokens.prompt, a.tokens.completion, a.ms, a.error);
+  ).run(roundId, idx, a.n, model, a.prompt, JSON.stringify(a.messages), a.answer, a.code, a.codeFrom, verdictsJson(a), a.rejectedBecause, JSON.stringify(built), a.tokens.prompt, a.tokens.completion, a.ms, a.error);
+}
+
+/**
+ * The `verdicts` column: the audit's checks, and since issue 44 the acceptance verdict with them as
+ * `{checks, acceptance}` (no schema change: an attempt's record stays one row). Older rows hold the
+ * bare list; readVerdicts takes either.
+ */
+function verdictsJson(a: AttemptRecord): string {
+  return JSON.stringify(a.acceptance ? { checks: a.verdicts, acceptance: a.acceptance } : a.verdicts);
+}
+
+type StoredCheck = { id: string; status: string; message: string };
+export function readVerdicts(json: string): { checks: StoredCheck[]; acceptance: AcceptanceVerdict | null } {
+  const v = JSON.parse(json) as StoredCheck[] | { checks: StoredCheck[]; acceptance: AcceptanceVerdict | null };
+  return Array.isArray(v) ? { checks: v, acceptance: null } : { checks: v.checks, acceptance: v.acceptance ?? null };
 }
 
 export function finishGame(db: Db, roundId: string, idx: number, g: GameRecord, env: { id: number; hash: string } | null): void {
@@ -159,7 +175,7 @@ export interface RoundView {
     spade_blend: DesignBlend | null;
     class: string | null;
     difficulty_score: number | null;
-    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; seeds: unknown; document: GroundingDoc | null; builder: string | null; system: string | null; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
+    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; acceptance: AcceptanceVerdict | null; seeds: unknown; document: GroundingDoc | null; builder: string | null; system: string | null; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
   }[];
 }
 
@@ -239,8 +255,9 @@ export function roundView(db: Db, id: string): RoundView | null {
           prompt: a.prompt,
           answer: a.answer,
           code: a.code,
-          verdicts: JSON.parse(a.verdicts) as { id: string; status: string; message: string }[],
+          verdicts: readVerdicts(a.verdicts).checks,
           rejected_because: a.rejected_because,
+          acceptance: readVerdicts(a.verdicts).acceptance,
           tokens: { prompt: a.prompt_tokens, completion: a.completion_tokens },
           ms: a.ms,
           error: a.error,

@@ -36,10 +36,15 @@ import { SweepCancelled } from '../audit/dispatch/sweep';
 import { envIdOfHash } from '../memory/repository';
 import { auditOn } from '../audit/dispatch/auditOn';
 import type { SweepExecutor } from '../audit/dispatch/executor';
-import type { EnvAudit } from '../audit/types';
+import type { AuditOptions, EnvAudit } from '../audit/types';
+import { presetById, type AcceptanceGate } from '../api/designPresets';
+import type { EnvValidatorStep } from '../design/acceptance';
+import { envValidatorStep, VALIDATOR_SAMPLING } from '../design/envValidator';
 
 type PreviewInput = z.output<typeof designPreviewInput>;
-type StartInput = z.output<typeof designStartInput>;
+type StartRequest = z.output<typeof designStartInput>;
+/** A start request with the preset's values where the request gave none. */
+type StartInput = Omit<StartRequest, 'maxTurns' | 'attempts' | 'feedback' | 'gate'> & { maxTurns: number; attempts: number; feedback: 'repair' | 'spade'; gate: AcceptanceGate };
 
 export interface DesignServiceDeps {
   db: Db;
@@ -54,6 +59,11 @@ export interface DesignServiceDeps {
   /** The SPADE checkout in Settings: its prompts are read at run time; null gives the workbench's own template. */
   spadeSrc?: () => string | null;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * SPADE's LLM environment validator (core/design/acceptance.ts EnvValidatorStep) for a round whose
+   * preset asks for it, or null when none is available: each verdict then says "LLM validator not run".
+   */
+  envValidator?: (designer: Endpoint) => EnvValidatorStep | null;
 }
 
 interface LiveRound {
@@ -135,7 +145,9 @@ export class DesignService {
     }
   }
 
-  async start(i: StartInput): Promise<{ roundId: string; seq: number }> {
+  async start(req: StartRequest): Promise<{ roundId: string; seq: number }> {
+    const preset = presetById(req.preset)!;
+    const i: StartInput = { ...req, maxTurns: req.maxTurns ?? preset.maxTurns, attempts: req.attempts ?? preset.attempts, feedback: req.feedback ?? preset.feedback, gate: req.gate ?? preset.gate };
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     if (this.d.writesPaused()) throw new DomainError('unavailable', 'Changes to the library are paused; a round cannot store its games');
     // Refuse what would fail later before anything is stored: the template or checkout, the corpus, the endpoints' keys.
@@ -162,10 +174,16 @@ export class DesignService {
     const changed = (status: DesignRound['status']) => this.d.events.emit('design.changed', { roundId: id, status });
     const executor: SweepExecutor<EnvAudit> | null = on ? makeExecutor(on.target, on.dispatch, this.d.db, this.d.dataDir) : null;
     let checked = 0;
-    const check = async (code: string, checks: string[], hint: string | null = null): Promise<EnvAudit> =>
+    const check = async (code: string, checks: string[], hint: string | null = null, extra: Pick<AuditOptions, 'admissionAlways' | 'guessLoad' | 'resetGate'> = {}): Promise<EnvAudit> =>
       executor
-        ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint }, { name: `design attempt ${++checked}`, signal: ac.signal })
-        : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint)).audit;
+        ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint, ...extra }, { name: `design attempt ${++checked}`, signal: ac.signal })
+        : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint, { maxTurns: i.maxTurns, ...extra })).audit;
+    // SPADE's LLM validator judges with the training model ('self', env_validator.py), here the
+    // designer, at SPADE's validator sampling; its prompts come from the checkout, so a round on the
+    // workbench's own template has none and each verdict says "LLM validator not run".
+    const validator = preset.envValidator
+      ? (this.d.envValidator?.(i.designer) ?? (prompts.kind === 'spade' && prompts.texts ? envValidatorStep(new ChatClient({ ...designerCfg, ...VALIDATOR_SAMPLING, retries: 0 }), prompts.texts) : null))
+      : null;
     const agent = i.agent;
     const play = agent ? (hash: string, hint: string | null, idx: number) => (on ? this.playOn(id, entry, on, agent, hash, hint, idx, i) : this.play(id, entry, agent, hash, idx, i)) : undefined;
     entry.done = runRound(
@@ -179,7 +197,7 @@ export class DesignService {
         prompts,
         attempts: i.attempts,
         feedback: i.feedback,
-        gate: 'fail',
+        acceptance: { gate: i.gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns: i.maxTurns },
         seed: i.seed,
         pins: this.pins(i),
         bans: i.bans,
@@ -196,6 +214,7 @@ export class DesignService {
           instruction: i.instruction ?? null,
           corpus: i.corpus ?? null,
           checksOn: on ? targetLabel(on.target) : 'local',
+          preset: preset.id,
           playsOn: agent ? (on ? targetLabel(on.target) : 'local') : null,
         },
       },
@@ -203,9 +222,10 @@ export class DesignService {
         db: this.d.db,
         designer,
         ...(hinter ? { hinter } : {}),
-        check: (code) => check(code, []),
+        check: (code, extra) => check(code, [], null, extra),
         checkHint: async (code, hint) => (await check(code, ['hint-leak'], hint)).checks.find((c) => c.id === 'hint-leak') ?? null,
         ...(play ? { play } : {}),
+        ...(validator ? { validator } : {}),
       },
       (p) => {
         entry.progress = { roundId: id, game: p.game, games: p.games, skill: p.skill, stage: p.stage, attempt: p.attempt, of: p.of, tokensPerSec: p.tokensPerSec ?? null };

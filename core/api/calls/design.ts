@@ -4,6 +4,7 @@ import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
 import { endpointSchema } from './models';
 import { sweepTargetSchema } from './audit';
 import { blendPartsSchema } from '../blendParts';
+import { ACCEPTANCE_GATES, PRESET_IDS } from '../designPresets';
 
 /**
  * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
@@ -50,8 +51,13 @@ export const designStartInput = z
   .object({
     ...promptFields,
     count: z.number().int().min(1).max(200).default(2),
-    attempts: z.number().int().min(1).max(20).default(3),
-    feedback: z.enum(['repair', 'spade']).default('repair'),
+    /** The preset (core/api/designPresets.ts): SPADE paper defaults by default; it gives the values not sent. */
+    preset: z.enum(PRESET_IDS).default('spade-games'),
+    /** `spade` (default): SPADE's trainer acceptance, the rest advice; `workbench`: reject on the advice too. The preset's when absent. */
+    gate: z.enum(ACCEPTANCE_GATES).optional(),
+    maxTurns: z.number().int().min(1).max(1000).optional(),
+    attempts: z.number().int().min(1).max(20).optional(),
+    feedback: z.enum(['repair', 'spade']).optional(),
     designer: endpointSchema,
     /** Plays accepted games (a run record each); null designs only. */
     agent: endpointSchema.nullable(),
@@ -65,6 +71,21 @@ export type DesignStartInput = z.input<typeof designStartInput>;
 
 const seedSchema = z.object({ envId: z.number().int().nullable(), name: z.string(), skill: z.string().nullable(), winRate: z.number().nullable(), regret: z.number().nullable() });
 
+const checkLine = z.object({ id: z.string(), status: z.string(), message: z.string() });
+const acceptanceSchema = z.object({
+  gate: z.enum(ACCEPTANCE_GATES),
+  accepted: z.boolean(),
+  /** Beside an accepted verdict: a step the recipe asks for did not run ("LLM validator not run"). */
+  incomplete: z.string().nullable(),
+  /** SPADE's reject stage where it has one (validate_game, criteria_throw_at_reset, env_validator) or the workbench's kind. */
+  kind: z.string().nullable(),
+  reason: z.string().nullable(),
+  reasoning: z.string().nullable(),
+  steps: z.array(z.object({ id: z.string(), status: z.enum(['pass', 'fail', 'off', 'not-run']), message: z.string() })),
+  advice: z.array(checkLine),
+});
+export type DesignAcceptance = z.infer<typeof acceptanceSchema>;
+
 const attemptSchema = z.object({
   n: z.number().int(),
   model: z.string(),
@@ -73,6 +94,8 @@ const attemptSchema = z.object({
   code: z.string(),
   verdicts: z.array(z.object({ id: z.string(), status: z.string(), message: z.string() }).passthrough()),
   rejected_because: z.string().nullable(),
+  /** The acceptance verdict (core/design/acceptance.ts); null for attempts stored before it, or with no program. */
+  acceptance: acceptanceSchema.nullable(),
   seeds: z.unknown(),
   /** The corpus document the prompt was grounded on (SPADE's CorpusLoader draw); null without a corpus. */
   document: z.object({ docId: z.number().int(), text: z.string(), truncated: z.boolean(), corpus: z.string(), maxWords: z.number().int() }).nullable(),

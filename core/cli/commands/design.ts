@@ -26,13 +26,16 @@ import { parentsByHash, roundSeq } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 import { auditOn } from '../../audit/dispatch/auditOn';
 import { errorMessage } from '../../api/errorMessage';
-import type { EnvAudit } from '../../audit/types';
+import type { AuditOptions, EnvAudit } from '../../audit/types';
 import type { SweepExecutor } from '../../audit/dispatch/executor';
 import { makeExecutor, targetLabel, type DispatchSettings } from '../../audit/dispatch/targets';
 import { RunService } from '../../runs/service';
 import { SettingsStore } from '../../services/settingsStore';
 import type { SweepModel } from '../../episodes/regretRemote';
 import { clusterAgentProblem, gameRunId, localGameRun, outcomeOfResults, playGameOn } from '../../design/plays';
+import { DEFAULT_PRESET, DESIGN_PRESETS, presetById } from '../../api/designPresets';
+import type { AcceptancePolicy } from '../../design/acceptance';
+import { envValidatorStep, VALIDATOR_SAMPLING } from '../../design/envValidator';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
 function defaultTemplate(): string {
@@ -83,6 +86,8 @@ export const designCommand: Command = {
         'corpus-max-words': { type: 'string' },
         'tool-use-prompt': { type: 'string' },
         feedback: { type: 'string' },
+        preset: { type: 'string' },
+        gate: { type: 'string' },
         'play-seeds': { type: 'string' },
         'max-turns': { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -101,14 +106,21 @@ export const designCommand: Command = {
     for (const s of skills) if (!ALL_SKILLS.includes(s)) throw new UsageError(`Unknown skill ${s}; SPADE's skills are: ${ALL_SKILLS.join(', ')}`);
     const difficulty = (values.difficulty ?? 'medium') as Difficulty;
     if (!DIFFICULTIES.includes(difficulty)) throw new UsageError(`--difficulty is one of ${DIFFICULTIES.join(', ')}`);
-    const feedback = values.feedback ?? 'repair';
+    // The preset gives every default (core/design/presets.ts, each value from the recipe it names);
+    // a flag given overrides its value.
+    const preset = presetById(values.preset ?? DEFAULT_PRESET);
+    if (!preset) throw new UsageError(`--preset is one of ${DESIGN_PRESETS.map((p) => p.id).join(', ')}`);
+    const gate = values.gate ?? preset.gate;
+    if (gate !== 'spade' && gate !== 'workbench') throw new UsageError("--gate is spade (SPADE's trainer acceptance; the random-guess test and the workbench's checks are advice) or workbench (reject on those too)");
+    const feedback = values.feedback ?? preset.feedback;
     if (feedback !== 'repair' && feedback !== 'spade') throw new UsageError('--feedback is repair (the reason goes back to the designer) or spade (a fresh prompt, as SPADE re-samples)');
     const count = int(values.count, '--count', 2, 1, 1000);
-    const attempts = int(values.attempts, '--attempts', 3, 1, 50);
-    const maxTurns = int(values['max-turns'], '--max-turns', 12, 1, 1000);
+    const attempts = int(values.attempts, '--attempts', preset.attempts, 1, 50);
+    const maxTurns = int(values['max-turns'], '--max-turns', preset.maxTurns, 1, 1000);
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
-    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
-    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
+    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', preset.designerMaxTokens, 16, 1_000_000), preset.designerTemperature, 600, 'SPADE_DESIGNER_API_KEY');
+    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', preset.agentMaxTokens, 8, 1_000_000), preset.agentTemperature, 600, 'SPADE_AGENT_API_KEY');
+    const acceptance: AcceptancePolicy = { gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns };
     const target = cliTarget(values.on);
     // The plays go where the checks go; a node reaches the agent by itself, so it must be a server it can reach.
     const agentProblem = target.kind !== 'local' && playSeeds > 0 ? clusterAgentProblem(agentCfg) : null;
@@ -143,7 +155,7 @@ export const designCommand: Command = {
     const ac = new AbortController();
     const executor: SweepExecutor<EnvAudit> | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
     let checked = 0;
-    const check = (code: string, options: { maxTurns: number; hint?: string | null; checks?: string[] }) =>
+    const check = (code: string, options: AuditOptions) =>
       executor ? auditOn(executor, code, options, { name: `design attempt ${++checked}`, signal: ac.signal }) : pool.audit(code, options);
     // Ctrl-C here, or scancel / a job's stop when the round runs as a job: the round ends cancelled,
     // keeping every attempt so far, and the layout is still written.
@@ -205,6 +217,9 @@ export const designCommand: Command = {
           runs.end(runId, status, error);
         }
       };
+      // SPADE's LLM validator ('self': the training model, here the designer) where the preset's recipe
+      // turns it on; its prompts come from the checkout (env_validator.py), so without one it is not run.
+      const validator = preset.envValidator && prompts.kind === 'spade' && prompts.texts ? envValidatorStep(new ChatClient({ ...designerCfg, ...VALIDATOR_SAMPLING, retries: 0 }), prompts.texts) : null;
       const round = await runRound(
         {
           id: roundId,
@@ -216,22 +231,23 @@ export const designCommand: Command = {
           prompts,
           attempts,
           feedback,
-          gate: 'fail',
+          acceptance,
           seed: int(values.seed, '--seed', Date.now() % 100_000, 0, 2 ** 31),
           pins: ids(values.pin, '--pin'),
           bans: ids(values.ban, '--ban'),
           memoryIds,
           designerModel: designerCfg.model,
-          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null },
+          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null, preset: preset.id },
         },
         {
           db,
           designer: new ChatClient(designerCfg),
           // SPADE's 'self' hints: the designer model at temperature 0.3 and 2048 tokens (spade/core/types.py:154-155).
           ...(prompts.kind === 'spade' ? { hinter: new ChatClient({ ...designerCfg, temperature: 0.3, maxTokens: 2048, retries: 0 }) } : {}),
-          check: (code) => check(code, { maxTurns }),
+          check: (code, extra) => check(code, { maxTurns, ...extra }),
           checkHint: async (code, hint) => (await check(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
           ...(playSeeds > 0 ? { play } : {}),
+          ...(validator ? { validator } : {}),
         },
         (p) => {
           if (!values.json) io.err(`game ${p.game}/${p.games} (${p.skill}): attempt ${p.attempt} of ${p.of}, ${p.stage}${p.tokensPerSec ? `, ${p.tokensPerSec.toFixed(1)} tokens/s` : ''}`);
@@ -255,6 +271,17 @@ export const designCommand: Command = {
               out: values.out ?? null,
               prompts: prompts.kind === 'spade' ? { from: 'spade', src: prompts.src, files: prompts.texts?.files ?? [] } : { from: 'workbench', src: null, note: "the workbench's own template, not SPADE's" },
               corpus: values.corpus ?? null,
+              mode: gate === 'spade' ? 'spade' : 'workbench-gate',
+              acceptance: {
+                gate,
+                preset: preset.id,
+                preset_label: preset.label,
+                recipe: preset.recipe,
+                reset_gate: preset.resetGate,
+                env_validator: preset.envValidator,
+                // Without a SPADE checkout there are no validator prompts: each verdict then says "LLM validator not run".
+                env_validator_available: validator !== null,
+              },
               games: round.games.map((g) => ({
                 skill: g.skill,
                 accepted: g.accepted,
@@ -271,7 +298,7 @@ export const designCommand: Command = {
                 plays_on: g.plays_on,
                 run_id: runs.store.get(gameRunId(round.id, g.idx)) ? gameRunId(round.id, g.idx) : null,
                 grounding: g.accepted ? (g.attempts.at(-1)?.document ?? null) : null,
-                attempts: g.attempts.map((a) => ({ system: a.system, prompt: a.prompt, builder: a.builder, document: a.document, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
+                attempts: g.attempts.map((a) => ({ system: a.system, prompt: a.prompt, builder: a.builder, document: a.document, answer: a.answer, verdicts: a.verdicts, acceptance: a.acceptance, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
               })),
             },
             null,

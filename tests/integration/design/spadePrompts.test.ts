@@ -104,7 +104,7 @@ describe("SPADE's hints (hint_generator.py)", () => {
       return { text: a, reasoning: null, toolCalls: [], finishReason: 'stop', usage: null } as unknown as Awaited<ReturnType<Chat['complete']>>;
     },
   });
-  const spec = { skill: 'Logical Deduction', difficulty: 'medium' as const, maxTurns: 4, template: '', prompts: source, memory: [], attempts: 1, feedback: 'spade' as const, seed: 1, gate: 'fail' as const };
+  const spec = { skill: 'Logical Deduction', difficulty: 'medium' as const, maxTurns: 4, template: '', prompts: source, memory: [], attempts: 1, feedback: 'spade' as const, seed: 1, acceptance: { gate: 'workbench' as const, resetGate: false, envValidator: false, maxTurns: 4 } };
 
   it('tries three times, waiting 1, 2 and 4 s after each failure, then keeps no hint; an empty answer is a failure', async () => {
     pool ??= new AuditPool({ workers: 1, envTimeoutSec: 60 });
@@ -209,7 +209,7 @@ describe.skipIf(!haveSpade)('with a SPADE checkout (SPADE_SRC)', () => {
     const rec = (envId: number, winRate: number, regret: number) => ({ envId, name: `game_${envId}`, skill: 'Logical Deduction', winRate, regret, snippet: `class Seed${envId}Env:\n    pass`, source: 'memory' });
     const seen: { role: string; content: string }[][] = [];
     const g = await designGame(
-      { skill: 'Logical Deduction', difficulty: 'hard', maxTurns: 25, template: '', prompts: await spadeSource(spadeSrc, { draws: 1 }), memory: [rec(1, 0.5, 0.4), rec(2, 0.3, 0.3), rec(3, 0.95, 0.1)], attempts: 1, feedback: 'spade', seed: 4, gate: 'fail', instruction: 'keep it short' },
+      { skill: 'Logical Deduction', difficulty: 'hard', maxTurns: 25, template: '', prompts: await spadeSource(spadeSrc, { draws: 1 }), memory: [rec(1, 0.5, 0.4), rec(2, 0.3, 0.3), rec(3, 0.95, 0.1)], attempts: 1, feedback: 'spade', seed: 4, acceptance: { gate: 'workbench', resetGate: false, envValidator: false, maxTurns: 25 }, instruction: 'keep it short' },
       { designer: { complete: async (m: unknown) => (seen.push(m as { role: string; content: string }[]), { text: 'no code', reasoning: null, toolCalls: [], finishReason: 'stop' }) } as unknown as Chat, check: (code) => pool!.audit(code, { maxTurns: 4 }) },
     );
     const a = g.attempts[0]!;
@@ -281,7 +281,7 @@ sys.stdout.write(ns['_augment_prompt_with_memory'](O(), body, 'Logical Deduction
     const designer = new ChatClient({ baseUrl: server.url, model: 'designer', apiKey: null, temperature: 0.6, topP: 0.95, topK: 20, maxTokens: 4096, thinking: null, turnTimeoutMs: 30_000, retries: 0, concurrency: 1, stream: false });
     const prompts = await spadeSource(spadeSrc, { draws: 2 });
     const round = await runRound(
-      { skills: ['Data Retrieval', 'API Orchestration'], count: 2, difficulty: 'medium', maxTurns: 12, template: '', prompts, attempts: 1, feedback: 'spade', gate: 'fail', seed: 9, designerModel: 'designer' },
+      { skills: ['Data Retrieval', 'API Orchestration'], count: 2, difficulty: 'medium', maxTurns: 12, template: '', prompts, attempts: 1, feedback: 'spade', acceptance: { gate: 'workbench', resetGate: false, envValidator: false, maxTurns: 12 }, seed: 9, designerModel: 'designer' },
       { db, designer, check: (code) => pool!.audit(code, { maxTurns: 12 }), sleep: async () => {} },
     );
     expect(round.status).toBe('done');

@@ -11,6 +11,7 @@ import { BlendCell, BlendHeader } from './BlendCell';
 import { runOnText } from '../../components/RunOnPicker';
 import { Visible } from '../../components/Visible';
 import { GroundingDocument, PromptsLine, SystemSent } from './Grounding';
+import { RoundMode, VerdictPanel } from './Acceptance';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -85,6 +86,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · {playsOn === checksOn ? 'checks and plays' : 'checks'} on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
+      <RoundMode round={round} />
       <PromptsLine config={round.config} />
       {round.error ? <div className="ep-error">{round.error}</div> : null}
       {round.live ? (
@@ -238,6 +240,7 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
         </div>
       ) : null}
       {a.error ? <div className="ep-error">{a.error}</div> : null}
+      {a.acceptance ? <VerdictPanel v={a.acceptance} /> : null}
       <div className={`design-detail-grid${a.document ? ' grounded' : ''}`}>
         {a.document ? <GroundingDocument doc={a.document} /> : null}
         <div className="design-code">
