@@ -22,6 +22,25 @@ const HINT = readFileSync(GAME.replace(/\.py$/, '_hint.txt'), 'utf8');
 const PLAY = join(ROOT, 'tests', 'helpers', 'openenv_play.py');
 const tmp = tempDir('spade-serve-env-');
 const data = join(tmp.dir, 'data');
+// A game whose rewards tell SPADE's return rule apart from a sum or the last raw reward: 0.3 on a
+// step that goes on, 2.5 (clamped to 1) on the one that terminates, 0.7 forever while it waits.
+const CLAMP = join(tmp.dir, 'game_clamp.py');
+const CLAMP_SOURCE = `class ClampEnv:
+    def reset(self, seed=None):
+        self.n = 0
+        return "say go or wait", {}
+
+    def step(self, action):
+        self.n += 1
+        if "wait" in action:
+            return "waiting %d" % self.n, 0.7, False, False, {}
+        if self.n >= 2:
+            return "done", 2.5, True, False, {"n": self.n}
+        return "once more", 0.3, False, False, {}
+
+    def solution(self):
+        return "go"
+`;
 let venv: string;
 let server: Served;
 
@@ -29,7 +48,10 @@ beforeAll(async () => {
   venv = openenvVenv();
   const imp = await runCli(['import', GAME, '--data-dir', data, '--quiet']);
   expect(imp.code, imp.err).toBe(0);
-  server = await serveEnv(['1', '--data-dir', data, '--seeds', '4', '--runtime', 'cpython']);
+  writeFileSync(CLAMP, CLAMP_SOURCE);
+  const imp2 = await runCli(['import', CLAMP, '--data-dir', data, '--quiet']);
+  expect(imp2.code, imp2.err).toBe(0);
+  server = await serveEnv(['1', '2', '--data-dir', data, '--seeds', '4', '--runtime', 'cpython', '--max-turns', '6']);
 });
 afterAll(async () => {
   await server?.stop();
@@ -48,12 +70,12 @@ interface Played {
   after_end: string | null;
 }
 
-async function replayOf(seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
+async function replayOf(seed: number, actions: string[], hint: boolean, game = GAME): Promise<StepView[]> {
   const acts = join(tmp.dir, `acts-${seed}-${hint}.txt`);
   writeFileSync(acts, actions.map((a) => JSON.stringify(a)).join('\n'));
   const hintFile = join(tmp.dir, 'hint.txt');
   writeFileSync(hintFile, HINT);
-  const r = await runCli(['replay', GAME, '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
+  const r = await runCli(['replay', game, '--max-turns', '6', '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
   expect(r.code, r.err).toBe(0);
   return (JSON.parse(r.out) as { episodes: { steps: StepView[] }[] }).episodes[0]!.steps;
 }
@@ -91,7 +113,7 @@ describe('serve-env under OpenEnv', () => {
   it("OpenEnv's client plays episodes equal to the workbench's replay of the game and seed, unhinted and hinted", async () => {
     const actions = ['I would say \\boxed{0}', 'maybe \\boxed{7}', '\\boxed{-1}', '\\boxed{2}', '\\boxed{3}'];
     for (const [seed, hint] of [[3, false], [2, true]] as const) {
-      const r = await python(venv, [PLAY, server.url, JSON.stringify({ seed, hint }), JSON.stringify(actions)]);
+      const r = await python(venv, [PLAY, server.url, JSON.stringify({ env: 'SequencePatternEnv', seed, hint }), JSON.stringify(actions)]);
       expect(r.code, r.err).toBe(0);
       const played = JSON.parse(r.out) as Played;
       expect(played.reset.observation.hint).toBe(hint);
@@ -105,8 +127,26 @@ describe('serve-env under OpenEnv', () => {
     }
   });
 
+  it("gives SPADE's episode return as the reward: 0 until the end, the clamped last reward when terminated, 0 when the budget runs out", async () => {
+    const go = await python(venv, [PLAY, server.url, JSON.stringify({ env: 'ClampEnv', seed: 0 }), JSON.stringify(['go', 'go', 'go'])]);
+    expect(go.code, go.err).toBe(0);
+    const g = JSON.parse(go.out) as Played;
+    expect(g.steps.map((x) => [x.reward, x.observation.step_reward, x.done])).toEqual([
+      [0, 0.3, false],
+      [1, 2.5, true],
+    ]);
+    expectSame(g, await replayOf(0, ['go', 'go'], false, CLAMP));
+    const wait = await python(venv, [PLAY, server.url, JSON.stringify({ env: 'ClampEnv', seed: 0 }), JSON.stringify(Array.from({ length: 10 }, () => 'wait'))]);
+    expect(wait.code, wait.err).toBe(0);
+    const w = JSON.parse(wait.out) as Played;
+    // --max-turns 6: the sixth turn ends the episode unterminated, so SPADE's return is 0.
+    expect(w.steps.length).toBe(6);
+    expect(w.steps.at(-1)).toMatchObject({ reward: 0, done: true, observation: { step_reward: 0.7, terminated: false, ended_by: 'budget', episode_return: 0 } });
+    expect(w.after_end).toMatch(/budget of 6 turns/);
+  });
+
   it('records each episode in the library, and it replays without divergence', async () => {
-    const r = await python(venv, [PLAY, server.url, JSON.stringify({ seed: 1 }), JSON.stringify(['\\boxed{5}', '\\boxed{6}', '\\boxed{7}'])]);
+    const r = await python(venv, [PLAY, server.url, JSON.stringify({ env: 'SequencePatternEnv', seed: 1 }), JSON.stringify(['\\boxed{5}', '\\boxed{6}', '\\boxed{7}'])]);
     expect(r.code, r.err).toBe(0);
     const played = JSON.parse(r.out) as Played;
     const id = played.reset.observation.workbench_episode as number;
