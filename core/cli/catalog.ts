@@ -20,6 +20,15 @@ export const catalog: CommandInfo[] = [
     load: async () => (await import('./commands/serve')).serveCommand,
   },
   {
+    name: 'serve-env',
+    summary: "Serve library environments over OpenEnv's protocol (HTTP routes and /ws sessions), each session in the sandbox and recorded as an episode",
+    usage:
+      'spade-workbench serve-env (--selection QUERY | ENV_ID...) [--port P] [--hint on|off|both] [--max-turns N] [--concurrency K]\n' +
+      '       [--seeds N] [--seed-start S] [--runtime auto|pyodide|cpython] [--host ADDR [--token T]] [--data-dir DIR] [--json]\n' +
+      '  ENV_ID: a library id or a version hash (8+ hex characters). Binds 127.0.0.1:8000 unless told otherwise; any other --host needs the token.',
+    load: async () => (await import('./commands/serveEnv')).serveEnvCommand,
+  },
+  {
     name: 'import',
     summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
     usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--follow-links] [--json] [--quiet]',

@@ -23,6 +23,8 @@ import { DesignService } from './designService';
 import { PoolAuditService } from '../audit/dispatch/poolService';
 import { sweepRunningElsewhere } from '../audit/dispatch/sweepOwner';
 import { RegretSweepService } from '../episodes/regretSweepService';
+import { OpenEnvService } from '../openenv/service';
+import { appVersion } from './appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -199,6 +201,19 @@ export class Services {
           regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
         }),
       (svc) => svc.closeAll(),
+    );
+  }
+
+  /** The app's OpenEnv server (core/openenv), made on first use; stopped when the app closes. */
+  get openenv(): OpenEnvService {
+    // Episodes first, so the server (closed in reverse order of making) stops before their sessions close.
+    return this.lazily(
+      'openenv',
+      () => {
+        const episodes = this.episodes;
+        return new OpenEnvService({ db: this.db, episodes: () => episodes, version: appVersion(), log: (m) => this.log('warn', 'openenv', m) });
+      },
+      (svc) => svc.close(),
     );
   }
 
