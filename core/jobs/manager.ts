@@ -404,6 +404,11 @@ export class JobManager {
     this.store.remove(id);
   }
 
+  /** A job's files over its own connection (this machine, the SSH host, Slurm's submit host); null for a Ray head reached directly. */
+  files(job: JobRecord): Promise<Transport | null> {
+    return this.backends[job.backend].files(job);
+  }
+
   readLog(id: string, offset: number, max: number): { text: string; nextOffset: number; size: number } {
     return this.mirror(this.get(id)).read(offset, max);
   }
