@@ -44,7 +44,7 @@ export function runDirOf(job: JobRecord, paths: JobPaths): string | null {
 }
 
 /** SPADE's own folders in a run, never searched for checkpoints or results (thousands of games). */
-const NOT_SEARCHED = /^(spade_games|spade_games_cache|spade_games_rejected|\.spade_workbench|iter_\d{7}|release|__pycache__|\..*)$/;
+const NOT_SEARCHED = /^(spade_games|spade_games_cache|spade_games_rejected|\.spade_workbench|__pycache__|\..*)$/;
 
 async function readSmall(t: Transport, e: FileEntry, max: number): Promise<string | null> {
   // Only a regular-looking file of a known size is opened: a FIFO (size 0) would block the read.
@@ -70,7 +70,15 @@ export async function readRunArtefacts(t: Transport, runDir: string): Promise<Re
     const shown = entries.slice(0, LIMITS.entries).sort((a, b) => a.name.localeCompare(b.name));
     const names = shown.map((e) => e.name);
     const tracker = shown.find((e) => e.name === MEGATRON_TRACKER);
-    if (tracker || names.some((n) => MEGATRON_ITER.test(n))) {
+    const iters = shown.filter((e) => e.isDir && MEGATRON_ITER.test(e.name));
+    let isSave = Boolean(tracker);
+    if (!isSave && iters.length) {
+      // No tracker (yet): a save folder only if an iter_ folder holds Megatron's common.pt
+      // (scripts/convert_ckpt_to_hf.sh:33); otherwise iter_ is just a name, e.g. eval outputs per checkpoint.
+      isSave = Boolean((await t.list(iters[iters.length - 1]!.path))?.some((e) => e.name === 'common.pt'));
+      listed++;
+    }
+    if (isSave) {
       // A Megatron save folder (`--save`): its iter_ folders are the checkpoints; nothing below is searched.
       const said = readTracker(tracker ? await readSmall(t, tracker, 64) : null);
       const cps = megatronCheckpoints(dir, names, said);
