@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+
+/**
+ * The job view's artefacts: a real local job lays out a run folder as SPADE's launchers and Slime
+ * do (a --save folder of iter_NNNNNNN checkpoints with latest_checkpointed_iteration.txt) and puts
+ * beside it the results.json files SPADE's eval_offline code wrote (tests/fixtures/eval-offline).
+ */
+describe("a run's checkpoints and offline evaluation in the job view (Chromium)", () => {
+  let ctx: E2EContext;
+  beforeAll(async () => {
+    ctx = await openWorkbench();
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  it('lists the checkpoints by step and shows one column of eval_offline results per checkpoint', async () => {
+    const { page, dataDir, app } = ctx;
+    const fix = join(process.cwd(), 'tests', 'fixtures', 'eval-offline');
+    const script = [
+      'set -e',
+      'S="$OUTPUT_DIR/Qwen3-8B_games_blend_thinking"',
+      'for i in 0000015 0000031; do mkdir -p "$S/iter_$i" "$OUTPUT_DIR/offline_eval/iter_$i"; cp "$FIX/iter_$i/results.json" "$OUTPUT_DIR/offline_eval/iter_$i/"; done',
+      'printf 31 > "$S/latest_checkpointed_iteration.txt"',
+      'echo checkpoints written',
+    ].join('\n');
+    await app.services.jobs.submit({ name: 'run with checkpoints', backend: 'local', command: ['sh', '-c', script], env: { OUTPUT_DIR: '{{JOB_DIR}}/run', FIX: fix }, workdir: join(dataDir, 'runs'), noPool: true });
+    await page.click('button[aria-label=Jobs]');
+    await page.click('[data-testid=jobs-item]:has-text("run with checkpoints")');
+    const view = '[data-testid=job-view]:has(h2:has-text("run with checkpoints"))';
+    await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 60_000 });
+    // Read again when the job ends: the summary line says what is there before it is opened.
+    const panel = `${view} [data-testid=job-artefacts]`;
+    await page.waitForSelector(`${panel}[data-checkpoints="2"][data-evals="2"]`);
+    expect(await page.textContent(`${panel} summary`)).toBe('Checkpoints: 2, latest step 31 · offline evaluation: 2 checkpoints');
+    await page.click(`${panel} summary`);
+    const ckpts = await page.$$eval(`${panel} [data-testid=job-checkpoint-row]`, (rows) => rows.map((r) => [r.getAttribute('data-step'), r.getAttribute('data-latest'), r.querySelector('td.mono')?.textContent ?? '']));
+    expect(ckpts.map(([s, l]) => [s, l])).toEqual([['31', 'true'], ['15', 'false']]);
+    // Named within the run folder (shown above them); the full path is the cell's title.
+    expect(ckpts[0]![2]).toBe('Qwen3-8B_games_blend_thinking/iter_0000031latest');
+    expect(await page.$$eval(`${panel} [data-testid=job-eval-col]`, (els) => els.map((e) => e.textContent))).toEqual(['step 15', 'step 31']);
+    const rows = await page.$$eval(`${panel} [data-testid=job-eval-row]`, (els) => els.map((e) => [...e.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(rows).toContainEqual(['aime', 'aime2025_pass1', '0.2125', '0.2604']);
+    // json.dumps wrote NaN for a year with no problems: no number is made up for it.
+    expect(rows).toContainEqual(['', 'aime2026_pass1', '0.1875', '–']);
+    // A suite eval_offline skipped at one checkpoint and that failed at the other says so.
+    expect(rows).toContainEqual(['livecodebench', '(not run)', 'skipped', 'error: RuntimeError: LCB_ROOT is not set']);
+    expect(rows).toContainEqual(['gem', 'gem_eval/overall_win_rate', '0.3100', '0.3600']);
+    // A command without a recipe cannot be continued, and the view says why.
+    expect(await page.isDisabled(`${panel} [data-testid=job-continue]`)).toBe(true);
+    expect(await page.textContent(`${panel} [data-testid=job-continue-note]`)).toBe('Cannot continue: this job was launched without a recipe');
+    for (const [width, height] of [[1024, 768], [1440, 900]] as const) {
+      await page.setViewportSize({ width, height });
+      // The panel from its top (summary, continue, checkpoints), then scrolled to the eval table's end.
+      await page.$eval(panel, (el) => el.scrollTo(0, 0));
+      await screenshot(page, `job-artefacts-${width}`);
+      await page.$eval(panel, (el) => el.scrollTo(0, el.scrollHeight));
+      await screenshot(page, `job-artefacts-eval-${width}`);
+      // The summary and the table's header stay in view as it scrolls.
+      expect(await page.isVisible(`${panel} summary`)).toBe(true);
+      // The table scrolls inside its own box: the page never scrolls sideways.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    }
+    expect(ctx.errors).toEqual([]);
+  });
+});
