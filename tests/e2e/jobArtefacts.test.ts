@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { writeStandIn8b } from '../integration/jobs/standIn8b';
 
 /**
  * The job view's artefacts: a real local job lays out a run folder as SPADE's launchers and Slime
@@ -63,6 +64,37 @@ describe("a run's checkpoints and offline evaluation in the job view (Chromium)"
       // The table scrolls inside its own box: the page never scrolls sideways.
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
     }
+    expect(ctx.errors).toEqual([]);
+  });
+
+  it("continues a SPADE run from its newest checkpoint: the recipe again, LOAD_DIR = its save folder, a new job", async () => {
+    const { page, dataDir, app } = ctx;
+    const checkout = join(dataDir, 'spade');
+    writeStandIn8b(checkout);
+    app.services.jobs.secrets.set('WANDB_API_KEY', 'e2e-wandb-key');
+    const first = await app.services.jobs.submit({ name: 'spade 8b', backend: 'local', recipe: 'spade-games-8b', workdir: checkout, env: { WANDB_ENTITY: 'e2e', CORPUS_FILE: '' }, secretEnv: ['WANDB_API_KEY'], noPool: true });
+    await page.click('[data-testid=jobs-item]:has-text("spade 8b")');
+    const view = '[data-testid=job-view]:has(h2:text-is("spade 8b"))';
+    await page.waitForSelector(`${view}[data-state=succeeded]`, { timeout: 60_000 });
+    const panel = `${view} [data-testid=job-artefacts]`;
+    await page.waitForSelector(`${panel}[data-checkpoints="2"]`);
+    await page.click(`${panel} summary`);
+    const save = join(checkout, '.spade_workbench', first.id, 'run', 'Qwen3-8B_games_blend_thinking');
+    expect(await page.textContent(`${panel} [data-testid=job-continue]`)).toBe('Continue from step 31');
+    expect(await page.textContent(`${panel} [data-testid=job-continue-note]`)).toBe(`LOAD_DIR=${save}`);
+    for (const [width, height] of [[1024, 768], [1440, 900]] as const) {
+      await page.setViewportSize({ width, height });
+      await screenshot(page, `job-artefacts-continue-${width}`);
+    }
+    await page.click(`${panel} [data-testid=job-continue]`);
+    // The new job opens in its own tab and reads the old run's checkpoint and memory.
+    const next = '[data-testid=job-view]:has(h2:text-is("spade 8b (from step 31)"))';
+    await page.waitForSelector(`${next}[data-state=succeeded]`, { timeout: 60_000 });
+    await page.waitForSelector(`${next} [data-testid=jobs-term]:has-text("Seeded env memory from")`);
+    expect(await page.textContent(`${next} [data-testid=jobs-term]`)).toContain(`[stand-in] LOAD_DIR=${save} latest=31`);
+    const cont = app.services.jobs.manager.list().find((j) => j.name === 'spade 8b (from step 31)')!;
+    expect(cont.spec.env.LOAD_DIR).toBe(save);
+    expect(cont.spec.secretEnv).toEqual(['WANDB_API_KEY']);
     expect(ctx.errors).toEqual([]);
   });
 });

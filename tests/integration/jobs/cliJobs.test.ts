@@ -1,12 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobArtefacts } from '../../../core/api/calls/jobs';
 import { SshConnection } from '../../../core/jobs/ssh/connection';
 import { tempDir } from '../../helpers/tmp';
 import { ciServices, filesContaining, SERVICES_MISSING, waitFor } from './helpers';
+import { writeStandIn8b } from './standIn8b';
 
 /**
  * The jobs CLI as a user runs it (bin/spade-workbench.mjs, a process per command, one data folder):
@@ -16,30 +17,6 @@ import { ciServices, filesContaining, SERVICES_MISSING, waitFor } from './helper
 const bin = join(process.cwd(), 'bin', 'spade-workbench.mjs');
 const FIX = join(process.cwd(), 'tests', 'fixtures', 'eval-offline');
 const KEY = `wandb-${randomBytes(8).toString('hex')}`;
-
-/**
- * A STAND-IN for SPADE's cmd/games/train_spade_8b.sh, written into a scratch checkout by this test:
- * it needs the real script's variables, does with LOAD_DIR what the real one does (seeds the env
- * memory from dirname(LOAD_DIR)/spade_games_cache, cmd/games/train_spade_8b.sh:46-53), and lays out
- * a Megatron save folder as Slime's --save does (iter_NNNNNNN, latest_checkpointed_iteration.txt).
- * It trains nothing, kills nothing and installs nothing.
- */
-const STAND_IN = `#!/usr/bin/env bash
-# STAND-IN for SPADE's cmd/games/train_spade_8b.sh (tests/integration/jobs/cliJobs.test.ts): no training.
-set -e
-: "\${OUTPUT_DIR:?}" "\${WANDB_ENTITY:?}" "\${WANDB_API_KEY:?}"
-mkdir -p "\${OUTPUT_DIR}/spade_games_cache"
-if [ -n "\${LOAD_DIR:-}" ]; then
-  echo "[stand-in] LOAD_DIR=\${LOAD_DIR} latest=$(cat "\${LOAD_DIR}/latest_checkpointed_iteration.txt")"
-  OLD_MEM="$(dirname "\${LOAD_DIR}")/spade_games_cache/env_memory.json"
-  if [ -f "\${OLD_MEM}" ]; then cp "\${OLD_MEM}" "\${OUTPUT_DIR}/spade_games_cache/env_memory.json"; echo "[MEMORY] Seeded env memory from \${OLD_MEM}"; fi
-fi
-SAVE="\${OUTPUT_DIR}/Qwen3-8B_games_blend_thinking"
-for it in 15 31; do mkdir -p "\${SAVE}/$(printf 'iter_%07d' "$it")"; printf '%s' "$it" > "\${SAVE}/latest_checkpointed_iteration.txt"; done
-echo "[stand-in] saved"
-if [ "\${STANDIN_SLEEP:-0}" != 0 ]; then echo "[stand-in] sleeping"; sleep "\${STANDIN_SLEEP}"; fi
-echo "[stand-in] done"
-`;
 
 describe('the jobs CLI', () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -64,9 +41,7 @@ describe('the jobs CLI', () => {
     tmp = tempDir('spade-jobs-cli-');
     data = join(tmp.dir, 'data');
     checkout = join(tmp.dir, 'spade');
-    mkdirSync(join(checkout, 'cmd', 'games'), { recursive: true });
-    writeFileSync(join(checkout, 'cmd', 'games', 'train_spade_8b.sh'), STAND_IN);
-    chmodSync(join(checkout, 'cmd', 'games', 'train_spade_8b.sh'), 0o755);
+    writeStandIn8b(checkout);
   });
   afterAll(() => tmp.cleanup());
 
