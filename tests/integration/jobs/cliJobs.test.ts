@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobArtefacts } from '../../../core/api/calls/jobs';
 import { SshConnection } from '../../../core/jobs/ssh/connection';
 import { tempDir } from '../../helpers/tmp';
-import { ciServices, filesContaining, SERVICES_MISSING, waitFor } from './helpers';
+import { ciRay, ciServices, filesContaining, rayRest, SERVICES_MISSING, waitFor } from './helpers';
 import { writeStandIn8b } from './standIn8b';
 
 /**
@@ -134,6 +134,33 @@ describe('the jobs CLI', () => {
     expect(wrong.status).toBe(1);
     expect(wrong.stderr).toContain('/etc is not a save folder of this run');
     expect(filesContaining(data, KEY)).toEqual([]);
+  });
+
+  const ray = ciRay();
+  it.skipIf(!ray)(`attaches to a Ray job by its submission id and stops it only with --yes${ray ? '' : ' (skipped: no Ray head: .ci/services.sh start-ray)'}`, async () => {
+    const sub = `spade_games_8b_${process.pid}_cli_attach`;
+    const made = await rayRest(ray!.address, 'POST', '/api/jobs/', { entrypoint: 'echo someone else; sleep 300', submission_id: sub });
+    expect(made.status, made.text).toBe(200);
+    const rayStatus = async () => (JSON.parse((await rayRest(ray!.address, 'GET', `/api/jobs/${sub}`)).text) as { status: string }).status;
+    try {
+      const on = `ray://${new URL(ray!.address).host}`;
+      const att = cli(['jobs', 'attach', sub, '--on', on]);
+      expect(att.status, att.stderr).toBe(0);
+      const id = att.stdout.trim();
+      // Attached without --output-dir: it has no folder to read, and says so.
+      const a = json<JobArtefacts>(['jobs', 'artefacts', id]);
+      expect(a.note).toBe('This job names no run folder (no OUTPUT_DIR, no outputs).');
+      const refused = cli(['jobs', 'stop', id]);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain(`Not stopped: Ray job ${sub} on the head at ${ray!.address}, submitted outside this workbench`);
+      expect(await rayStatus()).not.toMatch(/STOPPED|FAILED|SUCCEEDED/);
+      const stopped = cli(['jobs', 'stop', id, '--yes']);
+      expect(stopped.status, stopped.stderr).toBe(0);
+      expect(stopped.stdout).toMatch(new RegExp(`Ray answered POST /api/jobs/${sub}/stop with HTTP 200`));
+      await waitFor('Ray to stop the job', async () => (await rayStatus()) === 'STOPPED');
+    } finally {
+      await rayRest(ray!.address, 'POST', `/api/jobs/${sub}/stop`).catch(() => undefined);
+    }
   });
 
   const ci = ciServices();
