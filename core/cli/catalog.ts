@@ -28,13 +28,13 @@ export const catalog: CommandInfo[] = [
   {
     name: 'export',
     summary: "Export seeds, a tag, a search or everything in SPADE's layout or as JSONL",
-    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
+    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries, and the spade_blend of manifest.jsonl / environments.jsonl; default the newest)',
     load: async () => (await import('./commands/export')).exportCommand,
   },
   {
     name: 'search',
     summary: 'Full-text search of the environment library (code, hint, notes, class name)',
-    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|model] [--limit N] [--data-dir DIR] [--json]',
+    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|blend|model] [--limit N] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/search')).searchCommand,
   },
   {
@@ -86,9 +86,12 @@ export const catalog: CommandInfo[] = [
     usage:
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
+      '       [--spade-src DIR [--corpus FILE [--corpus-max-words N]] [--tool-use-prompt multiturn|single]]\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
       '       [--on local|ray://HOST:PORT|slurm:HOST [--python PATH] [--ray-python PATH] [--ssh-key FILE] [--known-hosts FILE]]\n' +
       '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.\n' +
+      "  --spade-src: a SPADE checkout; its designer system prompt, prompt builders, skill descriptions and hint prompts are read from it at run time\n" +
+      "  (default: the Settings field; without one, the workbench's own template). --corpus: SPADE's CORPUS_FILE (JSONL, orig_doc or text), one document per attempt.\n" +
       "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.",
     load: async () => (await import('./commands/design')).designCommand,
   },

@@ -11,9 +11,11 @@
  */
 import type { ChatMessage, Completion } from '../models/client';
 import type { CheckResult, EnvAudit } from '../audit/types';
-import { designerPrompt, extractProgram, type Difficulty, type GameClass } from './prompt';
+import { designerPrompt, extractProgram, withAppendix, type Difficulty, type GameClass } from './prompt';
 import { drawSeeds, type MemoryRecord } from './seeds';
-import { HINT_TRIES, hintMessages, parseHint } from './hint';
+import { HINT_TRIES, hintMessages, parseHint, parseSpadeHint, spadeHintMessages } from './hint';
+import type { GroundingDoc, PromptSource } from './promptSource';
+import { TOOL_USE_SKILLS } from '../api/skills';
 import { hintTooLarge } from '../api/limits';
 import { errorMessage } from '../api/errors';
 
@@ -47,6 +49,8 @@ export interface DesignDeps {
    */
   checkHint?(code: string, hint: string): Promise<CheckResult | null>;
   now?: () => number;
+  /** Waits between SPADE's hint retries (1, 2, 4 s); tests pass one that does not wait. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface GameSpec {
@@ -65,6 +69,11 @@ export interface GameSpec {
   gate: 'fail' | 'spade-only';
   /** The researcher's extra words, last in the prompt (core/design/prompt.ts). */
   instruction?: string;
+  /**
+   * Where each attempt's prompt comes from (core/design/promptSource.ts): SPADE's texts from a
+   * checkout, or the workbench's own template. Absent: `template`, filled as the workbench's.
+   */
+  prompts?: PromptSource;
 }
 
 export interface AttemptRecord {
@@ -78,6 +87,10 @@ export interface AttemptRecord {
   verdicts: Pick<CheckResult, 'id' | 'status' | 'message'>[];
   rejectedBecause: string | null;
   seeds: { positives: (number | null)[]; negatives: (number | null)[] };
+  /** The corpus document the prompt was grounded on (null: no corpus). */
+  document: GroundingDoc | null;
+  /** What built the prompt's body (core/design/promptSource.ts AttemptPrompt.builder). */
+  builder: string;
   tokens: { prompt: number | null; completion: number | null };
   ms: number;
   error: string | null;
@@ -120,6 +133,40 @@ export function rejection(audit: EnvAudit, gate: GameSpec['gate']): string | nul
   return null;
 }
 
+/** The attempt's prompt: its source's body (or the workbench template) with the memory appendix and the researcher's words. */
+async function buildPrompt(spec: GameSpec, draw: ReturnType<typeof drawSeeds>, seed: number): Promise<{ system: string | null; prompt: string; document: GroundingDoc | null; builder: string }> {
+  const instruction = spec.instruction ? { instruction: spec.instruction } : {};
+  if (!spec.prompts) return { system: null, prompt: designerPrompt({ template: spec.template, skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seeds: draw, ...instruction }), document: null, builder: 'workbench:template' };
+  const a = await spec.prompts.next({ skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seed, seeds: draw });
+  return { system: a.system, prompt: withAppendix(a.body, a.withSeeds ? { positives: [], negatives: [] } : draw, spec.instruction), document: a.document, builder: a.builder };
+}
+
+/**
+ * SPADE's hint (hint_generator.py:135-201, retries 164-196): its system prompt by game type
+ * (get_hint_system_prompt, :78-82), the code as the user message, three tries (max_retries=3, :167),
+ * after each failed try a wait of 2^attempt s (1, 2, 4, :183-191; the last before giving up, as SPADE
+ * waits), an empty answer is a failed try (:160). The hint model's sampling is the caller's client:
+ * temperature 0.3 and 2048 tokens (types.py:154-155, hint_generator.py:91-92).
+ */
+async function spadeHint(record: GameRecord, code: string, prompts: { cognitive: string; toolUse: string }, toolUse: boolean, deps: DesignDeps, signal?: AbortSignal): Promise<void> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  record.hintMessages = spadeHintMessages(code, toolUse ? prompts.toolUse : prompts.cognitive);
+  for (let k = 0; k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
+    try {
+      const text = (await (deps.hinter ?? deps.designer).complete(record.hintMessages, signal ? { signal } : {})).text;
+      if (!text) throw new Error('not-user-facing: Empty response from hint model');
+      const h = parseSpadeHint(text);
+      const big = hintTooLarge(h);
+      if (big) record.hintError = `the hint model's answer is ${big}`;
+      else record.hint = h;
+    } catch (e) {
+      record.hintError = errorMessage(e);
+    }
+    if (record.hint === null && !signal?.aborted) await sleep(2 ** k * 1000);
+  }
+  if (record.hint !== null) record.hintError = null;
+}
+
 function feedbackText(reason: string): string {
   return `Your program was rejected: ${reason}\nWrite the complete corrected program, the same game idea, in one \`\`\`python fenced block.`;
 }
@@ -141,21 +188,30 @@ export async function designGame(
   for (let n = 1; n <= spec.attempts; n++) {
     if (signal?.aborted) break;
     const draw = drawSeeds(spec.memory, { skill: spec.skill, pins: spec.pins ?? [], bans: spec.bans ?? [], seed: spec.seed + n - 1 });
-    const prompt = designerPrompt({ template: spec.template, skill: spec.skill, difficulty: spec.difficulty, maxTurns: spec.maxTurns, seeds: draw, ...(spec.instruction ? { instruction: spec.instruction } : {}) });
+    const seeds = { positives: draw.positives.map((r) => r.envId), negatives: draw.negatives.map((r) => r.envId) };
+    const t0 = now();
+    let built: { system: string | null; prompt: string; document: GroundingDoc | null; builder: string };
+    try {
+      built = await buildPrompt(spec, draw, spec.seed + n - 1);
+    } catch (e) {
+      // A checkout that cannot build this prompt fails the attempt with the reason; nothing is sent.
+      keep({ n, prompt: '', messages: [], answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the prompt could not be built: ${errorMessage(e)}`, seeds, document: null, builder: spec.prompts?.kind ?? 'workbench', tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
+      continue;
+    }
+    const { prompt, document, builder } = built;
     const last = attempts.at(-1);
+    const first: ChatMessage[] = [...(built.system !== null ? [{ role: 'system' as const, content: built.system }] : []), { role: 'user', content: prompt }];
     const messages: ChatMessage[] =
       spec.feedback === 'repair' && last && last.rejectedBecause && !last.error && conversation.length
         ? [...conversation, { role: 'assistant', content: last.answer }, { role: 'user', content: feedbackText(last.rejectedBecause) }]
-        : [{ role: 'user', content: prompt }];
+        : first;
     conversation = messages;
-    const seeds = { positives: draw.positives.map((r) => r.envId), negatives: draw.negatives.map((r) => r.envId) };
-    const t0 = now();
     onProgress({ stage: 'designing', attempt: n, of: spec.attempts });
     let completion: Completion;
     try {
       completion = await deps.designer.complete(messages, signal ? { signal } : {});
     } catch (e) {
-      keep({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, seeds, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
+      keep({ n, prompt, messages, answer: '', code: '', codeFrom: 'whole-answer', verdicts: [], rejectedBecause: `the designer did not answer: ${errorMessage(e)}`, seeds, document, builder, tokens: { prompt: null, completion: null }, ms: now() - t0, error: errorMessage(e) });
       if (signal?.aborted) break;
       continue;
     }
@@ -175,6 +231,8 @@ export async function designGame(
       verdicts: audit.checks.map((c) => ({ id: c.id, status: c.status, message: c.message })),
       rejectedBecause,
       seeds,
+      document,
+      builder,
       tokens: { prompt: completion.usage?.prompt_tokens ?? null, completion: completionTokens },
       ms: now() - t0,
       error: null,
@@ -184,10 +242,13 @@ export async function designGame(
     const parents = draw.positives.map((r) => r.envId).filter((x): x is number => x !== null);
     const record: GameRecord = { skill: spec.skill, attempts, accepted: true, code, className: audit.className, hint: null, hintMessages: null, hintError: null, hintLeak: null, play: null, playError: null, cls: null, difficultyScore: null, parents };
     onProgress({ stage: 'hinting', attempt: n, of: spec.attempts });
-    record.hintMessages = hintMessages(code, audit.toolUse);
-    for (let k = 0; k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
+    const spadeHints = spec.prompts?.hints ?? null;
+    if (spadeHints) await spadeHint(record, code, spadeHints, (TOOL_USE_SKILLS as readonly string[]).includes(spec.skill), deps, signal);
+    const ours = hintMessages(code, audit.toolUse);
+    if (!spadeHints) record.hintMessages = ours;
+    for (let k = 0; !spadeHints && k < HINT_TRIES && record.hint === null && !signal?.aborted; k++) {
       try {
-        const h = parseHint((await (deps.hinter ?? deps.designer).complete(record.hintMessages, signal ? { signal } : {})).text);
+        const h = parseHint((await (deps.hinter ?? deps.designer).complete(ours, signal ? { signal } : {})).text);
         // A hint the library could not export and import again is not kept (core/api/limits.ts).
         const big = h ? hintTooLarge(h) : null;
         if (big) record.hintError = `the hint model's answer is ${big}`;

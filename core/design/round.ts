@@ -44,7 +44,10 @@ export const newRoundId = (): string => `design-${randomUUID().slice(0, 8)}`;
 export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p: RoundProgress) => void = () => {}, signal?: AbortSignal): Promise<RoundView> {
   if (!spec.skills.length) throw new Error('Name at least one skill');
   const id = spec.id ?? newRoundId();
-  const seq = createRound(deps.db, id, { ...spec, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
+  // The round says where its prompts came from: SPADE's checkout (read at run time) or the workbench's own template.
+  const { prompts, ...rest } = spec;
+  const promptsFrom = prompts?.kind === 'spade' ? { kind: 'spade', src: prompts.src, files: prompts.texts?.files ?? [] } : { kind: 'workbench', src: null, note: "the workbench's own template, not SPADE's" };
+  const seq = createRound(deps.db, id, { ...rest, prompts: promptsFrom, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
   const memory = memoryRecords(deps.db, spec.memoryIds, spec.seedsModel);
   try {
     for (let i = 0; i < spec.count && !signal?.aborted; i++) {
@@ -52,7 +55,7 @@ export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p:
       startGame(deps.db, id, i, skill);
       const game: GameRecord = await designGame(
         { ...spec, skill, memory, seed: spec.seed + i * 1000 },
-        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}) },
+        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}), ...(deps.sleep ? { sleep: deps.sleep } : {}) },
         { progress: (p) => onProgress({ ...p, game: i + 1, games: spec.count, skill }), attempt: (a) => saveAttempt(deps.db, id, i, spec.designerModel, a) },
         signal,
       );

@@ -22,7 +22,9 @@ import { DomainError, invalidInput } from '../errors';
 import { errorMessage } from '../api/errors';
 import { matchingIds } from '../memory/repository';
 import { drawSeeds, type MemoryRecord } from '../design/seeds';
-import { designerPrompt, type Difficulty } from '../design/prompt';
+import { withAppendix, type Difficulty } from '../design/prompt';
+import { corpusMaxWords, CORPUS_SEED, spadeSource, workbenchSource, type PromptSource } from '../design/promptSource';
+import { ChatClient } from '../models/client';
 import { newRoundId, runRound } from '../design/round';
 import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
 import type { PlayOutcome } from '../design/attempt';
@@ -49,6 +51,8 @@ export interface DesignServiceDeps {
   audit: () => AuditService;
   runs: () => RunService;
   writesPaused: () => boolean;
+  /** The SPADE checkout in Settings: its prompts are read at run time; null gives the workbench's own template. */
+  spadeSrc?: () => string | null;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -99,32 +103,49 @@ export class DesignService {
     return i.parentEnvId !== undefined ? [i.parentEnvId] : i.pins;
   }
 
-  /** The first attempt's prompt exactly as runRound will build it (same seed, same draw). */
-  preview(i: PreviewInput) {
+  /** The first attempt's prompt exactly as runRound will build it (same seed, same draw, the first corpus document). */
+  async preview(i: PreviewInput) {
     const memory = this.memory(i);
     const skill = i.skills[0]!;
     const draw = drawSeeds(memory, { skill, pins: this.pins(i), bans: i.bans, seed: i.seed });
-    const prompt = this.fill(i, skill, draw);
+    const first = await this.fill(await this.prompts(i, 1), i, skill, draw);
     const seed = (r: MemoryRecord) => ({ envId: r.envId, name: r.name, skill: r.skill, winRate: r.winRate, regret: r.regret });
-    return { prompt, skill, seed: i.seed, positives: draw.positives.map(seed), negatives: draw.negatives.map(seed), memory: memory.length };
+    return { ...first, skill, seed: i.seed, positives: draw.positives.map(seed), negatives: draw.negatives.map(seed), memory: memory.length };
   }
 
-  private fill(i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>): string {
+  /**
+   * Where the round's prompts come from: SPADE's checkout in Settings (unless the user gave a
+   * template of their own), with the corpus drawn `draws` times; else the workbench's template.
+   */
+  private async prompts(i: PreviewInput, draws: number): Promise<PromptSource> {
+    const src = this.d.spadeSrc?.() ?? null;
+    if (i.corpus && !src) throw invalidInput("A corpus is sampled by SPADE's CorpusLoader: set the SPADE checkout in Settings first");
+    if (i.template !== undefined || !src) return workbenchSource(this.template(i.template), i.template !== undefined);
+    const corpus = i.corpus ? { path: i.corpus, maxWords: i.corpusMaxWords ?? corpusMaxWords(i.skills), seed: CORPUS_SEED } : null;
+    return spadeSource(src, { corpus, draws });
+  }
+
+  private async fill(source: PromptSource, i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>) {
     try {
-      return designerPrompt({ template: this.template(i.template), skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seeds: draw, ...(i.instruction ? { instruction: i.instruction } : {}) });
+      const a = await source.next({ skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seed: i.seed, seeds: draw });
+      return { prompt: withAppendix(a.body, a.withSeeds ? { positives: [], negatives: [] } : draw, i.instruction), system: a.system, builder: a.builder, document: a.document };
     } catch (e) {
       if (e instanceof DomainError) throw e;
       throw invalidInput(errorMessage(e));
     }
   }
 
-  start(i: StartInput): { roundId: string; seq: number } {
+  async start(i: StartInput): Promise<{ roundId: string; seq: number }> {
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     if (this.d.writesPaused()) throw new DomainError('unavailable', 'Changes to the library are paused; a round cannot store its games');
-    // Refuse what would fail later before anything is stored: the template, the endpoints' keys.
-    this.fill(i, i.skills[0]!, { positives: [], negatives: [] });
+    // Refuse what would fail later before anything is stored: the template or checkout, the corpus, the endpoints' keys.
+    await this.fill(await this.prompts(i, 1), i, i.skills[0]!, { positives: [], negatives: [] });
+    const prompts = await this.prompts(i, i.count * i.attempts);
     const models = this.d.models();
-    const designer = models.client(models.config(i.designer));
+    const designerCfg = models.config(i.designer);
+    const designer = models.client(designerCfg);
+    // SPADE's hints: the designer model ('self' hints) at temperature 0.3 and 2048 tokens (spade/core/types.py:154-155).
+    const hinter = prompts.kind === 'spade' ? new ChatClient({ ...designerCfg, temperature: 0.3, maxTokens: 2048, retries: 0 }) : undefined;
     if (i.agent) models.config(i.agent);
     // A cluster target is checked before anything is stored; its executor lives as long as the round.
     const resolved = i.checksOn && i.checksOn.kind !== 'local' ? resolveTarget(this.d.db, i.checksOn) : null;
@@ -154,7 +175,8 @@ export class DesignService {
         count: i.count,
         difficulty: i.difficulty as Difficulty,
         maxTurns: i.maxTurns,
-        template: this.template(i.template),
+        template: prompts.kind === 'workbench' ? this.template(i.template) : '',
+        prompts,
         attempts: i.attempts,
         feedback: i.feedback,
         gate: 'fail',
@@ -172,6 +194,7 @@ export class DesignService {
           seedsQuery: i.seedsQuery ?? null,
           parentEnvId: i.parentEnvId ?? null,
           instruction: i.instruction ?? null,
+          corpus: i.corpus ?? null,
           checksOn: on ? targetLabel(on.target) : 'local',
           playsOn: agent ? (on ? targetLabel(on.target) : 'local') : null,
         },
@@ -179,6 +202,7 @@ export class DesignService {
       {
         db: this.d.db,
         designer,
+        ...(hinter ? { hinter } : {}),
         check: (code) => check(code, []),
         checkHint: async (code, hint) => (await check(code, ['hint-leak'], hint)).checks.find((c) => c.id === 'hint-leak') ?? null,
         ...(play ? { play } : {}),

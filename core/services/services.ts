@@ -273,6 +273,7 @@ export class Services {
           audit: () => this.audit,
           runs: () => this.runs,
           writesPaused: () => this.writesPaused,
+          spadeSrc: () => this.settings.get().spadeSrc,
           log: (level, m) => this.log(level, 'design', m),
         });
         this.addStatusProvider(() => {

@@ -3,6 +3,7 @@ import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
 import { endpointSchema } from './models';
 import { sweepTargetSchema } from './audit';
+import { blendPartsSchema } from '../blendParts';
 
 /**
  * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
@@ -35,6 +36,13 @@ const promptFields = {
   seedsModel: z.string().min(1).max(300).optional(),
   /** A variants round: this environment is the only seed (pinned, and memory is only it). */
   parentEnvId: envId.optional(),
+  /**
+   * A corpus file in SPADE's format (JSONL with "orig_doc" or "text"), sampled per attempt by SPADE's
+   * CorpusLoader read from the SPADE checkout in Settings (needs one); the document is kept with the attempt.
+   */
+  corpus: z.string().min(1).max(4096).optional(),
+  /** SPADE's --spade-corpus-max-doc-tokens, a word count: 6000 (games recipes) or 4000 (tool-use) when absent. */
+  corpusMaxWords: z.number().int().min(1).max(1_000_000).optional(),
 };
 
 export const designPreviewInput = z.object(promptFields).strict();
@@ -66,6 +74,12 @@ const attemptSchema = z.object({
   verdicts: z.array(z.object({ id: z.string(), status: z.string(), message: z.string() }).passthrough()),
   rejected_because: z.string().nullable(),
   seeds: z.unknown(),
+  /** The corpus document the prompt was grounded on (SPADE's CorpusLoader draw); null without a corpus. */
+  document: z.object({ docId: z.number().int(), text: z.string(), truncated: z.boolean(), corpus: z.string(), maxWords: z.number().int() }).nullable(),
+  /** What built the prompt's body: `spade:<file>:<function>` (read from a SPADE checkout) or `workbench:…` (ours). */
+  builder: z.string().nullable(),
+  /** The system message sent (SPADE's MULTITURN_GAME_GENERATION_SYSTEM_PROMPT for a cognitive game); null when none was. */
+  system: z.string().nullable(),
   tokens: z.object({ prompt: z.number().nullable(), completion: z.number().nullable() }),
   ms: z.number(),
   error: z.string().nullable(),
@@ -89,6 +103,10 @@ const gameSchema = z.object({
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),
   r_no_hint: z.number().nullable(),
+  /** Which estimator measured the regret, where the stored play names one. */
+  regret_estimator: z.string().nullable(),
+  /** SPADE's designer reward from r_no_hint and regret (core/api/blendParts.ts); null: not accepted or not measured. */
+  spade_blend: blendPartsSchema.nullable(),
   class: z.string().nullable(),
   difficulty_score: z.number().nullable(),
   /** The run record of this game's play (Runs page), when it was played. */
@@ -140,7 +158,7 @@ export const designCalls = {
     name: 'design.preview',
     summary: "The exact prompt the round's first attempt would send, with the seeds it would show; nothing runs.",
     input: designPreviewInput,
-    output: z.object({ prompt: z.string(), skill: z.string(), seed: z.number().int(), positives: z.array(seedSchema), negatives: z.array(seedSchema), memory: z.number().int() }),
+    output: z.object({ prompt: z.string(), system: z.string().nullable(), builder: z.string(), document: z.object({ docId: z.number().int(), text: z.string(), truncated: z.boolean(), corpus: z.string(), maxWords: z.number().int() }).nullable(), skill: z.string(), seed: z.number().int(), positives: z.array(seedSchema), negatives: z.array(seedSchema), memory: z.number().int() }),
   }),
   'design.start': defineCall({
     name: 'design.start',

@@ -127,6 +127,14 @@ export const recipeSchema = z.object({
   ray: z.object({ address: z.string() }).optional(),
   /** What to say before launching (a script that kills processes by name on a shared host, a key on a command line). */
   warnings: z.array(z.string()),
+  /** Whether the script passes on extra arguments (SPADE's scripts mostly never read "$@"). */
+  acceptsArgs: z.boolean(),
+  /** Values a variable may take where the script refuses any other (per size: REWARD_VARIANT). */
+  envValues: z.record(z.string(), z.array(z.string())),
+  /** Variables the workbench sets itself and a launch may not change, with why. */
+  fixedEnv: z.record(z.string(), z.string()),
+  /** The SPADE script the recipe runs, when it runs one. */
+  spadeScript: z.string().optional(),
 });
 export type JobRecipe = z.infer<typeof recipeSchema>;
 

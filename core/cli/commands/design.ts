@@ -19,6 +19,7 @@ import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
 import { LocalEngine } from '../../models/localEngine';
 import { ALL_SKILLS } from '../../api/skills';
 import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
+import { CORPUS_SEED, corpusMaxWords, spadeSource, workbenchSource, type PromptSource } from '../../design/promptSource';
 import { newRoundId, runRound, writeSpadeLayout } from '../../design/round';
 import { designBlend } from '../../design/blend';
 import { parentsByHash, roundSeq } from '../../design/store';
@@ -77,6 +78,10 @@ export const designCommand: Command = {
         pin: { type: 'string', multiple: true },
         ban: { type: 'string', multiple: true },
         template: { type: 'string' },
+        'spade-src': { type: 'string' },
+        corpus: { type: 'string' },
+        'corpus-max-words': { type: 'string' },
+        'tool-use-prompt': { type: 'string' },
         feedback: { type: 'string' },
         'play-seeds': { type: 'string' },
         'max-turns': { type: 'string' },
@@ -111,10 +116,26 @@ export const designCommand: Command = {
     // Where each attempt's checks run: this machine's pool, or a Ray head / Slurm host as a pool audit does.
     const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python: nodePython(values, target.kind !== 'local'), ...reachSettings(values) };
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
-    const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
+    const toolUsePrompt = values['tool-use-prompt'] ?? 'multiturn';
+    if (toolUsePrompt !== 'multiturn' && toolUsePrompt !== 'single') throw new UsageError('--tool-use-prompt is multiturn (SPADE_MULTITURN_ENV_GEN=1, as the tool-use recipes set it) or single');
+    if (values.template !== undefined && values['spade-src'] !== undefined) throw new UsageError('--template and --spade-src both name the prompt: give one');
+    const corpusMaxWordsGiven = values['corpus-max-words'] !== undefined ? int(values['corpus-max-words'], '--corpus-max-words', 0, 1, 1_000_000) : null;
 
     if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
     const { db, dataDir } = openDataDir(values['data-dir']);
+    // SPADE's texts from a checkout read now (--spade-src, else the Settings field), or the workbench's own template.
+    const spadeSrc = values.template !== undefined ? null : (values['spade-src'] ?? new SettingsStore(db).get().spadeSrc);
+    let prompts: PromptSource;
+    try {
+      if (values.corpus !== undefined && !spadeSrc) throw new UsageError("--corpus FILE is sampled by SPADE's CorpusLoader: give --spade-src DIR (a SPADE checkout) too");
+      prompts = spadeSrc
+        ? await spadeSource(spadeSrc, { corpus: values.corpus !== undefined ? { path: values.corpus, maxWords: corpusMaxWordsGiven ?? corpusMaxWords(skills), seed: CORPUS_SEED } : null, draws: count * attempts, toolUseVariant: toolUsePrompt })
+        : workbenchSource(values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate(), values.template !== undefined);
+    } catch (e) {
+      db.close();
+      throw e instanceof UsageError ? e : new UsageError(errorMessage(e));
+    }
+    const template = prompts.kind === 'workbench' && values.template !== undefined ? readFileSync(values.template, 'utf8') : prompts.kind === 'workbench' ? defaultTemplate() : '';
     const pool = new AuditPool({ workers: 1, envTimeoutSec: 120 });
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
     const store = new EpisodeStore(db);
@@ -192,6 +213,7 @@ export const designCommand: Command = {
           difficulty,
           maxTurns,
           template,
+          prompts,
           attempts,
           feedback,
           gate: 'fail',
@@ -200,11 +222,13 @@ export const designCommand: Command = {
           bans: ids(values.ban, '--ban'),
           memoryIds,
           designerModel: designerCfg.model,
-          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null },
+          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null },
         },
         {
           db,
           designer: new ChatClient(designerCfg),
+          // SPADE's 'self' hints: the designer model at temperature 0.3 and 2048 tokens (spade/core/types.py:154-155).
+          ...(prompts.kind === 'spade' ? { hinter: new ChatClient({ ...designerCfg, temperature: 0.3, maxTokens: 2048, retries: 0 }) } : {}),
           check: (code) => check(code, { maxTurns }),
           checkHint: async (code, hint) => (await check(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
           ...(playSeeds > 0 ? { play } : {}),
@@ -229,6 +253,8 @@ export const designCommand: Command = {
               designer: { endpoint: designerCfg.baseUrl, model: designerCfg.model },
               agent: { endpoint: agentCfg.baseUrl, model: agentCfg.model },
               out: values.out ?? null,
+              prompts: prompts.kind === 'spade' ? { from: 'spade', src: prompts.src, files: prompts.texts?.files ?? [] } : { from: 'workbench', src: null, note: "the workbench's own template, not SPADE's" },
+              corpus: values.corpus ?? null,
               games: round.games.map((g) => ({
                 skill: g.skill,
                 accepted: g.accepted,
@@ -244,7 +270,8 @@ export const designCommand: Command = {
                 play_error: g.play_error,
                 plays_on: g.plays_on,
                 run_id: runs.store.get(gameRunId(round.id, g.idx)) ? gameRunId(round.id, g.idx) : null,
-                attempts: g.attempts.map((a) => ({ prompt: a.prompt, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
+                grounding: g.accepted ? (g.attempts.at(-1)?.document ?? null) : null,
+                attempts: g.attempts.map((a) => ({ system: a.system, prompt: a.prompt, builder: a.builder, document: a.document, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
               })),
             },
             null,

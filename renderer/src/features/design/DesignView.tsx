@@ -26,6 +26,8 @@ interface Form {
   pins: string;
   bans: string;
   instruction: string;
+  /** SPADE's CORPUS_FILE (JSONL with orig_doc or text), sampled per attempt; needs the SPADE checkout in Settings. */
+  corpus: string;
   designer: EndpointForm;
   agent: EndpointForm;
   play: boolean;
@@ -36,7 +38,7 @@ const SKILLS = ALL_SKILLS;
 const newSeed = () => Math.floor(Math.random() * 100_000);
 
 function savedForm(): Form {
-  const base: Form = { skills: ['Logical Deduction'], count: 2, difficulty: 'medium', attempts: 3, playSeeds: 2, maxTurns: 12, seed: newSeed(), seedsQuery: '', pins: '', bans: '', instruction: '', designer: LOCAL_ENDPOINT, agent: LOCAL_ENDPOINT, play: true };
+  const base: Form = { skills: ['Logical Deduction'], count: 2, difficulty: 'medium', attempts: 3, playSeeds: 2, maxTurns: 12, seed: newSeed(), seedsQuery: '', pins: '', bans: '', instruction: '', corpus: '', designer: LOCAL_ENDPOINT, agent: LOCAL_ENDPOINT, play: true };
   try {
     const v = JSON.parse(localStorage.getItem(FORM_KEY) ?? 'null') as Partial<Form> | null;
     // The seed is fresh each time the page opens: a new round, new draws (the preview shows them).
@@ -101,6 +103,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
     seed: form.seed,
     ...(parentId !== null ? { parentEnvId: parentId } : { pins: ids(form.pins, 'Pins'), bans: ids(form.bans, 'Bans'), ...(form.seedsQuery.trim() ? { seedsQuery: form.seedsQuery.trim() } : {}) }),
     ...(form.instruction.trim() ? { instruction: form.instruction.trim() } : {}),
+    ...(form.corpus.trim() ? { corpus: form.corpus.trim() } : {}),
     // Seeds for the agent that will play: its measured numbers where it played a game.
     ...(form.play && form.agent.model.trim() ? { seedsModel: form.agent.model.trim() } : {}),
   });
@@ -176,6 +179,9 @@ export function DesignView({ tab }: ViewProps<'design'>) {
               </label>
             </>
           ) : null}
+          <label title="SPADE's CORPUS_FILE: JSONL, one object a line with orig_doc or text; each attempt is grounded on a document SPADE's CorpusLoader draws (needs the SPADE checkout in Settings)">
+            corpus <input value={form.corpus} placeholder="none" onChange={(e) => set({ corpus: e.target.value })} className="mono" data-testid="design-corpus" />
+          </label>
           <label className="design-instruction">
             instruction <input value={form.instruction} placeholder={parentId !== null ? 'e.g. make it harder' : 'optional'} onChange={(e) => set({ instruction: e.target.value })} data-testid="design-instruction" />
           </label>
@@ -232,6 +238,17 @@ function PromptPreview({ p }: { p: Preview }) {
           <b>Named to avoid:</b> {p.negatives.length ? p.negatives.map(seed).join('; ') : <span className="muted">none</span>}
         </div>
       </div>
+      <div className="muted" data-testid="design-preview-builder">
+        {p.builder.startsWith('spade:') ? `SPADE's prompt, built by ${p.builder.slice(6)} from the checkout in Settings` : p.builder.replace(/^workbench:/, '')}
+        {p.system !== null ? ', after SPADE\u2019s system message' : ', no system message'}
+        {p.document ? ` · grounded on document #${p.document.docId}` : ''}
+      </div>
+      {p.system !== null ? (
+        <details>
+          <summary>System message</summary>
+          <pre className="design-prompt mono">{p.system}</pre>
+        </details>
+      ) : null}
       <pre className="design-prompt mono" data-testid="design-prompt">
         {p.prompt}
       </pre>
