@@ -119,9 +119,16 @@ export const catalog: CommandInfo[] = [
   },
   {
     name: 'jobs',
-    summary: "Training jobs the workbench follows: their metrics (or a saved log's, read as the app reads it), list, logs",
+    summary: "Training jobs: launch a recipe, attach, stop, a run's checkpoints and offline evaluation, continue, metrics (or a saved log's), list, logs",
     usage:
-      'spade-workbench jobs metrics --log FILE|- [--json]   (a saved SPADE/Slime log or metrics.jsonl; - reads stdin)\n' +
+      'spade-workbench jobs launch RECIPE [--on local|ssh:HOST|slurm:HOST|ray://HOST:PORT] [--env K=V ...] [--name N] [--workdir DIR] [--follow] [--json]\n' +
+      '         (HOST: [user@]host[:port], an ~/.ssh/config alias or a host a job used; --ssh-key FILE, --known-hosts FILE;\n' +
+      '          slurm: --container SIF --partition P --gpus N --time T; the recipe\'s secrets are read from this command\'s environment)\n' +
+      '       spade-workbench jobs attach ID --on slurm:HOST|ray://HOST:PORT [--ssh HOST] [--output-dir DIR] [--name N] [--follow]\n' +
+      '       spade-workbench jobs stop ID [--yes]   (--yes: a job attached to, not launched here, is someone\'s)\n' +
+      '       spade-workbench jobs artefacts ID [--json]   (checkpoints by step, eval_offline results.json per checkpoint)\n' +
+      '       spade-workbench jobs continue ID [--load SAVE_DIR] [--follow]   (the recipe again with LOAD_DIR, where its script reads it)\n' +
+      '       spade-workbench jobs metrics --log FILE|- [--json]   (a saved SPADE/Slime log or metrics.jsonl; - reads stdin)\n' +
       '       spade-workbench jobs metrics ID [--data-dir DIR] [--json]\n' +
       '       spade-workbench jobs list [--data-dir DIR] [--json]\n' +
       '       spade-workbench jobs logs ID [--follow] [--data-dir DIR]\n' +

@@ -75,6 +75,8 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         j.manager.get(id);
         return j.metrics(id, keys);
       }),
+    'jobs.artefacts': ({ id }) => guard(() => j.artefacts(id)),
+    'jobs.continue': ({ id, loadDir }) => guard(() => j.continueRun(id, loadDir)),
     'jobs.secrets': () => ({ names: j.secrets.names(), store: j.secrets.kind }),
     'jobs.setSecret': ({ name, value }) => {
       if (value === '') j.secrets.delete(name);

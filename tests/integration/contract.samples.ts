@@ -63,6 +63,8 @@ export const samples: Sample[] = [
   { call: 'jobs.log', input: { id: 'no-such-job', offset: 0 } },
   { call: 'jobs.metrics', input: { id: 'no-such-job' } },
   { call: 'jobs.stop', input: { id: 'no-such-job' } },
+  { call: 'jobs.artefacts', input: { id: 'no-such-job' } },
+  { call: 'jobs.continue', input: { id: 'no-such-job' } },
   { call: 'jobs.watch', input: { id: 'no-such-job' } },
   { call: 'jobs.remove', input: { id: 'no-such-job' } },
   { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },
