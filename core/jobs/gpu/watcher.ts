@@ -130,6 +130,9 @@ export class GpuWatcher {
     let finished = false;
     let started = false;
     const gpusOf = new Map<string, Set<number>>();
+    // The rows of one `-l` round share its time, so the GPUs' series line up on one x: a round
+    // starts again at an index not above the last one read.
+    const round = new Map<string, { last: number; t: number }>();
     const onLine = (raw: string): void => {
       const l = readNodeLine(raw);
       if (!l || !this.live.has(job.id)) return;
@@ -152,7 +155,10 @@ export class GpuWatcher {
         gpusOf.set(l.host, known);
         if (!known.has(row.index) && known.size >= LIMITS.gpusPerNode) return;
         known.add(row.index);
-        this.store.addSample(job.id, l.host, now, [row]);
+        const r = round.get(l.host);
+        const t = r && row.index > r.last ? r.t : now;
+        round.set(l.host, { last: row.index, t });
+        this.store.addSample(job.id, l.host, t, [row]);
       } else if (l.tag === 'apps') apps.set(l.host, []);
       else if (l.tag === 'app') {
         const row = parseAppLine(l.payload);
@@ -190,7 +196,7 @@ export class GpuWatcher {
     if (finished) {
       this.finished.add(job.id);
       const noGpu = !started;
-      this.store.setSampler(job.id, 'ended', noGpu ? 'no GPU seen on the job’s node(s): not sampled further' : "sampling stopped: the job's process ended");
+      this.store.setSampler(job.id, 'ended', noGpu ? "nothing to sample: no GPU seen on the job's node(s)" : "sampling stopped: the job's process ended");
       return;
     }
     const why = r.error ?? `the sampler exited${r.code === null ? '' : ` with code ${r.code}`}`;

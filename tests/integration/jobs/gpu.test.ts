@@ -56,7 +56,7 @@ d('GPU use of a job (real Slurm and sshd)', () => {
         return v.nodes.length && v.sampler?.state === 'ended' ? v : null;
       }, 60_000);
       expect(seen.nodes).toEqual([expect.objectContaining({ state: 'no-gpu', detail: "nvidia-smi is not on this node's PATH", gpus: [], procs: [] })]);
-      expect(seen.sampler!.detail).toMatch(/no GPU seen/);
+      expect(seen.sampler!.detail).toBe("nothing to sample: no GPU seen on the job's node(s)");
       const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
       expect(done.state, done.detail).toBe('succeeded');
       expect(ctx.manager.gpu.store.sampleCount(job.id)).toBe(0);

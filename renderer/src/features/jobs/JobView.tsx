@@ -4,6 +4,7 @@ import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
+import { GpuPanel } from './GpuPanel';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
 import { StopConfirmDialog } from './StopConfirmDialog';
@@ -112,7 +113,10 @@ export function JobView({ tab }: ViewProps<'job'>) {
         </div>
       ) : null}
       <div className="jobs-body">
-        <MetricsCharts job={j} />
+        <div className="jobs-top">
+          <MetricsCharts job={j} />
+          <GpuPanel job={j} />
+        </div>
         <LogView jobId={j.id} jobName={j.name} />
       </div>
     </div>
