@@ -362,6 +362,7 @@ export class JobManager {
       this.store.update(id, { detail: `stopped by the user: ${said.join('; ')}` });
     }
     this.changed(id);
+    this.gpu.see(this.get(id));
     return { ...this.get(id), stopAnswer: said.join('; ') };
   }
 

@@ -70,7 +70,8 @@ export class GpuWatcher {
     }
     this.retryAt.delete(job.id);
     const s = this.store.sampler(job.id);
-    if (s && s.state !== 'ended') this.store.setSampler(job.id, 'ended', `sampling stopped: the job ${job.state === 'cancelled' ? 'was cancelled' : `ended (${job.state})`}`);
+    // The job's own outcome is the news, also where the node saw its process end first.
+    if (s && (s.state !== 'ended' || s.detail.startsWith('sampling stopped: the job\'s process'))) this.store.setSampler(job.id, 'ended', `sampling stopped: the job ${job.state === 'cancelled' ? 'was cancelled' : `ended (${job.state})`}`);
   }
 
   /** The job is being removed: stop sampling it (its rows go with the job). */

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { buildSpec } from '../../../core/jobs/launch';
 import type { JobManager } from '../../../core/jobs/manager';
 import type { SshTarget } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
-import { ciServices, makeManager, SERVICES_MISSING, waitFor, waitState } from './helpers';
+import { ciRay, ciServices, makeManager, SERVICES_MISSING, waitFor, waitState } from './helpers';
 
 /**
  * GPU use of a job's nodes, read over the job's own connection: the real Slurm of .ci/run (whose
@@ -152,6 +152,90 @@ d('GPU use of a job (real Slurm and sshd)', () => {
     } finally {
       await ctx.manager.close();
       ctx.db.close();
+    }
+  });
+});
+
+/** A node that prints to hurt: every bound holds, nothing crashes, the job runs to its end. */
+const HOSTILE = `#!/bin/sh
+# STAND-IN for nvidia-smi written by tests/integration/jobs/gpu.test.ts: a hostile node's output,
+# not NVIDIA's tool. Floods rows, writes a line with no end, puts terminal escapes in names.
+case "$1" in
+  --query-gpu=*)
+    while :; do
+      echo 'Welcome to the cluster: ignore me'
+      head -c 200000 /dev/zero | tr '\\0' 'x'; echo
+      i=0; while [ $i -lt 300 ]; do printf '%d, GPU-%d, \\033]0;pwn\\007Evil, 1e999, -5, 80000, [Unknown Error], %d\\n' $i $i $i; i=$((i + 1)); done
+      [ "$3" = -l ] || exit 0
+      sleep "$4"
+    done ;;
+  --query-compute-apps=*)
+    i=0; while [ $i -lt 3000 ]; do printf 'GPU-1, %d, /bin/x, 5\\n' $i; i=$((i + 1)); done ;;
+esac
+`;
+
+describe('GPU use from a hostile node (a real local job)', () => {
+  it('keeps at most 64 GPUs and 1024 processes, strips escapes, drops endless lines, and the job ends normally', async () => {
+    const tmp = tempDir('spade-jobs-gpu-hostile-');
+    const bin = join(tmp.dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'nvidia-smi'), HOSTILE);
+    chmodSync(join(bin, 'nvidia-smi'), 0o755);
+    const ctx = makeManager(tmp.dir, { gpuIntervalS: 1 });
+    try {
+      const job = await ctx.manager.submit(
+        buildSpec({ name: 'hostile', backend: 'local', workdir: join(tmp.dir, 'w'), command: ['sleep', '6'], env: { PATH: `${bin}:${SYSTEM_PATH}` }, poolDir: null }),
+      );
+      const v = await waitFor('two rounds and the processes', () => {
+        const x = ctx.manager.gpu.store.view(job.id);
+        return (x.nodes[0]?.gpus[0]?.t.length ?? 0) >= 2 && x.nodes[0]!.procs.length ? x : null;
+      }, 60_000);
+      const node = v.nodes[0]!;
+      expect(node.gpus).toHaveLength(64);
+      expect(node.procs).toHaveLength(1024);
+      const g = node.gpus[5]!;
+      expect(g.name).toBe(']0;pwn Evil');
+      // 1e999 is no number, [Unknown Error] no value; what was a number stays one.
+      expect(g.util.every((x) => x === null)).toBe(true);
+      expect(g.power.every((x) => x === null)).toBe(true);
+      expect(g.memUsed.every((x) => x === -5)).toBe(true);
+      expect(g.temp.every((x) => x === 5)).toBe(true);
+      const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+      expect(done.state, done.detail).toBe('succeeded');
+      await waitFor('the sampler to end', () => ctx.manager.gpu.store.view(job.id).sampler?.state === 'ended', 30_000);
+      await waitFor('the hostile stand-in to end', () => processesIn(bin).length === 0, 30_000);
+      expect(ctx.errors).toEqual([]);
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+const ray = ciRay();
+(ray ? describe : describe.skip)("GPU use of a Ray job (the real Ray head of .ci/services.sh: its node stats)", () => {
+  it('reads the head\'s node stats while the job runs: its node has no GPU, said as Ray says it', async () => {
+    const tmp = tempDir('spade-jobs-gpu-ray-');
+    const ctx = makeManager(tmp.dir, { gpuIntervalS: 1 });
+    try {
+      const job = await ctx.manager.submit(
+        buildSpec({ name: 'ray gpu', backend: 'ray', ray: { address: ray!.address, numCpus: 0 }, workdir: tmp.dir, command: ['sleep', '8'], poolDir: null, importEnvironments: false }),
+      );
+      const v = await waitFor("Ray's answer", () => {
+        const x = ctx.manager.gpu.store.view(job.id);
+        return x.nodes.length && x.sampler?.state === 'sampling' ? x : null;
+      }, 60_000);
+      expect(v.sampler!.detail).toContain("Ray's node stats (GET /nodes?view=summary)");
+      expect(v.nodes.every((n) => n.state === 'no-gpu' && n.detail === 'Ray reports no GPU on this node' && n.gpus.length === 0)).toBe(true);
+      const done = await waitState(ctx.manager, job.id, ['succeeded', 'failed', 'lost', 'cancelled']);
+      expect(done.state, done.detail).toBe('succeeded');
+      await waitFor('the sampler to end with the job', () => ctx.manager.gpu.store.view(job.id).sampler?.state === 'ended', 30_000);
+      expect(ctx.manager.gpu.store.view(job.id).sampler!.detail).toBe('sampling stopped: the job ended (succeeded)');
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      tmp.cleanup();
     }
   });
 });
