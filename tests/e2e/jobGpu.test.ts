@@ -92,9 +92,11 @@ describe('the job view with GPU use (Chromium)', () => {
   it('says "No GPU seen" for a node without nvidia-smi', async () => {
     const { page, dataDir, app } = ctx;
     await app.services.jobs.submit({ name: 'cpu only', backend: 'local', command: ['sh', '-c', `cat '${LOG}'; sleep 5`], env: { PATH: SYSTEM_PATH }, workdir: join(dataDir, 'cpu-run'), noPool: true });
+    if (!(await page.isVisible('[data-testid=jobs-panel]'))) await page.click('button[aria-label=Jobs]');
     await page.click('[data-testid=jobs-item]:has-text("cpu only")');
     const view = '[data-testid=job-view]:has(h2:has-text("cpu only"))';
     await page.waitForSelector(`${view} [data-testid=gpu-none]`, { timeout: 60_000 });
+    await page.waitForSelector(`${view} [data-testid=jobs-chart][data-key="train/loss"][data-points="4"]`, { timeout: 60_000 });
     expect(await page.textContent(`${view} [data-testid=gpu-none]`)).toMatch(/^No GPU seen on \S+: nvidia-smi is not on this node's PATH$/);
     expect(await page.$$(`${view} [data-testid=gpu-chart]`)).toHaveLength(0);
     for (const [width, height] of [[1440, 900], [1024, 768]] as const) {

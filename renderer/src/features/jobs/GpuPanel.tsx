@@ -195,7 +195,7 @@ export function GpuPanel({ job }: { job: JobSummary }) {
   }, [job.id, active, job.state]);
   const s = gpu?.sampler ?? null;
   return (
-    <div className="gpu-panel" data-testid="gpu-panel" data-sampler={s?.state ?? 'none'}>
+    <div className="gpu-panel" data-testid="gpu-panel" data-sampler={s?.state ?? 'none'} data-gpus={gpu?.nodes.some((n) => n.state === 'gpus') ? 'some' : 'none'}>
       <div className="gpu-panel-head">
         <span className="jobs-chart-title">GPU use</span>
         {s ? (
