@@ -614,7 +614,7 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
-    this.gpu.close();
+    await this.gpu.close();
     // Every operation on a lost SSH link fails at once, so a poll ends; a remote command that
     // never answers on a live link must still not keep the app from quitting.
     let timer: NodeJS.Timeout | undefined;

@@ -78,6 +78,7 @@ describe("the sampler's stream lines", () => {
   it("reads the script's tagged lines and nothing else (a banner, srun's words)", () => {
     expect(readNodeLine(`SPADEGPU\tgpu\tnode-07\t0, ${U0}, A, 1, 2, 3, 4, 5`)).toEqual({ tag: 'gpu', host: 'node-07', payload: `0, ${U0}, A, 1, 2, 3, 4, 5` });
     expect(readNodeLine("SPADEGPU\tnogpu\tvm\tnvidia-smi is not on this node's PATH")).toMatchObject({ tag: 'nogpu', host: 'vm' });
+    expect(readNodeLine('SPADEGPU\tstep\tvm\t161.0')).toEqual({ tag: 'step', host: 'vm', payload: '161.0' });
     expect(readNodeLine('Welcome to the cluster!')).toBeNull();
     expect(readNodeLine('srun: error: Unable to create step for job 12')).toBeNull();
     expect(readNodeLine('SPADEGPU\trm\tvm\tx')).toBeNull();

@@ -5,6 +5,7 @@ import { APPS_QUERY, cleanText, GPU_QUERY, LIMITS } from './nvidiaSmi';
  * The shell that samples a node's GPUs, run over the job's own connection. Every line it prints
  * is `SPADEGPU<TAB>tag<TAB>host<TAB>payload`, so a login banner, srun's own messages or several
  * nodes' lines mixed on one stream are told apart:
+ *   step    the Slurm step it runs as (JOBID.STEPID), so the workbench can end it when it stops sampling
  *   nogpu   no GPU seen (no nvidia-smi on PATH, or it printed no GPU row), with why; then it exits
  *   start   sampling began (payload: the interval in seconds)
  *   gpu     one `--query-gpu` line, as `nvidia-smi ... -l N` prints it each interval
@@ -30,6 +31,8 @@ export function nodeScript(o: NodeScriptOptions): string {
     o.path ? `PATH=${shQuote(o.path)}; export PATH` : '',
     `h=$(hostname -s 2>/dev/null || hostname 2>/dev/null || echo node)`,
     `say() { printf '${TAG}\\t%s\\t%s\\t%s\\n' "$1" "$h" "$2"; }`,
+    // A Slurm step outlives the SSH channel that started it: the workbench cancels it by this id.
+    `if [ -n "$SLURM_STEP_ID" ]; then say step "$SLURM_JOB_ID.$SLURM_STEP_ID"; fi`,
     `if ! command -v nvidia-smi >/dev/null 2>&1; then say nogpu "nvidia-smi is not on this node's PATH"; exit 0; fi`,
     `first=$(nvidia-smi ${q} 2>&1); rc=$?`,
     // nvidia-smi exits 6 ("No devices were found") or 9 (no driver) where there is no GPU to read.
@@ -54,10 +57,10 @@ export function nodeScript(o: NodeScriptOptions): string {
 }
 
 export type NodeLine =
-  | { tag: 'nogpu' | 'start' | 'gpu' | 'app' | 'end'; host: string; payload: string }
+  | { tag: 'step' | 'nogpu' | 'start' | 'gpu' | 'app' | 'end'; host: string; payload: string }
   | { tag: 'apps' | 'appsend'; host: string; payload: string };
 
-const TAGS = new Set(['nogpu', 'start', 'gpu', 'apps', 'app', 'appsend', 'end']);
+const TAGS = new Set(['step', 'nogpu', 'start', 'gpu', 'apps', 'app', 'appsend', 'end']);
 
 /** One line of the stream, or null when it is not the script's (a banner, srun's own words). */
 export function readNodeLine(line: string): NodeLine | null {

@@ -24,7 +24,8 @@ export interface GpuWatcherOptions {
 }
 
 interface Active {
-  stop(): void;
+  /** Ends the sampler; resolves once what must be asked of the cluster (a Slurm step's scancel) was asked. */
+  stop(): void | Promise<void>;
 }
 
 /** What srun, the transport or the node answered, made one short line. */
@@ -65,7 +66,7 @@ export class GpuWatcher {
     const a = this.live.get(job.id);
     if (a) {
       this.stopping.add(job.id);
-      a.stop();
+      void a.stop();
       this.live.delete(job.id);
     }
     this.retryAt.delete(job.id);
@@ -77,18 +78,23 @@ export class GpuWatcher {
   /** The job is being removed: stop sampling it (its rows go with the job). */
   forget(id: string): void {
     this.stopping.add(id);
-    this.live.get(id)?.stop();
+    void this.live.get(id)?.stop();
     this.live.delete(id);
     this.finished.delete(id);
   }
 
-  close(): void {
+  /** Ends every sampler (a Slurm step is cancelled: it would run on until its job ends), waiting at most 5 s. */
+  async close(): Promise<void> {
     this.closed = true;
+    const asked: Promise<void>[] = [];
     for (const [id, a] of this.live) {
       this.stopping.add(id);
-      a.stop();
+      asked.push(Promise.resolve(a.stop()));
     }
     this.live.clear();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(asked), new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
+    clearTimeout(timer);
   }
 
   private retryLater(job: JobRecord, state: 'dropped' | 'unavailable', why: string): void {
@@ -130,6 +136,7 @@ export class GpuWatcher {
     const seen = new Set<string>();
     let finished = false;
     let started = false;
+    let step: string | null = null;
     const gpusOf = new Map<string, Set<number>>();
     // The rows of one `-l` round share its time, so the GPUs' series line up on one x: a round
     // starts again at an index not above the last one read.
@@ -138,7 +145,9 @@ export class GpuWatcher {
       const l = readNodeLine(raw);
       if (!l || !this.live.has(job.id)) return;
       const now = Date.now() / 1000;
-      if (l.tag === 'nogpu') {
+      if (l.tag === 'step') {
+        if (job.backend === 'slurm' && /^\d+(_\d+)?\.\d+$/.test(l.payload) && l.payload.startsWith(`${job.externalId}.`)) step = l.payload;
+      } else if (l.tag === 'nogpu') {
         finished = true;
         if (this.store.setNode(job.id, l.host, 'no-gpu', this.o.redact(oneLine(l.payload, 400)))) seen.add(l.host);
       } else if (l.tag === 'start') {
@@ -190,9 +199,16 @@ export class GpuWatcher {
       this.stopping.delete(job.id);
       return;
     }
-    this.live.set(job.id, stream);
+    const ended: Active = {
+      stop: async () => {
+        stream.stop();
+        // The step would sample on until the job ends; scancel's own answer is not the news here.
+        if (step) await t.exec(`scancel ${step}`).catch(() => undefined);
+      },
+    };
+    this.live.set(job.id, ended);
     const r = await stream.done;
-    if (this.stopping.delete(job.id) || this.live.get(job.id) !== stream) return;
+    if (this.stopping.delete(job.id) || this.live.get(job.id) !== ended) return;
     this.live.delete(job.id);
     if (finished) {
       this.finished.add(job.id);
@@ -209,7 +225,11 @@ export class GpuWatcher {
   private async pollRay(job: JobRecord): Promise<void> {
     const get = this.o.rayGet;
     let stopped = false;
-    this.live.set(job.id, { stop: () => (stopped = true) });
+    this.live.set(job.id, {
+      stop: () => {
+        stopped = true;
+      },
+    });
     const where = job.spec.ray?.address ?? 'the Ray head';
     while (!stopped && !this.closed) {
       try {

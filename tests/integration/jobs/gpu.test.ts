@@ -130,6 +130,28 @@ d('GPU use of a job (real Slurm and sshd)', () => {
     }
   });
 
+  it("closing the workbench cancels its sampler's Slurm step on the node; the job itself runs on", async () => {
+    const ctx = makeManager(tmp.dir, { gpuIntervalS: 1 });
+    let slurmId = '';
+    try {
+      const job = await ctx.manager.submit(
+        buildSpec({ name: 'close', backend: 'slurm', ssh: target(), workdir: join(tmp.dir, 'w4'), command: ['sleep', '120'], env: { PATH: `${standinDir}:${SYSTEM_PATH}` }, poolDir: null }),
+      );
+      slurmId = job.externalId ?? '';
+      await waitFor('sampling', () => ctx.manager.gpu.store.sampleCount(job.id) >= 4, 60_000);
+      const steps = () => execFileSync('squeue', ['-h', '-s', '-j', slurmId, '-o', '%i %j'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+      expect(steps()).toContain(`${slurmId}.0 spade-workbench-gpu`);
+      await ctx.manager.close();
+      // Without the scancel the step samples on (and its stand-in runs) until the job ends.
+      await waitFor('the sampler step and its nvidia-smi to end', () => processesIn(standinDir).length === 0 && !steps().some((l) => l.endsWith('spade-workbench-gpu')), 30_000);
+      expect(execFileSync('squeue', ['-h', '-j', slurmId, '-o', '%T'], { encoding: 'utf8' }).trim()).toBe('RUNNING');
+    } finally {
+      await ctx.manager.close();
+      ctx.db.close();
+      if (/^\d+$/.test(slurmId)) execFileSync('scancel', [slurmId]);
+    }
+  });
+
   it('an SSH job whose connection drops says so, samples again on a new link, and stops when the job is cancelled', async () => {
     const ctx = makeManager(tmp.dir, { gpuIntervalS: 1 });
     try {
