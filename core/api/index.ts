@@ -4,6 +4,7 @@ import { memoryCalls, memoryEvents } from './calls/memory';
 import { editorCalls } from './calls/editor';
 import { runtimeCalls } from './calls/runtime';
 import { jobsCalls, jobsEvents } from './calls/jobs';
+import { jobsGpuCalls } from './calls/jobsGpu';
 import { episodesCalls, episodesEvents } from './calls/episodes';
 import { auditCalls, auditEvents } from './calls/audit';
 import { modelsCalls } from './calls/models';
@@ -21,6 +22,7 @@ export const calls = {
   ...editorCalls,
   ...runtimeCalls,
   ...jobsCalls,
+  ...jobsGpuCalls,
   ...episodesCalls,
   ...auditCalls,
   ...modelsCalls,

@@ -5,6 +5,7 @@ import { memoryHandlers } from './memory';
 import { editorHandlers } from './editor';
 import { runtimeHandlers } from './runtime';
 import { jobsHandlers } from './jobs';
+import { jobsGpuHandlers } from './jobsGpu';
 import { episodesHandlers } from './episodes';
 import { auditHandlers } from './audit';
 import { modelsHandlers } from './models';
@@ -24,6 +25,7 @@ export function createHandlers(s: Services): Handlers {
     ...editorHandlers(s),
     ...runtimeHandlers(s),
     ...jobsHandlers(s),
+    ...jobsGpuHandlers(s),
     ...episodesHandlers(s),
     ...auditHandlers(s),
     ...modelsHandlers(s),

@@ -5,7 +5,8 @@ import type { Services } from '../services/services';
 import { loadRecipes } from '../jobs/recipes';
 import { sshLocalPaths } from './paths';
 
-type JobCalls = Extract<CallName, `jobs.${string}`>;
+// jobs.gpu has its own handler (core/handlers/jobsGpu.ts).
+type JobCalls = Exclude<Extract<CallName, `jobs.${string}`>, 'jobs.gpu'>;
 
 /**
  * Gives an unreachable host (Node's and ssh2's structural codes) its contract code; a host key to

@@ -18,6 +18,7 @@ import { assertEnvName } from './shell';
 import { JobStore } from './store';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
 import { DomainError, isUnreachable } from '../errors';
+import { GpuWatcher } from './gpu/watcher';
 import { errorMessage } from '../api';
 
 /** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
@@ -67,6 +68,8 @@ export interface JobManagerOptions {
    * changes, and every `pollMs` only while someone has the job open (`watch`).
    */
   slurmPollMs?: { min: number; max: number };
+  /** nvidia-smi's `-l N` (and Ray's node stats) interval for the GPU panel, seconds (default 5). */
+  gpuIntervalS?: number;
   /** Replaces backends (tests that inject faults); the real ones are built otherwise. */
   backends?: Partial<Record<BackendKind, JobBackend>>;
 }
@@ -100,6 +103,8 @@ export class JobManager {
   private readonly watched = new Map<string, number>();
   private closed = false;
   readonly appKnownHosts: string;
+  /** GPU use of each running job's nodes (core/jobs/gpu), told of every poll. */
+  readonly gpu: GpuWatcher;
 
   constructor(private readonly o: JobManagerOptions) {
     this.store = new JobStore(o.db);
@@ -119,6 +124,8 @@ export class JobManager {
       }),
       ...o.backends,
     };
+    const ray = this.backends.ray as JobBackend & { get?: RayBackend['get'] };
+    this.gpu = new GpuWatcher({ db: o.db, intervalS: o.gpuIntervalS, transport: (job) => this.backends[job.backend].files(job), rayGet: ray.get?.bind(ray), redact: (t) => redact(t, o.secrets.values()), onError: o.onError });
   }
 
   private sshTarget(job: JobRecord): SshTarget {
@@ -355,6 +362,7 @@ export class JobManager {
       this.store.update(id, { detail: `stopped by the user: ${said.join('; ')}` });
     }
     this.changed(id);
+    this.gpu.see(this.get(id));
     return { ...this.get(id), stopAnswer: said.join('; ') };
   }
 
@@ -401,6 +409,7 @@ export class JobManager {
     if (!isTerminal(job.state)) throw new DomainError('conflict', 'Stop the job before removing it');
     if (job.externalId) await this.backends[job.backend].remove?.(job);
     this.unfollow(id);
+    this.gpu.forget(id);
     this.store.remove(id);
   }
 
@@ -531,6 +540,7 @@ export class JobManager {
         if (terminal) this.stopping.delete(id);
         this.changed(id);
       }
+      this.gpu.see(this.store.get(id) ?? job);
     } catch (e) {
       const msg = redact(errorMessage(e), this.o.secrets.values());
       this.o.onError?.(`job ${id}: ${msg}`);
@@ -615,6 +625,7 @@ export class JobManager {
   async close(): Promise<void> {
     this.closed = true;
     for (const id of [...this.followers.keys()]) this.unfollow(id);
+    await this.gpu.close();
     // Every operation on a lost SSH link fails at once, so a poll ends; a remote command that
     // never answers on a live link must still not keep the app from quitting.
     let timer: NodeJS.Timeout | undefined;

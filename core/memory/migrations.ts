@@ -537,4 +537,45 @@ export const migrations: Migration[] = [
     // process runs is not one a stopped workbench left behind. NULL once the round ends.
     sql: `ALTER TABLE design_rounds ADD COLUMN owner TEXT;`,
   },
+  {
+    version: 18,
+    name: 'GPU use of a job',
+    // What nvidia-smi (or Ray's node stats) said about a job's GPUs while it ran, kept with the job
+    // (core/jobs/gpu/): one row per GPU per sample; the last processes seen on each GPU; and per node
+    // whether a GPU was seen at all (node '' is the sampler's own state: sampling, dropped, ended).
+    sql: `
+      CREATE TABLE job_gpu_samples (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        node TEXT NOT NULL,
+        gpu INTEGER NOT NULL,
+        t REAL NOT NULL,
+        uuid TEXT,
+        name TEXT,
+        util REAL,
+        mem_used REAL,
+        mem_total REAL,
+        power REAL,
+        temp REAL
+      ) STRICT;
+      CREATE INDEX job_gpu_samples_job ON job_gpu_samples(job_id, node, gpu, t);
+      CREATE TABLE job_gpu_procs (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        node TEXT NOT NULL,
+        t REAL NOT NULL,
+        gpu_uuid TEXT NOT NULL,
+        pid INTEGER,
+        process_name TEXT,
+        used_memory REAL
+      ) STRICT;
+      CREATE INDEX job_gpu_procs_job ON job_gpu_procs(job_id, node);
+      CREATE TABLE job_gpu_nodes (
+        job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+        node TEXT NOT NULL,
+        state TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (job_id, node)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];

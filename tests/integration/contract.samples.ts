@@ -62,6 +62,7 @@ export const samples: Sample[] = [
   { call: 'jobs.get', input: { id: 'no-such-job' } },
   { call: 'jobs.log', input: { id: 'no-such-job', offset: 0 } },
   { call: 'jobs.metrics', input: { id: 'no-such-job' } },
+  { call: 'jobs.gpu', input: { id: 'no-such-job' } },
   { call: 'jobs.stop', input: { id: 'no-such-job' } },
   { call: 'jobs.artefacts', input: { id: 'no-such-job' } },
   { call: 'jobs.continue', input: { id: 'no-such-job' } },

@@ -135,6 +135,11 @@ export class RayBackend implements JobBackend {
     });
   }
 
+  /** GET a dashboard path (the node stats the GPU panel reads), through the job's tunnel when it has one. */
+  get(job: JobRecord, path: string): Promise<Reply> {
+    return this.call(job, 'GET', path);
+  }
+
   private async json(job: JobRecord, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
     const r = await this.call(job, method, path, body);
     if (r.status < 200 || r.status >= 300) throw new DomainError('unavailable', `Ray API ${method} ${path}: HTTP ${r.status} ${rayErrorText(r.body)}`);

@@ -5,6 +5,7 @@ import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
 import { ArtefactsPanel } from './ArtefactsPanel';
+import { GpuPanel } from './GpuPanel';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
 import { StopConfirmDialog } from './StopConfirmDialog';
@@ -114,7 +115,10 @@ export function JobView({ tab }: ViewProps<'job'>) {
       ) : null}
       <ArtefactsPanel job={j} />
       <div className="jobs-body">
-        <MetricsCharts job={j} />
+        <div className="jobs-top">
+          <MetricsCharts job={j} />
+          <GpuPanel job={j} />
+        </div>
         <LogView jobId={j.id} jobName={j.name} />
       </div>
     </div>
