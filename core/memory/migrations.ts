@@ -537,4 +537,21 @@ export const migrations: Migration[] = [
     // process runs is not one a stopped workbench left behind. NULL once the round ends.
     sql: `ALTER TABLE design_rounds ADD COLUMN owner TEXT;`,
   },
+  // Numbers 18 and 19 belong to other branches of this session; these two empty stand-ins only keep
+  // the list numbered 1..n on this branch (db.ts refuses gaps). Drop them when merging theirs.
+  { version: 18, name: 'reserved (another branch)', sql: `SELECT 1;` },
+  { version: 19, name: 'reserved (another branch)', sql: `SELECT 1;` },
+  {
+    version: 20,
+    name: 'regret estimator',
+    // Every stored regret says which estimator made it: SPADE's (hinted plays seeded from the game's
+    // path, unhinted ones unseeded, a failed hinted play counted 0.0; core/episodes/estimator.ts) or
+    // the workbench's paired seeds, which is what every run stored before this migration measured.
+    // An unseeded episode row keeps its place among the run's unseeded plays in `seed`.
+    sql: `
+      ALTER TABLE model_runs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired' CHECK (estimator IN ('spade', 'paired'));
+      ALTER TABLE model_run_envs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired' CHECK (estimator IN ('spade', 'paired'));
+      ALTER TABLE model_run_episodes ADD COLUMN unseeded INTEGER NOT NULL DEFAULT 0 CHECK (unseeded IN (0, 1));
+    `,
+  },
 ];

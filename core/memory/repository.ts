@@ -100,7 +100,7 @@ const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 function measuredExpr(col: string, model: string | undefined): string {
   return `(SELECT ${col} FROM model_run_envs m WHERE m.env_hash = e.head_hash${model ? ` AND m.model = ${sqlText(model)}` : ''} AND m.win_rate IS NOT NULL ORDER BY m.updated_at DESC LIMIT 1)`;
 }
-const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at)`;
+const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at, 'estimator', m.estimator)`;
 /**
  * The measured column costs one subquery per row (most of memory.search's CPU on a small library);
  * while no model run has measured a win rate it is null for every row, so it is left out. Asked on

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
-import { endpointSchema } from './models';
+import { endpointSchema, estimatorSchema, spadeEstimatorSchema } from './models';
 import { sweepTargetSchema } from './audit';
 
 /**
@@ -47,8 +47,12 @@ export const designStartInput = z
     designer: endpointSchema,
     /** Plays accepted games (a run record each); null designs only. */
     agent: endpointSchema.nullable(),
-    /** Episodes per arm when playing an accepted game. */
+    /** Episodes per arm when playing an accepted game (the paired estimator; SPADE's has its own counts). */
     playSeeds: z.number().int().min(1).max(100).default(2),
+    /** Which regret play measures: SPADE's estimator (its counts, seeds and failure rule) or paired seeds. */
+    estimator: estimatorSchema.default('spade'),
+    /** SPADE's estimator's counts, hash seed and per-arm thinking (a preset sets them as its recipe does). */
+    spadeEstimator: spadeEstimatorSchema.optional(),
     /** Where each attempt's checks run (as a pool audit's): this machine by default, a saved job host's Slurm, or a Ray head. */
     checksOn: sweepTargetSchema.optional(),
   })
