@@ -217,6 +217,8 @@ describe('issue 46 in Chromium at 1440 and 1024 px', () => {
     const sweeps = view.getByTestId('regret-sweeps');
     const before = await sweeps.getByTestId('regret-sweep').count();
     await sweeps.getByTestId('regret-query').fill('zebrafish');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await sweeps.getByTestId('regret-estimator').selectOption('paired');
     await sweeps.getByTestId('regret-seeds').fill('-3');
     await sweeps.getByTestId('regret-start').click();
     await page.waitForTimeout(300);

@@ -89,12 +89,19 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
  */
 function MeasuredCells({ env }: { env: EnvSummary }) {
   const m = env.measured ?? null;
-  const measuredTitle = m ? `measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}; difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
+  const measuredTitle = m ? `${m.estimator === 'spade' ? "SPADE's regret" : 'paired-seed regret (workbench)'}, measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}; difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
   const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
   return (
     <>
       <span className="lib-num" data-testid="library-regret" title={`${measuredTitle}\n${recordedTitle}`}>
         {fmt(m?.regret ?? null)}
+        {/* SPADE's estimator is what "regret" means; the other one is marked on every row it made. */}
+        {m && m.estimator === 'paired' ? (
+          <small className="muted" data-testid="library-estimator" title="paired-seed regret (workbench), not SPADE's estimator">
+            {' '}
+            p
+          </small>
+        ) : null}
       </span>
       <span className={`lib-num ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>
         {fmt(m?.winRate ?? null)}
