@@ -143,6 +143,8 @@ export interface RoundView {
     /** Where the game's episodes were played (`local`, `ray://…`, `slurm:…`); null when it was not played. */
     plays_on: string | null;
     regret: number | null;
+    /** Which estimator made `regret` (core/episodes/estimator.ts); null when not played. */
+    regret_estimator: 'spade' | 'paired' | null;
     win_rate: number | null;
     r_hint: number | null;
     r_no_hint: number | null;
@@ -182,7 +184,7 @@ export function roundView(db: Db, id: string): RoundView | null {
     endedAt: r.ended_at,
     elsewhere: ((o) => (o ? describeOwner(o) : null))(runningElsewhere(r.status, r.owner)),
     games: games.map((g) => {
-      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string }) : null;
+      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string; estimator?: 'spade' | 'paired' }) : null;
       const play = stored && stored.error === undefined ? stored : null;
       return {
         idx: g.idx,
@@ -197,6 +199,7 @@ export function roundView(db: Db, id: string): RoundView | null {
         play_error: stored?.error ?? null,
         plays_on: play ? (play.on ?? 'local') : null,
         regret: play?.regret ?? null,
+        regret_estimator: play ? (play.estimator ?? 'paired') : null,
         win_rate: play?.winRate ?? null,
         r_hint: play?.rHint ?? null,
         r_no_hint: play?.rNoHint ?? null,

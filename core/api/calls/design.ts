@@ -90,6 +90,8 @@ const gameSchema = z.object({
   /** Where the game's episodes were played (`local`, `ray://HOST:PORT`, `slurm:HOST`); null when not played. */
   plays_on: z.string().nullable(),
   regret: z.number().nullable(),
+  /** Which estimator made `regret`: SPADE's, or paired seeds (a play stored before it was said: paired); null when not played. */
+  regret_estimator: z.enum(['spade', 'paired']).nullable(),
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),
   r_no_hint: z.number().nullable(),

@@ -243,6 +243,7 @@ export const designCommand: Command = {
                 hint: g.hint,
                 hint_leak: g.hint_leak,
                 regret: g.regret,
+                regret_estimator: g.regret_estimator,
                 win_rate: g.win_rate,
                 spade_blend: designBlend(g),
                 class: g.class,
