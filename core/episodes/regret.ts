@@ -4,6 +4,7 @@
  * with SPADE's return and SPADE's regret arithmetic. Episodes run K at a time; every finished one
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
+import { randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
@@ -34,6 +35,8 @@ export interface ArmSpec {
   hintText: string | null;
   /** Null: reset with no seed (SPADE's unhinted plays, orchestrator.py:335). */
   seed: number | null;
+  /** With seed null: the number the interpreter's random starts from before that reset, kept as meta.preseed. */
+  preseed?: number;
   budget: number;
   toolUse: boolean;
 }
@@ -111,6 +114,12 @@ export interface RunOptions {
    * dropped (orchestrator.py:1498 max_attempts=2, :1526-1547); only the last attempt is recorded.
    */
   retryNoHint?: boolean;
+  /**
+   * An unseeded play's interpreter random starts from a number drawn here and kept with the
+   * episode (meta.preseed), so it replays; off where a node's recorded calls are played back (the
+   * node reset without one).
+   */
+  preseedUnseeded?: boolean;
 }
 
 /** Runs the jobs not yet recorded under runId, K at a time; returns every job's result (resumed ones included). */
@@ -138,8 +147,9 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
    * A job's environment and hint, read once, and its session loading (sent the player's first
    * calls) ahead of its turn; no session for a hinted job without a hint, which fails on its turn.
    */
-  type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null };
-  const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, budget: o.budget, toolUse: session.info.toolUse });
+  type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null; preseed?: number };
+  const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, ...(p.preseed !== undefined ? { preseed: p.preseed } : {}), budget: o.budget, toolUse: session.info.toolUse });
+  const drawPreseed = (): number | undefined => (o.preseedUnseeded ? randomInt(2 ** 31) : undefined);
   // Each environment is read from memory once per run (every seed and arm plays the version the run started with).
   const envs = new Map<string, Prepared['env']>();
   const envOf = (hash: string): Prepared['env'] => {
@@ -150,7 +160,8 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const prepare = (job: RegretJob): Prepared => {
     const env = envOf(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
-    const p: Prepared = { job, env, hintText, session: null };
+    const preseed = job.seed === null ? drawPreseed() : undefined;
+    const p: Prepared = { job, env, hintText, session: null, ...(preseed !== undefined ? { preseed } : {}) };
     if (job.hint && hintText === null) return p;
     p.session = ctx.openSession(env.source, o.budget, o.runtime, true).then((s) => {
       o.player.prepare?.(s, armOf(p, s));
@@ -203,6 +214,9 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     if (o.retryNoHint && !job.hint && session && !o.control.cancel && failedPlay()) {
       crash = null;
       played = null;
+      // SPADE's second attempt is a fresh load and a fresh draw.
+      const again = drawPreseed();
+      if (again !== undefined) p.preseed = again;
       try {
         await play(await ctx.openSession(env.source, o.budget, o.runtime, false));
       } catch (e) {
@@ -237,7 +251,7 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
         run: o.runId,
         job: jobKey(job),
         // SPADE's unhinted plays reset with no seed (orchestrator.py:335): said so, never a made-up seed.
-        ...(job.seed === null ? { unseeded: true, slot: job.slot ?? 0 } : {}),
+        ...(job.seed === null ? { unseeded: true, slot: job.slot ?? 0, ...(p.preseed !== undefined ? { preseed: p.preseed } : {}) } : {}),
         ...(failed ? { failed: true, error } : { spadeReturn: ret }),
         ...(refusal ? { refused: refusal, error } : {}),
         endedBy,

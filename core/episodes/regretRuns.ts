@@ -96,6 +96,7 @@ export class RegretRuns {
         hintFor,
         control,
         retryNoHint: estimator === 'spade',
+        preseedUnseeded: true,
         ...(input.recorded ? { recorded: input.recorded } : {}),
         progress: (done, total, last) => {
           if (!last) {

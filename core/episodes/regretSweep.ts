@@ -149,6 +149,7 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
         control,
         recorded: hand,
         ...(this.o.retryNoHint ? { retryNoHint: true } : {}),
+        preseedUnseeded: true,
       });
       // Episodes a killed run recorded before the sweep kept them: handed over now (the sweep counts each once).
       if (!signal.aborted) for (const r of results) if ((!r.failed || r.refused) && !handed.has(episodeKey(r.hash, r.hint, r.seed, r.slot))) hand(r);

@@ -52,6 +52,8 @@ export interface AgentOptions {
   /** What the agent needs of a client (a regret sweep plays a node's answers back through it). */
   client: Pick<ChatClient, 'complete'>;
   seed: number | null;
+  /** With seed null: what the interpreter's random starts from before the reset (kept for replay). */
+  preseed?: number;
   hintText: string | null;
   budget: number;
   /** SPADE's actor thinking mode (cuts `</think>` before extraction). */
@@ -130,7 +132,7 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
     batchable: false,
     transcript: t,
     async next(prev: Outcome | null): Promise<PlanItem | null> {
-      if (prev === null) return { kind: 'reset', seed: o.seed };
+      if (prev === null) return { kind: 'reset', seed: o.seed, ...(o.preseed !== undefined ? { preseed: o.preseed } : {}) };
       if (prev.kind !== 'tool') return afterRecord(prev);
       absorbTools(prev);
       return ask();
@@ -172,7 +174,7 @@ export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinki
     // SPADE takes the tool path whenever get_tools() exists and is non-empty (subclass or not).
     const tools = await session.tools();
     const armThinking = opts.thinkingByArm ? (arm.hint ? opts.thinkingByArm.hint : opts.thinkingByArm.nohint) : undefined;
-    const feed = modelFeed({ client, seed: arm.seed, hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: armThinking ?? opts.thinking, ...(armThinking !== undefined ? { requestThinking: armThinking } : {}), tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
+    const feed = modelFeed({ client, seed: arm.seed, ...(arm.preseed !== undefined ? { preseed: arm.preseed } : {}), hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: armThinking ?? opts.thinking, ...(armThinking !== undefined ? { requestThinking: armThinking } : {}), tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
     const r = await playPlan(session, feed, { firstIdx: 0, batch: 1, stopWhenDone: true, maxSteps: arm.budget, states: opts.states ?? false });
     const tr = feed.transcript;
     const thinkingMeta = armThinking !== undefined ? { thinking: armThinking } : {};
@@ -189,7 +191,7 @@ export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinki
   // Its first calls, in its order: get_tools(), then reset(seed) (the feed's first item).
   play.prepare = (session, arm) => {
     session.prefetchTools();
-    session.prefetchReset(arm.seed);
+    session.prefetchReset(arm.seed, arm.preseed);
   };
   return play;
 }
