@@ -9,8 +9,12 @@ import { openDataDir } from '../../../core/memory/cliDb';
 import { memoryCatalog } from '../../../core/episodes/catalog';
 import { spadeGamePath } from '../../../core/episodes/estimator';
 import { spadeHintSeeds } from '../../../core/episodes/spadeSeeds';
+import { join } from 'node:path';
 import { tempDir } from '../../helpers/tmp';
+import { ciRay } from '../jobs/helpers';
 import { cli, importPool, poolFiles } from './pool';
+
+const ray = ciRay();
 
 let tmp: ReturnType<typeof tempDir>;
 beforeAll(async () => {
@@ -82,4 +86,19 @@ describe("regret --pool: SPADE's estimator by default", () => {
     expect(compare.code).not.toBe(0);
     expect(compare.err).toMatch(/not comparable/);
   }, 300_000);
+});
+
+describe.skipIf(!ray)("regret --pool --on ray: SPADE's estimator on a node", () => {
+  it('plays the unseeded plays unseeded there, and gives what this machine gives', async () => {
+    const args = ['regret', '--pool', '', '--policy', 'solution', '--hint-plays', '2', '--nohint-plays', '2', '--max-turns', '8', '--json', '--quiet', '--data-dir', tmp.dir];
+    const here = JSON.parse((await cli(args)).out) as Report;
+    const there = await cli([...args, '--on', `ray://${new URL(ray!.address).host}`, '--ray-python', join(ray!.bin, 'python')]);
+    expect(there.code, there.err).toBe(0);
+    const r = JSON.parse(there.out) as Report;
+    expect(there.out).not.toContain('went another way');
+    expect(r.estimator).toBe('spade');
+    const shape = (x: Report) => x.envs.map((e) => [e.hash, e.returns_hint, [...e.returns_no_hint].sort()]).sort();
+    expect(shape(r)).toEqual(shape(here));
+    expect(r.episodes.filter((x) => !x.hint).every((x) => x.seed === null)).toBe(true);
+  }, 600_000);
 });
