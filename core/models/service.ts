@@ -86,7 +86,7 @@ export class ModelService {
     const policy = { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking };
     const estimator: RegretEstimator = input.estimator ?? 'spade';
     const spade = estimator === 'spade' ? spadeOptions(input.spade) : null;
-    const player = modelPlayer(this.client(cfg), { thinking: cfg.thinking === true, ...(spade?.thinking ? { thinkingByArm: spade.thinking } : {}), policy, states: input.hashes.length === 1 && (spade ? spade.hintPlays + spade.noHintPlays <= 8 : input.seeds <= 4) });
+    const player = modelPlayer(this.client(cfg), { thinking: cfg.thinking === true, ...(spade?.thinking ? { thinkingByArm: spade.thinking } : {}), policy, states: input.hashes.length === 1 && (spade ? spade.hintPlays + spade.noHintPlays <= 32 : input.seeds <= 4) });
     const runId = input.runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const budget = input.maxTurns ?? this.d.episodes.ctx.d.defaults().maxTurns;
     const recorded = this.d.runs.begin({

@@ -250,7 +250,8 @@ export class DesignService {
           // The key stays here: a node reads it from its own variable named as the secret is.
           model: { baseUrl: cfg.baseUrl, model: cfg.model, ...(agent.apiKeySecret ? { apiKeyEnv: agent.apiKeySecret } : {}), temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking, turnTimeoutMs: cfg.turnTimeoutMs, retries: cfg.retries },
           // ModelService.play keeps the states of a play of one game and a few seeds; so do the nodes.
-          states: i.estimator === 'spade' ? false : i.playSeeds <= 4,
+          // SPADE's estimator: one game's 24 episodes, kept whole as well.
+          states: i.estimator === 'spade' ? true : i.playSeeds <= 4,
           recordEndpoint: { ...agent },
           estimator: i.estimator,
           ...(i.spadeEstimator ? { spade: i.spadeEstimator } : {}),
