@@ -267,7 +267,7 @@ describe('regret sweeps in Chromium', () => {
       const runRow = page.locator('[data-testid=runs-row]', { hasText: 'elsewhere-model' });
       await runRow.getByTestId('runs-elsewhere').waitFor();
       expect(await runRow.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
-      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[8]?.textContent?.trim() ?? ''));
+      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[9]?.textContent?.trim() ?? ''));
       await mine.scrollIntoViewIfNeeded();
       await screenshot(page, 'regret-sweep-elsewhere-1024');
 

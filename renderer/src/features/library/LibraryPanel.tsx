@@ -93,15 +93,9 @@ function MeasuredCells({ env }: { env: EnvSummary }) {
   const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
   return (
     <>
-      <span className="lib-num" data-testid="library-regret" title={`${measuredTitle}\n${recordedTitle}`}>
+      {/* SPADE's estimator is what "regret" means; a paired-seed regret is marked on its row (library.css: a "p" after it). */}
+      <span className="lib-num" data-testid="library-regret" data-estimator={m?.estimator ?? undefined} title={`${measuredTitle}\n${recordedTitle}`}>
         {fmt(m?.regret ?? null)}
-        {/* SPADE's estimator is what "regret" means; the other one is marked on every row it made. */}
-        {m && m.estimator === 'paired' ? (
-          <small className="muted" data-testid="library-estimator" title="paired-seed regret (workbench), not SPADE's estimator">
-            {' '}
-            p
-          </small>
-        ) : null}
       </span>
       <span className={`lib-num ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>
         {fmt(m?.winRate ?? null)}
