@@ -53,6 +53,18 @@ def run_audit(harness: ModuleType, transport: Callable[[str], str], source: str,
         env = guarded_spade(audit)
         if env is not None:
             play_checks(audit, env)
+        elif audit.opt.get("guessLoad") == "legacy" and audit.hung is None and audit.want("too-easy") and not _hung_in_spade(audit):
+            # SPADE's random-guess test makes its own legacy load (generate_and_validate_games.py:41):
+            # advice for a game whose respect-mode load failed, as the design round's SPADE mode shows it.
+            audit.phase("too-easy")
+            try:
+                check_too_easy(audit)
+            except Hang as e:
+                audit.put("too-easy", "fail", f"{e.call} hung (no return within {e.limit:g} s)", call=e.call, seed=e.seed, hang=True)
+            except StepFailed as e:
+                audit.put("too-easy", "fail", f"{e.call} raised {e.info.get('type')}: {clip(e.info.get('message', ''), 200)}", call=e.call, seed=e.seed)
+            except Exception as e:
+                audit.put("too-easy", "skip", f"Audit error in this check: {type(e).__name__}: {clip(str(e), 200)}")
         check_output_flood(audit)
     except ExecutorGone as e:
         # The game's process died: what was decided before goes with the news (native: the judge
@@ -69,7 +81,13 @@ def run_audit(harness: ModuleType, transport: Callable[[str], str], source: str,
             r = {"id": cid, "status": "skip", "message": "Not run: the environment did not pass SPADE's load checks", "evidence": {}}
         if audit.want(cid):
             checks.append(r)
+    if "spade.reset-gate" in audit.results:  # asked for by a design round only (judge_spade.check_reset_gate)
+        checks.append(audit.results["spade.reset-gate"])
     return {"className": audit.class_name, "toolUse": audit.tool_use, "checks": checks, "elapsedMs": round((time.perf_counter() - t0) * 1000, 3)}
+
+
+def _hung_in_spade(audit: Audit) -> bool:
+    return any(r.get("evidence", {}).get("hang") for cid, r in audit.results.items() if str(cid).startswith("spade."))
 
 
 def guarded_spade(audit: Audit) -> Any:

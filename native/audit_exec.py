@@ -309,7 +309,9 @@ class Executor(PlayedAhead, ReturnedValues):
         return ends everything, its tagged outcome in place of `v`. A failed load answers as a
         call does (load / hang / raise)."""
         harness, limit = self.harness, req["limit"]
-        loaded = self.call(lambda: harness.spade_load(self.source, dict(self.modules), req["budget"], code=self.code)[3], limit=req["loadLimit"])
+        # `legacy`: the load generate_and_validate_games.py makes (make_synthetic_env with SPADE's
+        # default max_steps 1000, max_turns forced: synthetic_game_env.py:129, 240-246).
+        loaded = self.call(lambda: harness.spade_load(self.source, dict(self.modules), req["budget"], legacy=bool(req.get("legacy")), code=self.code)[3], limit=req["loadLimit"])
         if "v" not in loaded:
             return loaded
         env, rnd = loaded["v"], self.modules["random"]
@@ -345,6 +347,43 @@ class Executor(PlayedAhead, ReturnedValues):
                 if harness.spade_guess_end(r["v"]):
                     break
         return {"v": None, "runs": runs}
+
+    def op_reset_gate(self, req: dict[str, Any]) -> Any:
+        """SPADE's reset-solvability gate as its trainer runs it (criteria_throw_at_reset,
+        spade/core/envs/synthetic_game_env.py:487-545 at 9b2b813): per seed a fresh legacy load at
+        the recipe's max_turns, the wrapper's reset(seed) (errors swallowed), then every criterion
+        of `_message_criteria` on `_state` until one raises. Answers {rejects, checked, threw,
+        criteria}; like SPADE it never raises on its own account (a load failure skips the seed)."""
+        harness = self.harness
+
+        def gate() -> Any:
+            checked = threw = 0
+            try:
+                for seed in req["seeds"]:
+                    try:
+                        env = harness.spade_load(self.source, dict(self.modules), req["maxTurns"], legacy=True, code=self.code)[3]
+                        try:
+                            harness.spade_reset_view(env.reset(seed=seed))
+                        except Exception:
+                            pass  # the wrapper's reset answers "Error during reset. Starting new game."
+                    except Exception:
+                        continue
+                    crits = getattr(env, "_message_criteria", None)
+                    state = getattr(env, "_state", None)
+                    if not crits or state is None:
+                        return {"rejects": False, "checked": checked, "threw": threw, "criteria": False}
+                    checked += 1
+                    for c in crits:
+                        try:
+                            c(state)
+                        except Exception:
+                            threw += 1
+                            break
+                return {"rejects": checked > 0 and threw == checked, "checked": checked, "threw": threw, "criteria": True}
+            except Exception:
+                return {"rejects": False, "checked": checked, "threw": threw, "criteria": None}
+
+        return self.call(gate, limit=req["limit"])
 
     # -- reading an instance
     def op_attr(self, req: dict[str, Any]) -> Any:
@@ -403,7 +442,7 @@ Executor.OPS = OPS  # the checks played ahead (exec_ahead) ask their operations 
 # of their own (instantiate, admission): the judge announces each check before its first
 # operation, so that an interpreter that dies is blamed on the check it died in. compile, exec and
 # class are all SPADE's first check (spade.exec) and may go in one sequence.
-SEQ_EXCLUDED = frozenset(("seq", "instantiate", "admission", "episodes", "ahead", "guess", "returned"))
+SEQ_EXCLUDED = frozenset(("seq", "instantiate", "admission", "reset_gate", "episodes", "ahead", "guess", "returned"))
 
 
 def cmd_x(h: Harness, req: dict[str, Any], harness: ModuleType, ex: Executor) -> Any:

@@ -19,7 +19,7 @@ from exec_values import _tagged
 from judge_context import AHEAD_CHECKS, Audit, from_wire
 
 # Operations a check played ahead never asks: itself (no recursion) and the load stages.
-_NOT_AHEAD = frozenset(("ahead", "seq", "guess", "compile", "exec", "class", "instantiate", "admission"))
+_NOT_AHEAD = frozenset(("ahead", "seq", "guess", "compile", "exec", "class", "instantiate", "admission", "reset_gate"))
 
 
 class PlayedAhead:

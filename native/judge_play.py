@@ -249,10 +249,17 @@ def check_too_easy(audit: Audit) -> Any:
     """SPADE's offline too-easy test, as SPADE runs it (audit_exec.Executor.op_guess plays it):
     a fresh load, 20 runs of up to 5 guesses drawn from the game's process-global random, a run
     won at the first reward above 0; the game fails above a 15% win rate."""
-    if audit.tool_use:
+    legacy = audit.opt.get("guessLoad") == "legacy"
+    # SPADE's test function has no tool-use case (it steps any game with boxed guesses); the audit's
+    # own reading of it keeps to games, the design rounds' legacy reading runs it as SPADE would.
+    if audit.tool_use and not legacy:
         return audit.put("too-easy", "skip", "SPADE's random-guess test applies to games")
     runs, tries = audit.harness.GUESS_RUNS, audit.harness.GUESS_TRIES
-    r = audit.x("guess", runs=runs, tries=tries, budget=audit.budget, limit=audit.call_limit, loadLimit=audit.spade_limit)
+    # `guessLoad: legacy` (design rounds' advice): the game built as test_game_difficulty builds it,
+    # make_synthetic_env(game_file) with max_turns forced to 1000 (generate_and_validate_games.py:41);
+    # otherwise the audit's own budget in "respect" mode, as the game is played.
+    budget = audit.harness.ADMISSION_BUDGET if legacy else audit.budget
+    r = audit.x("guess", runs=runs, tries=tries, budget=budget, limit=audit.call_limit, loadLimit=audit.spade_limit, **({"legacy": True} if legacy else {}))
     if "runs" not in r:
         try:
             audit.outcome("load", r)

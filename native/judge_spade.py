@@ -53,6 +53,13 @@ def _spade_checks(audit: Audit) -> Any:
     def fail(cid: str, message: str, e: Any=None, **ev: Any) -> Any:
         _spade_fail(audit, cid, message, e, **ev)
         stop_after(cid)
+        # `admissionAlways` (design rounds): SPADE's trainer decides on validate_game alone, a
+        # legacy load of its own, which may pass where this respect-mode load failed. Not after a
+        # hang: the interpreter that hung is not asked again.
+        if audit.opt.get("admissionAlways") and not isinstance(e, Hang):
+            audit.phase("spade.admission")
+            check_admission(audit)
+            gate_if_admitted(audit)
         return None
 
     # SPADE's first check is one exec of the source: compiling it (a SyntaxError has its own
@@ -136,6 +143,7 @@ def _spade_checks(audit: Audit) -> Any:
 
     audit.phase("spade.admission")
     check_admission(audit)
+    gate_if_admitted(audit)
     return env
 
 
@@ -159,6 +167,36 @@ def check_admission(audit: Audit) -> Any:
     finally:
         audit.call_limit = audit.spade_limit
     audit.put("spade.admission", "pass", "Pool admission (legacy load, budget 1000, reset, steps \"1\" \"2\" \"test\", close) succeeds")
+
+
+def gate_if_admitted(audit: Audit) -> None:
+    """The reset gate where the design round asks for it, after validate_game passed (SPADE's order)."""
+    if audit.opt.get("resetGate") and audit.results.get("spade.admission", {}).get("status") == "pass":
+        check_reset_gate(audit, audit.opt["resetGate"])
+
+
+def check_reset_gate(audit: Audit, gate: Any) -> Any:
+    """SPADE's reset-solvability gate (criteria_throw_at_reset; run by the trainer after
+    validate_game where SPADE_RESET_GATE is set and rollout_id > 0, orchestrator.py:1140-1154),
+    asked only when the design round's recipe turns it on: `resetGate: {maxTurns}`. Its id is
+    not one of SPADE_CHECKS: only such an audit has it."""
+    cid = "spade.reset-gate"
+    turns = gate.get("maxTurns") if isinstance(gate, dict) else None
+    turns = turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else 25
+    audit.phase(cid)
+    audit.call_limit = audit.admission_limit
+    try:
+        got = audit.call("reset_gate", "reset_gate", seeds=[0, 1, 2], maxTurns=turns)
+    except Hang as e:
+        return audit.put(cid, "fail", f"The reset gate did not return within {e.limit:g} s", call=e.call, hang=True, observed=f"no return within {e.limit:g} s")
+    except (StepFailed, LoadError) as e:
+        return audit.put(cid, "skip", f"The reset gate could not run: {clip(str(e), 200)}")
+    finally:
+        audit.call_limit = audit.spade_limit
+    ev = {"seed": [0, 1, 2], "observed": {k: got.get(k) for k in ("checked", "threw", "criteria")}, "maxTurns": turns}
+    if got.get("rejects"):
+        return audit.put(cid, "fail", "Reset-solvability gate: a success criterion raises on the initial state at every tested seed (unsolvable step).", **ev)
+    audit.put(cid, "pass", "No success criterion raises at every tested seed" if got.get("criteria") else "No _message_criteria: the reset gate keeps the game", **ev)
 
 
 def _ev(e: Any) -> Any:

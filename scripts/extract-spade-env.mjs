@@ -59,8 +59,12 @@ function analyse(path, seen = new Set()) {
   for (const m of text.matchAll(/\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)/g)) assigned.add(m[1]);
   const reads = new Set();
   for (const m of text.matchAll(/\$\{([A-Za-z_]\w*)(:?[-=?+])/g)) reads.add(m[1]);
-  // "$@", $*, $1… (not ${ARR[@]}): the script passes on or reads its own arguments.
-  const forwardsArgs = /\$[@*1-9]|\$\{[@*1-9]/.test(text);
+  // "$@", $*, $1… (not ${ARR[@]}): the script passes on or reads its own arguments. Where "$@" only
+  // goes on to a script it runs by literal path, that script decides (set below from the child).
+  const ARGS = /\$[@*1-9]|\$\{[@*1-9]/;
+  const CHILD_CALL = /(?:^|[\s;&|])(?:source|\.|exec|bash)\s+"\$\{SCRIPT_DIR\}\/[^"$]*"\s+"\$@"/gm;
+  let forwardsArgs = ARGS.test(text.replace(CHILD_CALL, ''));
+  const passesArgs = CHILD_CALL.test(text);
   // case "${NAME}" in a) … ;; b|c) … ;; *) … exit … esac: NAME allows a, b, c.
   const values = {};
   for (const m of text.matchAll(/\bcase\s+"?\$\{?([A-Za-z_]\w*)\}?"?\s+in\b([\s\S]*?)\besac\b/g)) {
@@ -68,6 +72,20 @@ function analyse(path, seen = new Set()) {
     const star = arms.includes('*') ? m[2].slice(m[2].search(/(?:^|;;)\s*\*\)/)) : '';
     if (!/\bexit\b/.test(star)) continue;
     values[m[1]] = arms.filter((a) => a !== '*').flatMap((a) => a.split('|').map((v) => v.trim().replace(/^["']|["']$/g, ''))).sort();
+  }
+  // if [ "${NAME}" = "a" ]; then … elif [ "${NAME}" = "b" ]; then … else … exit … fi: NAME allows a, b.
+  const TEST = (kw) => new RegExp(`\\b${kw}\\s+\\[\\[?\\s+"\\$\\{?([A-Za-z_]\\w*)\\}?"\\s+==?\\s+"?([^"\\s\\]]*)"?\\s+\\]\\]?;?\\s*then\\b`, 'g');
+  for (const m of text.matchAll(TEST('if'))) {
+    const rest = text.slice(m.index + m[0].length);
+    const end = rest.search(/\bfi\b/);
+    if (end < 0) continue;
+    const body = rest.slice(0, end);
+    if (/\bif\b/.test(body)) continue;
+    const elifs = [...body.matchAll(TEST('elif'))];
+    if (!elifs.every((e) => e[1] === m[1])) continue;
+    const elseAt = body.search(/\belse\b/);
+    if (elseAt < 0 || !/\bexit\b/.test(body.slice(elseAt))) continue;
+    values[m[1]] = [m[2], ...elifs.map((e) => e[2])].sort();
   }
   // Scripts it runs by a literal path inside SPADE (or slime): what they read and the caller does not
   // set first; a sourced one's assignments are the caller's own (MODEL_ARGS from a model file).
@@ -94,6 +112,7 @@ function analyse(path, seen = new Set()) {
     children.push({ sourced: kind === 'source' || kind === '.', model: /(^|\/)models\//.test(p), child: analyse(p, seen) });
   }
   for (const { sourced, child } of children) if (sourced) for (const a of child.assigned) assigned.add(a);
+  if (passesArgs) forwardsArgs ||= children.some(({ child }) => child.forwardsArgs);
   for (const m of text.matchAll(/\$\{#?([A-Za-z_]\w*)|\$([A-Za-z_]\w*)/g)) {
     const name = m[1] ?? m[2];
     if (!assigned.has(name)) reads.add(name);
@@ -121,7 +140,7 @@ const fixture = {
   repository: 'github:spade-rl/spade',
   commit: full,
   slimeCommit,
-  method: 'git show COMMIT:PATH for every cmd/**/*.sh (slime/… files at the slime gitlink commit); a name is read when it appears in a ${NAME:-|-|:=|:?|+|:+…} expansion, or as $NAME/${NAME} and is never assigned in the script; scripts run by literal path (source/exec/bash) add their reads less what the caller assigns; shell-provided names dropped. modelReads: names read only by a model-architecture file it sources (cmd/models/*, slime/scripts/models/*; a `source "${VAR}"` follows every literal path VAR is given), kept apart because they fix the network shape the checkpoint was saved with. values: the arms of a `case "$NAME"` whose `*)` arm exits. forwardsArgs: the script uses $@, $* or $1..$9.',
+  method: 'git show COMMIT:PATH for every cmd/**/*.sh (slime/… files at the slime gitlink commit); a name is read when it appears in a ${NAME:-|-|:=|:?|+|:+…} expansion, or as $NAME/${NAME} and is never assigned in the script; scripts run by literal path (source/exec/bash) add their reads less what the caller assigns; shell-provided names dropped. modelReads: names read only by a model-architecture file it sources (cmd/models/*, slime/scripts/models/*; a `source "${VAR}"` follows every literal path VAR is given), kept apart because they fix the network shape the checkpoint was saved with. values: the arms of a `case "$NAME"` whose `*)` arm exits. forwardsArgs: the script uses $@, $* or $1..$9 ("$@" handed only to a script it runs by path counts as that script\'s forwardsArgs). values also from an if/elif chain of [ "$NAME" = value ] tests whose else arm exits.',
   scripts,
 };
 writeFileSync(out, `${JSON.stringify(fixture, null, 2)}\n`);

@@ -60,7 +60,7 @@ export const designSuite: BenchSuite = {
           return c;
         } };
         const t0 = performance.now();
-        const g = await designGame({ skill: 'Logical Deduction', difficulty: 'medium', maxTurns: 12, template, memory: [], attempts: 1, feedback: 'repair', seed: i, gate: 'fail' }, { designer: timed, check: (code) => pool.audit(code, { maxTurns: 12 }) });
+        const g = await designGame({ skill: 'Logical Deduction', difficulty: 'medium', maxTurns: 12, template, memory: [], attempts: 1, feedback: 'repair', seed: i, acceptance: { gate: 'workbench', resetGate: false, envValidator: false, maxTurns: 12 } }, { designer: timed, check: (code, extra) => pool.audit(code, { maxTurns: 12, ...extra }) });
         if (!g.accepted) throw new Error(`the bench game was rejected: ${g.attempts[0]?.rejectedBecause}`);
         if (i > 0) overhead.push(performance.now() - t0 - modelMs);
       }

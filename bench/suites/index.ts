@@ -13,6 +13,7 @@ import { policySuite } from './policy';
 import { cliSuite } from './cli';
 import { modelSuite } from './model';
 import { designSuite } from './design';
+import { serveEnvSuite } from './serveEnv';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, serveEnvSuite, loadSuite];

@@ -9,6 +9,7 @@ import { auditCalls, auditEvents } from './calls/audit';
 import { modelsCalls } from './calls/models';
 import { runsCalls, runsEvents } from './calls/runs';
 import { designCalls, designEvents } from './calls/design';
+import { openenvCalls } from './calls/openenv';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -25,6 +26,7 @@ export const calls = {
   ...modelsCalls,
   ...runsCalls,
   ...designCalls,
+  ...openenvCalls,
 } as const;
 
 export const events = {

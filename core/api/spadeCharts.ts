@@ -9,6 +9,8 @@ export interface ChartInfo {
   title: string;
   /** What the number is, in SPADE's code; shown under the chart. */
   meaning: string;
+  /** Not a default where the run has this key (a Slime run's actor win rate stands in for the Tinker chart). */
+  unlessKey?: string;
 }
 
 /** Default charts, in the order shown (a key missing from the run is not shown). */
@@ -47,17 +49,40 @@ export const DEFAULT_CHARTS: ChartInfo[] = [
   { key: 'train/grad_norm', title: 'Grad norm', meaning: 'Gradient norm of the train step (model.py:789).' },
   { key: 'gem_eval/overall_win_rate', title: 'GEM eval: win rate', meaning: 'Share of GEM evaluation episodes won (spade/core/eval/gem_evaluator.py:61).' },
   { key: 'gem_eval/overall_mean_reward', title: 'GEM eval: mean reward', meaning: 'Mean reward over the GEM evaluation episodes (gem_evaluator.py:62).' },
+  // A Tinker run's metrics.jsonl (train_spade_tinker.py:265 through tinker-cookbook's JsonLogger, x axis `step` = the batch).
+  {
+    key: 'avg_reward',
+    title: 'Actor mean reward (Tinker)',
+    meaning: 'Mean raw reward of every actor play in the batch, before any normalisation (spade/core/orchestrator.py:1629, play_games_async).',
+    unlessKey: 'rollout/actor_win_rate',
+  },
+  {
+    key: 'rollout/actor_mean_return',
+    title: 'Actor normalised reward (Tinker)',
+    meaning: "Mean of the actor's rewards after normalisation (raw reward − the game's EMA baseline, spade/core/utils/trajectory_build.py:75): an advantage, not the actor's return (spade/tinker/rollout.py:228).",
+  },
+  { key: 'rollout/env_mean_return', title: 'Designer reward (Tinker)', meaning: "Mean reward of the designer's game-writing samples in the batch (spade/tinker/rollout.py:229)." },
+  {
+    key: 'fixed_eval/overall_pass_rate',
+    title: 'Fixed-model pass rate (Tinker)',
+    meaning: 'Share of plays a fixed outside model (FIXED_EVAL_MODEL) wins on the current games; about 0.5 is the difficulty SPADE aims for (spade/core/eval/fixed_model_eval.py:8, 74).',
+  },
+  { key: 'fixed_eval/difficulty_score', title: 'Fixed-model difficulty score (Tinker)', meaning: '1 − |pass rate − 0.5| ÷ 0.5: 1 when the fixed model wins half its plays (fixed_model_eval.py:45).' },
 ];
 
-/** `eval/<dataset>`: the mean reward on one evaluation set (slime/ray/rollout.py:1191); its sub-keys are not defaults. */
-const EVAL_CURVE = /^eval\/[^/]+$/;
+/**
+ * `eval/<dataset>`: the mean reward on one evaluation set (slime/ray/rollout.py:1191); its sub-keys are
+ * not defaults. `<aime2024|aime2025>/pass@K`: a Tinker run's AIME evaluation (spade/tinker/evaluators.py:184).
+ */
+const EVAL_CURVE = /^eval\/[^/]+$|^aime\d{4}\/pass@\d+$/;
 
 /** Per-skill series whose SPADE name misleads, and what they are. */
 const PATTERN_MEANINGS: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^env\/skill_(.+)\/actor_win_rate$/, (m) => `Mean reward of the actor's plays of ${m[1]} games: a mean reward, not a share of wins (spade/core/utils/env_rewards.py:148, 256).`],
   [/^env\/avg_actor_win_rate$/, () => "Mean reward of the actor's plays: a mean reward, not a share of wins (spade/core/utils/env_rewards.py:171, 287)."],
   [/^env\/skill_(.+)\/mean_regret$/, (m) => `Mean regret of the ${m[1]} games, negatives floored at 0 (env_rewards.py:274).`],
-  [/^rollout\/mean_return$/, () => 'Mean reward of every trained sample, actor (normalised) and designer together (spade/slime/spade_rollout.py:748): not the actor\'s return.'],
+  [/^rollout\/mean_return$/, () => "Mean reward of every trained sample, actor (normalised) and designer together (spade/slime/spade_rollout.py:748; Tinker: spade/tinker/rollout.py:227): not the actor's return."],
+  [/^(aime\d{4})\/pass@(\d+)$/, (m) => `Share of ${m[1]} problems solved by at least one of ${m[2]} samples (spade/tinker/evaluators.py:180, 184).`],
   [/^actor\/skill_(.+)\/avg_reward$/, (m) => `Mean reward of the actor's ${m[1]} plays (spade/core/orchestrator.py:2444).`],
   [/^eval\/([^/]+)$/, (m) => `Mean reward on the evaluation set ${m[1]} (slime/ray/rollout.py:1191).`],
 ];
@@ -75,7 +100,7 @@ export function chartInfo(key: string): ChartInfo {
 /** The keys a job view opens with, from the keys the run has: the defaults present, then the eval curves. */
 export function defaultChartKeys(keys: string[]): string[] {
   const have = new Set(keys);
-  const out = DEFAULT_CHARTS.map((c) => c.key).filter((k) => have.has(k));
+  const out = DEFAULT_CHARTS.filter((c) => have.has(c.key) && !(c.unlessKey && have.has(c.unlessKey))).map((c) => c.key);
   for (const k of [...keys].sort()) if (EVAL_CURVE.test(k) && !k.endsWith('-truncated_ratio')) out.push(k);
   return out;
 }

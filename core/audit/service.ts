@@ -103,8 +103,8 @@ export class AuditService {
    */
   /** `signal`: Cancel, which stops the checks' interpreter as cancelRun does an audit's. */
   /** `hint`: a hint that is not stored yet (a designed game's, for hint-leak). */
-  async checkSource(source: string, checks: string[], signal?: AbortSignal, hint: string | null = null): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
-    const r = await this.auditWhere(source, { ...this.options({ checks }), hint }, signal ? { signal } : {});
+  async checkSource(source: string, checks: string[], signal?: AbortSignal, hint: string | null = null, extra: Pick<AuditOptions, 'maxTurns' | 'admissionAlways' | 'guessLoad' | 'resetGate'> = {}): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
+    const r = await this.auditWhere(source, { ...this.options({ checks }), hint, ...extra }, signal ? { signal } : {});
     return { audit: r.audit, runtime: r.runtime, unavailable: r.runtime === 'cpython' ? this.getPool().unavailable() : null };
   }
 

@@ -30,6 +30,15 @@ export interface AuditOptions {
   checks?: string[];
   /** The privileged hint, for hint-leak. */
   hint?: string | null;
+  /**
+   * Run SPADE's validate_game (`spade.admission`) even when the respect-mode load before it failed
+   * (not after a hang): SPADE's trainer decides on validate_game alone (design rounds' SPADE mode).
+   */
+  admissionAlways?: boolean;
+  /** `legacy`: the random-guess test loads the game as SPADE's test does (max_turns forced to 1000). */
+  guessLoad?: 'legacy' | 'respect';
+  /** SPADE's reset gate (criteria_throw_at_reset) at this max_turns, as `spade.reset-gate` (not in SPADE_CHECKS). */
+  resetGate?: { maxTurns: number };
 }
 
 export { SPADE_CHECKS, PLAY_CHECKS, TOOL_CHECKS } from '../api/spadeRules';

@@ -20,6 +20,15 @@ export const catalog: CommandInfo[] = [
     load: async () => (await import('./commands/serve')).serveCommand,
   },
   {
+    name: 'serve-env',
+    summary: "Serve library environments over OpenEnv's protocol (HTTP routes and /ws sessions), each session in the sandbox and recorded as an episode",
+    usage:
+      'spade-workbench serve-env (--selection QUERY | ENV_ID...) [--port P] [--hint on|off|both] [--max-turns N] [--concurrency K]\n' +
+      '       [--seeds N] [--seed-start S] [--runtime auto|pyodide|cpython] [--host ADDR [--token T]] [--data-dir DIR] [--json]\n' +
+      '  ENV_ID: a library id or a version hash (8+ hex characters). Binds 127.0.0.1:8000 unless told otherwise; any other --host needs the token.',
+    load: async () => (await import('./commands/serveEnv')).serveEnvCommand,
+  },
+  {
     name: 'import',
     summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
     usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--follow-links] [--json] [--quiet]',
@@ -28,13 +37,13 @@ export const catalog: CommandInfo[] = [
   {
     name: 'export',
     summary: "Export seeds, a tag, a search or everything in SPADE's layout or as JSONL",
-    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries; default the newest)',
+    usage: 'spade-workbench export (--seeds | --tag T | --query Q | --all) [--format spade|jsonl] [--model M] OUT [--data-dir DIR] [--json]   (--model: whose measured win rate and regret env_memory.json carries, and the spade_blend of manifest.jsonl / environments.jsonl; default the newest)',
     load: async () => (await import('./commands/export')).exportCommand,
   },
   {
     name: 'search',
     summary: 'Full-text search of the environment library (code, hint, notes, class name)',
-    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|model] [--limit N] [--data-dir DIR] [--json]',
+    usage: 'spade-workbench search QUERY [--kind game|tool-use] [--skill S] [--tag T] [--seeds] [--rejected] [--model M] [--frontier] [--sort regret|win-rate|difficulty|blend|model] [--limit N] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/search')).searchCommand,
   },
   {
@@ -86,12 +95,19 @@ export const catalog: CommandInfo[] = [
     summary: "Run a small SPADE design round: a designer model writes environments from memory seeds, SPADE's checks and the audit judge each attempt, accepted games get a hint, are played and enter memory with their parents",
     usage:
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
+      '       [--preset spade-games|spade-tool-use|quick] [--gate spade|workbench]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
       "       [--estimator spade|paired] (SPADE's: [--hint-plays N] [--nohint-plays N] [--hash-seed N] [--arm-thinking both|spade-8b]; paired: --play-seeds N)\n" +
+      '       [--spade-src DIR [--corpus FILE [--corpus-max-words N]] [--tool-use-prompt multiturn|single]]\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
       '       [--on local|ray://HOST:PORT|slurm:HOST [--python PATH] [--ray-python PATH] [--ssh-key FILE] [--known-hosts FILE]]\n' +
       '  Served endpoints read their API key from SPADE_DESIGNER_API_KEY / SPADE_AGENT_API_KEY.\n' +
-      "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.",
+      "  --spade-src: a SPADE checkout; its designer system prompt, prompt builders, skill descriptions and hint prompts are read from it at run time\n" +
+      "  (default: the Settings field; without one, the workbench's own template). --corpus: SPADE's CORPUS_FILE (JSONL, orig_doc or text), one document per attempt.\n" +
+      "  --on: where each attempt's checks run (as `audit --pool --on` runs them); the designer and agent are called from here.\n" +
+      "  --preset: SPADE paper defaults (spade-games: cmd/games/train_spade_8b.sh, the default; spade-tool-use: cmd/tool_use/train_spade_8b.sh) or quick (the earlier laptop defaults); flags override its values.\n" +
+      "  --gate: spade (default) keeps what SPADE's trainer keeps (validate_game, then the recipe's reset gate and LLM validator); the random-guess test\n" +
+      "          and the workbench's checks are advice. workbench: reject on those too.",
     load: async () => (await import('./commands/design')).designCommand,
   },
   {
@@ -105,9 +121,16 @@ export const catalog: CommandInfo[] = [
   },
   {
     name: 'jobs',
-    summary: "Training jobs the workbench follows: their metrics (or a saved log's, read as the app reads it), list, logs",
+    summary: "Training jobs: launch a recipe, attach, stop, a run's checkpoints and offline evaluation, continue, metrics (or a saved log's), list, logs",
     usage:
-      'spade-workbench jobs metrics --log FILE|- [--json]   (a saved SPADE/Slime log or metrics.jsonl; - reads stdin)\n' +
+      'spade-workbench jobs launch RECIPE [--on local|ssh:HOST|slurm:HOST|ray://HOST:PORT] [--env K=V ...] [--name N] [--workdir DIR] [--follow] [--json]\n' +
+      '         (HOST: [user@]host[:port], an ~/.ssh/config alias or a host a job used; --ssh-key FILE, --known-hosts FILE;\n' +
+      '          slurm: --container SIF --partition P --gpus N --time T; the recipe\'s secrets are read from this command\'s environment)\n' +
+      '       spade-workbench jobs attach ID --on slurm:HOST|ray://HOST:PORT [--ssh HOST] [--output-dir DIR] [--name N] [--follow]\n' +
+      '       spade-workbench jobs stop ID [--yes]   (--yes: a job attached to, not launched here, is someone\'s)\n' +
+      '       spade-workbench jobs artefacts ID [--json]   (checkpoints by step, eval_offline results.json per checkpoint)\n' +
+      '       spade-workbench jobs continue ID [--load SAVE_DIR] [--follow]   (the recipe again with LOAD_DIR, where its script reads it)\n' +
+      '       spade-workbench jobs metrics --log FILE|- [--json]   (a saved SPADE/Slime log or metrics.jsonl; - reads stdin)\n' +
       '       spade-workbench jobs metrics ID [--data-dir DIR] [--json]\n' +
       '       spade-workbench jobs list [--data-dir DIR] [--json]\n' +
       '       spade-workbench jobs logs ID [--follow] [--data-dir DIR]\n' +

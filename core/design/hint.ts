@@ -39,3 +39,32 @@ export function parseHint(answer: string): string {
 }
 
 export const HINT_TRIES = 3;
+
+/** SPADE's hint request with its own system prompt (read from the checkout): hint_generator.py:144-147 (and 245-248 for the self-hint). */
+export function spadeHintMessages(code: string, system: string): ChatMessage[] {
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: `Environment code:\n\`\`\`python\n${code}\n\`\`\`` },
+  ];
+}
+
+/**
+ * SPADE's _parse_hint (hint_generator.py:109-133): the stripped text; a ```json block (newlines
+ * optional) holding an object with `hint` gives that value as it is; else the whole text.
+ */
+export function parseSpadeHint(answer: string): string {
+  const text = answer.trim();
+  const m = /```json\s*\n?([\s\S]*?)\n?```/.exec(text);
+  if (m) {
+    try {
+      const j = JSON.parse(m[1]!.trim()) as unknown;
+      if (j && typeof j === 'object' && !Array.isArray(j) && 'hint' in j) {
+        const h = (j as { hint: unknown }).hint;
+        return typeof h === 'string' ? h : JSON.stringify(h);
+      }
+    } catch {
+      // not JSON: the whole text is the hint
+    }
+  }
+  return text;
+}

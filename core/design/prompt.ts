@@ -73,10 +73,15 @@ export function designerPrompt(p: PromptInput): string {
     max_turns: String(p.maxTurns),
     document: p.document ?? '',
   }).trimEnd();
-  const seeds = formatSeeds(p.seeds);
+  return withAppendix(body, p.seeds, p.instruction);
+}
+
+/** A prompt body with the memory appendix as SPADE appends it, then the researcher's words (a workbench extra, last). */
+export function withAppendix(body: string, draw: SeedDraw, instruction?: string): string {
+  const seeds = formatSeeds(draw);
   const withSeeds = seeds ? `${body}\n\n${seeds}` : body;
-  const instruction = p.instruction?.trim();
-  return instruction ? `${withSeeds}\n\nInstruction from the researcher: ${instruction}` : withSeeds;
+  const words = instruction?.trim();
+  return words ? `${withSeeds.trimEnd()}\n\nInstruction from the researcher: ${words}` : withSeeds;
 }
 
 /**

@@ -15,6 +15,7 @@ import { designGame, type DesignDeps, type DesignProgress, type GameRecord, type
 import { SNIPPET_CHARS } from './seeds';
 import { createRound, finishGame, finishRound, memoryRecords, roundView, saveAttempt, startGame, type LayoutParent, type RoundView } from './store';
 import { errorMessage } from '../api/errors';
+import { writeRejectedGame } from './envValidator';
 
 export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
   skills: string[];
@@ -44,15 +45,18 @@ export const newRoundId = (): string => `design-${randomUUID().slice(0, 8)}`;
 export async function runRound(spec: RoundSpec, deps: RoundDeps, onProgress: (p: RoundProgress) => void = () => {}, signal?: AbortSignal): Promise<RoundView> {
   if (!spec.skills.length) throw new Error('Name at least one skill');
   const id = spec.id ?? newRoundId();
-  const seq = createRound(deps.db, id, { ...spec, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
+  // The round says where its prompts came from: SPADE's checkout (read at run time) or the workbench's own template.
+  const { prompts, ...rest } = spec;
+  const promptsFrom = prompts?.kind === 'spade' ? { kind: 'spade', src: prompts.src, files: prompts.texts?.files ?? [] } : { kind: 'workbench', src: null, note: "the workbench's own template, not SPADE's" };
+  const seq = createRound(deps.db, id, { ...rest, prompts: promptsFrom, template: spec.template.length > 200 ? `${spec.template.slice(0, 200)}…` : spec.template });
   const memory = memoryRecords(deps.db, spec.memoryIds, spec.seedsModel);
   try {
     for (let i = 0; i < spec.count && !signal?.aborted; i++) {
       const skill = spec.skills[i % spec.skills.length]!;
       startGame(deps.db, id, i, skill);
       const game: GameRecord = await designGame(
-        { ...spec, skill, memory, seed: spec.seed + i * 1000 },
-        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}) },
+        { ...spec, skill, memory, seed: spec.seed + i * 1000, rollout: seq },
+        { designer: deps.designer, ...(deps.hinter ? { hinter: deps.hinter } : {}), check: deps.check, ...(deps.checkHint ? { checkHint: deps.checkHint } : {}), ...(deps.sleep ? { sleep: deps.sleep } : {}), ...(deps.validator ? { validator: deps.validator } : {}) },
         { progress: (p) => onProgress({ ...p, game: i + 1, games: spec.count, skill }), attempt: (a) => saveAttempt(deps.db, id, i, spec.designerModel, a) },
         signal,
       );
@@ -132,5 +136,23 @@ export function writeSpadeLayout(out: string, round: RoundView, codeOf: (hash: s
     }
   }
   writeFileSync(join(out, 'spade_games_cache', 'env_memory.json'), `${JSON.stringify(memory, null, 2)}\n`);
+  writeRejected(out, round);
   return written;
+}
+
+/**
+ * The attempts SPADE's trainer saves when it refuses them (save_rejected_game,
+ * spade/core/utils/game_files.py:39-60): the reset gate's and the LLM validator's, as
+ * spade_games_rejected/reject_{rollout:05d}_{index:03d}_{slug}_{stage}.py with its header and a
+ * `.reason.txt` holding the reasoning (the validator's whole answer). Like SPADE, a later attempt
+ * of the same game and stage replaces an earlier one.
+ */
+function writeRejected(out: string, round: RoundView): void {
+  for (const g of round.games) {
+    for (const a of g.attempts) {
+      const v = a.acceptance;
+      if (!v || v.accepted || (v.kind !== 'env_validator' && v.kind !== 'criteria_throw_at_reset')) continue;
+      writeRejectedGame(out, { code: a.code, rollout: round.seq, index: g.idx, skill: g.skill, stage: v.kind, reasoning: v.kind === 'env_validator' ? (v.reasoning ?? '') : (v.reason ?? '') });
+    }
+  }
 }

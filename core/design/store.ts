@@ -4,8 +4,11 @@
  */
 import type { Db } from '../memory/db';
 import type { AttemptRecord, GameRecord } from './attempt';
+import type { AcceptanceVerdict } from './acceptance';
 import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
+import type { GroundingDoc } from './promptSource';
 import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../audit/dispatch/sweepOwner';
+import { designBlend, type DesignBlend } from './blend';
 
 export type RoundStatus = 'running' | 'done' | 'cancelled' | 'failed';
 
@@ -21,11 +24,31 @@ export function startGame(db: Db, roundId: string, idx: number, skill: string): 
   db.prepare('INSERT INTO design_games (round_id, idx, skill) VALUES (?, ?, ?)').run(roundId, idx, skill);
 }
 
+/**
+ * What an attempt's prompt was built from rides in its `seeds` column (no schema change): the seeds'
+ * ids, and since issue 44 the corpus document it was grounded on and what built its body.
+ */
 export function saveAttempt(db: Db, roundId: string, idx: number, model: string, a: AttemptRecord): void {
+  const built = { ...a.seeds, ...(a.document ? { document: a.document } : {}), builder: a.builder };
   db.prepare(
     `INSERT INTO design_attempts (round_id, idx, n, model, prompt, messages, answer, code, code_from, verdicts, rejected_because, seeds, prompt_tokens, completion_tokens, ms, error)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(roundId, idx, a.n, model, a.prompt, JSON.stringify(a.messages), a.answer, a.code, a.codeFrom, JSON.stringify(a.verdicts), a.rejectedBecause, JSON.stringify(a.seeds), a.tokens.prompt, a.tokens.completion, a.ms, a.error);
+  ).run(roundId, idx, a.n, model, a.prompt, JSON.stringify(a.messages), a.answer, a.code, a.codeFrom, verdictsJson(a), a.rejectedBecause, JSON.stringify(built), a.tokens.prompt, a.tokens.completion, a.ms, a.error);
+}
+
+/**
+ * The `verdicts` column: the audit's checks, and since issue 44 the acceptance verdict with them as
+ * `{checks, acceptance}` (no schema change: an attempt's record stays one row). Older rows hold the
+ * bare list; readVerdicts takes either.
+ */
+function verdictsJson(a: AttemptRecord): string {
+  return JSON.stringify(a.acceptance ? { checks: a.verdicts, acceptance: a.acceptance } : a.verdicts);
+}
+
+type StoredCheck = { id: string; status: string; message: string };
+export function readVerdicts(json: string): { checks: StoredCheck[]; acceptance: AcceptanceVerdict | null } {
+  const v = JSON.parse(json) as StoredCheck[] | { checks: StoredCheck[]; acceptance: AcceptanceVerdict | null };
+  return Array.isArray(v) ? { checks: v, acceptance: null } : { checks: v.checks, acceptance: v.acceptance ?? null };
 }
 
 export function finishGame(db: Db, roundId: string, idx: number, g: GameRecord, env: { id: number; hash: string } | null): void {
@@ -148,9 +171,11 @@ export interface RoundView {
     win_rate: number | null;
     r_hint: number | null;
     r_no_hint: number | null;
+    /** SPADE's designer reward of the game from r_no_hint and regret (null: not accepted or not measured). */
+    spade_blend: DesignBlend | null;
     class: string | null;
     difficulty_score: number | null;
-    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; seeds: unknown; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
+    attempts: { n: number; model: string; prompt: string; answer: string; code: string; verdicts: { id: string; status: string; message: string }[]; rejected_because: string | null; acceptance: AcceptanceVerdict | null; seeds: unknown; document: GroundingDoc | null; builder: string | null; system: string | null; tokens: { prompt: number | null; completion: number | null }; ms: number; error: string | null }[];
   }[];
 }
 
@@ -186,6 +211,7 @@ export function roundView(db: Db, id: string): RoundView | null {
     games: games.map((g) => {
       const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string; estimator?: 'spade' | 'paired' }) : null;
       const play = stored && stored.error === undefined ? stored : null;
+      const measured = { accepted: g.accepted === 1, r_no_hint: play?.rNoHint ?? null, regret: play?.regret ?? null, regret_estimator: play ? (play.estimator ?? 'paired') : null };
       return {
         idx: g.idx,
         skill: g.skill,
@@ -199,10 +225,11 @@ export function roundView(db: Db, id: string): RoundView | null {
         play_error: stored?.error ?? null,
         plays_on: play ? (play.on ?? 'local') : null,
         regret: play?.regret ?? null,
-        regret_estimator: play ? (play.estimator ?? 'paired') : null,
+        regret_estimator: measured.regret_estimator,
         win_rate: play?.winRate ?? null,
         r_hint: play?.rHint ?? null,
         r_no_hint: play?.rNoHint ?? null,
+        spade_blend: designBlend(measured),
         class: g.cls,
         difficulty_score: g.difficulty_score,
         attempts: (
@@ -215,20 +242,22 @@ export function roundView(db: Db, id: string): RoundView | null {
             verdicts: string;
             rejected_because: string | null;
             seeds: string;
+            messages: string;
             prompt_tokens: number | null;
             completion_tokens: number | null;
             ms: number;
             error: string | null;
           }[]
         ).map((a) => ({
+          ...builtFrom(a.seeds, a.messages),
           n: a.n,
           model: a.model,
           prompt: a.prompt,
           answer: a.answer,
           code: a.code,
-          verdicts: JSON.parse(a.verdicts) as { id: string; status: string; message: string }[],
+          verdicts: readVerdicts(a.verdicts).checks,
           rejected_because: a.rejected_because,
-          seeds: JSON.parse(a.seeds) as unknown,
+          acceptance: readVerdicts(a.verdicts).acceptance,
           tokens: { prompt: a.prompt_tokens, completion: a.completion_tokens },
           ms: a.ms,
           error: a.error,
@@ -236,6 +265,19 @@ export function roundView(db: Db, id: string): RoundView | null {
       };
     }),
   };
+}
+
+/** The seeds, the grounding document, what built the prompt, and the system message sent (null: none). */
+function builtFrom(seedsJson: string, messagesJson: string): { seeds: unknown; document: GroundingDoc | null; builder: string | null; system: string | null } {
+  const { document, builder, ...seeds } = JSON.parse(seedsJson) as { document?: GroundingDoc; builder?: string };
+  let system: string | null = null;
+  try {
+    const first = (JSON.parse(messagesJson) as { role?: string; content?: unknown }[])[0];
+    if (first?.role === 'system' && typeof first.content === 'string') system = first.content;
+  } catch {
+    // an attempt without messages (the prompt could not be built)
+  }
+  return { seeds, document: document ?? null, builder: builder ?? null, system };
 }
 
 /**

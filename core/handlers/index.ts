@@ -11,6 +11,7 @@ import { modelsHandlers } from './models';
 import { runsHandlers } from './runs';
 import { designHandlers } from './design';
 import { statsHandlers } from './stats';
+import { openenvHandlers } from './openenv';
 
 /**
  * Every call in the contract must have a handler: the type below fails to compile otherwise. Each is
@@ -29,6 +30,7 @@ export function createHandlers(s: Services): Handlers {
     ...runsHandlers(s),
     ...designHandlers(s),
     ...statsHandlers(s),
+    ...openenvHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};
   for (const [name, h] of Object.entries(all) as [string, (i: unknown, c: CallContext) => unknown][]) {

@@ -39,6 +39,10 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         ...(r.slurm ? { slurm: r.slurm } : {}),
         ...(r.ray ? { ray: r.ray } : {}),
         warnings: r.warnings,
+        acceptsArgs: r.acceptsArgs,
+        envValues: r.envValues,
+        fixedEnv: r.fixedEnv,
+        ...(r.spadeScript ? { spadeScript: r.spadeScript } : {}),
       })),
     }),
     'jobs.sshHosts': () => ({ hosts: j.sshHosts() }),
@@ -71,6 +75,8 @@ export function jobsHandlers(s: Services): Pick<Handlers, JobCalls> {
         j.manager.get(id);
         return j.metrics(id, keys);
       }),
+    'jobs.artefacts': ({ id }) => guard(() => j.artefacts(id)),
+    'jobs.continue': ({ id, loadDir }) => guard(() => j.continueRun(id, loadDir)),
     'jobs.secrets': () => ({ names: j.secrets.names(), store: j.secrets.kind }),
     'jobs.setSecret': ({ name, value }) => {
       if (value === '') j.secrets.delete(name);

@@ -63,12 +63,18 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
   if (req.backend !== 'local' && !req.ssh && !(req.backend === 'ray' && req.ray?.address && !req.ray.tunnel)) {
     throw new DomainError('invalid_input', `The ${req.backend} backend needs an SSH host`);
   }
+  for (const [k, why] of Object.entries(recipe?.fixedEnv ?? {})) {
+    const asked = req.env?.[k];
+    if (asked !== undefined && asked !== recipe!.env[k]) throw new DomainError('invalid_input', `Recipe ${recipe!.id} sets ${k} itself and it cannot be changed: ${why}`);
+  }
   const env = { ...fillWorkbench(recipe?.env ?? {}, req.backend), ...(req.env ?? {}) };
   for (const k of Object.keys(env)) assertEnvName(k);
   const secretEnv = [...new Set(req.secretEnv ?? [])];
   for (const k of secretEnv) {
     assertEnvName(k);
     if (k in env) throw new DomainError('invalid_input', `${k} is given both as a plain variable and as a secret`);
+    // A secret's value is never seen before launch, so a variable the script checks cannot be one.
+    if (recipe && k in recipe.envValues) throw new DomainError('invalid_input', `${k} cannot be a secret: its script accepts only ${recipe.envValues[k]!.join(', ')}, so give it as a variable`);
   }
   for (const [k, allowed] of Object.entries(recipe?.envValues ?? {})) {
     const v = env[k];
@@ -98,5 +104,6 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
     outputs: recipe?.outputs ?? {},
     ship: recipe ? resolveShip(recipe, pool) : [],
     importEnvironments: req.importEnvironments ?? true,
+    ...(recipe?.stdin.length ? { stdin: [...recipe.stdin] } : {}),
   };
 }

@@ -404,6 +404,11 @@ export class JobManager {
     this.store.remove(id);
   }
 
+  /** A job's files over its own connection (this machine, the SSH host, Slurm's submit host); null for a Ray head reached directly. */
+  files(job: JobRecord): Promise<Transport | null> {
+    return this.backends[job.backend].files(job);
+  }
+
   readLog(id: string, offset: number, max: number): { text: string; nextOffset: number; size: number } {
     return this.mirror(this.get(id)).read(offset, max);
   }
@@ -415,8 +420,11 @@ export class JobManager {
 
   follow(id: string): void {
     if (this.followers.has(id) || this.closed) return;
-    const job = this.store.get(id);
-    if (job) this.mirror(job).reconcile(job.localLogSize);
+    // Under the write lock: another process following this job may be between its append and its commit.
+    this.store.withWriteLock(() => {
+      const job = this.store.get(id);
+      if (job) this.mirror(job).reconcile(job.localLogSize);
+    });
     const tick = async (): Promise<void> => {
       if (this.closed) return;
       const before = this.store.get(id)?.updatedAt;
@@ -446,7 +454,9 @@ export class JobManager {
 
   /** The job's page is open: poll it at the fast pace for the next minute, starting now. */
   watch(id: string): void {
-    this.get(id);
+    const job = this.get(id);
+    // A job another process launched (the CLI) is followed here too from the moment it is looked at.
+    if (!this.followers.has(id) && !isTerminal(job.state) && job.state !== 'submitting') this.follow(id);
     const wasWatched = (this.watched.get(id) ?? 0) > Date.now();
     this.watched.set(id, Date.now() + 60_000);
     const tick = this.ticks.get(id);
@@ -551,10 +561,11 @@ export class JobManager {
           this.store.setSpec(job.id, job.spec);
         }
       }
-      localSize = mirror.append(Buffer.from(text, 'utf8'));
-      offset += consumed;
       const parsed = parseLogText(text);
-      this.store.commitLog(job.id, offset, localSize, parsed.points, parsed.games);
+      const size = this.store.claimLog(job.id, offset, offset + consumed, () => mirror.append(Buffer.from(text, 'utf8')), parsed.points, parsed.games);
+      if (size === null) break; // another process following this job took these bytes
+      localSize = size;
+      offset += consumed;
       // A [REGRET] line for a game already back in the library attaches at once; later games get theirs on import.
       if (parsed.games.length && job.spec.importEnvironments && attachRunReturns(this.o.db, job.id) > 0) this.changed(job.id);
       this.o.onLog?.(job.id, localSize);

@@ -41,6 +41,16 @@ const recipeSchema = z.object({
   acceptsArgs: z.boolean().default(true),
   /** The values a variable may take where the script refuses any other (SPADE's `case … *) exit`): a wrong one is refused before launching. */
   envValues: z.record(z.string(), z.array(z.string()).min(1)).default({}),
+  /**
+   * Variables of `env` the workbench sets itself and a launch may not change, each with why: what
+   * makes SPADE's script run as it should (Tinker's AIME 2026 path, which SpadeConfig has no field for).
+   */
+  fixedEnv: z.record(z.string(), z.string()).default({}),
+  /**
+   * Lines the command reads on its standard input, each answering a question the script would ask
+   * (the Tinker trainer's "log directory exists" prompt). Never secrets: they are in the job script.
+   */
+  stdin: z.array(z.string().regex(/^[^\n\r\0]*$/)).default([]),
 });
 export type Recipe = z.infer<typeof recipeSchema>;
 

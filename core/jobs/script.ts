@@ -53,6 +53,16 @@ export function outputPath(p: string | undefined, paths: JobPaths): string | nul
   return e.startsWith('/') ? e : posix.join(paths.workdir, e);
 }
 
+/**
+ * The command, with a recipe's answer lines on its standard input when it has them (a pipe: the exit
+ * status is still the command's); otherwise its input is whatever the backend gave the script.
+ */
+export function commandLine(argv: string[], stdin: string[] | undefined): string {
+  if (!stdin?.length) return shJoin(argv);
+  for (const l of stdin) if (/[\r\n\0]/.test(l)) throw new DomainError('invalid_input', 'An answer line for a job\'s input cannot hold a line break');
+  return `printf '%s\\n' ${stdin.map(shQuote).join(' ')} | ${shJoin(argv)}`;
+}
+
 /** The script every shell backend runs: variables, working directory, the argv, the exit code. */
 export function renderJobScript(job: JobRecord, paths: JobPaths): string {
   const env: Record<string, string> = {};
@@ -63,7 +73,7 @@ export function renderJobScript(job: JobRecord, paths: JobPaths): string {
     `# SPADE Workbench job ${job.id} (${safeSlug(job.name)})`,
     exportLines(env),
     `cd ${shQuote(paths.workdir)} || exit 97`,
-    shJoin(argv),
+    commandLine(argv, job.spec.stdin),
     'code=$?',
     `printf '%s\\n' "$code" > ${shQuote(paths.exitFile)}`,
     'exit "$code"',
@@ -92,6 +102,12 @@ export function slurmDirectives(job: JobRecord, o: SlurmOptions = {}): string {
     .join('\n');
 }
 
+/** The sbatch template runs its command inside a container wrapper that takes no piped input: a job needing answers is refused. */
+function stdinRefused(job: JobRecord): null {
+  if (job.spec.stdin?.length) throw new DomainError('invalid_input', `Job ${job.id} answers its command on standard input, which the Slurm backend does not give it; run it as a local or SSH job`);
+  return null;
+}
+
 /** The sbatch script: resources/jobs/sbatch.template with every slot filled by a quoted value. */
 export function renderSbatch(template: string, job: JobRecord, paths: JobPaths): string {
   const env: Record<string, string> = {};
@@ -104,7 +120,7 @@ export function renderSbatch(template: string, job: JobRecord, paths: JobPaths):
     CONTAINER: shQuote(job.spec.slurm?.container ?? ''),
     WORKDIR: shQuote(paths.workdir),
     JOB_DIR: shQuote(paths.jobDir),
-    COMMAND: shJoin(job.spec.command.map((a) => expand(a, paths))),
+    COMMAND: stdinRefused(job) ?? shJoin(job.spec.command.map((a) => expand(a, paths))),
     EXIT_FILE: shQuote(paths.exitFile),
   };
   return template.replace(/\{\{([A-Z_]+)\}\}/g, (m, k: string) => {

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobMetrics, JobSummary, LaunchInput } from '../api/calls/jobs';
+import type { JobArtefacts, JobMetrics, JobSummary, LaunchInput } from '../api/calls/jobs';
+import { continueInput, jobArtefacts } from './artefacts';
+import { loadRecipes } from './recipes';
 import type { Db } from '../memory/db';
 import { exportEnvironments } from '../memory/exporter';
 import type { EventBus } from '../server/events';
@@ -110,6 +112,20 @@ export class JobService {
       s.values.push(p.value);
     }
     return { keys: all, series: [...by.values()], games: this.manager.store.games(id) };
+  }
+
+  /** The run's checkpoints and offline evaluations, read now from its folder over the job's connection. */
+  async artefacts(id: string): Promise<JobArtefacts> {
+    const job = this.manager.get(id);
+    return jobArtefacts(job, await this.manager.files(job), loadRecipes().find((r) => r.id === job.recipe));
+  }
+
+  /** Launches the run's recipe again from its newest checkpoint (or the save folder named), as a new job. */
+  async continueRun(id: string, loadDir?: string): Promise<JobSummary> {
+    const job = this.manager.get(id);
+    const recipe = loadRecipes().find((r) => r.id === job.recipe);
+    const a = await jobArtefacts(job, await this.manager.files(job), recipe);
+    return this.submit(continueInput(job, recipe, a, loadDir));
   }
 
   close(): Promise<void> {

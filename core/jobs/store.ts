@@ -109,6 +109,29 @@ export class JobStore {
     })();
   }
 
+  /** Runs `fn` under SQLite's write lock: no other process commits a job's log meanwhile. */
+  withWriteLock<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /**
+   * Takes the log's bytes [from, to) for this process, or returns null when another process (the app
+   * and the CLI may follow the same job on one database) has already taken them. The check, the
+   * mirror's append and the offsets happen under SQLite's write lock, so each byte reaches the
+   * mirror once.
+   */
+  claimLog(id: string, from: number, to: number, append: () => number, points: MetricPoint[], games: GameReturns[]): number | null {
+    const cur = this.db.prepare('SELECT log_offset FROM jobs WHERE id = ?');
+    return this.db
+      .transaction((): number | null => {
+        if ((cur.get(id) as { log_offset: number } | undefined)?.log_offset !== from) return null;
+        const size = append();
+        this.commitLog(id, to, size, points, games);
+        return size;
+      })
+      .immediate();
+  }
+
   commitMetricsFile(id: string, offset: number, points: MetricPoint[]): void {
     const upd = this.db.prepare('UPDATE jobs SET metrics_offset = ? WHERE id = ?');
     this.db.transaction(() => {

@@ -65,6 +65,8 @@ export interface JobSpec {
   ship: { from: string; to: string }[];
   /** Import environments the run writes into memory. */
   importEnvironments: boolean;
+  /** Lines given to the command on its standard input (a recipe's answers to a prompt); never secrets. */
+  stdin?: string[] | undefined;
   /** Set when the workbench attached to a job it did not launch (a Ray submission id, a Slurm job id). */
   attached?: boolean | undefined;
   /** Whose an attached job is, as its engine says (Slurm's user, the Ray head it runs on): asked about before a stop. */

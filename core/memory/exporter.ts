@@ -26,6 +26,7 @@ import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
 import { errorMessage } from '../api';
 import { RunStore } from '../runs/store';
+import { blendParts } from '../api/blendParts';
 
 export interface ExportOptions {
   format: 'spade' | 'jsonl';
@@ -101,7 +102,17 @@ export interface ExportPlan {
   notes: string[];
 }
 
-function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<string, unknown> {
+/**
+ * SPADE's designer reward of the measurement the export uses (the model's newest, `--model`), with
+ * the model and run it came from; null when no model run measured the game's regret. Only in our
+ * own files (manifest.jsonl, environments.jsonl): env_memory.json keeps SPADE's fields.
+ */
+function exportedBlend(m: Measured): Record<string, unknown> | null {
+  const parts = m ? blendParts(m.rNoHint, m.regret, (m as { estimator?: unknown }).estimator) : null;
+  return parts && m ? { ...parts, measured_by: m.model, run_id: m.runId } : null;
+}
+
+function record(d: NonNullable<ReturnType<typeof getEnvironment>>, measured: Measured): Record<string, unknown> {
   return {
     name: d.name,
     kind: d.kind,
@@ -123,6 +134,7 @@ function record(d: NonNullable<ReturnType<typeof getEnvironment>>): Record<strin
     r_hint: d.rHint,
     r_no_hint: d.rNoHint,
     ...d.meta,
+    spade_blend: exportedBlend(measured),
   };
 }
 
@@ -179,7 +191,7 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
     for (const id of ids) {
       const d = getEnvironment(db, id);
       if (!d) throw new DomainError('not_found', `No environment ${id}`);
-      lines.push(JSON.stringify({ code: d.source, hint: d.hint ?? undefined, ...record(d) }));
+      lines.push(JSON.stringify({ code: d.source, hint: d.hint ?? undefined, ...record(d, runs.latest(d.hash, measuredBy)) }));
     }
     write('environments.jsonl', lines.length ? `${lines.join('\n')}\n` : '');
     return { count: ids.length, files, notes: [] };
@@ -222,19 +234,20 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
     const d = getEnvironment(db, id);
     if (!d) throw new DomainError('not_found', `No environment ${id}`);
     const stem = uniqueStem(d);
+    const measured = runs.latest(d.hash, measuredBy);
     if (d.rejected) {
       // Where SPADE's save_rejected_game puts them: beside games/, never in it (its loader
       // globs game_*.py there), and never in a tool-use manifest (whose entries are loaded as the pool).
       write(`spade_games_rejected/${stem}.py`, d.source);
       if (d.rejectionReason !== null && stem.startsWith('reject_')) write(`spade_games_rejected/${stem}.reason.txt`, d.rejectionReason);
       if (d.hint) write(`spade_games_rejected/${stem}_hint.txt`, d.hint);
-      rejectedManifest.push(JSON.stringify({ file: `${stem}.py`, ...record(d) }));
+      rejectedManifest.push(JSON.stringify({ file: `${stem}.py`, ...record(d, measured) }));
       continue;
     }
     if (d.kind === 'tool-use') {
       write(`tool_use/${stem}.py`, d.source);
       if (d.hint) write(`tool_use/${stem}_hint.txt`, d.hint);
-      const { manifest: original, ...rest } = record(d) as Record<string, unknown> & { manifest?: Record<string, unknown> };
+      const { manifest: original, ...rest } = record(d, measured) as Record<string, unknown> & { manifest?: Record<string, unknown> };
       // An environment that came with no release entry (a loose file, the editor, a design round)
       // gets one made here, marked so: the importer keeps a release's own entry as the
       // environment's metadata, and taking this one for that would make re-importing the export
@@ -245,8 +258,8 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
     write(`games/${stem}.py`, d.source);
     // Verbatim: SPADE writes hint_full as is and shows it to the agent whitespace included.
     if (d.hint) write(`games/${stem}_hint.txt`, d.hint);
-    manifest.push(JSON.stringify({ file: `games/${stem}.py`, ...record(d) }));
-    const entry = memoryRecord(d, `${stem}.py`, runs.latest(d.hash, measuredBy));
+    manifest.push(JSON.stringify({ file: `games/${stem}.py`, ...record(d, measured) }));
+    const entry = memoryRecord(d, `${stem}.py`, measured);
     if (entry) memory.push(entry);
   }
   if (manifest.length) write('manifest.jsonl', `${manifest.join('\n')}\n`);

@@ -135,6 +135,8 @@ const consumedKeys = new Set([
   'rejected', 'rejection_stage', 'stage', 'rejection_reason', 'reason', 'validation', 'valid', 'status',
   'win_rate', 'actor_win_rate', 'regret', 'r_hint', 'r_no_hint', 'rollout_step', 'rollout_id', 'rollout', 'training_step', 'step',
   'source_run', 'run', 'hash', 'file_stem', 'flags', MANIFEST_FROM, ...fileKeys,
+  // Derived from the numbers above when exported (exporter.ts): never kept as the game's metadata.
+  'spade_blend',
 ]);
 
 export function fieldsFromRecord(o: Record<string, unknown>): Partial<EnvCandidate> {

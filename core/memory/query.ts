@@ -12,6 +12,10 @@
  *   verdict:CHECK=S   one check's status (`verdict:reset-leak=fail`)
  *   run:ID            seen in that run (a job id or an import's --run name)
  *   hash:PREFIX       a version hash (the head or any earlier version) starting with PREFIX
+ *   sort:KEY[:asc|desc]  orders a search (the Library, `search`), not a selection: blend (SPADE's
+ *                     designer reward of the measured numbers), regret, winrate, difficulty (measured),
+ *                     recorded (regret a training run recorded), rating, name, created, updated.
+ *                     Highest first (name: A first); a column header or --sort chosen besides wins
  *
  * A value may be quoted (`tag:"audit clean"`). A quoted text is a phrase; an unquoted word with
  * punctuation in it (`random.Random(seed)`) is one too, and must also appear as written (ignoring
@@ -20,6 +24,7 @@
  * This module only parses; queryStore.ts turns the result into SQL.
  */
 import { invalidInput } from '../errors';
+import type { MemorySort } from '../api';
 
 export interface ParsedQuery {
   /** The FTS5 MATCH expression of the text part, or null when the query has no words. */
@@ -33,11 +38,35 @@ export interface ParsedQuery {
   verdicts: { checkId: string | null; status: 'pass' | 'warn' | 'fail' | 'skip' }[];
   runs: string[];
   hashes: string[];
+  /** `sort:KEY`: how a search lists what it finds (selections ignore it); null when not given. */
+  sort: MemorySort | null;
+}
+
+/** The query language's sort keys and the library's sort fields they name. */
+export const SORT_KEYS: Readonly<Record<string, MemorySort['field']>> = Object.freeze({
+  blend: 'blend',
+  regret: 'measuredRegret',
+  winrate: 'measuredWinRate',
+  difficulty: 'difficulty',
+  recorded: 'regret',
+  rating: 'rating',
+  name: 'name',
+  created: 'created',
+  updated: 'updated',
+});
+
+function parseSort(v: string): MemorySort {
+  const [key = '', dir, ...rest] = v.toLowerCase().split(':');
+  const field = Object.hasOwn(SORT_KEYS, key) ? SORT_KEYS[key] : undefined;
+  if (!field || rest.length || (dir !== undefined && dir !== 'asc' && dir !== 'desc')) {
+    throw invalidInput(`sort:${v} is not known: sort: takes ${Object.keys(SORT_KEYS).join(', ')}, optionally :asc or :desc (sort:blend, sort:name:desc)`);
+  }
+  return { field, dir: (dir as 'asc' | 'desc' | undefined) ?? (field === 'name' ? 'asc' : 'desc') };
 }
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 const STATUSES = new Set(['pass', 'warn', 'fail', 'skip']);
-const KEYS = new Set(['tag', 'skill', 'is', 'verdict', 'run', 'hash']);
+const KEYS = new Set(['tag', 'skill', 'is', 'verdict', 'run', 'hash', 'sort']);
 
 interface Token {
   key: string | null;
@@ -76,7 +105,7 @@ function tokens(text: string): Token[] {
 const hasPunctuation = (s: string) => /[^\p{L}\p{N}_\s]/u.test(s);
 
 export function parseQuery(text: string): ParsedQuery {
-  const q: ParsedQuery = { match: null, exact: [], tags: [], skills: [], seed: false, rejected: false, verdicts: [], runs: [], hashes: [] };
+  const q: ParsedQuery = { match: null, exact: [], tags: [], skills: [], seed: false, rejected: false, verdicts: [], runs: [], hashes: [], sort: null };
   const terms: string[] = [];
   const ts = tokens(text);
   const lastText = ts.map((t) => t.key === null).lastIndexOf(true);
@@ -88,6 +117,10 @@ export function parseQuery(text: string): ParsedQuery {
       if (t.key === 'tag') q.tags.push(v);
       else if (t.key === 'skill') q.skills.push(v);
       else if (t.key === 'run') q.runs.push(v);
+      else if (t.key === 'sort') {
+        if (q.sort) throw invalidInput('Give one sort: (a query orders by one key)');
+        q.sort = parseSort(v);
+      }
       else if (t.key === 'is') {
         if (v === 'seed' || v === 'seeds') q.seed = true;
         else if (v === 'rejected') q.rejected = true;

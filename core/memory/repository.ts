@@ -21,6 +21,8 @@ import { stmt } from './statements';
 import { DomainError } from '../errors';
 import { parseQuery, type ParsedQuery } from './query';
 import { hintTooLarge, sourceTooLarge } from '../api/limits';
+import { blendParts } from '../api/blendParts';
+import { blendSql, hasEstimator } from './blendSql';
 
 export interface EnvStats {
   winRate?: number | null;
@@ -100,7 +102,9 @@ const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 function measuredExpr(col: string, model: string | undefined): string {
   return `(SELECT ${col} FROM model_run_envs m WHERE m.env_hash = e.head_hash${model ? ` AND m.model = ${sqlText(model)}` : ''} AND m.win_rate IS NOT NULL ORDER BY m.updated_at DESC LIMIT 1)`;
 }
-const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at, 'estimator', m.estimator)`;
+// The estimator's label rides along where the regret's store keeps one (hasEstimator).
+const measuredJson = (db: Db) =>
+  `json_object('model', m.model, 'runId', m.run_id, 'regret', m.regret, 'winRate', m.win_rate, 'rHint', m.r_hint, 'rNoHint', m.r_no_hint, 'seeds', json_array_length(m.seeds), 'failed', m.failed, 'updatedAt', m.updated_at${hasEstimator(db) ? ", 'estimator', m.estimator" : ''})`;
 /**
  * The measured column costs one subquery per row (most of memory.search's CPU on a small library);
  * while no model run has measured a win rate it is null for every row, so it is left out. Asked on
@@ -108,13 +112,15 @@ const MEASURED_JSON = `json_object('model', m.model, 'runId', m.run_id, 'regret'
  */
 function summaryCols(db: Db, f: MemoryFilters): string {
   const any = (stmt(db, 'SELECT EXISTS (SELECT 1 FROM model_run_envs WHERE win_rate IS NOT NULL) AS y').get() as { y: number }).y;
-  return `${SUMMARY_COLS}, ${any ? measuredExpr(MEASURED_JSON, f.measuredBy) : 'NULL'} AS measured_json`;
+  return `${SUMMARY_COLS}, ${any ? measuredExpr(measuredJson(db), f.measuredBy) : 'NULL'} AS measured_json`;
 }
-const measuredSort = (f: MemoryFilters): Record<'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty', string> => ({
+const measuredSort = (f: MemoryFilters): Record<'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty' | 'blend', string> => ({
   measuredRegret: measuredExpr('m.regret', f.measuredBy),
   measuredWinRate: measuredExpr('m.win_rate', f.measuredBy),
   model: measuredExpr('m.model', f.measuredBy),
   difficulty: measuredExpr('1 - abs(m.win_rate - 0.5) / 0.5', f.measuredBy),
+  // SPADE's designer blend of the same measurement the Blend column shows (blendSql.ts).
+  blend: measuredExpr(blendSql('m.r_no_hint', 'm.regret'), f.measuredBy),
 });
 function sortExpr(field: Exclude<MemorySort['field'], 'relevance'>, f: MemoryFilters): string {
   return field in sortColumns ? sortColumns[field as keyof typeof sortColumns] : measuredSort(f)[field as keyof ReturnType<typeof measuredSort>];
@@ -122,9 +128,11 @@ function sortExpr(field: Exclude<MemorySort['field'], 'relevance'>, f: MemoryFil
 
 function measuredOf(json: string | null | undefined): EnvSummary['measured'] {
   if (!json) return null;
-  const m = JSON.parse(json) as Omit<NonNullable<EnvSummary['measured']>, 'difficulty' | 'frontier'>;
+  // `estimator` is there where model_run_envs keeps one (hasEstimator): the blend names it too.
+  const m = JSON.parse(json) as Omit<NonNullable<EnvSummary['measured']>, 'difficulty' | 'frontier' | 'blend'> & { estimator?: unknown };
   const p = m.winRate;
-  return { ...m, difficulty: p === null ? null : 1 - Math.abs(p - 0.5) / 0.5, frontier: p !== null && p >= 0.15 && p <= 0.85 };
+  // The blend's plateau reads the mean unhinted reward (SPADE's win_rate), not this share of wins.
+  return { ...m, difficulty: p === null ? null : 1 - Math.abs(p - 0.5) / 0.5, frontier: p !== null && p >= 0.15 && p <= 0.85, blend: blendParts(m.rNoHint, m.regret, m.estimator ?? null) };
 }
 
 function toSummary(r: EnvRow): EnvSummary {
@@ -611,7 +619,7 @@ function buildWhere(query: string | ParsedQuery, f: MemoryFilters, omit?: Filter
   return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
 }
 
-const sortColumns: Record<Exclude<MemorySort['field'], 'relevance' | 'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty'>, string> = {
+const sortColumns: Record<Exclude<MemorySort['field'], 'relevance' | 'measuredRegret' | 'measuredWinRate' | 'model' | 'difficulty' | 'blend'>, string> = {
   name: 'e.name COLLATE NOCASE',
   skill: 'e.skill',
   kind: 'e.kind',
@@ -645,10 +653,12 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   const offset = input.offset ?? 0;
   const parsed = parseQuery(query);
   const fts = parsed.match;
+  // A sort chosen outside the query (a column header, --sort) wins; else the query's `sort:`.
+  const chosen = input.sort && input.sort.field !== 'relevance' ? input.sort : (parsed.sort ?? input.sort);
   if (!fts) {
     const where = buildWhere(parsed, filters);
-    const field = input.sort && input.sort.field !== 'relevance' ? input.sort.field : 'created';
-    const dir = input.sort && input.sort.field !== 'relevance' && input.sort.dir === 'asc' ? 'ASC' : 'DESC';
+    const field = chosen && chosen.field !== 'relevance' ? chosen.field : 'created';
+    const dir = chosen && chosen.field !== 'relevance' && chosen.dir === 'asc' ? 'ASC' : 'DESC';
     const rows = stmt(db, `SELECT ${summaryCols(db, filters)} FROM environments e ${where.sql} ORDER BY ${sortExpr(field, filters)} ${dir} NULLS LAST, e.id ${dir} LIMIT ? OFFSET ?`).all(
       ...where.params,
       limit,
@@ -667,7 +677,7 @@ export function search(db: Db, input: SearchInput): { total: number; capped: boo
   ).n;
   const capped = n > COUNT_CAP;
   const total = Math.min(n, COUNT_CAP);
-  const sort = input.sort ?? { field: 'relevance' as const, dir: 'asc' as const };
+  const sort = chosen ?? { field: 'relevance' as const, dir: 'asc' as const };
   let rows: EnvRow[];
   if (sort.field === 'relevance' && n <= RANK_LIMIT) {
     rows = stmt(

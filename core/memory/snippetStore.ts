@@ -1,5 +1,6 @@
 import type { Db } from './db';
 import { stmt } from './statements';
+import { parseQuery } from './query';
 
 export interface Snippet {
   id: number;
@@ -24,7 +25,16 @@ function words(query: string): string[] {
  * from the head version, only for the rows on screen.
  */
 export function searchSnippets(db: Db, query: string, ids: number[], width = 90): Snippet[] {
-  const ws = words(query);
+  // Only the query's text is looked for: an operator (`sort:blend`, `tag:x`) selects or orders, and
+  // its letters are no match (they lit up `sort` in every game's code). A query the language
+  // refuses has no snippets; the search itself says why.
+  let text: string;
+  try {
+    text = parseQuery(query).match ?? '';
+  } catch {
+    return [];
+  }
+  const ws = words(text);
   if (!ws.length || !ids.length) return [];
   const q = stmt(
     db,

@@ -22,7 +22,9 @@ import { DomainError, invalidInput } from '../errors';
 import { errorMessage } from '../api/errors';
 import { matchingIds } from '../memory/repository';
 import { drawSeeds, type MemoryRecord } from '../design/seeds';
-import { designerPrompt, type Difficulty } from '../design/prompt';
+import { withAppendix, type Difficulty } from '../design/prompt';
+import { corpusMaxWords, CORPUS_SEED, spadeSource, workbenchSource, type PromptSource } from '../design/promptSource';
+import { ChatClient } from '../models/client';
 import { newRoundId, runRound } from '../design/round';
 import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
 import type { PlayOutcome } from '../design/attempt';
@@ -34,10 +36,15 @@ import { SweepCancelled } from '../audit/dispatch/sweep';
 import { envIdOfHash } from '../memory/repository';
 import { auditOn } from '../audit/dispatch/auditOn';
 import type { SweepExecutor } from '../audit/dispatch/executor';
-import type { EnvAudit } from '../audit/types';
+import type { AuditOptions, EnvAudit } from '../audit/types';
+import { presetById, type AcceptanceGate } from '../api/designPresets';
+import type { EnvValidatorStep } from '../design/acceptance';
+import { envValidatorStep, VALIDATOR_SAMPLING } from '../design/envValidator';
 
 type PreviewInput = z.output<typeof designPreviewInput>;
-type StartInput = z.output<typeof designStartInput>;
+type StartRequest = z.output<typeof designStartInput>;
+/** A start request with the preset's values where the request gave none. */
+type StartInput = Omit<StartRequest, 'maxTurns' | 'attempts' | 'feedback' | 'gate'> & { maxTurns: number; attempts: number; feedback: 'repair' | 'spade'; gate: AcceptanceGate };
 
 export interface DesignServiceDeps {
   db: Db;
@@ -49,7 +56,14 @@ export interface DesignServiceDeps {
   audit: () => AuditService;
   runs: () => RunService;
   writesPaused: () => boolean;
+  /** The SPADE checkout in Settings: its prompts are read at run time; null gives the workbench's own template. */
+  spadeSrc?: () => string | null;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * SPADE's LLM environment validator (core/design/acceptance.ts EnvValidatorStep) for a round whose
+   * preset asks for it, or null when none is available: each verdict then says "LLM validator not run".
+   */
+  envValidator?: (designer: Endpoint) => EnvValidatorStep | null;
 }
 
 interface LiveRound {
@@ -99,32 +113,51 @@ export class DesignService {
     return i.parentEnvId !== undefined ? [i.parentEnvId] : i.pins;
   }
 
-  /** The first attempt's prompt exactly as runRound will build it (same seed, same draw). */
-  preview(i: PreviewInput) {
+  /** The first attempt's prompt exactly as runRound will build it (same seed, same draw, the first corpus document). */
+  async preview(i: PreviewInput) {
     const memory = this.memory(i);
     const skill = i.skills[0]!;
     const draw = drawSeeds(memory, { skill, pins: this.pins(i), bans: i.bans, seed: i.seed });
-    const prompt = this.fill(i, skill, draw);
+    const first = await this.fill(await this.prompts(i, 1), i, skill, draw);
     const seed = (r: MemoryRecord) => ({ envId: r.envId, name: r.name, skill: r.skill, winRate: r.winRate, regret: r.regret });
-    return { prompt, skill, seed: i.seed, positives: draw.positives.map(seed), negatives: draw.negatives.map(seed), memory: memory.length };
+    return { ...first, skill, seed: i.seed, positives: draw.positives.map(seed), negatives: draw.negatives.map(seed), memory: memory.length };
   }
 
-  private fill(i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>): string {
+  /**
+   * Where the round's prompts come from: SPADE's checkout in Settings (unless the user gave a
+   * template of their own), with the corpus drawn `draws` times; else the workbench's template.
+   */
+  private async prompts(i: PreviewInput, draws: number): Promise<PromptSource> {
+    const src = this.d.spadeSrc?.() ?? null;
+    if (i.corpus && !src) throw invalidInput("A corpus is sampled by SPADE's CorpusLoader: set the SPADE checkout in Settings first");
+    if (i.template !== undefined || !src) return workbenchSource(this.template(i.template), i.template !== undefined);
+    const corpus = i.corpus ? { path: i.corpus, maxWords: i.corpusMaxWords ?? corpusMaxWords(i.skills), seed: CORPUS_SEED } : null;
+    return spadeSource(src, { corpus, draws });
+  }
+
+  private async fill(source: PromptSource, i: PreviewInput, skill: string, draw: ReturnType<typeof drawSeeds>) {
     try {
-      return designerPrompt({ template: this.template(i.template), skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seeds: draw, ...(i.instruction ? { instruction: i.instruction } : {}) });
+      const a = await source.next({ skill, difficulty: i.difficulty as Difficulty, maxTurns: i.maxTurns, seed: i.seed, seeds: draw });
+      return { prompt: withAppendix(a.body, a.withSeeds ? { positives: [], negatives: [] } : draw, i.instruction), system: a.system, builder: a.builder, document: a.document };
     } catch (e) {
       if (e instanceof DomainError) throw e;
       throw invalidInput(errorMessage(e));
     }
   }
 
-  start(i: StartInput): { roundId: string; seq: number } {
+  async start(req: StartRequest): Promise<{ roundId: string; seq: number }> {
+    const preset = presetById(req.preset)!;
+    const i: StartInput = { ...req, maxTurns: req.maxTurns ?? preset.maxTurns, attempts: req.attempts ?? preset.attempts, feedback: req.feedback ?? preset.feedback, gate: req.gate ?? preset.gate };
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     if (this.d.writesPaused()) throw new DomainError('unavailable', 'Changes to the library are paused; a round cannot store its games');
-    // Refuse what would fail later before anything is stored: the template, the endpoints' keys.
-    this.fill(i, i.skills[0]!, { positives: [], negatives: [] });
+    // Refuse what would fail later before anything is stored: the template or checkout, the corpus, the endpoints' keys.
+    await this.fill(await this.prompts(i, 1), i, i.skills[0]!, { positives: [], negatives: [] });
+    const prompts = await this.prompts(i, i.count * i.attempts);
     const models = this.d.models();
-    const designer = models.client(models.config(i.designer));
+    const designerCfg = models.config(i.designer);
+    const designer = models.client(designerCfg);
+    // SPADE's hints: the designer model ('self' hints) at temperature 0.3 and 2048 tokens (spade/core/types.py:154-155).
+    const hinter = prompts.kind === 'spade' ? new ChatClient({ ...designerCfg, temperature: 0.3, maxTokens: 2048, retries: 0 }) : undefined;
     if (i.agent) models.config(i.agent);
     // A cluster target is checked before anything is stored; its executor lives as long as the round.
     const resolved = i.checksOn && i.checksOn.kind !== 'local' ? resolveTarget(this.d.db, i.checksOn) : null;
@@ -141,10 +174,16 @@ export class DesignService {
     const changed = (status: DesignRound['status']) => this.d.events.emit('design.changed', { roundId: id, status });
     const executor: SweepExecutor<EnvAudit> | null = on ? makeExecutor(on.target, on.dispatch, this.d.db, this.d.dataDir) : null;
     let checked = 0;
-    const check = async (code: string, checks: string[], hint: string | null = null): Promise<EnvAudit> =>
+    const check = async (code: string, checks: string[], hint: string | null = null, extra: Pick<AuditOptions, 'admissionAlways' | 'guessLoad' | 'resetGate'> = {}): Promise<EnvAudit> =>
       executor
-        ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint }, { name: `design attempt ${++checked}`, signal: ac.signal })
-        : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint)).audit;
+        ? auditOn(executor, code, { maxTurns: i.maxTurns, callTimeoutSec: 5, ...(checks.length ? { checks } : {}), hint, ...extra }, { name: `design attempt ${++checked}`, signal: ac.signal })
+        : (await this.d.audit().checkSource(code, checks, checks.length ? ac.signal : undefined, hint, { maxTurns: i.maxTurns, ...extra })).audit;
+    // SPADE's LLM validator judges with the training model ('self', env_validator.py), here the
+    // designer, at SPADE's validator sampling; its prompts come from the checkout, so a round on the
+    // workbench's own template has none and each verdict says "LLM validator not run".
+    const validator = preset.envValidator
+      ? (this.d.envValidator?.(i.designer) ?? (prompts.kind === 'spade' && prompts.texts ? envValidatorStep(new ChatClient({ ...designerCfg, ...VALIDATOR_SAMPLING, retries: 0 }), prompts.texts) : null))
+      : null;
     const agent = i.agent;
     const play = agent ? (hash: string, hint: string | null, idx: number) => (on ? this.playOn(id, entry, on, agent, hash, hint, idx, i) : this.play(id, entry, agent, hash, idx, i)) : undefined;
     entry.done = runRound(
@@ -154,10 +193,11 @@ export class DesignService {
         count: i.count,
         difficulty: i.difficulty as Difficulty,
         maxTurns: i.maxTurns,
-        template: this.template(i.template),
+        template: prompts.kind === 'workbench' ? this.template(i.template) : '',
+        prompts,
         attempts: i.attempts,
         feedback: i.feedback,
-        gate: 'fail',
+        acceptance: { gate: i.gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns: i.maxTurns },
         seed: i.seed,
         pins: this.pins(i),
         bans: i.bans,
@@ -173,16 +213,20 @@ export class DesignService {
           seedsQuery: i.seedsQuery ?? null,
           parentEnvId: i.parentEnvId ?? null,
           instruction: i.instruction ?? null,
+          corpus: i.corpus ?? null,
           checksOn: on ? targetLabel(on.target) : 'local',
+          preset: preset.id,
           playsOn: agent ? (on ? targetLabel(on.target) : 'local') : null,
         },
       },
       {
         db: this.d.db,
         designer,
-        check: (code) => check(code, []),
+        ...(hinter ? { hinter } : {}),
+        check: (code, extra) => check(code, [], null, extra),
         checkHint: async (code, hint) => (await check(code, ['hint-leak'], hint)).checks.find((c) => c.id === 'hint-leak') ?? null,
         ...(play ? { play } : {}),
+        ...(validator ? { validator } : {}),
       },
       (p) => {
         entry.progress = { roundId: id, game: p.game, games: p.games, skill: p.skill, stage: p.stage, attempt: p.attempt, of: p.of, tokensPerSec: p.tokensPerSec ?? null };

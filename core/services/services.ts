@@ -23,6 +23,8 @@ import { DesignService } from './designService';
 import { PoolAuditService } from '../audit/dispatch/poolService';
 import { sweepRunningElsewhere } from '../audit/dispatch/sweepOwner';
 import { RegretSweepService } from '../episodes/regretSweepService';
+import { OpenEnvService } from '../openenv/service';
+import { appVersion } from './appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -202,6 +204,19 @@ export class Services {
     );
   }
 
+  /** The app's OpenEnv server (core/openenv), made on first use; stopped when the app closes. */
+  get openenv(): OpenEnvService {
+    // Episodes first, so the server (closed in reverse order of making) stops before their sessions close.
+    return this.lazily(
+      'openenv',
+      () => {
+        const episodes = this.episodes;
+        return new OpenEnvService({ db: this.db, episodes: () => episodes, version: appVersion(), log: (m) => this.log('warn', 'openenv', m) });
+      },
+      (svc) => svc.close(),
+    );
+  }
+
   /** The editor, made on first use; its syntax-checker process lives and dies with it. */
   get editor(): EditorService {
     return this.lazily(
@@ -273,6 +288,7 @@ export class Services {
           audit: () => this.audit,
           runs: () => this.runs,
           writesPaused: () => this.writesPaused,
+          spadeSrc: () => this.settings.get().spadeSrc,
           log: (level, m) => this.log(level, 'design', m),
         });
         this.addStatusProvider(() => {

@@ -10,6 +10,7 @@ export const defaultSettings: Settings = {
   auditRuntime: 'pyodide',
   allowUnsandboxedNative: false,
   runMinSuccess: 1,
+  spadeSrc: null,
 };
 
 /** Settings live in SQLite next to everything else, one JSON value per key. */

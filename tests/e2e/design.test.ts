@@ -108,7 +108,7 @@ describe('the Design page in Chromium (scripted designer and agent)', () => {
     expect(await page.getByTestId('design-attempt').allTextContents()).toEqual(['attempt 1 ✗', 'attempt 2 ✓']);
     await page.getByTestId('design-attempt').first().click();
     await page.getByTestId('design-attempt-detail').waitFor();
-    expect(await page.getByTestId('design-attempt-detail').textContent()).toMatch(/Rejected: spade\./);
+    expect(await page.getByTestId('design-attempt-detail').textContent()).toMatch(/Rejected: validate_game: Game validation failed: /);
     await page.getByTestId('design-attempt').nth(1).click();
     await page.getByTestId('design-verdicts').waitFor();
     // Monaco shows the program of the attempt clicked (not the one shown before it).

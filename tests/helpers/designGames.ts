@@ -23,3 +23,38 @@ class ${name}:
     def solution(self):
         return "7"
 `;
+
+/**
+ * A tool-use game in SPADE's shape (a ToolUseBaseEnv subclass: reset() defines self._tools and
+ * self._expected_answer, one tool_<name> method per tool, solution() the calls and the answer):
+ * the total of two prices the agent must look up, drawn at reset from the seed.
+ */
+export const priceLedgerToolGame = (name: string) => `import random
+import json
+
+class ${name}(ToolUseBaseEnv):
+    def reset(self, seed=None):
+        if seed is not None:
+            random.seed(seed)
+        self.turn_count = 0
+        self._call_history = []
+        self._prices = {"apple": random.randint(2, 40), "pear": random.randint(2, 40)}
+        self._tools = {
+            "lookup_price": {"description": "Price of one item in cents", "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}},
+            "list_items": {"description": "Items on the shelf", "parameters": {"type": "object", "properties": {}}},
+        }
+        self._expected_answer = str(self._prices["apple"] + self._prices["pear"])
+        return "What do one apple and one pear cost together, in cents? Look the prices up, then answer.", {}
+
+    def tool_list_items(self):
+        return ", ".join(sorted(self._prices))
+
+    def tool_lookup_price(self, item=""):
+        if item not in self._prices:
+            return f"No item named {item}"
+        return str(self._prices[item])
+
+    def solution(self):
+        calls = [json.dumps({"name": "lookup_price", "arguments": {"item": k}}) for k in ("apple", "pear")]
+        return [f"<tool_call>{c}</tool_call>" for c in calls] + [f"<answer>{self._expected_answer}</answer>"]
+`;

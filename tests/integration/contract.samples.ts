@@ -63,6 +63,8 @@ export const samples: Sample[] = [
   { call: 'jobs.log', input: { id: 'no-such-job', offset: 0 } },
   { call: 'jobs.metrics', input: { id: 'no-such-job' } },
   { call: 'jobs.stop', input: { id: 'no-such-job' } },
+  { call: 'jobs.artefacts', input: { id: 'no-such-job' } },
+  { call: 'jobs.continue', input: { id: 'no-such-job' } },
   { call: 'jobs.watch', input: { id: 'no-such-job' } },
   { call: 'jobs.remove', input: { id: 'no-such-job' } },
   { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },
@@ -109,6 +111,11 @@ export const samples: Sample[] = [
   // before a round exists (its template names a placeholder the workbench does not fill): a round
   // running beside the later samples would only add load to them (they are timed by the test's limit).
   { call: 'design.preview', input: { skills: ['Logical Deduction'], seed: 3 } },
+  // openenv: a server over the seed pack's guessing games on any free port (its URL and clock differ per app).
+  { call: 'openenv.status', input: {} },
+  { call: 'openenv.start', input: { selection: 'guess', port: 0, seeds: 2 }, volatile: ['url', 'startedAt'] },
+  { call: 'openenv.status', input: {}, volatile: ['url', 'startedAt'] },
+  { call: 'openenv.stop', input: {} },
   { call: 'design.list', input: {} },
   { call: 'design.get', input: { id: 'no-such-round' } },
   { call: 'design.cancel', input: { id: 'no-such-round' } },
@@ -167,6 +174,8 @@ export const samples: Sample[] = [
 export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'audit.batch', input: { all: true, checks: ['no such check!'] } },
   { call: 'audit.run', input: { hash: 'abc' } },
+  { call: 'openenv.start', input: { selection: 'guess', port: 70000 } },
+  { call: 'openenv.start', input: { selection: 'guess', hint: 'sometimes' } },
   { call: 'settings.update', input: { theme: 'purple' } },
   { call: 'settings.update', input: { stepTimeoutSec: 0 } },
   { call: 'app.openExternal', input: { url: 'file:///etc/passwd' } },

@@ -111,3 +111,44 @@ describe("SPADE's and Slime's metric lines", () => {
     expect(readPyLiteral("{'a': 1, 'b': open('/etc/passwd').read()}")!.value).toEqual({ a: 1 });
   });
 });
+
+describe("a Tinker run's metrics.jsonl as tinker-cookbook writes it", () => {
+  // Written by running tinker-cookbook's own JsonLogger (ml_log.py at 2c87e8f, SPADE 9b2b813's submodule)
+  // on SPADE's Tinker metric names: scripts/tinker-metrics-fixture.py, tests/fixtures/spade-logs/README.md.
+  const text = readFileSync(join(FIX, 'tinker-cookbook-metrics.jsonl'), 'utf8');
+
+  it('gives every numeric value of every line on the step axis, a NaN or a string losing only itself', () => {
+    // What each line holds, read independently of the workbench's reader (NaN made null for JSON.parse).
+    const expected = new Map<string, [number, number][]>();
+    const lines = text.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(4);
+    for (const line of lines) {
+      const rec = JSON.parse(line.replace(/: NaN([,}])/g, ': null$1')) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(rec)) {
+        if (k === 'step' || typeof v !== 'number') continue;
+        if (!expected.has(k)) expected.set(k, []);
+        expected.get(k)!.push([rec['step'] as number, v]);
+      }
+    }
+    const p = parseLogText(text);
+    const t = metricsJson(p.points, p.games);
+    expect(t.series).toEqual(Object.fromEntries([...expected.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))));
+    expect(Object.keys(t.series).length).toBeGreaterThan(40);
+    expect(new Set(Object.values(t.axis))).toEqual(new Set(['step']));
+    expect(t.series['actor/skill_Pattern_Recognition/avg_reward']!.map((x) => x[0])).toEqual([0, 2, 3]); // NaN at step 1
+    expect(t.series['aime2024/pass@4']!.map((x) => x[0])).toEqual([0, 2]); // eval batches only
+    expect(t.series['rollout/mode']).toBeUndefined();
+    expect(t.games).toEqual([]);
+  });
+
+  it("opens with a Tinker run's own quantities, each saying what it is", () => {
+    const p = parseLogText(text);
+    const keys = Object.keys(metricsJson(p.points, p.games).series);
+    expect(defaultChartKeys(keys)).toEqual([
+      'train/loss:sum', 'avg_reward', 'rollout/actor_mean_return', 'rollout/env_mean_return', 'fixed_eval/overall_pass_rate', 'fixed_eval/difficulty_score', 'aime2024/pass@4', 'aime2025/pass@4',
+    ]);
+    expect(chartInfo('rollout/actor_mean_return').meaning).toMatch(/an advantage, not the actor's return/);
+    expect(chartInfo('aime2025/pass@4').meaning).toMatch(/aime2025 problems solved by at least one of 4 samples/);
+    expect(chartInfo('rollout/mean_return').meaning).toMatch(/spade\/tinker\/rollout\.py:227/);
+  });
+});

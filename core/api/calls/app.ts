@@ -24,6 +24,11 @@ export const settingsSchema = z.object({
    * played without failing (1: every seed of both arms); otherwise they show as not measured.
    */
   runMinSuccess: z.number().gt(0).max(1).default(1),
+  /**
+   * A SPADE checkout (its root folder): design rounds read SPADE's designer prompts, skill
+   * descriptions, hint prompts and corpus loader from it at run time. Null: the workbench's own template.
+   */
+  spadeSrc: z.string().min(1).max(4096).nullable().default(null),
 });
 export type Settings = z.infer<typeof settingsSchema>;
 

@@ -3,6 +3,8 @@ import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
 import { endpointSchema, estimatorSchema, spadeEstimatorSchema } from './models';
 import { sweepTargetSchema } from './audit';
+import { blendPartsSchema } from '../blendParts';
+import { ACCEPTANCE_GATES, PRESET_IDS } from '../designPresets';
 
 /**
  * Design rounds (issue 33): a designer model writes environments from memory seeds, each attempt is
@@ -35,6 +37,13 @@ const promptFields = {
   seedsModel: z.string().min(1).max(300).optional(),
   /** A variants round: this environment is the only seed (pinned, and memory is only it). */
   parentEnvId: envId.optional(),
+  /**
+   * A corpus file in SPADE's format (JSONL with "orig_doc" or "text"), sampled per attempt by SPADE's
+   * CorpusLoader read from the SPADE checkout in Settings (needs one); the document is kept with the attempt.
+   */
+  corpus: z.string().min(1).max(4096).optional(),
+  /** SPADE's --spade-corpus-max-doc-tokens, a word count: 6000 (games recipes) or 4000 (tool-use) when absent. */
+  corpusMaxWords: z.number().int().min(1).max(1_000_000).optional(),
 };
 
 export const designPreviewInput = z.object(promptFields).strict();
@@ -42,8 +51,13 @@ export const designStartInput = z
   .object({
     ...promptFields,
     count: z.number().int().min(1).max(200).default(2),
-    attempts: z.number().int().min(1).max(20).default(3),
-    feedback: z.enum(['repair', 'spade']).default('repair'),
+    /** The preset (core/api/designPresets.ts): SPADE paper defaults by default; it gives the values not sent. */
+    preset: z.enum(PRESET_IDS).default('spade-games'),
+    /** `spade` (default): SPADE's trainer acceptance, the rest advice; `workbench`: reject on the advice too. The preset's when absent. */
+    gate: z.enum(ACCEPTANCE_GATES).optional(),
+    maxTurns: z.number().int().min(1).max(1000).optional(),
+    attempts: z.number().int().min(1).max(20).optional(),
+    feedback: z.enum(['repair', 'spade']).optional(),
     designer: endpointSchema,
     /** Plays accepted games (a run record each); null designs only. */
     agent: endpointSchema.nullable(),
@@ -61,6 +75,21 @@ export type DesignStartInput = z.input<typeof designStartInput>;
 
 const seedSchema = z.object({ envId: z.number().int().nullable(), name: z.string(), skill: z.string().nullable(), winRate: z.number().nullable(), regret: z.number().nullable() });
 
+const checkLine = z.object({ id: z.string(), status: z.string(), message: z.string() });
+const acceptanceSchema = z.object({
+  gate: z.enum(ACCEPTANCE_GATES),
+  accepted: z.boolean(),
+  /** Beside an accepted verdict: a step the recipe asks for did not run ("LLM validator not run"). */
+  incomplete: z.string().nullable(),
+  /** SPADE's reject stage where it has one (validate_game, criteria_throw_at_reset, env_validator) or the workbench's kind. */
+  kind: z.string().nullable(),
+  reason: z.string().nullable(),
+  reasoning: z.string().nullable(),
+  steps: z.array(z.object({ id: z.string(), status: z.enum(['pass', 'fail', 'off', 'not-run']), message: z.string() })),
+  advice: z.array(checkLine),
+});
+export type DesignAcceptance = z.infer<typeof acceptanceSchema>;
+
 const attemptSchema = z.object({
   n: z.number().int(),
   model: z.string(),
@@ -69,7 +98,15 @@ const attemptSchema = z.object({
   code: z.string(),
   verdicts: z.array(z.object({ id: z.string(), status: z.string(), message: z.string() }).passthrough()),
   rejected_because: z.string().nullable(),
+  /** The acceptance verdict (core/design/acceptance.ts); null for attempts stored before it, or with no program. */
+  acceptance: acceptanceSchema.nullable(),
   seeds: z.unknown(),
+  /** The corpus document the prompt was grounded on (SPADE's CorpusLoader draw); null without a corpus. */
+  document: z.object({ docId: z.number().int(), text: z.string(), truncated: z.boolean(), corpus: z.string(), maxWords: z.number().int() }).nullable(),
+  /** What built the prompt's body: `spade:<file>:<function>` (read from a SPADE checkout) or `workbench:…` (ours). */
+  builder: z.string().nullable(),
+  /** The system message sent (SPADE's MULTITURN_GAME_GENERATION_SYSTEM_PROMPT for a cognitive game); null when none was. */
+  system: z.string().nullable(),
   tokens: z.object({ prompt: z.number().nullable(), completion: z.number().nullable() }),
   ms: z.number(),
   error: z.string().nullable(),
@@ -95,6 +132,8 @@ const gameSchema = z.object({
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),
   r_no_hint: z.number().nullable(),
+  /** SPADE's designer reward from r_no_hint and regret (core/api/blendParts.ts); null: not accepted or not measured. */
+  spade_blend: blendPartsSchema.nullable(),
   class: z.string().nullable(),
   difficulty_score: z.number().nullable(),
   /** The run record of this game's play (Runs page), when it was played. */
@@ -146,7 +185,7 @@ export const designCalls = {
     name: 'design.preview',
     summary: "The exact prompt the round's first attempt would send, with the seeds it would show; nothing runs.",
     input: designPreviewInput,
-    output: z.object({ prompt: z.string(), skill: z.string(), seed: z.number().int(), positives: z.array(seedSchema), negatives: z.array(seedSchema), memory: z.number().int() }),
+    output: z.object({ prompt: z.string(), system: z.string().nullable(), builder: z.string(), document: z.object({ docId: z.number().int(), text: z.string(), truncated: z.boolean(), corpus: z.string(), maxWords: z.number().int() }).nullable(), skill: z.string(), seed: z.number().int(), positives: z.array(seedSchema), negatives: z.array(seedSchema), memory: z.number().int() }),
   }),
   'design.start': defineCall({
     name: 'design.start',

@@ -127,6 +127,14 @@ export const recipeSchema = z.object({
   ray: z.object({ address: z.string() }).optional(),
   /** What to say before launching (a script that kills processes by name on a shared host, a key on a command line). */
   warnings: z.array(z.string()),
+  /** Whether the script passes on extra arguments (SPADE's scripts mostly never read "$@"). */
+  acceptsArgs: z.boolean(),
+  /** Values a variable may take where the script refuses any other (per size: REWARD_VARIANT). */
+  envValues: z.record(z.string(), z.array(z.string())),
+  /** Variables the workbench sets itself and a launch may not change, with why. */
+  fixedEnv: z.record(z.string(), z.string()),
+  /** The SPADE script the recipe runs, when it runs one. */
+  spadeScript: z.string().optional(),
 });
 export type JobRecipe = z.infer<typeof recipeSchema>;
 
@@ -141,6 +149,46 @@ export const jobMetricsSchema = z.object({
   games: z.array(z.object({ game: z.string(), rHint: maybeNumber, rNoHint: maybeNumber, regret: maybeNumber })),
 });
 export type JobMetrics = z.infer<typeof jobMetricsSchema>;
+
+const evalValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+/** A run's artefacts (core/jobs/artefactFormats.ts says where SPADE, Slime and Tinker write each). */
+export const jobArtefactsSchema = z.object({
+  /** The run's folder on the job's machine (OUTPUT_DIR), or null when the job names none. */
+  runDir: z.string().nullable(),
+  /** Why nothing could be read, when so. */
+  note: z.string().nullable(),
+  saveDirs: z.array(z.object({ path: z.string(), kind: z.enum(['megatron', 'tinker']), latest: z.number().nullable(), tracker: z.string().nullable(), checkpoints: z.number().int() })),
+  checkpoints: z.array(
+    z.object({
+      kind: z.enum(['megatron', 'tinker']),
+      /** The rollout id (Megatron's iteration) or Tinker's batch; null for a `release` folder. */
+      step: z.number().nullable(),
+      name: z.string(),
+      path: z.string(),
+      latest: z.boolean(),
+      samplerPath: z.string().nullable(),
+      mtime: z.number().nullable(),
+    }),
+  ),
+  /** eval_offline's results.json files under the run's folder, by checkpoint step. */
+  evals: z.array(
+    z.object({
+      path: z.string(),
+      ckpt: z.string(),
+      ckptResolved: z.string(),
+      startedAt: z.string().nullable(),
+      elapsedSec: z.number().nullable(),
+      step: z.number().nullable(),
+      suites: z.array(z.object({ name: z.string(), metrics: z.record(z.string(), evalValue), elapsedSec: z.number().nullable(), skipped: z.boolean(), error: z.string().nullable() })),
+    }),
+  ),
+  /** Files that were found but not read, and why. */
+  problems: z.array(z.object({ path: z.string(), message: z.string() })),
+  /** The save folder "continue this run" would pass as LOAD_DIR, and its step; null when it cannot. */
+  continuable: z.object({ loadDir: z.string(), step: z.number() }).nullable(),
+  continueNote: z.string(),
+});
+export type JobArtefacts = z.infer<typeof jobArtefactsSchema>;
 
 export const jobsCalls = {
   'jobs.list': defineCall({
@@ -212,6 +260,18 @@ export const jobsCalls = {
     summary: "One job's metric series, each on its own x axis (rollout/step, train/step, eval/step, step), and the games' returns its log named.",
     input: z.object({ id: z.string().min(1).max(64), keys: z.array(z.string().max(300)).max(200).optional() }).strict(),
     output: jobMetricsSchema,
+  }),
+  'jobs.artefacts': defineCall({
+    name: 'jobs.artefacts',
+    summary: "A run's checkpoints (Megatron iter_ folders, Tinker's checkpoints.jsonl) and SPADE's offline evaluations (eval_offline's results.json), read from its folder over the job's own connection.",
+    input: idInput,
+    output: jobArtefactsSchema,
+  }),
+  'jobs.continue': defineCall({
+    name: 'jobs.continue',
+    summary: "Launch a finished run's recipe again with LOAD_DIR set to its save folder (only where the recipe's script reads LOAD_DIR): a new job.",
+    input: z.object({ id: z.string().min(1).max(64), loadDir: text(4096).optional() }).strict(),
+    output: jobSummarySchema,
   }),
   'jobs.secrets': defineCall({
     name: 'jobs.secrets',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { boundedHint, boundedSource } from '../limits';
 import { hashSchema, idSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
+import { blendPartsSchema } from '../blendParts';
 
 /** Environment memory: the library of environments, their versions, hints, tags and SPADE stats. */
 
@@ -46,7 +47,7 @@ export const memoryFiltersSchema = z
   .strict();
 export type MemoryFilters = z.infer<typeof memoryFiltersSchema>;
 
-export const sortFields = ['relevance', 'name', 'skill', 'kind', 'updated', 'created', 'regret', 'winRate', 'rHint', 'rNoHint', 'rating', 'rolloutStep', 'measuredRegret', 'measuredWinRate', 'model', 'difficulty'] as const;
+export const sortFields = ['relevance', 'name', 'skill', 'kind', 'updated', 'created', 'regret', 'winRate', 'rHint', 'rNoHint', 'rating', 'rolloutStep', 'measuredRegret', 'measuredWinRate', 'model', 'difficulty', 'blend'] as const;
 export const memorySortSchema = z.object({ field: z.enum(sortFields), dir: z.enum(['asc', 'desc']) }).strict();
 export type MemorySort = z.infer<typeof memorySortSchema>;
 
@@ -85,6 +86,11 @@ export const envSummarySchema = z.object({
       /** SPADE's fixed-model difficulty_score, 1 - |p - 0.5| / 0.5. */
       difficulty: z.number().nullable(),
       frontier: z.boolean(),
+      /**
+       * SPADE's designer reward from this measurement's mean unhinted reward (rNoHint) and regret
+       * (core/api/blendParts.ts); null when its regret was not measured. Sort field `blend`.
+       */
+      blend: blendPartsSchema.nullable(),
       seeds: z.number().int(),
       failed: z.number().int(),
       updatedAt: z.string(),

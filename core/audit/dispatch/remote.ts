@@ -36,7 +36,7 @@ export interface RemoteResult {
 
 /** The options that decide a verdict: two runs with the same ones give the same result for a version. */
 export function checkSetKey(options: AuditOptions): string {
-  const decisive = { checks: options.checks ?? null, maxTurns: options.maxTurns ?? 30, callTimeoutSec: options.callTimeoutSec ?? 5, spade: options.spadeCallTimeoutSec ?? null, admission: options.spadeAdmissionTimeoutSec ?? null };
+  const decisive = { checks: options.checks ?? null, maxTurns: options.maxTurns ?? 30, callTimeoutSec: options.callTimeoutSec ?? 5, spade: options.spadeCallTimeoutSec ?? null, admission: options.spadeAdmissionTimeoutSec ?? null, ...(options.admissionAlways ? { admissionAlways: true } : {}), ...(options.guessLoad ? { guessLoad: options.guessLoad } : {}), ...(options.resetGate ? { resetGate: options.resetGate.maxTurns } : {}) };
   return createHash('sha256').update(JSON.stringify(decisive)).digest('hex').slice(0, 16);
 }
 

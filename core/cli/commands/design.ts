@@ -19,13 +19,14 @@ import { DEFAULT_LOCAL_MODEL, isLocalEndpoint } from '../../models/localModel';
 import { LocalEngine } from '../../models/localEngine';
 import { ALL_SKILLS } from '../../api/skills';
 import { DIFFICULTIES, type Difficulty } from '../../design/prompt';
+import { CORPUS_SEED, corpusMaxWords, spadeSource, workbenchSource, type PromptSource } from '../../design/promptSource';
 import { newRoundId, runRound, writeSpadeLayout } from '../../design/round';
 import { designBlend } from '../../design/blend';
 import { parentsByHash, roundSeq } from '../../design/store';
 import type { PlayOutcome } from '../../design/attempt';
 import { auditOn } from '../../audit/dispatch/auditOn';
 import { errorMessage } from '../../api/errorMessage';
-import type { EnvAudit } from '../../audit/types';
+import type { AuditOptions, EnvAudit } from '../../audit/types';
 import type { SweepExecutor } from '../../audit/dispatch/executor';
 import { makeExecutor, targetLabel, type DispatchSettings } from '../../audit/dispatch/targets';
 import { RunService } from '../../runs/service';
@@ -33,6 +34,9 @@ import { SettingsStore } from '../../services/settingsStore';
 import type { SweepModel } from '../../episodes/regretRemote';
 import { cliEstimator, ESTIMATOR_OPTIONS } from './estimatorOptions';
 import { clusterAgentProblem, gameRunId, localGameRun, outcomeOfResults, playGameOn } from '../../design/plays';
+import { DEFAULT_PRESET, DESIGN_PRESETS, presetById } from '../../api/designPresets';
+import type { AcceptancePolicy } from '../../design/acceptance';
+import { envValidatorStep, VALIDATOR_SAMPLING } from '../../design/envValidator';
 
 /** The workbench's own designer template, beside the bundle (dist/node) or the source (core/cli/commands). */
 function defaultTemplate(): string {
@@ -78,7 +82,13 @@ export const designCommand: Command = {
         pin: { type: 'string', multiple: true },
         ban: { type: 'string', multiple: true },
         template: { type: 'string' },
+        'spade-src': { type: 'string' },
+        corpus: { type: 'string' },
+        'corpus-max-words': { type: 'string' },
+        'tool-use-prompt': { type: 'string' },
         feedback: { type: 'string' },
+        preset: { type: 'string' },
+        gate: { type: 'string' },
         'play-seeds': { type: 'string' },
         'max-turns': { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -98,16 +108,23 @@ export const designCommand: Command = {
     for (const s of skills) if (!ALL_SKILLS.includes(s)) throw new UsageError(`Unknown skill ${s}; SPADE's skills are: ${ALL_SKILLS.join(', ')}`);
     const difficulty = (values.difficulty ?? 'medium') as Difficulty;
     if (!DIFFICULTIES.includes(difficulty)) throw new UsageError(`--difficulty is one of ${DIFFICULTIES.join(', ')}`);
-    const feedback = values.feedback ?? 'repair';
+    // The preset gives every default (core/design/presets.ts, each value from the recipe it names);
+    // a flag given overrides its value.
+    const preset = presetById(values.preset ?? DEFAULT_PRESET);
+    if (!preset) throw new UsageError(`--preset is one of ${DESIGN_PRESETS.map((p) => p.id).join(', ')}`);
+    const gate = values.gate ?? preset.gate;
+    if (gate !== 'spade' && gate !== 'workbench') throw new UsageError("--gate is spade (SPADE's trainer acceptance; the random-guess test and the workbench's checks are advice) or workbench (reject on those too)");
+    const feedback = values.feedback ?? preset.feedback;
     if (feedback !== 'repair' && feedback !== 'spade') throw new UsageError('--feedback is repair (the reason goes back to the designer) or spade (a fresh prompt, as SPADE re-samples)');
     const count = int(values.count, '--count', 2, 1, 1000);
-    const attempts = int(values.attempts, '--attempts', 3, 1, 50);
-    const maxTurns = int(values['max-turns'], '--max-turns', 12, 1, 1000);
+    const attempts = int(values.attempts, '--attempts', preset.attempts, 1, 50);
+    const maxTurns = int(values['max-turns'], '--max-turns', preset.maxTurns, 1, 1000);
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
     // Which regret play measures: SPADE's estimator unless --estimator paired (then --play-seeds per arm).
     const { estimator, spade } = cliEstimator(values);
-    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', 2048, 16, 1_000_000), 0.6, 600, 'SPADE_DESIGNER_API_KEY');
-    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', 256, 8, 1_000_000), 1.0, 600, 'SPADE_AGENT_API_KEY');
+    const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', preset.designerMaxTokens, 16, 1_000_000), preset.designerTemperature, 600, 'SPADE_DESIGNER_API_KEY');
+    const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', preset.agentMaxTokens, 8, 1_000_000), preset.agentTemperature, 600, 'SPADE_AGENT_API_KEY');
+    const acceptance: AcceptancePolicy = { gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns };
     const target = cliTarget(values.on);
     // The plays go where the checks go; a node reaches the agent by itself, so it must be a server it can reach.
     const agentProblem = target.kind !== 'local' && playSeeds > 0 ? clusterAgentProblem(agentCfg) : null;
@@ -115,10 +132,26 @@ export const designCommand: Command = {
     // Where each attempt's checks run: this machine's pool, or a Ray head / Slurm host as a pool audit does.
     const dispatch: DispatchSettings = { workers: 1, shardSize: 1, envTimeoutSec: 120, python: nodePython(values, target.kind !== 'local'), ...reachSettings(values) };
     const ids = (xs: string[] | undefined, name: string) => (xs ?? []).map((x) => int(x, name, 0, 1, 2 ** 31));
-    const template = values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate();
+    const toolUsePrompt = values['tool-use-prompt'] ?? 'multiturn';
+    if (toolUsePrompt !== 'multiturn' && toolUsePrompt !== 'single') throw new UsageError('--tool-use-prompt is multiturn (SPADE_MULTITURN_ENV_GEN=1, as the tool-use recipes set it) or single');
+    if (values.template !== undefined && values['spade-src'] !== undefined) throw new UsageError('--template and --spade-src both name the prompt: give one');
+    const corpusMaxWordsGiven = values['corpus-max-words'] !== undefined ? int(values['corpus-max-words'], '--corpus-max-words', 0, 1, 1_000_000) : null;
 
     if (values['data-dir'] !== undefined) mkdirSync(values['data-dir'], { recursive: true });
     const { db, dataDir } = openDataDir(values['data-dir']);
+    // SPADE's texts from a checkout read now (--spade-src, else the Settings field), or the workbench's own template.
+    const spadeSrc = values.template !== undefined ? null : (values['spade-src'] ?? new SettingsStore(db).get().spadeSrc);
+    let prompts: PromptSource;
+    try {
+      if (values.corpus !== undefined && !spadeSrc) throw new UsageError("--corpus FILE is sampled by SPADE's CorpusLoader: give --spade-src DIR (a SPADE checkout) too");
+      prompts = spadeSrc
+        ? await spadeSource(spadeSrc, { corpus: values.corpus !== undefined ? { path: values.corpus, maxWords: corpusMaxWordsGiven ?? corpusMaxWords(skills), seed: CORPUS_SEED } : null, draws: count * attempts, toolUseVariant: toolUsePrompt })
+        : workbenchSource(values.template !== undefined ? readFileSync(values.template, 'utf8') : defaultTemplate(), values.template !== undefined);
+    } catch (e) {
+      db.close();
+      throw e instanceof UsageError ? e : new UsageError(errorMessage(e));
+    }
+    const template = prompts.kind === 'workbench' && values.template !== undefined ? readFileSync(values.template, 'utf8') : prompts.kind === 'workbench' ? defaultTemplate() : '';
     const pool = new AuditPool({ workers: 1, envTimeoutSec: 120 });
     const rt = new RuntimeService({ settings: () => ({ stepTimeoutSec: 30, maxTurns, defaultRuntime: 'pyodide' }), poolSize: 1 });
     const store = new EpisodeStore(db);
@@ -126,7 +159,7 @@ export const designCommand: Command = {
     const ac = new AbortController();
     const executor: SweepExecutor<EnvAudit> | null = target.kind === 'local' ? null : makeExecutor(target, dispatch, db, dataDir);
     let checked = 0;
-    const check = (code: string, options: { maxTurns: number; hint?: string | null; checks?: string[] }) =>
+    const check = (code: string, options: AuditOptions) =>
       executor ? auditOn(executor, code, options, { name: `design attempt ${++checked}`, signal: ac.signal }) : pool.audit(code, options);
     // Ctrl-C here, or scancel / a job's stop when the round runs as a job: the round ends cancelled,
     // keeping every attempt so far, and the layout is still written.
@@ -190,6 +223,9 @@ export const designCommand: Command = {
           runs.end(runId, status, error);
         }
       };
+      // SPADE's LLM validator ('self': the training model, here the designer) where the preset's recipe
+      // turns it on; its prompts come from the checkout (env_validator.py), so without one it is not run.
+      const validator = preset.envValidator && prompts.kind === 'spade' && prompts.texts ? envValidatorStep(new ChatClient({ ...designerCfg, ...VALIDATOR_SAMPLING, retries: 0 }), prompts.texts) : null;
       const round = await runRound(
         {
           id: roundId,
@@ -198,22 +234,26 @@ export const designCommand: Command = {
           difficulty,
           maxTurns,
           template,
+          prompts,
           attempts,
           feedback,
-          gate: 'fail',
+          acceptance,
           seed: int(values.seed, '--seed', Date.now() % 100_000, 0, 2 ** 31),
           pins: ids(values.pin, '--pin'),
           bans: ids(values.ban, '--ban'),
           memoryIds,
           designerModel: designerCfg.model,
-          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, estimator },
+          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null, preset: preset.id, estimator },
         },
         {
           db,
           designer: new ChatClient(designerCfg),
-          check: (code) => check(code, { maxTurns }),
+          // SPADE's 'self' hints: the designer model at temperature 0.3 and 2048 tokens (spade/core/types.py:154-155).
+          ...(prompts.kind === 'spade' ? { hinter: new ChatClient({ ...designerCfg, temperature: 0.3, maxTokens: 2048, retries: 0 }) } : {}),
+          check: (code, extra) => check(code, { maxTurns, ...extra }),
           checkHint: async (code, hint) => (await check(code, { maxTurns, hint, checks: ['hint-leak'] })).checks.find((c) => c.id === 'hint-leak') ?? null,
           ...(playSeeds > 0 ? { play } : {}),
+          ...(validator ? { validator } : {}),
         },
         (p) => {
           if (!values.json) io.err(`game ${p.game}/${p.games} (${p.skill}): attempt ${p.attempt} of ${p.of}, ${p.stage}${p.tokensPerSec ? `, ${p.tokensPerSec.toFixed(1)} tokens/s` : ''}`);
@@ -235,6 +275,19 @@ export const designCommand: Command = {
               designer: { endpoint: designerCfg.baseUrl, model: designerCfg.model },
               agent: { endpoint: agentCfg.baseUrl, model: agentCfg.model },
               out: values.out ?? null,
+              prompts: prompts.kind === 'spade' ? { from: 'spade', src: prompts.src, files: prompts.texts?.files ?? [] } : { from: 'workbench', src: null, note: "the workbench's own template, not SPADE's" },
+              corpus: values.corpus ?? null,
+              mode: gate === 'spade' ? 'spade' : 'workbench-gate',
+              acceptance: {
+                gate,
+                preset: preset.id,
+                preset_label: preset.label,
+                recipe: preset.recipe,
+                reset_gate: preset.resetGate,
+                env_validator: preset.envValidator,
+                // Without a SPADE checkout there are no validator prompts: each verdict then says "LLM validator not run".
+                env_validator_available: validator !== null,
+              },
               games: round.games.map((g) => ({
                 skill: g.skill,
                 accepted: g.accepted,
@@ -251,7 +304,8 @@ export const designCommand: Command = {
                 play_error: g.play_error,
                 plays_on: g.plays_on,
                 run_id: runs.store.get(gameRunId(round.id, g.idx)) ? gameRunId(round.id, g.idx) : null,
-                attempts: g.attempts.map((a) => ({ prompt: a.prompt, answer: a.answer, verdicts: a.verdicts, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
+                grounding: g.accepted ? (g.attempts.at(-1)?.document ?? null) : null,
+                attempts: g.attempts.map((a) => ({ system: a.system, prompt: a.prompt, builder: a.builder, document: a.document, answer: a.answer, verdicts: a.verdicts, acceptance: a.acceptance, rejected_because: a.rejected_because, tokens: a.tokens, ms: Math.round(a.ms), error: a.error })),
               })),
             },
             null,

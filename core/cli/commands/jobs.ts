@@ -10,6 +10,7 @@ import { JobStore } from '../../jobs/store';
 import { LogMirror } from '../../jobs/logMirror';
 import { metricsJson, parseMetricLine, parseRegretLine, type GameReturns, type MetricPoint } from '../../api/spadeMetrics';
 import { DomainError } from '../../errors';
+import { attachInput, continueJob, followToEnd, jobService, launchInput, printArtefacts, printStarted, stopJob, type ControlValues } from './jobsControl';
 
 /**
  * A saved log (or `-`, stdin) read line by line with the parser the app's job charts use, so a
@@ -45,9 +46,48 @@ function printMetrics(io: CliIO, m: ReturnType<typeof metricsJson>, json: boolea
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CONTROL = new Set(['launch', 'attach', 'stop', 'artefacts', 'continue']);
+
+/** launch, attach, stop, artefacts, continue: the app's jobs service on this data folder. */
+async function control(sub: string, rest: string[], values: ControlValues & { 'data-dir'?: string | undefined }, io: CliIO): Promise<number> {
+  if (rest.length !== 1) throw new UsageError(sub === 'launch' ? 'jobs launch takes one recipe' : `jobs ${sub} takes one ${sub === 'attach' ? 'Slurm job id or Ray submission id' : 'job id'}`);
+  const arg = rest[0]!;
+  const { db, dataDir } = openDataDir(values['data-dir']);
+  const svc = jobService(db, dataDir, io);
+  try {
+    switch (sub) {
+      case 'launch': {
+        const j = await svc.submit(launchInput(db, svc, arg, values));
+        printStarted(io, j, values.json === true && !values.follow, 'launched');
+        return values.follow ? await followToEnd(svc, j.id, io) : 0;
+      }
+      case 'attach': {
+        const j = svc.summary(await svc.manager.attach(attachInput(db, arg, values)));
+        printStarted(io, j, values.json === true && !values.follow, 'attached to');
+        return values.follow ? await followToEnd(svc, j.id, io) : 0;
+      }
+      case 'stop':
+        return await stopJob(svc, arg, values, io);
+      case 'artefacts': {
+        const a = await svc.artefacts(arg);
+        if (values.json) io.out(JSON.stringify(a));
+        else printArtefacts(io, a);
+        return 0;
+      }
+      default: {
+        const j = await continueJob(svc, arg, values);
+        printStarted(io, j, values.json === true && !values.follow, 'launched');
+        return values.follow ? await followToEnd(svc, j.id, io) : 0;
+      }
+    }
+  } finally {
+    await svc.close();
+    db.close();
+  }
+}
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timeout', 'lost']);
 
-/** `jobs metrics | list | logs`: the jobs the workbench follows, read from its database and log mirrors. */
+/** `jobs launch | attach | stop | artefacts | continue | metrics | list | logs`: the jobs the workbench follows. */
 export const jobsCommand: Command = {
   ...commandInfo('jobs'),
   async run(argv, io) {
@@ -59,17 +99,32 @@ export const jobsCommand: Command = {
         log: { type: 'string' },
         json: { type: 'boolean' },
         follow: { type: 'boolean', short: 'f' },
+        on: { type: 'string' },
+        env: { type: 'string', multiple: true },
+        name: { type: 'string' },
+        workdir: { type: 'string' },
+        'ssh-key': { type: 'string' },
+        'known-hosts': { type: 'string' },
+        ssh: { type: 'string' },
+        container: { type: 'string' },
+        partition: { type: 'string' },
+        gpus: { type: 'string' },
+        time: { type: 'string' },
+        'output-dir': { type: 'string' },
+        load: { type: 'string' },
+        yes: { type: 'boolean' },
       },
       strict: true,
     });
     const [sub, ...rest] = positionals;
+    if (sub && CONTROL.has(sub)) return control(sub, rest, values, io);
     if (sub === 'metrics' && values.log !== undefined) {
       if (rest.length) throw new UsageError('jobs metrics takes either a job id or --log FILE, not both');
       printMetrics(io, await metricsOfLog(values.log), values.json === true);
       return 0;
     }
     if (values.log !== undefined) throw new UsageError('--log goes with jobs metrics');
-    if (sub !== 'metrics' && sub !== 'list' && sub !== 'logs') throw new UsageError('Give metrics ID|--log FILE, list or logs ID');
+    if (sub !== 'metrics' && sub !== 'list' && sub !== 'logs') throw new UsageError(`Give launch RECIPE, attach ID, stop ID, artefacts ID, continue ID, metrics ID|--log FILE, list or logs ID${sub ? ` (not ${sub})` : ''}`);
     if (sub === 'list' ? rest.length !== 0 : rest.length !== 1) throw new UsageError(sub === 'list' ? 'jobs list takes no job id' : `jobs ${sub} takes one job id`);
     const { db, dataDir } = openDataDir(values['data-dir']);
     try {
@@ -91,7 +146,17 @@ export const jobsCommand: Command = {
         printMetrics(io, metricsJson(store.metrics(id), store.games(id)), values.json === true);
         return 0;
       }
-      // logs: the workbench's mirror of the job's log (the app keeps it current while it follows the job).
+      if (values.follow && !TERMINAL.has(job.state)) {
+        // Followed by this process too (beside the app, if it runs: each byte reaches the mirror once).
+        const svc = jobService(db, dataDir, io);
+        try {
+          svc.manager.follow(id);
+          return await followToEnd(svc, id, io);
+        } finally {
+          await svc.close();
+        }
+      }
+      // logs: the workbench's mirror of the job's log (kept current by whichever process follows the job).
       const mirror = new LogMirror(join(dataDir, 'jobs', id, 'log.txt'));
       let offset = 0;
       for (;;) {

@@ -29,7 +29,7 @@ export const searchCommand: Command = {
     const limit = Number(values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be 1-1000');
     if (values.kind && values.kind !== 'game' && values.kind !== 'tool-use') throw new UsageError('--kind must be game or tool-use');
-    const sorts: Record<string, NonNullable<SearchInput['sort']>> = { regret: { field: 'measuredRegret', dir: 'desc' }, 'win-rate': { field: 'measuredWinRate', dir: 'desc' }, difficulty: { field: 'difficulty', dir: 'desc' }, model: { field: 'model', dir: 'asc' } };
+    const sorts: Record<string, NonNullable<SearchInput['sort']>> = { regret: { field: 'measuredRegret', dir: 'desc' }, 'win-rate': { field: 'measuredWinRate', dir: 'desc' }, difficulty: { field: 'difficulty', dir: 'desc' }, blend: { field: 'blend', dir: 'desc' }, model: { field: 'model', dir: 'asc' } };
     if (values.sort !== undefined && !sorts[values.sort]) throw new UsageError(`--sort must be one of ${Object.keys(sorts).join(', ')}`);
     const { db } = openDataDir(values['data-dir']);
     try {
@@ -57,6 +57,8 @@ export const searchCommand: Command = {
           win_rate: e.measured?.winRate ?? null,
           measured_regret: e.measured?.regret ?? null,
           difficulty_score: e.measured?.difficulty ?? null,
+          // SPADE's designer reward of that measurement and its parts (null: regret not measured).
+          spade_blend: e.measured?.blend ?? null,
           recorded_regret: e.regret,
           recorded_win_rate: e.winRate,
         }));
@@ -66,7 +68,7 @@ export const searchCommand: Command = {
       io.out(`${r.total} match(es)${r.total > r.rows.length ? `, showing ${r.rows.length}` : ''}`);
       for (const e of r.rows) {
         const marks = [e.seed ? 'seed' : '', e.rejected ? `rejected${e.rejectionStage ? `:${e.rejectionStage}` : ''}` : '', ...e.tags.map((t) => `#${t}`)].filter(Boolean).join(' ');
-        const m = e.measured ? `measured (${e.measured.model}) win ${fmtNum(e.measured.winRate)} regret ${fmtNum(e.measured.regret)}` : 'not measured';
+        const m = e.measured ? `measured (${e.measured.model}) win ${fmtNum(e.measured.winRate)} regret ${fmtNum(e.measured.regret)} blend ${e.measured.blend ? fmtNum(e.measured.blend.blend) : 'not measured'}` : 'not measured';
         io.out(`${String(e.id).padStart(6)}  ${e.hash.slice(0, 12)}  ${e.name.padEnd(28)} ${(e.skill ?? '-').padEnd(24)} recorded win ${fmtNum(e.winRate)} regret ${fmtNum(e.regret)}  ${m}  ${marks}`);
       }
       return 0;

@@ -52,6 +52,20 @@ export function SettingsView(_props: ViewProps<'settings'>) {
           />{' '}
           <span className="muted">allowUnsandboxedNative: only where bubblewrap is missing; environment code then reaches this machine</span>
         </span>
+        <label htmlFor="set-spade-src">SPADE checkout</label>
+        <span>
+          <input
+            id="set-spade-src"
+            type="text"
+            className="mono"
+            size={40}
+            placeholder="none: the workbench's own designer template"
+            defaultValue={settings.spadeSrc ?? ''}
+            onBlur={(e) => e.target.value.trim() !== (settings.spadeSrc ?? '') && void updateSettings({ spadeSrc: e.target.value.trim() || null })}
+            data-testid="set-spade-src"
+          />{' '}
+          <span className="muted">spadeSrc: design rounds read SPADE&rsquo;s prompts, skills and hint prompts from this folder at run time (never copied)</span>
+        </span>
         <span>Data directory</span>
         <span className="mono" data-testid="data-dir">{info?.dataDir}</span>
         <span>Database</span>

@@ -90,7 +90,8 @@ const spec = (over: Partial<GameSpec> = {}): GameSpec => ({
   attempts: 3,
   feedback: 'repair',
   seed: 11,
-  gate: 'fail',
+  // Today's behaviour before issue 44, kept as the labelled option: the workbench gate.
+  acceptance: { gate: 'workbench', resetGate: false, envValidator: false, maxTurns: 12 },
   ...over,
 });
 
@@ -104,9 +105,9 @@ describe('designGame', () => {
       if (msgs(b)[0]!.role === 'system') return { content: '```json\n{"hint": "Halve the range each turn."}\n```' };
       return { content: answers[msgs(b).filter((m) => m.role === 'assistant').length]! };
     });
-    const g = await designGame(spec(), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+    const g = await designGame(spec(), { designer: client(server.url), check: (code, extra) => pool.audit(code, { maxTurns: 12, ...extra }) });
     expect(g.attempts.map((a) => a.rejectedBecause === null)).toEqual([false, false, true]);
-    expect(g.attempts[0]!.rejectedBecause).toMatch(/^spade\.(syntax|exec): Syntax error in generated game code/);
+    expect(g.attempts[0]!.rejectedBecause).toMatch(/^validate_game: Game validation failed: Syntax error in generated game code/);
     expect(g.attempts[1]!.rejectedBecause).toMatch(/^too-easy: /);
     expect(g.accepted).toBe(true);
     expect(g.className).toBe('HalvingEnv');
@@ -130,7 +131,7 @@ describe('designGame', () => {
     const second = msgs(designerCalls[1]!);
     expect(second.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(second[1]!.content).toBe(fence(BROKEN));
-    expect(second[2]!.content).toMatch(/^Your program was rejected: spade\.(syntax|exec): Syntax error/);
+    expect(second[2]!.content).toMatch(/^Your program was rejected: validate_game: Game validation failed: Syntax error/);
     const third = msgs(designerCalls[2]!);
     expect(third).toHaveLength(5);
     expect(third[4]!.content).toMatch(/^Your program was rejected: too-easy: /);
@@ -143,13 +144,13 @@ describe('designGame', () => {
 
   it('rejects on sandbox a program that tries to leave the sandbox, also when it first replaces os.write, under either gate', async () => {
     expect(PRYING).toContain('/proc/1/cmdline');
-    for (const gate of ['fail', 'spade-only'] as const) {
+    for (const gate of ['workbench', 'spade'] as const) {
       const answers = [fence(BLINDING), fence(PRYING), fence(GOOD)];
       server = await startStandIn((b) => {
         if (msgs(b)[0]!.role === 'system') return { content: '```json\n{"hint": "Halve the range each turn."}\n```' };
         return { content: answers[msgs(b).filter((m) => m.role === 'assistant').length]! };
       });
-      const g = await designGame(spec({ gate }), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+      const g = await designGame(spec({ acceptance: { gate, resetGate: false, envValidator: false, maxTurns: 12 } }), { designer: client(server.url), check: (code, extra) => pool.audit(code, { maxTurns: 12, ...extra }) });
       expect(g.attempts.map((a) => a.rejectedBecause === null), JSON.stringify(g.attempts.map((a) => a.rejectedBecause))).toEqual([false, false, true]);
       for (const a of g.attempts.slice(0, 2)) expect(a.rejectedBecause).toMatch(/^sandbox: Tried \d+ forbidden operations? \(open\)/);
       expect(g.code).toBe(GOOD.replace(/\n$/, ''));
@@ -161,12 +162,12 @@ describe('designGame', () => {
   it("SPADE's way: pins first, bans never, a fresh prompt per attempt, and an unanswered designer is an attempt with its error", async () => {
     let n = 0;
     server = await startStandIn(() => (n++ === 0 ? { status: 400, error: 'context too long' } : { content: 'no code at all' }));
-    const g = await designGame(spec({ feedback: 'spade', attempts: 2, pins: [4], bans: [2, 3] }), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+    const g = await designGame(spec({ feedback: 'spade', attempts: 2, pins: [4], bans: [2, 3] }), { designer: client(server.url), check: (code, extra) => pool.audit(code, { maxTurns: 12, ...extra }) });
     expect(g.accepted).toBe(false);
     expect(g.attempts[0]!.error).toMatch(/HTTP 400: context too long/);
     expect(g.attempts[0]!.rejectedBecause).toMatch(/^the designer did not answer/);
     expect(g.attempts[1]!.codeFrom).toBe('whole-answer');
-    expect(g.attempts[1]!.rejectedBecause).toMatch(/^spade\.(syntax|exec|class)/);
+    expect(g.attempts[1]!.rejectedBecause).toMatch(/^validate_game: Game validation failed: /);
     for (const b of server.requests) {
       expect(msgs(b)).toHaveLength(1);
       expect(msgs(b)[0]!.content).toContain('class Seed4Env');
@@ -179,7 +180,7 @@ describe('designGame', () => {
   it('keeps no hint the library could not export and import again: a 2 MiB hint is the hint error, the game is accepted without it', async () => {
     const huge = `Halve the range. ${'x'.repeat(2 * 1024 * 1024)}`;
     server = await startStandIn((b) => (msgs(b)[0]!.role === 'system' ? { content: huge } : { content: fence(GOOD) }));
-    const g = await designGame(spec({ attempts: 1 }), { designer: client(server.url), check: (code) => pool.audit(code, { maxTurns: 12 }) });
+    const g = await designGame(spec({ attempts: 1 }), { designer: client(server.url), check: (code, extra) => pool.audit(code, { maxTurns: 12, ...extra }) });
     expect(g.accepted).toBe(true);
     expect(g.hint).toBeNull();
     expect(g.hintError).toMatch(/^the hint model's answer is too large \(\d+ bytes; the limit is 1048576\)$/);

@@ -66,7 +66,16 @@ describe('spade-workbench design', () => {
     expect(j.games.map((g) => g.skill)).toEqual(['Logical Deduction', 'Optimization']);
     expect(j.games.map((g) => g.accepted)).toEqual([true, true]);
     expect(j.games[0]!.attempts).toHaveLength(2);
-    expect(j.games[0]!.attempts[0]!.rejected_because).toMatch(/^spade\./);
+    // SPADE mode by default (issue 44): the rejection is validate_game's, in SPADE's words.
+    expect(j.games[0]!.attempts[0]!.rejected_because).toMatch(/^validate_game: Game validation failed: /);
+    const jj = JSON.parse(r.out) as { mode: string; acceptance: { gate: string; preset: string; recipe: string; reset_gate: boolean; env_validator: boolean }; games: { attempts: { acceptance: { accepted: boolean; kind: string | null; steps: { id: string; status: string }[]; advice: { id: string }[] } | null }[] }[] };
+    expect(jj.mode).toBe('spade');
+    expect(jj.acceptance).toMatchObject({ gate: 'spade', preset: 'spade-games', recipe: 'cmd/games/train_spade_8b.sh', reset_gate: false, env_validator: false });
+    expect(jj.games[0]!.attempts[0]!.acceptance).toMatchObject({ accepted: false, kind: 'validate_game' });
+    const ok = jj.games[0]!.attempts[1]!.acceptance!;
+    expect(ok.accepted).toBe(true);
+    expect(ok.steps.map((x) => [x.id, x.status])).toEqual([['validate_game', 'pass'], ['reset_gate', 'off'], ['env_validator', 'off']]);
+    expect(ok.advice.some((x) => x.id === 'too-easy')).toBe(true);
     expect(j.games[0]!.attempts[0]!.answer).toBe('I forgot the code.');
     expect(j.games[0]!.attempts[1]!.rejected_because).toBeNull();
     expect(j.games[0]!.attempts[1]!.verdicts.some((v) => v.id === 'too-easy' && v.status === 'pass')).toBe(true);
@@ -129,6 +138,10 @@ describe('spade-workbench design', () => {
     expect(a.err).toMatch(/Unknown skill Juggling/);
     const b = await run(['--skills', 'Optimization', '--feedback', 'maybe', '--data-dir', join(tmp.dir, 'x')]);
     expect(b.err).toMatch(/--feedback is repair/);
+    const p = await run(['--skills', 'Optimization', '--preset', 'paper', '--data-dir', join(tmp.dir, 'x')]);
+    expect(p.err).toMatch(/--preset is one of spade-games, spade-tool-use, quick/);
+    const g = await run(['--skills', 'Optimization', '--gate', 'fail', '--data-dir', join(tmp.dir, 'x')]);
+    expect(g.err).toMatch(/--gate is spade .* or workbench/);
     // On a cluster the games are played there too: the nodes cannot call the embedded model (the default agent).
     const c = await run(['--skills', 'Optimization', '--on', 'ray://127.0.0.1:8265', '--data-dir', join(tmp.dir, 'x')]);
     expect(c.code).toBe(2);

@@ -116,7 +116,11 @@ describe('design rounds through the API', () => {
       [true, 2],
       [true, 1],
     ]);
-    expect(round.games[0]!.attempts[0]!.rejected_because).toMatch(/^spade\./);
+    // SPADE mode by default (issue 44): validate_game's refusal, and the round says which preset it followed.
+    expect(round.games[0]!.attempts[0]!.rejected_because).toMatch(/^validate_game: Game validation failed: /);
+    expect(round.games[0]!.attempts[0]!.acceptance).toMatchObject({ gate: 'spade', accepted: false, kind: 'validate_game' });
+    expect(round.games[0]!.attempts[1]!.acceptance).toMatchObject({ gate: 'spade', accepted: true, incomplete: null });
+    expect(round.config).toMatchObject({ acceptance: { gate: 'spade', resetGate: false, envValidator: false }, extra: { preset: 'spade-games' }, feedback: 'spade' });
     expect(round.games[0]!.parents).toEqual([3, 2]);
     // The hint is checked for leaks once it exists (the program's audit ran before it was written).
     expect(round.games.map((g) => g.hint_leak?.status)).toEqual(['pass', 'fail']);

@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe("a run's metrics as SPADE and Slime print them", () => {
-  for (const file of ['slime-run.log', 'tinker-metrics.jsonl']) {
+  for (const file of ['slime-run.log', 'tinker-metrics.jsonl', 'tinker-cookbook-metrics.jsonl']) {
     it(`gives the same series, axes and games in the app and in jobs metrics --log (${file})`, async () => {
       const tmp = tempDir('spade-jobs-metrics-');
       const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
@@ -71,9 +71,14 @@ describe("a run's metrics as SPADE and Slime print them", () => {
         expect(saved.axis['eval/aime']).toBe('eval/step');
         expect(saved.series['perf/step_time']).toEqual([[0, 200], [1, 200]]);
         expect(saved.games.map((g) => g.game)).toEqual(['game_00000_000_pattern_recognition.py', 'game_00000_001_pattern_recognition.py', 'game_00000_002_pattern_recognition.py']);
-      } else {
+      } else if (file === 'tinker-metrics.jsonl') {
         expect(new Set(Object.values(saved.axis))).toEqual(new Set(['step']));
         expect(saved.series['train/loss:sum']).toEqual([[0, 12.5], [1, 11.75]]);
+      } else {
+        // tinker-cookbook's own JsonLogger output (scripts/tinker-metrics-fixture.py): every series on `step`.
+        expect(new Set(Object.values(saved.axis))).toEqual(new Set(['step']));
+        expect(saved.series['train/loss:sum']).toEqual([[0, 12.5], [1, 11.5], [2, 10.5], [3, 9.5]]);
+        expect(saved.series['aime2024/pass@4']!.map((x) => x[0])).toEqual([0, 2]);
       }
       expect(errors).toEqual([]);
     });

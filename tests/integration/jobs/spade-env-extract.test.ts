@@ -56,6 +56,26 @@ describe('the SPADE script variable extractor', () => {
           'exec "${SCRIPT_DIR}/_inner.sh"',
         ].join('\n'),
         'cmd/games/_inner.sh': 'echo "${TOOL_SIZE:?} ${INNER_KNOB:-1}" "$@"\n',
+        // "$@" handed on to a script that reads none of its arguments: this one reads none either.
+        'cmd/games/alias.sh': ['SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"', 'exec "${SCRIPT_DIR}/plain.sh" "$@"'].join('\n'),
+        'cmd/games/plain.sh': 'echo plain\n',
+        // … and to one that does: it forwards.
+        'cmd/games/alias2.sh': ['SCRIPT_DIR="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"', 'exec "${SCRIPT_DIR}/_inner.sh" "$@"'].join('\n'),
+        // An if/elif chain whose else exits constrains its variable; one without an exiting else does not.
+        'cmd/games/chain.sh': [
+          'SET="${ENV_SET:-official16}"',
+          'if [ "${ENV_SET}" = "official16" ]; then',
+          '   A=1',
+          'elif [ "${ENV_SET}" = "all" ]; then',
+          '   A=2',
+          'else',
+          '   echo bad >&2',
+          '   exit 1',
+          'fi',
+          'if [ "$JUDGE" = "true" ]; then',
+          '   B=1',
+          'fi',
+        ].join('\n'),
       };
       for (const [p, t] of Object.entries(files)) writeFileSync(join(repo, p), t);
       git(repo, 'init', '-q');
@@ -70,6 +90,9 @@ describe('the SPADE script variable extractor', () => {
       // Its own arguments: never read by train.sh; _inner.sh passes its own on.
       expect(s.forwardsArgs).toBe(false);
       expect(out.scripts['cmd/games/_inner.sh']).toEqual({ reads: ['INNER_KNOB', 'TOOL_SIZE'], forwardsArgs: true });
+      expect(out.scripts['cmd/games/alias.sh']!.forwardsArgs).toBe(false);
+      expect(out.scripts['cmd/games/alias2.sh']!.forwardsArgs).toBe(true);
+      expect(out.scripts['cmd/games/chain.sh']).toEqual({ reads: ['ENV_SET', 'JUDGE'], values: { ENV_SET: ['all', 'official16'] }, forwardsArgs: false });
       // Names only: no line of the scripts is in the fixture.
       const text = readFileSync(join(tmp.dir, 'out.json'), 'utf8');
       for (const line of ['exec "${SCRIPT_DIR}/_inner.sh"', 'MODEL_ARGS=(--rotary', 'echo bad']) expect(text).not.toContain(line);

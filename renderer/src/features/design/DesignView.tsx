@@ -11,6 +11,8 @@ import { RoundView } from './RoundView';
 import { EndpointFields, LOCAL_ENDPOINT, type EndpointForm } from './EndpointFields';
 import { RunOnPicker, type RunOnTarget } from '../../components/RunOnPicker';
 import { SELECTION_PLACEHOLDER } from '../../components/SelectionMatches';
+import { DEFAULT_PRESET, presetById, type AcceptanceGate, type DesignPreset, type PresetId } from '../../../../core/api/designPresets';
+import { PresetPicker } from './Acceptance';
 
 type Preview = CallOutput<'design.preview'>;
 
@@ -26,21 +28,47 @@ interface Form {
   pins: string;
   bans: string;
   instruction: string;
+  /** SPADE's CORPUS_FILE (JSONL with orig_doc or text), sampled per attempt; needs the SPADE checkout in Settings. */
+  corpus: string;
   designer: EndpointForm;
   agent: EndpointForm;
   play: boolean;
+  /** The preset the values came from (core/api/designPresets.ts) and the acceptance gate. */
+  preset: PresetId;
+  gate: AcceptanceGate;
+  feedback: 'repair' | 'spade';
+  designerTemperature: number;
+  agentTemperature: number;
 }
+
+/** The form's values a preset sets (the rest is the researcher's). */
+const fromPreset = (p: DesignPreset, f: Pick<Form, 'designer' | 'agent'>): Partial<Form> => ({
+  preset: p.id,
+  gate: p.gate,
+  maxTurns: p.maxTurns,
+  attempts: p.attempts,
+  feedback: p.feedback,
+  designerTemperature: p.designerTemperature,
+  agentTemperature: p.agentTemperature,
+  designer: { ...f.designer, maxTokens: p.designerMaxTokens },
+  agent: { ...f.agent, maxTokens: p.agentMaxTokens },
+});
 
 const FORM_KEY = 'spade.design.form';
 const SKILLS = ALL_SKILLS;
 const newSeed = () => Math.floor(Math.random() * 100_000);
 
 function savedForm(): Form {
-  const base: Form = { skills: ['Logical Deduction'], count: 2, difficulty: 'medium', attempts: 3, playSeeds: 2, maxTurns: 12, seed: newSeed(), seedsQuery: '', pins: '', bans: '', instruction: '', designer: LOCAL_ENDPOINT, agent: LOCAL_ENDPOINT, play: true };
+  const start = { skills: ['Logical Deduction'], count: 2, difficulty: 'medium' as const, playSeeds: 2, seed: newSeed(), seedsQuery: '', pins: '', bans: '', instruction: '', corpus: '', designer: LOCAL_ENDPOINT, agent: LOCAL_ENDPOINT, play: true };
+  // SPADE's paper defaults unless the researcher chose otherwise (a form saved before presets keeps its values, as "quick, laptop").
+  const base = { ...start, ...fromPreset(presetById(DEFAULT_PRESET)!, start) } as Form;
   try {
     const v = JSON.parse(localStorage.getItem(FORM_KEY) ?? 'null') as Partial<Form> | null;
     // The seed is fresh each time the page opens: a new round, new draws (the preview shows them).
-    return v && typeof v === 'object' ? { ...base, ...v, seed: base.seed, instruction: '' } : base;
+    if (!v || typeof v !== 'object') return base;
+    const legacy = v.preset === undefined ? { preset: 'quick' as const, gate: 'spade' as const, feedback: 'repair' as const, designerTemperature: 0.6, agentTemperature: 1 } : {};
+    const saved = { ...base, ...v, ...legacy, seed: base.seed, instruction: '' };
+    return presetById(saved.preset) ? saved : { ...saved, preset: DEFAULT_PRESET };
   } catch {
     return base; // a corrupt saved form: start from the defaults
   }
@@ -54,7 +82,7 @@ function ids(text: string, what: string): number[] {
   return parts.map(Number);
 }
 
-const endpointOf = (e: EndpointForm) => ({ baseUrl: e.baseUrl.trim(), model: e.model.trim(), retries: 1, concurrency: 1, turnTimeoutSec: 600, maxTokens: e.maxTokens });
+const endpointOf = (e: EndpointForm, temperature: number) => ({ baseUrl: e.baseUrl.trim(), model: e.model.trim(), retries: 1, concurrency: 1, turnTimeoutSec: 600, maxTokens: e.maxTokens, temperature });
 
 /**
  * A design round as SPADE runs one, on this machine: the form (skills, count, difficulty, the
@@ -101,6 +129,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
     seed: form.seed,
     ...(parentId !== null ? { parentEnvId: parentId } : { pins: ids(form.pins, 'Pins'), bans: ids(form.bans, 'Bans'), ...(form.seedsQuery.trim() ? { seedsQuery: form.seedsQuery.trim() } : {}) }),
     ...(form.instruction.trim() ? { instruction: form.instruction.trim() } : {}),
+    ...(form.corpus.trim() ? { corpus: form.corpus.trim() } : {}),
     // Seeds for the agent that will play: its measured numbers where it played a game.
     ...(form.play && form.agent.model.trim() ? { seedsModel: form.agent.model.trim() } : {}),
   });
@@ -113,9 +142,12 @@ export function DesignView({ tab }: ViewProps<'design'>) {
         ...promptInput(),
         count: form.count,
         attempts: form.attempts,
+        preset: form.preset,
+        gate: form.gate,
+        feedback: form.feedback,
         playSeeds: form.playSeeds,
-        designer: endpointOf(form.designer),
-        agent: form.play ? endpointOf(form.agent) : null,
+        designer: endpointOf(form.designer, form.designerTemperature),
+        agent: form.play ? endpointOf(form.agent, form.agentTemperature) : null,
         ...(checksOn.kind !== 'local' ? { checksOn } : {}),
       });
       pick(tab.id, r.roundId);
@@ -130,9 +162,10 @@ export function DesignView({ tab }: ViewProps<'design'>) {
       <p className="muted design-lede">
         {parentId !== null
           ? 'A round whose only seed is this environment: the designer sees its code and numbers and writes new games from it. Add an instruction to steer it (harder, another skill).'
-          : 'A designer model writes games from memory seeds; each attempt is checked (SPADE\u2019s load checks, its random-guess test, the audit), accepted games enter the library and an agent plays them with and without the hint.'}
+          : 'A designer model writes games from memory seeds; each attempt is checked (SPADE\u2019s acceptance, with its random-guess test and the audit as advice), accepted games enter the library and an agent plays them with and without the hint.'}
       </p>
       <div className="design-form" data-testid="design-form">
+        <PresetPicker preset={form.preset} gate={form.gate} onPreset={(p) => set(fromPreset(p, form))} onGate={(gate) => set({ gate })} />
         <fieldset className="design-skills">
           <legend>Skills</legend>
           {SKILLS.map((s) => (
@@ -154,7 +187,7 @@ export function DesignView({ tab }: ViewProps<'design'>) {
               <option>hard</option>
             </select>
           </label>
-          <label title="Attempts per game; a rejection's reason goes back to the designer">
+          <label title={form.feedback === 'spade' ? 'Attempts per game; a rejected game is re-sampled with a fresh prompt, as SPADE does' : "Attempts per game; a rejection's reason goes back to the designer"}>
             attempts <input type="number" min={1} max={20} value={form.attempts} onChange={(e) => set({ attempts: num(e.target.value, 1, 20) })} data-testid="design-attempts" />
           </label>
           <label title="The game's turn limit, in the prompt and in play">
@@ -176,6 +209,9 @@ export function DesignView({ tab }: ViewProps<'design'>) {
               </label>
             </>
           ) : null}
+          <label title="SPADE's CORPUS_FILE: JSONL, one object a line with orig_doc or text; each attempt is grounded on a document SPADE's CorpusLoader draws (needs the SPADE checkout in Settings)">
+            corpus <input value={form.corpus} placeholder="none" onChange={(e) => set({ corpus: e.target.value })} className="mono" data-testid="design-corpus" />
+          </label>
           <label className="design-instruction">
             instruction <input value={form.instruction} placeholder={parentId !== null ? 'e.g. make it harder' : 'optional'} onChange={(e) => set({ instruction: e.target.value })} data-testid="design-instruction" />
           </label>
@@ -232,6 +268,17 @@ function PromptPreview({ p }: { p: Preview }) {
           <b>Named to avoid:</b> {p.negatives.length ? p.negatives.map(seed).join('; ') : <span className="muted">none</span>}
         </div>
       </div>
+      <div className="muted" data-testid="design-preview-builder">
+        {p.builder.startsWith('spade:') ? `SPADE's prompt, built by ${p.builder.slice(6)} from the checkout in Settings` : p.builder.replace(/^workbench:/, '')}
+        {p.system !== null ? ', after SPADE\u2019s system message' : ', no system message'}
+        {p.document ? ` · grounded on document #${p.document.docId}` : ''}
+      </div>
+      {p.system !== null ? (
+        <details>
+          <summary>System message</summary>
+          <pre className="design-prompt mono">{p.system}</pre>
+        </details>
+      ) : null}
       <pre className="design-prompt mono" data-testid="design-prompt">
         {p.prompt}
       </pre>

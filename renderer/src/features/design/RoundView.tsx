@@ -6,9 +6,12 @@ import { CodeEditor } from '../../monaco/CodeEditor';
 import { openEnvironment } from '../library/open';
 import { openEditor } from '../editor/open';
 import { openRuns } from '../runs/open';
-import { FrontierChart, type ChartPoint } from './FrontierChart';
+import { PlateauChart, type PlateauPoint } from './PlateauChart';
+import { BlendCell, BlendHeader } from './BlendCell';
 import { runOnText } from '../../components/RunOnPicker';
 import { Visible } from '../../components/Visible';
+import { GroundingDocument, PromptsLine, SystemSent } from './Grounding';
+import { RoundMode, VerdictPanel } from './Acceptance';
 
 type Attempt = DesignGame['attempts'][number];
 
@@ -67,9 +70,10 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
   const agent = (round.config.extra as { agent?: { model: string } | null } | undefined)?.agent;
   const designer = (round.config.extra as { designer?: { model: string } } | undefined)?.designer;
   const { checksOn, playsOn } = (round.config.extra as { checksOn?: string; playsOn?: string | null } | undefined) ?? {};
-  const points: ChartPoint[] = round.games
-    .filter((g) => g.win_rate !== null && g.regret !== null)
-    .map((g) => ({ key: String(g.idx), label: `game ${g.idx + 1} · ${gameName(g)}`, x: g.win_rate!, y: g.regret! }));
+  // SPADE's blend reads the plateau at the mean unhinted reward (its win_rate), so that is the x here.
+  const points: PlateauPoint[] = round.games.flatMap((g) =>
+    g.spade_blend ? [{ n: g.idx + 1, label: `game ${g.idx + 1} · ${gameName(g)}`, x: g.spade_blend.mean_reward, regret: g.spade_blend.regret, blend: g.spade_blend.blend, masked: g.spade_blend.masked }] : [],
+  );
   const shown = open ? round.games.find((g) => g.idx === open.game)?.attempts.find((a) => a.n === open.n) : undefined;
   const shownGame = open ? round.games.find((g) => g.idx === open.game) : undefined;
   return (
@@ -82,6 +86,8 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           {checksOn && checksOn !== 'local' ? <span data-testid="design-checks-on-label"> · {playsOn === checksOn ? 'checks and plays' : 'checks'} on {runOnText(checksOn)}</span> : null} · {round.startedAt.slice(0, 16).replace('T', ' ')}
         </span>
       </h3>
+      <RoundMode round={round} />
+      <PromptsLine config={round.config} />
       {round.error ? <div className="ep-error">{round.error}</div> : null}
       {round.live ? (
         <div className="design-progress" data-testid="design-progress">
@@ -112,10 +118,17 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
               <th>game</th>
               <th>skill</th>
               <th>result</th>
+              {/* The designer's reward first: at 1024 px the later columns scroll. */}
+              <BlendHeader />
+              <th className="num" title="Mean unhinted reward: SPADE's win_rate, where its plateau is read">
+                mean R
+              </th>
+              <th className="num">regret</th>
+              <th className="num" title="The workbench's win rate: the share of unhinted plays whose return is above 0 (not SPADE's win_rate, which is the mean reward)">
+                win rate
+              </th>
               <th className="num">tokens</th>
               <th className="num">time</th>
-              <th className="num">win rate</th>
-              <th className="num">regret</th>
               <th>class</th>
               <th>episodes</th>
             </tr>
@@ -145,12 +158,16 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
                       <span className="muted">designing…</span>
                     )}
                   </td>
-                  <td className="num">{tokens(g) || '–'}</td>
-                  <td className="num">{secs(time(g))}</td>
-                  <td className="num">{fmt(g.win_rate)}</td>
+                  <BlendCell blend={g.spade_blend} played={g.accepted} />
+                  <td className="num" data-testid="design-game-mean">
+                    {fmt(g.r_no_hint)}
+                  </td>
                   <td className="num" data-testid="design-game-regret">
                     {fmt(g.regret, 3)}
                   </td>
+                  <td className="num">{fmt(g.win_rate)}</td>
+                  <td className="num">{tokens(g) || '–'}</td>
+                  <td className="num">{secs(time(g))}</td>
                   <td>{g.class ?? '–'}</td>
                   <td>
                     {g.run_id ? (
@@ -164,7 +181,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
                 </tr>
                 <tr className="design-attempts-row">
                   <td />
-                  <td colSpan={8}>
+                  <td colSpan={10}>
                     {g.attempts.map((a) => (
                       <button
                         key={a.n}
@@ -183,7 +200,7 @@ export function RoundView({ id, parentEnvId }: { id: string; parentEnvId: number
           </tbody>
         </table>
         </div>
-        <FrontierChart points={points} games={round.games.length} />
+        <PlateauChart points={points} games={round.games.length} />
       </div>
       {shown && shownGame ? <AttemptDetail a={shown} game={shownGame} /> : null}
     </section>
@@ -223,7 +240,9 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
         </div>
       ) : null}
       {a.error ? <div className="ep-error">{a.error}</div> : null}
-      <div className="design-detail-grid">
+      {a.acceptance ? <VerdictPanel v={a.acceptance} /> : null}
+      <div className={`design-detail-grid${a.document ? ' grounded' : ''}`}>
+        {a.document ? <GroundingDocument doc={a.document} /> : null}
         <div className="design-code">
           {a.code ? <CodeEditor key={`${game.idx}:${a.n}`} value={a.code} readOnly ariaLabel={`Program of game ${game.idx + 1}, attempt ${a.n}`} /> : <p className="muted">No program: the designer did not answer.</p>}
         </div>
@@ -245,6 +264,7 @@ function AttemptDetail({ a, game }: { a: Attempt; game: DesignGame }) {
           ) : (
             <p className="muted">Not checked.</p>
           )}
+          <SystemSent a={a} />
           <details>
             <summary>Prompt sent</summary>
             <pre className="design-prompt mono">{a.prompt}</pre>

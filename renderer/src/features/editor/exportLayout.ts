@@ -4,7 +4,7 @@
  */
 export const EXPORT_LAYOUT: { path: string; what: string }[] = [
   { path: 'games/', what: 'game_{rollout}_{index}_{skill}.py with {stem}_hint.txt beside each (the hint verbatim)' },
-  { path: 'manifest.jsonl', what: 'one line per game: name, skill, tags, seed, rating, notes, stats' },
+  { path: 'manifest.jsonl', what: "one line per game: name, skill, tags, seed, rating, notes, stats, and spade_blend (SPADE's designer reward of the measurement exported, with its model and run; null where regret was not measured)" },
   { path: 'env_memory.json', what: "SPADE's environment memory: a record per game with a measured win rate (SPADE needs numbers there)" },
   { path: 'spade_games_rejected/', what: 'rejected games with their .reason.txt, never in games/ (SPADE loads games/ whole)' },
   { path: 'tool_use/', what: 'tool-use environments and their manifest.json (the release layout)' },

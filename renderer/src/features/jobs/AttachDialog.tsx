@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { AttachInput } from '../../../../core/api/calls/jobs';
+import { spadeRunOutputs } from '../../../../core/api/spadeRun';
 import { backend } from '../../store/app';
 import { JobDialog, KeyFileField, sshTargetOf, useJobStart } from './JobDialog';
 
@@ -26,9 +27,8 @@ export function AttachDialog({ onClose }: { onClose: () => void }) {
       const ssh = sshTargetOf(host, port, user, keyFile);
       if (ssh) input.ssh = ssh;
       if (kind === 'ray') input.ray = { address: rayAddress.trim(), tunnel: tunnel && Boolean(input.ssh) };
-      const out = outputDir.trim().replace(/\/$/, '');
       // SPADE's layout under OUTPUT_DIR: games, the cache with its steps and env_memory.json, rejected games beside the games.
-      if (out) input.outputs = { gamesDir: `${out}/spade_games`, cacheDir: `${out}/spade_games_cache`, rejectedDir: `${out}/spade_games_rejected`, metricsFile: `${out}/metrics.jsonl` };
+      if (outputDir.trim()) input.outputs = spadeRunOutputs(outputDir);
       return backend().call('jobs.attach', input);
     });
 

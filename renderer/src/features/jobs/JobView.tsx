@@ -4,6 +4,7 @@ import type { JobSummary } from '../../../../core/api/calls/jobs';
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import type { ViewProps } from '../../views/registry';
+import { ArtefactsPanel } from './ArtefactsPanel';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
 import { StopConfirmDialog } from './StopConfirmDialog';
@@ -111,6 +112,7 @@ export function JobView({ tab }: ViewProps<'job'>) {
           ) : null}
         </div>
       ) : null}
+      <ArtefactsPanel job={j} />
       <div className="jobs-body">
         <MetricsCharts job={j} />
         <LogView jobId={j.id} jobName={j.name} />

@@ -4,6 +4,7 @@ import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { JobDialog, KeyFileField, sshTargetOf, useJobStart } from './JobDialog';
 import { PathField } from '../../components/PathField';
+import { mergeKnobs, RecipeKnobs } from './RecipeKnobs';
 
 type Backend = LaunchInput['backend'];
 
@@ -45,6 +46,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   const [keyFile, setKeyFile] = useState('');
   const [workdir, setWorkdir] = useState('');
   const [envText, setEnvText] = useState('');
+  const [knobs, setKnobs] = useState<Record<string, string>>({});
   const [secretName, setSecretName] = useState('');
   const [secretValue, setSecretValue] = useState('');
   const [useSecrets, setUseSecrets] = useState<string[]>([]);
@@ -75,6 +77,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   useEffect(() => {
     if (current && !current.backends.includes(kind)) setKind(current.backends[0] ?? 'local');
     if (current) setUseSecrets(current.secretEnv.filter((n) => secretNames.includes(n)));
+    setKnobs({});
   }, [recipe, recipes.length]);
 
   const addSecret = async () => {
@@ -87,7 +90,8 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
   };
 
   const request = (): LaunchInput | null => {
-    const { env, errors } = parseEnvLines(envText);
+    const typed = parseEnvLines(envText);
+    const { env, errors } = typed.errors.length ? typed : mergeKnobs(knobs, typed.env);
     if (errors.length) {
       setError(`Environment variables: ${errors.join('; ')}`);
       return null;
@@ -216,6 +220,7 @@ export function LaunchDialog({ onClose }: { onClose: () => void }) {
             />
           </label>
         ) : null}
+        {current ? <RecipeKnobs recipe={current} values={knobs} onChange={(k, v) => setKnobs((o) => ({ ...o, [k]: v }))} /> : null}
         <label className="jobs-wide">
           Environment variables (NAME=value per line)
           <textarea rows={3} value={envText} spellCheck={false} onChange={(e) => setEnvText(e.target.value)} data-testid="jobs-env" placeholder={current ? [...current.requiredEnv.filter((k) => !current.secretEnv.includes(k)), ...current.optionalEnv.slice(0, 2)].map((k) => `${k}=`).join('\n') : ''} />

@@ -3,13 +3,14 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { type EnvSummary, type MemorySort } from '../../../../core/api';
 import { backend, log } from '../../store/app';
 import { useWorkbench } from '../../store/workbench';
-import { PAGE_SIZE, fmt, rowAt, useLibrary } from './store';
+import { PAGE_SIZE, rowAt, useLibrary } from './store';
 import { openEnvironment } from './open';
 import { ImportDialog } from './ImportDialog';
 import { environments, useEnvironments, watchEnvironments } from '../../store/environments';
 import { attempt } from '../../store/report';
 import { Visible } from '../../components/Visible';
 import { visibleText } from '../../components/visibleText';
+import { MeasuredCells, MeasuredFacet } from './MeasuredCells';
 
 const ROW_HEIGHT = 26;
 
@@ -79,76 +80,6 @@ function Row({ env, index, top, cursor }: { env: EnvSummary | undefined; index: 
       <span className={`lib-verdict ${verdict ?? 'none'}`} data-testid="library-verdict" title={verdict ? `audit: ${verdict}` : 'not audited'} aria-label={verdict ? `audit ${verdict}` : 'not audited'}>
         {verdict === 'fail' ? '✗' : verdict === 'warn' ? '!' : verdict === 'pass' ? '✓' : '·'}
       </span>
-    </div>
-  );
-}
-
-/**
- * What a model run measured (the chosen model's, else the newest) beside what a training run
- * recorded (imported): two sources, never mixed in one number.
- */
-function MeasuredCells({ env }: { env: EnvSummary }) {
-  const m = env.measured ?? null;
-  const measuredTitle = m ? `${m.estimator === 'spade' ? "SPADE's regret" : 'paired-seed regret (workbench)'}, measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}; difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
-  const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
-  return (
-    <>
-      {/* SPADE's estimator is what "regret" means; a paired-seed regret is marked on its row (library.css: a "p" after it). */}
-      <span className="lib-num" data-testid="library-regret" data-estimator={m?.estimator ?? undefined} title={`${measuredTitle}\n${recordedTitle}`}>
-        {fmt(m?.regret ?? null)}
-      </span>
-      <span className={`lib-num ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>
-        {fmt(m?.winRate ?? null)}
-      </span>
-      <span className="lib-model muted" data-testid="library-model" title={measuredTitle}>
-        {m?.model ?? '–'}
-      </span>
-      <span className="lib-num lib-recorded muted" data-testid="library-recorded" title={recordedTitle}>
-        {fmt(env.regret)}
-      </span>
-    </>
-  );
-}
-
-/** Whose measurements the columns show, and SPADE's frontier band (win rate 0.15-0.85) for that model. */
-function MeasuredFacet() {
-  const filters = useLibrary((s) => s.filters);
-  const setFilters = useLibrary((s) => s.setFilters);
-  const [models, setModels] = useState<string[]>([]);
-  useEffect(() => {
-    let live = true;
-    const load = () =>
-      // Only the model filter's choices: none known, none offered.
-      void attempt('library', 'Models', () => backend().call('runs.list', { limit: 1 }), { quiet: 'warn' }).then((r) => r && live && setModels(r.models));
-    load();
-    const off = backend().on('runs.changed', load);
-    return () => {
-      live = false;
-      off();
-    };
-  }, []);
-  if (!models.length) return null;
-  return (
-    <div className="lib-ranges" data-testid="facet-measured">
-      <label>
-        model{' '}
-        <select value={filters.measuredBy ?? ''} onChange={(e) => setFilters({ measuredBy: e.target.value || undefined })} data-testid="facet-model">
-          <option value="">newest of any</option>
-          {models.map((m) => (
-            <option key={m} value={m}>
-              {m}
-            </option>
-          ))}
-        </select>
-      </label>
-      <button
-        className={`chip ${filters.frontier ? 'on' : ''}`}
-        data-testid="facet-frontier"
-        title="SPADE's frontier: measured win rate between 0.15 and 0.85 (what its designer samples from memory)"
-        onClick={() => setFilters({ frontier: filters.frontier ? undefined : true })}
-      >
-        frontier 0.15–0.85
-      </button>
     </div>
   );
 }
@@ -473,7 +404,8 @@ export function LibraryPanel() {
           <SortHeader field="name" label="Name" className="lib-name" />
           <SortHeader field="skill" label="Skill" className="lib-skill" />
           <SortHeader field="measuredRegret" label="Regret" className="lib-num" />
-          <SortHeader field="measuredWinRate" label="Win" className="lib-num" />
+          <SortHeader field="measuredWinRate" label="Win" className="lib-num lib-win" />
+          <SortHeader field="blend" label="Blend" name="SPADE's designer blend (of the measured numbers)" className="lib-num lib-blend" />
           <SortHeader field="model" label="Model" className="lib-model" />
           <SortHeader field="regret" label="Rec." className="lib-num lib-recorded" />
           <SortHeader field="rating" label="★" name="rating" className="lib-num lib-rating" />
