@@ -296,8 +296,10 @@ def cmd_reset(h: Harness, req: dict[str, Any]) -> Any:
     seed = req.get("seed")
     if seed is not None and not isinstance(seed, int):
         raise HarnessError("protocol", "seed must be an integer or null")
+    if (preseed := req.get("preseed")) is not None and (type(preseed) is not int or seed is not None):
+        raise HarnessError("protocol", "preseed must be an integer, and only with seed null")
     h.guard()
-    return h.run(s, _reset, s, seed)
+    return h.run(s, _reset, s, seed, preseed)
 
 
 def cmd_step(h: Harness, req: dict[str, Any]) -> Any:

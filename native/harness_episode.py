@@ -232,9 +232,16 @@ class _SeedWatch:
         return False
 
 
-def _reset(s: Session, seed: int | None) -> Any:
+def _reset(s: Session, seed: int | None, preseed: int | None = None) -> Any:
     np = s.ns.get("np") if s.ns else None
     watch = None
+    if seed is None and preseed is not None:
+        # An unseeded reset (SPADE resets its unhinted plays so, orchestrator.py:335) made repeatable:
+        # the game still gets no seed, but the `random` it draws from (and numpy's) starts from a
+        # number the workbench drew and keeps with the episode, so a replay draws the same.
+        s.modules["random"].seed(preseed)
+        if np is not None and hasattr(np, "random"):
+            np.random.seed(preseed % (2**32))
     if seed is not None and s.deterministic:
         # Workbench determinism: a seed means one episode even for games that forget random.seed.
         s.modules["random"].seed(seed)

@@ -81,7 +81,8 @@ export const catalog: CommandInfo[] = [
     name: 'regret',
     summary: "SPADE's hint-based regret of a scripted policy or a served model over a library pool, as a sweep here, on a Ray cluster or as a Slurm job array; resumable, kept as a model run",
     usage:
-      'spade-workbench regret --pool QUERY --seeds N [--policy solution|random[:SEED]|script:FILE] [--no-extract] [--seed-start S] [--max-turns N]\n' +
+      'spade-workbench regret --pool QUERY [--estimator spade|paired] [--policy solution|random[:SEED]|script:FILE] [--no-extract] [--max-turns N]\n' +
+      "         (SPADE's estimator by default: [--hint-plays N] [--nohint-plays N] [--hash-seed N] [--arm-thinking both|spade-8b]; --estimator paired: --seeds N [--seed-start S])\n" +
       '       [--on local|ray://HOST:PORT|slurm:HOST] [--concurrency K] [--step-timeout SEC] [--shard-size N] [--python PATH] [--ray-python PATH]\n' +
       '       [--ssh-key F] [--known-hosts F] [--data-dir DIR] [--json] [--quiet]\n' +
       '       [--endpoint URL --model NAME [--api-key-env VAR] [--temperature T] [--top-p P] [--top-k K|none] [--max-tokens M] [--thinking] [--timeout SEC] [--retries N]]\n' +
@@ -96,6 +97,7 @@ export const catalog: CommandInfo[] = [
       'spade-workbench design --skills "A" ["B" ...] [--count N] [--difficulty easy|medium|hard] [--designer URL|local] [--designer-model NAME]\n' +
       '       [--preset spade-games|spade-tool-use|quick] [--gate spade|workbench]\n' +
       '       [--agent URL|local] [--agent-model NAME] [--attempts K] [--feedback repair|spade] [--seeds-from QUERY] [--pin ID]... [--ban ID]...\n' +
+      "       [--estimator spade|paired] (SPADE's: [--hint-plays N] [--nohint-plays N] [--hash-seed N] [--arm-thinking both|spade-8b]; paired: --play-seeds N)\n" +
       '       [--spade-src DIR [--corpus FILE [--corpus-max-words N]] [--tool-use-prompt multiturn|single]]\n' +
       '       [--template FILE] [--play-seeds N] [--max-turns N] [--max-tokens M] [--agent-max-tokens M] [--seed S] [--out DIR] [--data-dir DIR] [--json]\n' +
       '       [--on local|ray://HOST:PORT|slurm:HOST [--python PATH] [--ray-python PATH] [--ssh-key FILE] [--known-hosts FILE]]\n' +

@@ -37,6 +37,8 @@ export interface PlayOutcome {
   failed: number;
   /** Where the episodes were played: `local`, or the cluster target (`ray://HOST:PORT`, `slurm:HOST`). */
   on?: string;
+  /** Which estimator made `regret` (core/episodes/estimator.ts); absent in plays stored before it was said: paired. */
+  estimator?: 'spade' | 'paired';
 }
 
 export interface DesignDeps {

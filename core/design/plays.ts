@@ -21,6 +21,8 @@ import { createSweep, sweepIdent, type SweepItem } from '../audit/dispatch/sweep
 import { targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
 import type { PlayOutcome } from './attempt';
 import type { ModelRun } from '../api/calls/models';
+import { jobKey } from '../episodes/regret';
+import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from '../episodes/estimator';
 
 /** The run record of game idx of a round: one per played game, named after the round, wherever it played. */
 export const gameRunId = (roundId: string, idx: number): string => `${roundId}-g${idx + 1}`;
@@ -63,6 +65,11 @@ export interface ClusterPlaySpec {
   states?: boolean;
   /** The endpoint as the caller's local play keeps it in the run record (StoredRegretOptions.recordEndpoint). */
   recordEndpoint?: Record<string, unknown>;
+  /** Which regret (SPADE's: its counts, `seeds` unused); the round's. */
+  estimator: RegretEstimator;
+  spade?: Partial<SpadeEstimatorOptions>;
+  /** The game's file stem where it has one (SPADE's seeds hash the game's file path). */
+  fileStem?: string | null;
 }
 
 /**
@@ -73,13 +80,19 @@ export interface ClusterPlaySpec {
 export async function playGameOn(d: ClusterPlayDeps, s: ClusterPlaySpec, signal: AbortSignal): Promise<{ runId: string; results: JobResult[]; sweepId: string }> {
   const runId = gameRunId(s.roundId, s.idx);
   const items: SweepItem[] = [];
-  for (let k = 0; k < s.seeds; k++) {
-    for (const arm of s.hint === null ? (['nohint'] as const) : (['hint', 'nohint'] as const)) {
-      items.push({ key: episodeKey(s.hash, arm === 'hint', k), file: s.envId !== null ? `memory:${s.envId}` : s.hash, sha256: s.hash, name: s.name, hint: s.hint, seed: k, arm });
+  const file = s.envId !== null ? `memory:${s.envId}` : s.hash;
+  const spade = s.estimator === 'spade' ? spadeOptions(s.spade) : null;
+  if (spade) {
+    for (const j of spadeJobs(s.hash, spadeGamePath({ name: s.name, fileStem: s.fileStem ?? null }, s.hash), s.hint !== null, spade)) items.push({ key: jobKey(j), file, sha256: s.hash, name: s.name, hint: s.hint, seed: j.seed, ...(j.slot !== undefined ? { slot: j.slot } : {}), arm: j.hint ? 'hint' : 'nohint' });
+  } else {
+    for (let k = 0; k < s.seeds; k++) {
+      for (const arm of s.hint === null ? (['nohint'] as const) : (['hint', 'nohint'] as const)) {
+        items.push({ key: episodeKey(s.hash, arm === 'hint', k), file, sha256: s.hash, name: s.name, hint: s.hint, seed: k, arm });
+      }
     }
   }
   const stored: StoredRegretOptions = {
-    regret: { policy: { kind: 'solution' }, budget: s.budget, stepTimeoutSec: s.stepTimeoutSec, model: s.model, seeds: s.seeds, seedStart: 0, ...(s.states ? { states: true } : {}) },
+    regret: { policy: { kind: 'solution' }, budget: s.budget, stepTimeoutSec: s.stepTimeoutSec, model: s.model, seeds: s.seeds, seedStart: 0, ...(s.states ? { states: true } : {}), estimator: s.estimator, ...(spade ? { spade } : {}) },
     // A shard a seed's two arms: a game's few episodes spread over the nodes without a task each.
     dispatch: { ...s.dispatch, shardSize: 2 },
     target: s.target,
@@ -98,11 +111,13 @@ export async function playGameOn(d: ClusterPlayDeps, s: ClusterPlaySpec, signal:
  * they were played: SPADE's arithmetic over the seeds both arms finished (summarize), win rates as
  * the share of finished episodes of each arm whose return is above 0.
  */
-export function outcomeOfResults(results: readonly JobResult[], hash: string, hintFailed: boolean, on: string): PlayOutcome {
+export function outcomeOfResults(results: readonly JobResult[], hash: string, hintFailed: boolean, on: string, estimator: RegretEstimator): PlayOutcome {
   const ok = results.filter((e) => !e.failed);
   const share = (xs: readonly JobResult[]) => (xs.length ? xs.filter((e) => e.ret > 0).length / xs.length : 0);
-  const e = summarize([...results], hash, hintFailed);
-  return { rHint: e.rHint, rNoHint: e.rNoHint, regret: e.regret, winRate: share(ok.filter((x) => !x.hint)), hintedWinRate: share(ok.filter((x) => x.hint)), episodes: results.length, failed: results.length - ok.length, on };
+  const e = summarize([...results], hash, hintFailed, estimator);
+  // SPADE's hinted arm counts a failed play (as 0.0); paired seeds only the finished ones.
+  const hinted = estimator === 'spade' ? results.filter((x) => x.hint).map((x) => (x.failed ? { ...x, ret: 0 } : x)) : ok.filter((x) => x.hint);
+  return { rHint: e.rHint, rNoHint: e.rNoHint, regret: e.regret, winRate: share(ok.filter((x) => !x.hint)), hintedWinRate: share(hinted), episodes: results.length, failed: results.length - ok.length, on, estimator };
 }
 
 /**
@@ -122,12 +137,14 @@ export function outcomeOfRun(r: ModelRun, on: string): PlayOutcome {
     episodes: r.episodes.length,
     failed: r.episodes.filter((x) => x.failed).length,
     on,
+    estimator: r.estimator,
   };
 }
 
 /** The run record of a command-line round's game played here: the shape a cluster's play records, `on: local`. */
-export function localGameRun(spec: { runId: string; seq: number | null; hash: string; seeds: number; budget: number; model: SweepModel }): NewRun {
+export function localGameRun(spec: { runId: string; seq: number | null; hash: string; name: string | null; fileStem?: string | null; seeds: number; budget: number; model: SweepModel; estimator: RegretEstimator; spade?: Partial<SpadeEstimatorOptions> }): NewRun {
   const m = spec.model;
+  const spade = spec.estimator === 'spade' ? spadeOptions(spec.spade) : null;
   return {
     id: spec.runId,
     model: m.model,
@@ -136,6 +153,7 @@ export function localGameRun(spec: { runId: string; seq: number | null; hash: st
       endpoint: { baseUrl: m.baseUrl, model: m.model, ...(m.apiKeyEnv ? { apiKeyEnv: m.apiKeyEnv } : {}), on: 'local' },
       sampling: { temperature: m.temperature, topP: m.topP, topK: m.topK, maxTokens: m.maxTokens, thinking: m.thinking },
       hintText: null,
+      ...(spade ? { spade: { ...spade, gamePaths: { [spec.hash]: spadeGamePath({ name: spec.name, fileStem: spec.fileStem ?? null }, spec.hash) } } } : {}),
     },
     hintSource: 'library',
     seeds: spec.seeds,
@@ -145,5 +163,6 @@ export function localGameRun(spec: { runId: string; seq: number | null; hash: st
     runtime: 'auto',
     selection: roundSelection(spec.seq),
     hashes: [spec.hash],
+    estimator: spec.estimator,
   };
 }

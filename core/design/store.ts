@@ -166,11 +166,11 @@ export interface RoundView {
     /** Where the game's episodes were played (`local`, `ray://…`, `slurm:…`); null when it was not played. */
     plays_on: string | null;
     regret: number | null;
+    /** Which estimator made `regret` (core/episodes/estimator.ts); null when not played. */
+    regret_estimator: 'spade' | 'paired' | null;
     win_rate: number | null;
     r_hint: number | null;
     r_no_hint: number | null;
-    /** Which estimator measured the regret, where the stored play names one; null otherwise. */
-    regret_estimator: string | null;
     /** SPADE's designer reward of the game from r_no_hint and regret (null: not accepted or not measured). */
     spade_blend: DesignBlend | null;
     class: string | null;
@@ -209,9 +209,9 @@ export function roundView(db: Db, id: string): RoundView | null {
     endedAt: r.ended_at,
     elsewhere: ((o) => (o ? describeOwner(o) : null))(runningElsewhere(r.status, r.owner)),
     games: games.map((g) => {
-      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string; estimator?: unknown }) : null;
+      const stored = g.play ? (JSON.parse(g.play) as { regret?: number; winRate?: number; rHint?: number; rNoHint?: number; error?: string; on?: string; estimator?: 'spade' | 'paired' }) : null;
       const play = stored && stored.error === undefined ? stored : null;
-      const measured = { accepted: g.accepted === 1, r_no_hint: play?.rNoHint ?? null, regret: play?.regret ?? null, regret_estimator: typeof play?.estimator === 'string' ? play.estimator : null };
+      const measured = { accepted: g.accepted === 1, r_no_hint: play?.rNoHint ?? null, regret: play?.regret ?? null, regret_estimator: play ? (play.estimator ?? 'paired') : null };
       return {
         idx: g.idx,
         skill: g.skill,
@@ -225,10 +225,10 @@ export function roundView(db: Db, id: string): RoundView | null {
         play_error: stored?.error ?? null,
         plays_on: play ? (play.on ?? 'local') : null,
         regret: play?.regret ?? null,
+        regret_estimator: measured.regret_estimator,
         win_rate: play?.winRate ?? null,
         r_hint: play?.rHint ?? null,
         r_no_hint: play?.rNoHint ?? null,
-        regret_estimator: measured.regret_estimator,
         spade_blend: designBlend(measured),
         class: g.cls,
         difficulty_score: g.difficulty_score,

@@ -10,6 +10,8 @@ export interface EnvSourceInfo {
   className: string | null;
   hint: string | null;
   toolUse: boolean;
+  /** The file name it was imported from, without `.py` (SPADE hashes its game file's path; estimator.ts). */
+  fileStem?: string | null;
 }
 
 export interface EnvCatalog {
@@ -25,7 +27,7 @@ export function memoryCatalog(db: Db): EnvCatalog {
       const v = getVersion(db, hash);
       if (!v) return null;
       const env = getEnvironmentByHash(db, hash);
-      return { hash, source: v.source, name: env?.name ?? null, className: v.className, hint: env?.hint ?? null, toolUse: env?.kind === 'tool-use' };
+      return { hash, source: v.source, name: env?.name ?? null, className: v.className, hint: env?.hint ?? null, toolUse: env?.kind === 'tool-use', fileStem: env?.fileStem ?? null };
     },
     byStem(stem) {
       const id = findEnvByStem(db, stem);

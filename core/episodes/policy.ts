@@ -95,13 +95,13 @@ export async function actionSourceFor(session: EnvSession, policy: Policy, seed:
 export function scriptedPlayer(policy: Policy, hintPolicy?: Policy): Player {
   const play: Player = async (session, arm) => {
     const p = arm.hint && hintPolicy ? hintPolicy : policy;
-    const reset = { ...(await session.reset(0, arm.seed)), state: await session.state() };
+    const reset = { ...(await session.reset(0, arm.seed, arm.preseed)), state: await session.state() };
     // A reset that raised is SPADE's "Error during reset. Starting new game." observation: play goes on.
     const src = await actionSourceFor(session, p, arm.seed, arm.toolUse).catch(() => scriptSource([], false));
     const r = await playPlan(session, feedFromSource(src, arm.toolUse), { firstIdx: 1, batch: 16, stopWhenDone: true, maxSteps: arm.budget });
     return { steps: [reset, ...r.steps], turns: r.turns, endedBy: r.reason === 'budget' || r.reason === 'policy ended' ? 'budget' : 'env', policy: describePolicy(p) };
   };
   // Its first call: reset(seed).
-  play.prepare = (session, arm) => session.prefetchReset(arm.seed);
+  play.prepare = (session, arm) => session.prefetchReset(arm.seed, arm.preseed);
   return play;
 }

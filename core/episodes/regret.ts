@@ -4,12 +4,14 @@
  * with SPADE's return and SPADE's regret arithmetic. Episodes run K at a time; every finished one
  * is recorded at once with its run id, so a cancelled run resumes without losing or repeating one.
  */
+import { randomInt } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import { EnvLoadError, refusalText, SpadeRefusal, type EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
+import { spadeAggregate, type RegretEstimator } from './estimator';
 import type { EpisodeMeta, StepRecord } from './store';
 
 /** One episode as a player left it: the recording from the reset on, and how it ended. */
@@ -31,7 +33,10 @@ export interface PlayedEpisode {
 export interface ArmSpec {
   hint: boolean;
   hintText: string | null;
-  seed: number;
+  /** Null: reset with no seed (SPADE's unhinted plays, orchestrator.py:335). */
+  seed: number | null;
+  /** With seed null: the number the interpreter's random starts from before that reset, kept as meta.preseed. */
+  preseed?: number;
   budget: number;
   toolUse: boolean;
 }
@@ -48,7 +53,9 @@ export type Player = ((session: EnvSession, arm: ArmSpec, signal: AbortSignal) =
 export interface RegretJob {
   hash: string;
   hint: boolean;
-  seed: number;
+  /** Null: an unseeded reset (SPADE's estimator's unhinted plays), told apart by `slot`. */
+  seed: number | null;
+  slot?: number;
 }
 
 export interface JobResult extends RegretJob {
@@ -78,7 +85,14 @@ export function regretJobs(hashes: string[], seeds: number, seedStart: number, a
   return jobs;
 }
 
-const jobKey = (j: RegretJob): string => `${j.hash}:${j.hint ? 1 : 0}:${j.seed}`;
+/** A job's key; an unseeded play is `u` and its slot, so a resume knows which of them it has. */
+export const jobKey = (j: Pick<RegretJob, 'hash' | 'hint' | 'seed' | 'slot'>): string => `${j.hash}:${j.hint ? 1 : 0}:${j.seed === null ? `u${j.slot ?? 0}` : j.seed}`;
+
+/** The slot of an unseeded job from its key (`HASH:0:u3`), or undefined. */
+function slotOfKey(key: string): number | undefined {
+  const m = /:u(\d+)$/.exec(key);
+  return m ? Number(m[1]) : undefined;
+}
 
 export interface RunOptions {
   runId: string;
@@ -95,6 +109,17 @@ export interface RunOptions {
   label?: string;
   /** The run's episodes recorded before, where the caller knows them more cheaply than a scan of every episode. */
   recordedBefore?: EpisodeMeta[];
+  /**
+   * SPADE's estimator: an unhinted play that failed is played once more, a fresh load, before it is
+   * dropped (orchestrator.py:1498 max_attempts=2, :1526-1547); only the last attempt is recorded.
+   */
+  retryNoHint?: boolean;
+  /**
+   * An unseeded play's interpreter random starts from a number drawn here and kept with the
+   * episode (meta.preseed), so it replays; off where a node's recorded calls are played back (the
+   * node reset without one).
+   */
+  preseedUnseeded?: boolean;
 }
 
 /** Runs the jobs not yet recorded under runId, K at a time; returns every job's result (resumed ones included). */
@@ -110,7 +135,8 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     if (!key || (isFailed(m.meta) && !refusal)) continue;
     const ret = typeof m.meta.spadeReturn === 'number' ? m.meta.spadeReturn : refusal ? 0 : m.totalReturn;
     const error = refusal && typeof m.meta.error === 'string' ? m.meta.error : null;
-    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: m.seed ?? 0, episodeId: m.id, ret, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env', failed: isFailed(m.meta), error, ...(refusal ? { refused: refusal } : {}) });
+    const slot = slotOfKey(key);
+    have.set(key, { hash: m.envHash, hint: m.hintEnabled, seed: slot !== undefined ? null : (m.seed ?? 0), ...(slot !== undefined ? { slot } : {}), episodeId: m.id, ret, endedBy: (m.meta.endedBy as JobResult['endedBy']) ?? 'env', failed: isFailed(m.meta), error, ...(refusal ? { refused: refusal } : {}) });
   }
   const todo = o.jobs.filter((j) => !have.has(jobKey(j)));
   let done = o.jobs.length - todo.length;
@@ -121,8 +147,9 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
    * A job's environment and hint, read once, and its session loading (sent the player's first
    * calls) ahead of its turn; no session for a hinted job without a hint, which fails on its turn.
    */
-  type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null };
-  const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, budget: o.budget, toolUse: session.info.toolUse });
+  type Prepared = { job: RegretJob; env: ReturnType<EpisodeContext['env']>; hintText: string | null; session: Promise<EnvSession> | null; preseed?: number };
+  const armOf = (p: Prepared, session: EnvSession): ArmSpec => ({ hint: p.job.hint, hintText: p.hintText, seed: p.job.seed, ...(p.preseed !== undefined ? { preseed: p.preseed } : {}), budget: o.budget, toolUse: session.info.toolUse });
+  const drawPreseed = (): number | undefined => (o.preseedUnseeded ? randomInt(2 ** 31) : undefined);
   // Each environment is read from memory once per run (every seed and arm plays the version the run started with).
   const envs = new Map<string, Prepared['env']>();
   const envOf = (hash: string): Prepared['env'] => {
@@ -133,7 +160,8 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
   const prepare = (job: RegretJob): Prepared => {
     const env = envOf(job.hash);
     const hintText = job.hint ? o.hintFor(job.hash) : null;
-    const p: Prepared = { job, env, hintText, session: null };
+    const preseed = job.seed === null ? drawPreseed() : undefined;
+    const p: Prepared = { job, env, hintText, session: null, ...(preseed !== undefined ? { preseed } : {}) };
     if (job.hint && hintText === null) return p;
     p.session = ctx.openSession(env.source, o.budget, o.runtime, true).then((s) => {
       o.player.prepare?.(s, armOf(p, s));
@@ -146,8 +174,9 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
     const { job, env, hintText } = p;
     if (!p.session) throw new DomainError('invalid_input', `Environment ${job.hash.slice(0, 12)} has no hint to play with`);
     let session: EnvSession | null = null;
-    let played: PlayedEpisode | null = null;
-    let crash: string | null = null;
+    // Typed wide: the attempts below assign them in a closure.
+    let played = null as PlayedEpisode | null;
+    let crash = null as string | null;
     let refused: SpadeRefusal | null = null;
     try {
       session = await p.session;
@@ -169,15 +198,29 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
       }
     }
     started();
-    if (session) {
+    const play = async (s: EnvSession): Promise<void> => {
       try {
-        played = await o.player(session, armOf(p, session), o.control.abort.signal);
+        played = await o.player(s, armOf(p, s), o.control.abort.signal);
       } catch (e) {
         // The harness or the runtime failed under the episode: no return, a failed episode.
         crash = `the episode crashed: ${errorMessage(e)}`;
       } finally {
         // Closing needs no answer before the next episode starts (the interpreter frees it in order).
-        void session.close();
+        void s.close();
+      }
+    };
+    if (session) await play(session);
+    const failedPlay = (): boolean => crash !== null || played?.endedBy === 'error';
+    if (o.retryNoHint && !job.hint && session && !o.control.cancel && failedPlay()) {
+      crash = null;
+      played = null;
+      // SPADE's second attempt is a fresh load and a fresh draw.
+      const again = drawPreseed();
+      if (again !== undefined) p.preseed = again;
+      try {
+        await play(await ctx.openSession(env.source, o.budget, o.runtime, false));
+      } catch (e) {
+        crash = e instanceof EnvLoadError ? e.message : `The environment did not load: ${errorMessage(e)}`;
       }
     }
     // A cancel that aborted this episode mid-way keeps nothing: the resume plays it whole.
@@ -201,12 +244,14 @@ export async function runJobs(ctx: EpisodeContext, o: RunOptions): Promise<{ res
       maxTurns: o.budget,
       runtime: session?.info.runtime ?? String(o.runtime),
       origin: 'regret',
-      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, seed ${job.seed}${refused ? ' (refused by SPADE at load)' : failed ? ' (failed)' : ''}`,
+      label: `${o.label ?? 'regret'} ${job.hint ? 'with' : 'without'} hint, ${job.seed === null ? `unseeded play ${(job.slot ?? 0) + 1}` : `seed ${job.seed}`}${refused ? ' (refused by SPADE at load)' : failed ? ' (failed)' : ''}`,
       policy: played?.policy ?? {},
       meta: {
         ...(played?.meta ?? {}),
         run: o.runId,
         job: jobKey(job),
+        // SPADE's unhinted plays reset with no seed (orchestrator.py:335): said so, never a made-up seed.
+        ...(job.seed === null ? { unseeded: true, slot: job.slot ?? 0, ...(p.preseed !== undefined ? { preseed: p.preseed } : {}) } : {}),
         ...(failed ? { failed: true, error } : { spadeReturn: ret }),
         ...(refusal ? { refused: refusal, error } : {}),
         endedBy,
@@ -280,8 +325,20 @@ function arm(hint: boolean, rs: JobResult[]): ArmSummary {
   return { hint, returns, mean: returns.reduce((a, b) => a + b, 0) / Math.max(1, returns.length), solveRate: returns.filter((x) => x > 0).length / Math.max(1, returns.length), episodeIds: rs.map((r) => r.episodeId) };
 }
 
-/** One environment's arms and SPADE's regret, over the seeds both arms finished (a cancelled run stays paired). */
-export function summarize(results: JobResult[], hash: string, hintFailed: boolean): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number } {
+/**
+ * One environment's arms and regret by the chosen estimator: SPADE's (every hinted play counts, a
+ * failed one as 0.0; failed unhinted plays dropped; estimator.ts) or paired seeds (the seeds both
+ * arms finished, a cancelled run stays paired).
+ */
+export function summarize(results: JobResult[], hash: string, hintFailed: boolean, estimator: RegretEstimator): { withHint: ArmSummary; withoutHint: ArmSummary; regret: number; rHint: number; rNoHint: number; estimator: RegretEstimator } {
+  if (estimator === 'spade') {
+    const mine = results.filter((r) => r.hash === hash);
+    // A refused hinted play is finished with 0.0 (not failed); a refused unhinted one is failed, so dropped.
+    const s = spadeAggregate(mine.map((r) => ({ hint: r.hint, ret: r.ret, failed: r.failed })), hintFailed);
+    const w = mine.filter((r) => r.hint).map((r) => (r.failed ? { ...r, ret: 0 } : r));
+    const wo = mine.filter((r) => !r.hint && !r.failed);
+    return { withHint: arm(true, w), withoutHint: arm(false, wo), regret: s.regret, rHint: s.rHint, rNoHint: s.rNoHint, estimator };
+  }
   // A failed episode has no return: left out of both arms (SPADE's trainer counts a failed hinted
   // generation as 0; a measurement of a model must not read a dead endpoint as a return). A seed
   // SPADE refused is finished all the same (its hinted play counts 0.0, its unhinted one is
@@ -295,5 +352,5 @@ export function summarize(results: JobResult[], hash: string, hintFailed: boolea
   const w = mine.filter((r) => r.hint && both(r));
   const wo = mine.filter((r) => !r.hint && both(r));
   const s = spadeRegret({ hintReturns: w.map((r) => r.ret), noHintReturns: wo.map((r) => r.ret), hintFailed });
-  return { withHint: arm(true, w), withoutHint: arm(false, wo), regret: s.regret, rHint: s.rHint, rNoHint: s.rNoHint };
+  return { withHint: arm(true, w), withoutHint: arm(false, wo), regret: s.regret, rHint: s.rHint, rNoHint: s.rNoHint, estimator };
 }

@@ -124,9 +124,10 @@ export function regretWork(options: RegretRemoteOptions): SweepWork<RegretOutcom
     remoteItem: (it: SweepItem, source: string) => ({
       key: it.key,
       source,
-      seed: it.seed ?? 0,
+      // null: the node resets with no seed, as SPADE resets its unhinted plays (orchestrator.py:335).
+      seed: it.seed === null ? null : (it.seed ?? 0),
       hintText: it.arm === 'hint' ? it.hint : null,
-      plans: options.model ? null : remotePlans(options.policy, it.seed ?? 0, options.budget),
+      plans: options.model ? null : remotePlans(options.policy, it.seed ?? it.slot ?? 0, options.budget),
     }),
     fromRemote: (r: RemoteResult) => (Array.isArray(r.calls) ? { kind: 'calls', calls: r.calls as RecordedCall[], model: Array.isArray(r.model) ? (r.model as RecordedExchange[]) : null, node: r.node ?? null } : null),
   };

@@ -2,6 +2,7 @@ import type { RegretReport } from '../api/calls/runs';
 import type { RunView } from '../api/calls/runs';
 import type { SweepRow } from '../audit/dispatch/sweepStore';
 import type { JobResult } from './regret';
+import { ESTIMATOR_LABEL } from './estimator';
 import type { RegretEnvSummary, StoredRegretOptions } from './regretSweep';
 
 /**
@@ -38,6 +39,7 @@ export function regretReport(sweep: SweepRow, out: { runId: string; envs: Regret
     policy: stored.regret.model ? 'model' : stored.regret.policy.kind,
     model: stored.regret.model?.model ?? null,
     budget: stored.regret.budget,
+    estimator: stored.regret.estimator ?? 'paired',
     status: view.run.status,
     failed: view.failedText,
     summary: { envs: envs.length, measured: withRegret.length, no_hint: envs.filter((e) => e.hint_failed).length, avg_regret: avg((e) => e.regret), avg_r_hint: avg((e) => e.r_hint), avg_r_no_hint: avg((e) => e.r_no_hint) },
@@ -65,7 +67,8 @@ export function notMeasuredWhy(e: Pick<RegretReport['envs'][number], 'hint_faile
 
 /** The episodes as `regret --json` lists them. */
 export function reportEpisodes(results: readonly JobResult[]) {
-  return results.map((r) => ({ hash: r.hash, seed: r.seed, hint: r.hint, return: r.failed ? null : r.ret, endedBy: r.endedBy, failed: r.failed, error: r.error, episodeId: r.episodeId }));
+  // seed null: reset with no seed (SPADE's unhinted plays), `slot` its place among them.
+  return results.map((r) => ({ hash: r.hash, seed: r.seed, ...(r.seed === null ? { slot: r.slot ?? 0 } : {}), hint: r.hint, return: r.failed ? null : r.ret, endedBy: r.endedBy, failed: r.failed, error: r.error, episodeId: r.episodeId }));
 }
 
 /** The report as `regret` prints it without --json. */
@@ -76,7 +79,7 @@ export function reportLines(r: RegretReport, model: string): string[] {
       return `${e.env.padEnd(28)} ${e.hash.slice(0, 8)}  ${nums}${e.failed ? `  (${e.failed} failed)` : ''}`;
     }),
     `mean over ${r.summary.measured} of ${r.summary.envs} environments with regret measured: regret ${fmt3(r.summary.avg_regret)}  R(hint) ${fmt3(r.summary.avg_r_hint)}  R(no hint) ${fmt3(r.summary.avg_r_no_hint)}`,
-    `regret sweep ${r.sweep} on ${r.on}: run ${r.run_id} (${model}) ${r.status}${r.failed ? `, ${r.failed}` : ''}`,
+    `regret sweep ${r.sweep} on ${r.on}: run ${r.run_id} (${model}) ${r.status}${r.failed ? `, ${r.failed}` : ''}; ${ESTIMATOR_LABEL[r.estimator]}`,
   ];
 }
 

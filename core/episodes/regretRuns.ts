@@ -9,9 +9,17 @@ import type { EpisodeContext, RuntimeKind } from './context';
 import { scriptedPlayer } from './policy';
 import { measuredArms } from './regretReport';
 import { regretJobs, runJobs, summarize, type JobResult, type Player, type RunControl } from './regret';
+import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from './estimator';
 
 export interface RegretManyInput {
   hashes: string[];
+  /**
+   * Which regret: SPADE's (its counts, seeds from the game's path, unseeded unhinted plays; `seeds`
+   * and `seedStart` unused) or paired seeds (`seeds` of each arm from `seedStart`). This engine-level
+   * call pairs unless told; every command and page that plays a regret chooses SPADE's by default.
+   */
+  estimator?: RegretEstimator | undefined;
+  spade?: Partial<SpadeEstimatorOptions> | undefined;
   seeds: number;
   seedStart: number;
   policy?: Policy | undefined;
@@ -27,8 +35,10 @@ export interface RegretManyInput {
   recorded?(r: JobResult): void;
 }
 
-export interface RegretInput extends Omit<RegretManyInput, 'hashes' | 'hintFor' | 'arms' | 'progress' | 'recorded'> {
+export interface RegretInput extends Omit<RegretManyInput, 'hashes' | 'hintFor' | 'arms' | 'progress' | 'recorded' | 'estimator'> {
   hash: string;
+  /** The Play page's side-by-side comparison of one environment: paired seeds unless asked (episodes.regret). */
+  estimator?: RegretEstimator | undefined;
   hintText?: string | undefined;
 }
 
@@ -65,7 +75,14 @@ export class RegretRuns {
     const control: RunControl = { cancel: false, abort: new AbortController() };
     this.running.set(runId, control);
     // Environments without a hint play only their unhinted arm; their regret is not measured (SPADE: hint generation failed, scored 0 by its trainer).
-    const jobs = input.hashes.flatMap((h) => regretJobs([h], input.seeds, input.seedStart, hintFor(h) === null ? ['nohint'] : (input.arms ?? ['hint', 'nohint'])));
+    const spade = spadeOptions(input.spade);
+    const estimator: RegretEstimator = input.estimator ?? 'paired';
+    const gamePaths = Object.fromEntries(input.hashes.map((h) => [h, spadeGamePath(ctx.env(h), h)]));
+    const jobs = input.hashes.flatMap((h) =>
+      estimator === 'spade'
+        ? spadeJobs(h, gamePaths[h]!, hintFor(h) !== null && (input.arms ?? ['hint', 'nohint']).includes('hint'), spade).filter((j) => j.hint || (input.arms ?? ['nohint']).includes('nohint'))
+        : regretJobs([h], input.seeds, input.seedStart, hintFor(h) === null ? ['nohint'] : (input.arms ?? ['hint', 'nohint'])),
+    );
     const started = performance.now();
     let firstDone: number | null = null;
     try {
@@ -78,6 +95,8 @@ export class RegretRuns {
         runtime: input.runtime ?? 'auto',
         hintFor,
         control,
+        retryNoHint: estimator === 'spade',
+        preseedUnseeded: true,
         ...(input.recorded ? { recorded: input.recorded } : {}),
         progress: (done, total, last) => {
           if (!last) {
@@ -90,8 +109,8 @@ export class RegretRuns {
           if (input.runId !== undefined) ctx.d.regretProgress?.({ runId, done, total, etaSec: per === null ? null : (total - done) * per });
         },
       });
-      const envs = input.hashes.map((h) => ({ hash: h, name: ctx.env(h).name, hintFailed: hintFor(h) === null, ...summarize(results, h, hintFor(h) === null) }));
-      return { runId, envs, cancelled, episodes: results };
+      const envs = input.hashes.map((h) => ({ hash: h, name: ctx.env(h).name, hintFailed: hintFor(h) === null, ...summarize(results, h, hintFor(h) === null, estimator), ...(estimator === 'spade' ? { gamePath: gamePaths[h]! } : {}) }));
+      return { runId, envs, cancelled, episodes: results, estimator, ...(estimator === 'spade' ? { spade } : {}) };
     } finally {
       this.running.delete(runId);
     }
@@ -106,3 +125,4 @@ export class RegretRuns {
     return true;
   }
 }
+

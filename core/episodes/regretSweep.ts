@@ -23,12 +23,14 @@ import { describePolicy, scriptedPlayer } from './policy';
 import { PlaybackChatClient, PlaybackRuntime, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
 import { modelPlayer } from '../models/agent';
 import type { ChatClient } from '../models/client';
-import { runJobs, summarize, type ArmSummary, type JobResult, type Player, type RunControl } from './regret';
+import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from './regret';
+import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from './estimator';
 import type { EpisodeStore } from './store';
 
 /** What a regret sweep keeps of how it was started, so that a resume or a cancel reaches the same place. */
 export interface StoredRegretOptions {
-  regret: RegretRemoteOptions & { seeds: number; seedStart: number };
+  /** `estimator` absent: a sweep stored before estimators had names, paired seeds. */
+  regret: RegretRemoteOptions & { seeds: number; seedStart: number; estimator?: RegretEstimator; spade?: SpadeEstimatorOptions };
   dispatch: DispatchSettings;
   target: SweepTarget;
   /** The model-run record the sweep's episodes are kept in. */
@@ -46,17 +48,20 @@ export function policyModel(p: Policy): string {
   return `policy:${p.kind}`;
 }
 
-/** An episode's key: the same as a local regret run's job key (version, arm, seed). */
-export function episodeKey(hash: string, hint: boolean, seed: number): string {
-  return `${hash}:${hint ? 1 : 0}:${seed}`;
+/** An episode's key: the same as a local regret run's job key (version, arm, seed; `u` and the slot for an unseeded play). */
+export function episodeKey(hash: string, hint: boolean, seed: number | null, slot?: number): string {
+  return jobKey({ hash, hint, seed, ...(slot !== undefined ? { slot } : {}) });
 }
+
+/** A sweep item's job for runJobs. */
+const itemJob = (it: SweepItem): RegretJob => ({ hash: it.sha256, hint: it.arm === 'hint', seed: it.seed === null ? null : (it.seed ?? 0), ...(it.slot !== undefined ? { slot: it.slot } : {}) });
 
 /**
  * The pool's episodes: each head version matching `query` (once, however many environments share
  * it), every seed, with and without the hint; a version without a hint plays only unhinted (its
  * regret is not measured; SPADE's trainer scores a failed hint generation 0).
  */
-export function regretItems(db: Db, query: string, seeds: number, seedStart: number): SweepItem[] {
+export function regretItems(db: Db, query: string, seeds: number, seedStart: number, estimator: RegretEstimator = 'paired', spade?: SpadeEstimatorOptions): SweepItem[] {
   const rows = search(db, { query, limit: 1_000_000, filters: {} }).rows;
   const envIds = rows.map((r) => r.id).sort((a, b) => a - b);
   const catalog = memoryCatalog(db);
@@ -66,6 +71,13 @@ export function regretItems(db: Db, query: string, seeds: number, seedStart: num
     if (seen.has(t.hash)) continue;
     seen.add(t.hash);
     const hint = catalog.byHash(t.hash)?.hint ?? null;
+    if (estimator === 'spade') {
+      // SPADE's episodes: hinted seeds from the game's path, unhinted plays unseeded (estimator.ts).
+      for (const j of spadeJobs(t.hash, spadeGamePath(catalog.byHash(t.hash), t.hash), hint !== null, spadeOptions(spade))) {
+        items.push({ key: jobKey(j), file: `memory:${t.envId}`, sha256: t.hash, name: t.name, hint, seed: j.seed, ...(j.slot !== undefined ? { slot: j.slot } : {}), arm: j.hint ? 'hint' : 'nohint' });
+      }
+      continue;
+    }
     for (let k = 0; k < seeds; k++) {
       const seed = seedStart + k;
       for (const arm of hint === null ? (['nohint'] as const) : (['hint', 'nohint'] as const)) {
@@ -81,9 +93,9 @@ export function prepareRegretSweep(
   db: Db,
   query: string,
   fresh: Omit<StoredRegretOptions, 'runId'>,
-  items: SweepItem[] = regretItems(db, query, fresh.regret.seeds, fresh.regret.seedStart),
+  items: SweepItem[] = regretItems(db, query, fresh.regret.seeds, fresh.regret.seedStart, fresh.regret.estimator ?? 'paired', fresh.regret.spade),
 ): { sweep: SweepRow; stored: StoredRegretOptions; resumed: boolean } {
-  const set = createHash('sha256').update(JSON.stringify({ kind: 'regret', policy: fresh.regret.model ? null : fresh.regret.policy, model: fresh.regret.model ?? null, budget: fresh.regret.budget })).digest('hex').slice(0, 16);
+  const set = createHash('sha256').update(JSON.stringify({ kind: 'regret', policy: fresh.regret.model ? null : fresh.regret.policy, model: fresh.regret.model ?? null, budget: fresh.regret.budget, estimator: fresh.regret.estimator ?? 'paired' })).digest('hex').slice(0, 16);
   const ident = sweepIdent(targetLabel(fresh.target), query, set, items.map((i) => i.key));
   const again = unfinishedSweep(db, ident);
   if (again) return { sweep: again, stored: again.options as unknown as StoredRegretOptions, resumed: true };
@@ -100,7 +112,7 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
   readonly label = 'local';
   private readonly runs = new Map<string, readonly SweepItem[]>();
 
-  constructor(private readonly o: { ctx: EpisodeContext; player: Player; budget: number; concurrency: number; runId: string; hintFor(hash: string): string | null }) {}
+  constructor(private readonly o: { ctx: EpisodeContext; player: Player; budget: number; concurrency: number; runId: string; hintFor(hash: string): string | null; retryNoHint?: boolean }) {}
 
   async submit(sweepId: string, attempt: number, items: readonly SweepItem[]): Promise<Record<string, unknown>> {
     const id = `${sweepId}-${attempt}`;
@@ -121,14 +133,14 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
     const taken: Promise<void>[] = [];
     const handed = new Set<string>();
     const hand = (r: JobResult) => {
-      const key = episodeKey(r.hash, r.hint, r.seed);
+      const key = episodeKey(r.hash, r.hint, r.seed, r.slot);
       handed.add(key);
       taken.push(Promise.resolve(onResult(key, { kind: 'played', result: r }, null)));
     };
     try {
       const { results } = await runJobs(this.o.ctx, {
         runId: this.o.runId,
-        jobs: items.map((it) => ({ hash: it.sha256, hint: it.arm === 'hint', seed: it.seed ?? 0 })),
+        jobs: items.map(itemJob),
         player: this.o.player,
         concurrency: this.o.concurrency,
         budget: this.o.budget,
@@ -136,9 +148,11 @@ export class LocalRegretExecutor implements SweepExecutor<RegretOutcome> {
         hintFor: this.o.hintFor,
         control,
         recorded: hand,
+        ...(this.o.retryNoHint ? { retryNoHint: true } : {}),
+        preseedUnseeded: true,
       });
       // Episodes a killed run recorded before the sweep kept them: handed over now (the sweep counts each once).
-      if (!signal.aborted) for (const r of results) if ((!r.failed || r.refused) && !handed.has(episodeKey(r.hash, r.hint, r.seed))) hand(r);
+      if (!signal.aborted) for (const r of results) if ((!r.failed || r.refused) && !handed.has(episodeKey(r.hash, r.hint, r.seed, r.slot))) hand(r);
     } finally {
       signal.removeEventListener('abort', stop);
       await Promise.all(taken);
@@ -173,6 +187,7 @@ export interface RegretEnvSummary {
   regret: number;
   rHint: number;
   rNoHint: number;
+  estimator: RegretEstimator;
 }
 
 /** Runs (or resumes) a regret sweep to its end on its target; the run record is ended with it. */
@@ -187,9 +202,12 @@ export async function driveRegretSweep(d: RegretSweepDeps, sweep: SweepRow, o: D
 async function drive(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promise<Driven> {
   const stored = sweep.options as unknown as StoredRegretOptions;
   const { policy, budget, seeds, seedStart, model, states } = stored.regret;
+  const estimator = stored.regret.estimator ?? 'paired';
+  const spade = estimator === 'spade' ? spadeOptions(stored.regret.spade) : null;
   const modelPolicy = model ? { kind: 'llm', endpoint: model.baseUrl, model: model.model, temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking } : null;
   // The player of every episode: the policy, or SPADE's agent over a client (the real one here, a node's answers in playback).
-  const playerOf = (client: Pick<ChatClient, 'complete'> | null): Player => (model && client ? modelPlayer(client, { thinking: model.thinking === true, policy: modelPolicy!, ...(states ? { states: true } : {}) }) : scriptedPlayer(policy));
+  const playerOf = (client: Pick<ChatClient, 'complete'> | null): Player =>
+    model && client ? modelPlayer(client, { thinking: model.thinking === true, ...(spade?.thinking ? { thinkingByArm: spade.thinking } : {}), policy: modelPolicy!, ...(states ? { states: true } : {}) }) : scriptedPlayer(policy);
   const catalog = memoryCatalog(d.db);
   const hints = new Map(sweep.items.map((it) => [it.sha256, it.hint]));
   const hintFor = (h: string): string | null => hints.get(h) ?? null;
@@ -197,14 +215,17 @@ async function drive(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promis
   const deps = { store: d.store, catalog, defaults: () => ({ maxTurns: budget }) };
   const ctx = new EpisodeContext({ ...deps, runtime: d.runtime });
   const executor: SweepExecutor<RegretOutcome> =
-    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, player: playerOf(model ? sweepClient(model, d.concurrency, d.apiKey) : null), budget, concurrency: d.concurrency, runId: stored.runId, hintFor }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
+    stored.target.kind === 'local' ? new LocalRegretExecutor({ ctx, player: playerOf(model ? sweepClient(model, d.concurrency, d.apiKey) : null), budget, concurrency: d.concurrency, runId: stored.runId, hintFor, retryNoHint: estimator === 'spade' }) : remoteExecutor<RegretOutcome>(stored.target, stored.dispatch, d.db, d.dataDir);
   const record = d.runs.begin({
     id: stored.runId,
     model: model ? model.model : policyModel(policy),
     endpoint: model ? model.baseUrl : sweep.target,
-    config: model
+    config: {
+      ...(model
       ? { endpoint: { ...(stored.recordEndpoint ?? { baseUrl: model.baseUrl, model: model.model, ...(model.apiKeyEnv ? { apiKeyEnv: model.apiKeyEnv } : {}) }), on: sweep.target, sweep: sweep.id }, sampling: { temperature: model.temperature, topP: model.topP, topK: model.topK, maxTokens: model.maxTokens, thinking: model.thinking }, hintText: null }
-      : { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null },
+      : { endpoint: { policy: describePolicy(policy), on: sweep.target, sweep: sweep.id }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null }, hintText: null }),
+      ...(spade ? { spade: { ...spade, gamePaths: Object.fromEntries(sweep.items.map((it) => [it.sha256, spadeGamePath(catalog.byHash(it.sha256), it.sha256)])) } } : {}),
+    },
     hintSource: 'library',
     seeds,
     seedStart,
@@ -213,6 +234,7 @@ async function drive(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promis
     runtime: 'cpython',
     selection: sweep.query,
     hashes,
+    estimator,
   });
   let status: 'done' | 'cancelled' | 'failed' = 'failed';
   let error: string | null = null;
@@ -253,6 +275,7 @@ async function drive(d: RegretSweepDeps, sweep: SweepRow, o: DriveHooks): Promis
 
 /** Each version of the sweep with SPADE's arithmetic over the given results (regret.ts summarize, as a local run computes it). */
 export function sweepEnvs(db: Db, sweep: SweepRow, results: readonly JobResult[]): RegretEnvSummary[] {
+  const estimator = (sweep.options as unknown as StoredRegretOptions).regret?.estimator ?? 'paired';
   const catalog = memoryCatalog(db);
   const hints = new Map(sweep.items.map((it) => [it.sha256, it.hint]));
   // Each version's own results, grouped once: summarize over the whole list per version would be quadratic in a large pool.
@@ -260,7 +283,7 @@ export function sweepEnvs(db: Db, sweep: SweepRow, results: readonly JobResult[]
   for (const r of results) byHash.get(r.hash)?.push(r);
   return [...byHash].map(([h, mine]) => {
     const hintFailed = (hints.get(h) ?? null) === null;
-    return { hash: h, name: catalog.byHash(h)?.name ?? null, hintFailed, ...summarize(mine, h, hintFailed) };
+    return { hash: h, name: catalog.byHash(h)?.name ?? null, hintFailed, ...summarize(mine, h, hintFailed, estimator) };
   });
 }
 
@@ -276,7 +299,7 @@ async function playBack(deps: Omit<EpisodeDeps, 'runtime'>, runId: string, it: S
   const ctx = new EpisodeContext({ ...deps, runtime: new PlaybackRuntime(calls) });
   const { results } = await runJobs(ctx, {
     runId,
-    jobs: [{ hash: it.sha256, hint: it.arm === 'hint', seed: it.seed ?? 0 }],
+    jobs: [itemJob(it)],
     player,
     concurrency: 1,
     budget,

@@ -16,6 +16,7 @@ import type { SweepModel } from './regretRemote';
 import { regretReport } from './regretReport';
 import { driveRegretSweep, prepareRegretSweep, regretItems, storedOutcome, type StoredRegretOptions } from './regretSweep';
 import type { EpisodeStore } from './store';
+import { spadeOptions } from './estimator';
 
 export interface RegretSweepServiceOptions {
   db: Db;
@@ -99,12 +100,14 @@ export class RegretSweepService {
       // The CLI's `random[:SEED]`: guesses from 1 to 100 (SPADE's baseline); a model plays instead of the policy.
       policy: p.kind === 'random' ? { kind: 'random', lo: 1, hi: 100, ...(p.seed !== undefined ? { seed: p.seed } : {}) } : { kind: 'solution' },
       budget: input.maxTurns ?? s.maxTurns,
-      seeds: input.seeds,
+      seeds: input.seeds ?? 1,
       seedStart: input.seedStart ?? 0,
       stepTimeoutSec: s.stepTimeoutSec,
       ...(model ? { model } : {}),
+      estimator: input.estimator ?? 'spade',
+      ...((input.estimator ?? 'spade') === 'spade' ? { spade: spadeOptions(input.spade) } : {}),
     };
-    const items = regretItems(this.o.db, query, regret.seeds, regret.seedStart);
+    const items = regretItems(this.o.db, query, regret.seeds, regret.seedStart, regret.estimator, regret.spade);
     if (!items.length) throw new DomainError('invalid_input', `No environment in the library matches "${query}"`);
     const prepared = prepareRegretSweep(this.o.db, query, { regret, dispatch, target }, items);
     if (prepared.resumed && this.sweeps.isLive(prepared.sweep.id)) return this.sweeps.view(prepared.sweep);
@@ -212,6 +215,7 @@ function regretView(s: SweepRow, live: LiveView, message: string | null): Regret
     seeds: stored.regret.seeds,
     seedStart: stored.regret.seedStart,
     budget: stored.regret.budget,
+    estimator: stored.regret.estimator ?? 'paired',
     envs: new Set(s.items.map((it) => it.sha256)).size,
     episodesPerSec: rate,
     etaSec: live.running && rate ? (total - live.done) / rate : null,

@@ -70,7 +70,7 @@ export async function replayEpisode(ctx: EpisodeContext, id: number, opts: { run
     // A recording is replayed as it was made: every recorded step, no budget and no early stop
     // beyond the interpreter's own stop at an error (the rest cannot be compared).
     const toolTurns = recordedToolTurns(m.meta);
-    replayed = (await playPlan(session, planOf(recorded, 0, recorded.length - 1, toolTurns), { firstIdx: 0, batch: REPLAY_BATCH, stopWhenDone: false, maxSteps: recorded.length + toolTurns.length })).steps;
+    replayed = (await playPlan(session, planOf(recorded, 0, recorded.length - 1, toolTurns, typeof m.meta.preseed === 'number' ? m.meta.preseed : undefined), { firstIdx: 0, batch: REPLAY_BATCH, stopWhenDone: false, maxSteps: recorded.length + toolTurns.length })).steps;
   } finally {
     await session.close();
   }

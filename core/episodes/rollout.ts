@@ -22,7 +22,7 @@ export interface ToolCallItem {
 }
 
 export type PlanItem =
-  | { kind: 'reset'; seed: number | null }
+  | { kind: 'reset'; seed: number | null; preseed?: number }
   | { kind: 'step'; action: string; raw: string | null }
   /** A tool-use agent turn: each call goes to `execute_tool`, never to `step` (docs/spade-formats.md section 4). */
   | { kind: 'tool'; calls: ToolCallItem[]; raw: string | null };
@@ -47,7 +47,7 @@ export function feedOf(pull: () => PlanItem | null): Feed {
 
 /** What the loop needs from a session (EnvSession fits it; unit tests pass a fake). */
 export interface PlaySession {
-  reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>>;
+  reset(idx: number, seed: number | null, preseed?: number): Promise<Omit<StepRecord, 'state'>>;
   play(firstIdx: number, actions: string[], opts: { stopWhenDone: boolean; rawActions?: (string | null)[]; state?: boolean }): Promise<StepRecord[]>;
   state(): Promise<unknown>;
   tool?(call: ToolCallItem): Promise<{ output: string; returncode: number }>;
@@ -94,7 +94,7 @@ export async function playPlan(session: PlaySession, feed: Feed, o: PlayOptions)
   let pending: PlanItem | null = await feed.next(null);
   while (pending) {
     if (pending.kind === 'reset') {
-      const r = { ...(await session.reset(idx, pending.seed)), state: o.states === false ? null : await session.state() };
+      const r = { ...(await session.reset(idx, pending.seed, pending.preseed)), state: o.states === false ? null : await session.state() };
       out.push(r);
       idx++;
       await o.afterBatch?.([r], idx - 1);
@@ -159,7 +159,7 @@ export interface RecordedToolTurn {
  * turns of a tool-use model episode put back where they happened (they change the game's state
  * without being steps).
  */
-export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1, toolTurns: RecordedToolTurn[] = []): Feed {
+export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1, toolTurns: RecordedToolTurn[] = [], preseed?: number): Feed {
   let i = from;
   const tools = toolTurns.filter((t) => t.afterIdx >= from - 1 && t.afterIdx < to);
   let k = 0;
@@ -172,6 +172,7 @@ export function planOf(steps: StepRecord[], from = 0, to = steps.length - 1, too
     if (i > to) return null;
     const s = steps[i++];
     if (!s) throw new Error(`recording has no step ${i - 1}`);
-    return s.kind === 'reset' ? { kind: 'reset', seed: s.seed } : { kind: 'step', action: s.action ?? '', raw: s.rawAction };
+    // An unseeded reset replays from the number its interpreter's random started from (meta.preseed).
+    return s.kind === 'reset' ? { kind: 'reset', seed: s.seed, ...(s.seed === null && preseed !== undefined ? { preseed } : {}) } : { kind: 'step', action: s.action ?? '', raw: s.rawAction };
   });
 }

@@ -240,24 +240,25 @@ export class EnvSession {
     return { ok: false, error: reply.error };
   }
 
-  private prefetchedReset: { seed: number | null; reply: Promise<HarnessReply> } | null = null;
+  private prefetchedReset: { seed: number | null; preseed: number | undefined; reply: Promise<HarnessReply> } | null = null;
 
   /**
    * Sends `reset(seed)` now, for the next `reset` with that seed to take, in the order the calls
    * are made (a player that asks for its tools first asks for them first here too). Only for a
    * player that will certainly reset with this seed next: the call runs whether it is taken or not.
    */
-  prefetchReset(seed: number | null): void {
+  prefetchReset(seed: number | null, preseed?: number): void {
     if (this.prefetchedReset) return;
-    const reply = this.call({ cmd: 'reset', seed }, true);
+    const reply = this.call({ cmd: 'reset', seed, ...(preseed !== undefined ? { preseed } : {}) }, true);
     reply.catch(() => {});
-    this.prefetchedReset = { seed, reply };
+    this.prefetchedReset = { seed, preseed, reply };
   }
 
-  async reset(idx: number, seed: number | null): Promise<Omit<StepRecord, 'state'>> {
+  /** `preseed` (with seed null): the number the interpreter's random starts from before an unseeded reset (harness_episode._reset). */
+  async reset(idx: number, seed: number | null, preseed?: number): Promise<Omit<StepRecord, 'state'>> {
     const pre = this.prefetchedReset;
     this.prefetchedReset = null;
-    const r = this.unwrap(await (pre && pre.seed === seed ? this.take(pre.reply) : this.call({ cmd: 'reset', seed })));
+    const r = this.unwrap(await (pre && pre.seed === seed && pre.preseed === preseed ? this.take(pre.reply) : this.call({ cmd: 'reset', seed, ...(preseed !== undefined ? { preseed } : {}) })));
     return resetRecord(idx, seed, r.ok ? (r.value as RawReset) : { error: r.error });
   }
 

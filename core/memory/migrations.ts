@@ -578,4 +578,17 @@ export const migrations: Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 19,
+    name: 'regret estimator',
+    // Every stored regret says which estimator made it: SPADE's (hinted plays seeded from the game's
+    // path, unhinted ones unseeded, a failed hinted play counted 0.0; core/episodes/estimator.ts) or
+    // the workbench's paired seeds, which is what every run stored before this migration measured.
+    // An unseeded episode row keeps its place among the run's unseeded plays in `seed`.
+    sql: `
+      ALTER TABLE model_runs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired' CHECK (estimator IN ('spade', 'paired'));
+      ALTER TABLE model_run_envs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired' CHECK (estimator IN ('spade', 'paired'));
+      ALTER TABLE model_run_episodes ADD COLUMN unseeded INTEGER NOT NULL DEFAULT 0 CHECK (unseeded IN (0, 1));
+    `,
+  },
 ];

@@ -52,10 +52,14 @@ export interface AgentOptions {
   /** What the agent needs of a client (a regret sweep plays a node's answers back through it). */
   client: Pick<ChatClient, 'complete'>;
   seed: number | null;
+  /** With seed null: what the interpreter's random starts from before the reset (kept for replay). */
+  preseed?: number;
   hintText: string | null;
   budget: number;
   /** SPADE's actor thinking mode (cuts `</think>` before extraction). */
   thinking: boolean;
+  /** Sent with every request of this episode instead of the client's setting (an arm's own thinking). */
+  requestThinking?: boolean;
   tools: unknown[];
   signal?: AbortSignal;
   /** After every model turn (live views). */
@@ -80,7 +84,7 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
     const turn: AgentTurn = { turn: t.turns.length + 1, raw: '', reasoning: null, kind: 'none', action: null, calls: [], stepIdx: null, finishReason: null, usage: null, latencyMs: 0, attempts: 0, error: null };
     let c;
     try {
-      c = await o.client.complete(t.messages, { ...(toolUse ? { tools: o.tools } : {}), ...(o.signal ? { signal: o.signal } : {}) });
+      c = await o.client.complete(t.messages, { ...(toolUse ? { tools: o.tools } : {}), ...(o.signal ? { signal: o.signal } : {}), ...(o.requestThinking !== undefined ? { thinking: o.requestThinking } : {}) });
     } catch (e) {
       turn.error = errorMessage(e);
       if (e instanceof ModelError) turn.attempts = 0;
@@ -128,7 +132,7 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
     batchable: false,
     transcript: t,
     async next(prev: Outcome | null): Promise<PlanItem | null> {
-      if (prev === null) return { kind: 'reset', seed: o.seed };
+      if (prev === null) return { kind: 'reset', seed: o.seed, ...(o.preseed !== undefined ? { preseed: o.preseed } : {}) };
       if (prev.kind !== 'tool') return afterRecord(prev);
       absorbTools(prev);
       return ask();
@@ -161,13 +165,19 @@ export function modelFeed(o: AgentOptions): Feed & { transcript: Transcript; abs
 }
 
 /** A served model as a regret player (and the engine of a single model episode). */
-export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinking: boolean; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
+/**
+ * `thinkingByArm`: each arm's thinking, sent with its requests and used at extraction (SPADE's 8B
+ * recipe: only the unhinted arm thinks; core/episodes/estimator.ts).
+ */
+export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinking: boolean; thinkingByArm?: { hint: boolean; nohint: boolean }; onTurn?: AgentOptions['onTurn']; policy: Record<string, unknown>; states?: boolean }): Player {
   const play: Player = async (session: EnvSession, arm, signal) => {
     // SPADE takes the tool path whenever get_tools() exists and is non-empty (subclass or not).
     const tools = await session.tools();
-    const feed = modelFeed({ client, seed: arm.seed, hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: opts.thinking, tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
+    const armThinking = opts.thinkingByArm ? (arm.hint ? opts.thinkingByArm.hint : opts.thinkingByArm.nohint) : undefined;
+    const feed = modelFeed({ client, seed: arm.seed, ...(arm.preseed !== undefined ? { preseed: arm.preseed } : {}), hintText: arm.hint ? arm.hintText : null, budget: arm.budget, thinking: armThinking ?? opts.thinking, ...(armThinking !== undefined ? { requestThinking: armThinking } : {}), tools, signal, ...(opts.onTurn ? { onTurn: opts.onTurn } : {}) });
     const r = await playPlan(session, feed, { firstIdx: 0, batch: 1, stopWhenDone: true, maxSteps: arm.budget, states: opts.states ?? false });
     const tr = feed.transcript;
+    const thinkingMeta = armThinking !== undefined ? { thinking: armThinking } : {};
     const endedBy: PlayedEpisode['endedBy'] = tr.endedBy ?? (r.reason === 'budget' ? 'budget' : 'env');
     return {
       steps: r.steps,
@@ -175,13 +185,13 @@ export function modelPlayer(client: Pick<ChatClient, 'complete'>, opts: { thinki
       endedBy,
       policy: opts.policy,
       error: endedBy === 'error' ? (tr.turns.at(-1)?.error ?? 'the model failed') : null,
-      meta: { agent: { messages: tr.messages, turns: tr.turns, tools: tr.tools, toolUse: tr.toolUse, endedBy, toolTurns: r.toolTurns } },
+      meta: { agent: { messages: tr.messages, turns: tr.turns, tools: tr.tools, toolUse: tr.toolUse, endedBy, toolTurns: r.toolTurns, ...thinkingMeta } },
     };
   };
   // Its first calls, in its order: get_tools(), then reset(seed) (the feed's first item).
   play.prepare = (session, arm) => {
     session.prefetchTools();
-    session.prefetchReset(arm.seed);
+    session.prefetchReset(arm.seed, arm.preseed);
   };
   return play;
 }

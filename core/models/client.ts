@@ -157,8 +157,9 @@ export class ChatClient {
   }
 
   /** The request body as sent (also what a transcript records about sampling). */
-  body(messages: ChatMessage[], tools?: unknown[]): Record<string, unknown> {
-    const c = this.cfg;
+  body(messages: ChatMessage[], tools?: unknown[], thinking?: boolean | null): Record<string, unknown> {
+    // `thinking` given: this request's own (SPADE's 8B recipe thinks on one regret arm only).
+    const c = thinking === undefined ? this.cfg : { ...this.cfg, thinking };
     return {
       model: c.model,
       messages,
@@ -172,12 +173,12 @@ export class ChatClient {
     };
   }
 
-  complete(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal } = {}): Promise<Completion> {
+  complete(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal; thinking?: boolean | null } = {}): Promise<Completion> {
     return this.gate.run(() => this.withRetries(messages, opts));
   }
 
-  private async withRetries(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal }): Promise<Completion> {
-    const body = JSON.stringify(this.body(messages, opts.tools));
+  private async withRetries(messages: ChatMessage[], opts: { tools?: unknown[]; signal?: AbortSignal; thinking?: boolean | null }): Promise<Completion> {
+    const body = JSON.stringify(this.body(messages, opts.tools, opts.thinking));
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       try {

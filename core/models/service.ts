@@ -11,6 +11,7 @@ import type { EpisodeService } from '../episodes/service';
 import { ChatClient, type EndpointConfig } from './client';
 import { modelPlayer, modelTurn } from './agent';
 import { tunnelFetch, type Forwarder } from './tunnel';
+import { spadeGamePath, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from '../episodes/estimator';
 
 export interface ModelDeps {
   episodes: EpisodeService;
@@ -64,13 +65,28 @@ export class ModelService {
     }, requestId);
   }
 
-  async play(input: { hashes: string[]; endpoint: Endpoint; seeds: number; seedStart: number; arms: ('hint' | 'nohint')[]; hintText?: string | undefined; maxTurns?: number | undefined; runtime?: 'pyodide' | 'cpython' | undefined; runId?: string | undefined; selection?: string | undefined }): Promise<ModelRun> {
+  async play(input: {
+    hashes: string[];
+    endpoint: Endpoint;
+    seeds: number;
+    seedStart: number;
+    arms: ('hint' | 'nohint')[];
+    hintText?: string | undefined;
+    maxTurns?: number | undefined;
+    runtime?: 'pyodide' | 'cpython' | undefined;
+    runId?: string | undefined;
+    selection?: string | undefined;
+    estimator?: RegretEstimator | undefined;
+    spade?: Partial<SpadeEstimatorOptions> | undefined;
+  }): Promise<ModelRun> {
     if (input.hintText !== undefined && input.hashes.length > 1) throw invalidInput('hintText overrides the hint of one environment; a selection plays each with its own');
     const cfg = this.config(input.endpoint);
     // Unknown versions are refused before a run record exists for them.
     for (const h of input.hashes) this.d.episodes.ctx.env(h);
     const policy = { kind: 'llm', endpoint: cfg.baseUrl, ...(cfg.via ? { via: cfg.via } : {}), model: cfg.model, temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking };
-    const player = modelPlayer(this.client(cfg), { thinking: cfg.thinking === true, policy, states: input.hashes.length === 1 && input.seeds <= 4 });
+    const estimator: RegretEstimator = input.estimator ?? 'spade';
+    const spade = estimator === 'spade' ? spadeOptions(input.spade) : null;
+    const player = modelPlayer(this.client(cfg), { thinking: cfg.thinking === true, ...(spade?.thinking ? { thinkingByArm: spade.thinking } : {}), policy, states: input.hashes.length === 1 && (spade ? spade.hintPlays + spade.noHintPlays <= 32 : input.seeds <= 4) });
     const runId = input.runId ?? `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const budget = input.maxTurns ?? this.d.episodes.ctx.d.defaults().maxTurns;
     const recorded = this.d.runs.begin({
@@ -78,7 +94,12 @@ export class ModelService {
       model: cfg.model,
       endpoint: cfg.baseUrl,
       // The endpoint as given (a key only by its secret's name), so a resume plays with the same settings.
-      config: { endpoint: { ...input.endpoint }, sampling: { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking }, hintText: input.hintText ?? null },
+      config: {
+        endpoint: { ...input.endpoint },
+        sampling: { temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking },
+        hintText: input.hintText ?? null,
+        ...(spade ? { spade: { ...spade, gamePaths: Object.fromEntries(input.hashes.map((h) => [h, spadeGamePath(this.d.episodes.ctx.env(h), h)])) } } : {}),
+      },
       hintSource: input.hintText !== undefined ? 'given' : 'library',
       seeds: input.seeds,
       seedStart: input.seedStart,
@@ -87,6 +108,7 @@ export class ModelService {
       runtime: input.runtime ?? 'auto',
       selection: input.selection ?? null,
       hashes: input.hashes,
+      estimator,
     });
     let status: 'done' | 'cancelled' | 'failed' = 'failed';
     let error: string | null = null;
@@ -94,6 +116,8 @@ export class ModelService {
     try {
       const r = await this.d.episodes.regretMany({
         hashes: input.hashes,
+        estimator,
+        ...(spade ? { spade } : {}),
         seeds: input.seeds,
         seedStart: input.seedStart,
         arms: input.arms,
@@ -139,6 +163,9 @@ export class ModelService {
       runtime: run.runtime === 'pyodide' || run.runtime === 'cpython' ? run.runtime : undefined,
       runId,
       ...(run.selection !== null ? { selection: run.selection } : {}),
+      // A resume measures as the run began: its estimator and SPADE's settings as kept.
+      estimator: run.estimator,
+      ...(run.config.spade ? { spade: { hintPlays: run.config.spade.hintPlays, noHintPlays: run.config.spade.noHintPlays, hashSeed: run.config.spade.hashSeed, thinking: run.config.spade.thinking } } : {}),
     });
   }
 
@@ -163,7 +190,8 @@ export class ModelService {
         failed: e.failed,
         notMeasured: e.notMeasured,
         seeds: e.seeds,
-        hintReturns: ok.filter((x) => x.hint).map((x) => x.ret!),
+        // SPADE's estimator counts a failed hinted play as 0.0; paired seeds leave it out.
+        hintReturns: v.run.estimator === 'spade' ? e.episodes.filter((x) => x.hint).map((x) => (x.status === 'ok' ? x.ret! : 0)) : ok.filter((x) => x.hint).map((x) => x.ret!),
         noHintReturns: ok.filter((x) => !x.hint).map((x) => x.ret!),
       };
     });
@@ -185,6 +213,7 @@ export class ModelService {
     return {
       runId,
       model: v.run.model,
+      estimator: v.run.estimator,
       status: v.run.status,
       cancelled,
       failedText: v.failedText,

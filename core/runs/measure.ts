@@ -10,11 +10,14 @@
  * above 0, so `> 0` is the line.
  */
 import { spadeRegret } from '../episodes/spade';
+import { spadeAggregate, type RegretEstimator } from '../episodes/estimator';
 
 export interface RunEpisodeRow {
   envHash: string;
   hint: boolean;
+  /** The reset's seed; for an unseeded play (`unseeded`), its place among the run's unseeded plays. */
   seed: number;
+  unseeded?: boolean;
   status: 'ok' | 'failed';
   /** Null when failed. */
   ret: number | null;
@@ -52,7 +55,8 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
  * @param requested seeds asked for per arm; `minShare` the share of them each arm must have played
  *   successfully (the `runMinSuccess` setting, 1 = every seed of both arms).
  */
-export function measure(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[]; requested: number; minShare: number; hintFailed: boolean }): Measurement {
+export function measure(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[]; requested: number; minShare: number; hintFailed: boolean; estimator: RegretEstimator }): Measurement {
+  if (o.estimator === 'spade') return measureSpade(rows, o);
   const ok = rows.filter((r) => r.status === 'ok' && r.ret !== null);
   const failed = rows.length - ok.length;
   const playsHint = o.arms.includes('hint') && !o.hintFailed;
@@ -81,4 +85,27 @@ export function measure(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[];
     if (refusal) notMeasured = `${refusal.replace(/ \(SPADE never plays it: .*\)$/, '')}; ${notMeasured}`;
   }
   return { rHint, rNoHint, regret, winRate, difficulty: difficultyScore(winRate), hintFailed: o.hintFailed, okHint: hinted.size, okNoHint: plain.size, failed, seeds: enough ? seeds : [], notMeasured };
+}
+
+/**
+ * SPADE's estimator (core/episodes/estimator.ts): every hinted play counts, a failed one as 0.0; a
+ * failed unhinted play is dropped. Measured once any unhinted play finished (SPADE has no quorum);
+ * regret needs the hinted arm to have played at all, and stays "not measured" without a hint
+ * (SPADE's trainer writes 0.0 there; the workbench never shows a missing arm as 0).
+ */
+function measureSpade(rows: RunEpisodeRow[], o: { arms: ('hint' | 'nohint')[]; hintFailed: boolean }): Measurement {
+  const failed = rows.filter((r) => r.status !== 'ok' || r.ret === null).length;
+  const playsHint = o.arms.includes('hint') && !o.hintFailed;
+  const a = spadeAggregate(rows.map((r) => ({ hint: r.hint, ret: r.ret ?? 0, failed: r.status !== 'ok' || r.ret === null })), o.hintFailed);
+  const hinted = rows.filter((r) => r.hint);
+  const plainOk = a.noHintReturns.length;
+  const rNoHint = plainOk ? a.rNoHint : null;
+  const rHint = playsHint && hinted.length ? a.rHint : null;
+  const regret = rHint !== null && rNoHint !== null ? a.regret : null;
+  const winRate = rNoHint !== null ? a.noHintReturns.filter((x) => x > 0).length / plainOk : null;
+  let notMeasured: string | null = null;
+  if (rNoHint === null) notMeasured = rows.some((r) => !r.hint) ? `every unhinted play failed (${failed} of ${rows.length} episodes failed)` : 'no unhinted play yet';
+  else if (playsHint && rHint === null) notMeasured = 'no hinted play yet';
+  const seeds = [...new Set(hinted.map((r) => r.seed))].sort((x, y) => x - y);
+  return { rHint, rNoHint, regret, winRate, difficulty: difficultyScore(winRate), hintFailed: o.hintFailed, okHint: hinted.length - a.zeroedHint, okNoHint: plainOk, failed, seeds, notMeasured };
 }

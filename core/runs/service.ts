@@ -4,6 +4,7 @@
  * stored never disagrees with the episodes). Listing, one run in full, and two runs compared.
  */
 import { DomainError } from '../errors';
+import { ESTIMATOR_LABEL } from '../episodes/estimator';
 import type { JobResult } from '../episodes/regret';
 import { difficultyScore, FRONTIER, measure, type Measurement, type RunEpisodeRow } from './measure';
 import { RunStore, type NewRun, type RunEnvRecord, type RunFilter, type RunRecord, type RunStatus } from './store';
@@ -86,7 +87,8 @@ export class RunService {
     const run = known ?? this.store.get(spec.id)!;
     return (r) => {
       this.d.db.transaction(() => {
-        this.store.recordEpisode(spec.id, { envHash: r.hash, hint: r.hint, seed: r.seed, status: r.failed ? 'failed' : 'ok', ret: r.failed ? null : r.ret, endedBy: r.endedBy, error: r.error, episodeId: r.episodeId });
+        // An unseeded play (SPADE's unhinted arm) is kept by its place among the unseeded plays.
+        this.store.recordEpisode(spec.id, { envHash: r.hash, hint: r.hint, seed: r.seed ?? r.slot ?? 0, ...(r.seed === null ? { unseeded: true } : {}), status: r.failed ? 'failed' : 'ok', ret: r.failed ? null : r.ret, endedBy: r.endedBy, error: r.error, episodeId: r.episodeId });
         this.refreshEnv(run, r.hash);
       })();
       this.d.changed?.(spec.id);
@@ -104,13 +106,13 @@ export class RunService {
     return !run.config.hintText && !this.d.catalog.byHash(hash)?.hint;
   }
 
-  private measureEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'config'>, hash: string, rows: RunEpisodeRow[]): Measurement {
-    return measure(rows, { arms: run.arms, requested: run.seeds, minShare: this.d.minShare(), hintFailed: this.hintless(run, hash) });
+  private measureEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'config' | 'estimator'>, hash: string, rows: RunEpisodeRow[]): Measurement {
+    return measure(rows, { arms: run.arms, requested: run.seeds, minShare: this.d.minShare(), hintFailed: this.hintless(run, hash), estimator: run.estimator });
   }
 
-  private refreshEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'model' | 'config'>, hash: string): void {
+  private refreshEnv(run: Pick<RunRecord, 'id' | 'arms' | 'seeds' | 'model' | 'config' | 'estimator'>, hash: string): void {
     const m = this.measureEnv(run, hash, this.store.episodes(run.id, hash));
-    this.store.putEnv({ runId: run.id, envHash: hash, envName: this.nameOf(hash), model: run.model, rHint: m.rHint, rNoHint: m.rNoHint, regret: m.regret, winRate: m.winRate, hintFailed: m.hintFailed, okHint: m.okHint, okNoHint: m.okNoHint, failed: m.failed, seeds: m.seeds });
+    this.store.putEnv({ runId: run.id, envHash: hash, envName: this.nameOf(hash), model: run.model, rHint: m.rHint, rNoHint: m.rNoHint, regret: m.regret, winRate: m.winRate, hintFailed: m.hintFailed, okHint: m.okHint, okNoHint: m.okNoHint, failed: m.failed, seeds: m.seeds, estimator: run.estimator });
   }
 
   list(f: Partial<RunFilter>) {
@@ -121,7 +123,9 @@ export class RunService {
   private countsOf(run: RunRecord) {
     const c = this.store.counts(run.id);
     // What will be played: a version without a hint plays its unhinted arm alone (core/episodes/regretRuns.ts, regretSweep.ts).
-    const expected = run.hashes.reduce((n, h) => n + run.seeds * (this.hintless(run, h) ? 1 : run.arms.length), 0);
+    // SPADE's estimator: its hinted plays (none without a hint) and its unseeded unhinted ones.
+    const sp = run.config.spade;
+    const expected = run.hashes.reduce((n, h) => n + (run.estimator === 'spade' && sp ? (this.hintless(run, h) ? 0 : sp.hintPlays) + sp.noHintPlays : run.seeds * (this.hintless(run, h) ? 1 : run.arms.length)), 0);
     return { episodes: { total: c.ok + c.failed, ok: c.ok, failed: c.failed, expected }, failedText: c.failed ? `${c.failed} of ${c.ok + c.failed} episodes failed` : null };
   }
 
@@ -140,6 +144,10 @@ export class RunService {
   compare(a: string, b: string): { a: RunView; b: RunView; rows: CompareRow[]; disagree: CompareRow[]; shared: number } {
     const A = this.get(a);
     const B = this.get(b);
+    // Two estimators' regrets are different quantities: B - A across them would read as a change of model.
+    if (A.run.estimator !== B.run.estimator) {
+      throw new DomainError('invalid_input', `Run ${a} measured ${ESTIMATOR_LABEL[A.run.estimator]} and run ${b} ${ESTIMATOR_LABEL[B.run.estimator]}: their regrets are not comparable; compare runs of the same estimator`);
+    }
     const pick = (e: RunEnvView | undefined) => (e ? { regret: e.regret, rHint: e.rHint, rNoHint: e.rNoHint, winRate: e.winRate, failed: e.failed, notMeasured: e.notMeasured, hintFailed: e.hintFailed } : null);
     const hashes = [...new Set([...A.run.hashes, ...B.run.hashes])];
     const rows: CompareRow[] = hashes.map((h) => {

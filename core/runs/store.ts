@@ -5,6 +5,7 @@
  */
 import type { Db } from '../memory/db';
 import type { Measurement, RunEpisodeRow } from './measure';
+import type { RegretEstimator } from '../episodes/estimator';
 
 export type RunStatus = 'running' | 'done' | 'cancelled' | 'failed';
 
@@ -13,6 +14,8 @@ export interface RunConfig {
   endpoint: Record<string, unknown>;
   sampling: { temperature: number; topP: number; topK: number | null; maxTokens: number; thinking: boolean | null };
   hintText?: string | null;
+  /** SPADE's estimator's settings (runs whose estimator is `spade`): its counts and the hash seed of its hinted seeds. */
+  spade?: { hintPlays: number; noHintPlays: number; hashSeed: number; hashAlgo: string; thinking: { hint: boolean; nohint: boolean } | null; gamePaths?: Record<string, string> };
 }
 
 export interface NewRun {
@@ -28,6 +31,8 @@ export interface NewRun {
   runtime: string;
   selection: string | null;
   hashes: string[];
+  /** Which regret the run measures (migration 19; runs stored before it are `paired`). */
+  estimator: RegretEstimator;
 }
 
 export interface RunRecord extends NewRun {
@@ -44,6 +49,7 @@ export interface RunEnvRecord extends Omit<Measurement, 'notMeasured' | 'difficu
   envName: string | null;
   model: string;
   updatedAt: string;
+  estimator: RegretEstimator;
 }
 
 interface RunRow {
@@ -59,6 +65,7 @@ interface RunRow {
   runtime: string;
   selection: string | null;
   hashes: string;
+  estimator: RegretEstimator;
   status: RunStatus;
   error: string | null;
   started_at: string;
@@ -81,6 +88,7 @@ interface EnvRow {
   failed: number;
   seeds: string;
   updated_at: string;
+  estimator: RegretEstimator;
 }
 
 interface EpRow {
@@ -92,6 +100,7 @@ interface EpRow {
   ended_by: string;
   error: string | null;
   episode_id: number | null;
+  unseeded: number;
 }
 
 function toRun(r: RunRow): RunRecord {
@@ -108,6 +117,7 @@ function toRun(r: RunRow): RunRecord {
     runtime: r.runtime,
     selection: r.selection,
     hashes: JSON.parse(r.hashes) as string[],
+    estimator: r.estimator,
     status: r.status,
     error: r.error,
     startedAt: r.started_at,
@@ -132,11 +142,12 @@ function toEnv(r: EnvRow): RunEnvRecord {
     failed: r.failed,
     seeds: JSON.parse(r.seeds) as number[],
     updatedAt: r.updated_at,
+    estimator: r.estimator,
   };
 }
 
 function toEpisode(r: EpRow): RunEpisodeRow {
-  return { envHash: r.env_hash, hint: r.hint === 1, seed: r.seed, status: r.status, ret: r.ret, endedBy: r.ended_by, error: r.error, episodeId: r.episode_id };
+  return { envHash: r.env_hash, hint: r.hint === 1, seed: r.seed, ...(r.unseeded === 1 ? { unseeded: true } : {}), status: r.status, ret: r.ret, endedBy: r.ended_by, error: r.error, episodeId: r.episode_id };
 }
 
 export interface RunFilter {
@@ -157,11 +168,11 @@ export class RunStore {
   start(r: NewRun, now = new Date().toISOString()): void {
     this.db
       .prepare(
-        `INSERT INTO model_runs (id, model, endpoint, config, hint_source, seeds, seed_start, arms, max_turns, runtime, selection, hashes, status, started_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
+        `INSERT INTO model_runs (id, model, endpoint, config, hint_source, seeds, seed_start, arms, max_turns, runtime, selection, hashes, estimator, status, started_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
          ON CONFLICT(id) DO UPDATE SET status = 'running', error = NULL, ended_at = NULL, updated_at = excluded.updated_at`,
       )
-      .run(r.id, r.model, r.endpoint, JSON.stringify(r.config), r.hintSource, r.seeds, r.seedStart, JSON.stringify(r.arms), r.maxTurns, r.runtime, r.selection, JSON.stringify(r.hashes), now, now);
+      .run(r.id, r.model, r.endpoint, JSON.stringify(r.config), r.hintSource, r.seeds, r.seedStart, JSON.stringify(r.arms), r.maxTurns, r.runtime, r.selection, JSON.stringify(r.hashes), r.estimator, now, now);
   }
 
   finish(id: string, status: Exclude<RunStatus, 'running'>, error: string | null = null, now = new Date().toISOString()): void {
@@ -207,10 +218,10 @@ export class RunStore {
   recordEpisode(runId: string, e: RunEpisodeRow, now = new Date().toISOString()): void {
     this.db
       .prepare(
-        `INSERT INTO model_run_episodes (run_id, env_hash, hint, seed, status, ret, ended_by, error, episode_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO model_run_episodes (run_id, env_hash, hint, seed, unseeded, status, ret, ended_by, error, episode_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(run_id, env_hash, hint, seed) DO UPDATE SET status = excluded.status, ret = excluded.ret, ended_by = excluded.ended_by, error = excluded.error, episode_id = excluded.episode_id, recorded_at = excluded.recorded_at`,
       )
-      .run(runId, e.envHash, e.hint ? 1 : 0, e.seed, e.status, e.ret, e.endedBy, e.error, e.episodeId, now);
+      .run(runId, e.envHash, e.hint ? 1 : 0, e.seed, e.unseeded ? 1 : 0, e.status, e.ret, e.endedBy, e.error, e.episodeId, now);
   }
 
   episodes(runId: string, envHash?: string): RunEpisodeRow[] {
@@ -228,13 +239,13 @@ export class RunStore {
   putEnv(e: Omit<RunEnvRecord, 'updatedAt'>, now = new Date().toISOString()): void {
     this.db
       .prepare(
-        `INSERT INTO model_run_envs (run_id, env_hash, env_name, model, r_hint, r_no_hint, regret, win_rate, hint_failed, ok_hint, ok_no_hint, failed, seeds, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO model_run_envs (run_id, env_hash, env_name, model, r_hint, r_no_hint, regret, win_rate, hint_failed, ok_hint, ok_no_hint, failed, seeds, estimator, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT(run_id, env_hash) DO UPDATE SET env_name = excluded.env_name, r_hint = excluded.r_hint, r_no_hint = excluded.r_no_hint, regret = excluded.regret,
            win_rate = excluded.win_rate, hint_failed = excluded.hint_failed, ok_hint = excluded.ok_hint, ok_no_hint = excluded.ok_no_hint, failed = excluded.failed,
-           seeds = excluded.seeds, updated_at = excluded.updated_at`,
+           seeds = excluded.seeds, estimator = excluded.estimator, updated_at = excluded.updated_at`,
       )
-      .run(e.runId, e.envHash, e.envName, e.model, e.rHint, e.rNoHint, e.regret, e.winRate, e.hintFailed ? 1 : 0, e.okHint, e.okNoHint, e.failed, JSON.stringify(e.seeds), now);
+      .run(e.runId, e.envHash, e.envName, e.model, e.rHint, e.rNoHint, e.regret, e.winRate, e.hintFailed ? 1 : 0, e.okHint, e.okNoHint, e.failed, JSON.stringify(e.seeds), e.estimator, now);
   }
 
   envs(runId: string): RunEnvRecord[] {

@@ -209,6 +209,7 @@ export class DesignService {
           designer: { baseUrl: i.designer.baseUrl, model: i.designer.model },
           agent: agent ? { baseUrl: agent.baseUrl, model: agent.model } : null,
           playSeeds: i.playSeeds,
+          estimator: i.estimator,
           seedsQuery: i.seedsQuery ?? null,
           parentEnvId: i.parentEnvId ?? null,
           instruction: i.instruction ?? null,
@@ -256,7 +257,7 @@ export class DesignService {
     const runId = gameRunId(roundId, idx);
     entry.playing = runId;
     try {
-      const r = await this.d.models().play({ hashes: [hash], endpoint: agent, seeds: i.playSeeds, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: i.maxTurns, runId, selection: roundSelection(roundSeq(this.d.db, roundId)) });
+      const r = await this.d.models().play({ hashes: [hash], endpoint: agent, seeds: i.playSeeds, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: i.maxTurns, runId, selection: roundSelection(roundSeq(this.d.db, roundId)), estimator: i.estimator, ...(i.spadeEstimator ? { spade: i.spadeEstimator } : {}) });
       return outcomeOfRun(r, 'local');
     } finally {
       entry.playing = null;
@@ -284,6 +285,7 @@ export class DesignService {
           idx,
           hash,
           name: env.name ?? hash.slice(0, 12),
+          fileStem: env.fileStem ?? null,
           envId: envIdOfHash(this.d.db, hash),
           hint,
           seeds: i.playSeeds,
@@ -292,8 +294,11 @@ export class DesignService {
           // The key stays here: a node reads it from its own variable named as the secret is.
           model: { baseUrl: cfg.baseUrl, model: cfg.model, ...(agent.apiKeySecret ? { apiKeyEnv: agent.apiKeySecret } : {}), temperature: cfg.temperature, topP: cfg.topP, topK: cfg.topK, maxTokens: cfg.maxTokens, thinking: cfg.thinking, turnTimeoutMs: cfg.turnTimeoutMs, retries: cfg.retries },
           // ModelService.play keeps the states of a play of one game and a few seeds; so do the nodes.
-          states: i.playSeeds <= 4,
+          // SPADE's estimator: one game's 24 episodes, kept whole as well.
+          states: i.estimator === 'spade' ? true : i.playSeeds <= 4,
           recordEndpoint: { ...agent },
+          estimator: i.estimator,
+          ...(i.spadeEstimator ? { spade: i.spadeEstimator } : {}),
         },
         entry.ac.signal,
       );

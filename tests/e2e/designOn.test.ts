@@ -81,7 +81,8 @@ d('the Design page: checks on a Ray cluster', () => {
     expect({ regret: game.regret, winRate: game.win_rate, on: game.plays_on }).toEqual({ regret: 1, winRate: 0, on: `ray://${new URL(ray!.address).host}` });
     // Its episodes keep each step's game state, as the app's local play of a few seeds does.
     const eps = ctx.app.services.runs.get(game.run_id!).envs[0]!.episodes;
-    expect(eps).toHaveLength(2);
+    // SPADE's estimator, the Design page's default: 16 hinted plays and 8 unhinted ones.
+    expect(eps).toHaveLength(24);
     for (const e of eps) expect(ctx.app.services.episodes.ctx.d.store.steps(e.episodeId!, true).every((st) => st.state !== null)).toBe(true);
   }, 240_000);
 });

@@ -83,7 +83,7 @@ beforeAll(async () => {
   // Two model runs over the twins: measured columns in the library, and a comparison of two runs.
   // Long model names, as served models have: the Runs page must still fit a 1024 px window.
   for (const [model, runId] of [['a-served-model-with-a-long-name', 'run-a'], ['b-served-model-with-a-long-name', 'run-b']] as const) {
-    await s.models.play({ hashes: twins, endpoint: endpointSchema.parse({ baseUrl: server.url, model, retries: 0, concurrency: 2 }), seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'cpython', runId, selection: 'zebrafish' });
+    await s.models.play({ hashes: twins, endpoint: endpointSchema.parse({ baseUrl: server.url, model, retries: 0, concurrency: 2 }), seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'cpython', runId, selection: 'zebrafish', estimator: 'paired' });
   }
   crashHash = s.episodes.ctx.d.catalog.add(CRASH, null, 'crash_env.py');
   s.episodes.ctx.d.catalog.add(WIN_ONCE, null, 'win_once.py');
@@ -217,6 +217,8 @@ describe('issue 46 in Chromium at 1440 and 1024 px', () => {
     const sweeps = view.getByTestId('regret-sweeps');
     const before = await sweeps.getByTestId('regret-sweep').count();
     await sweeps.getByTestId('regret-query').fill('zebrafish');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await sweeps.getByTestId('regret-estimator').selectOption('paired');
     await sweeps.getByTestId('regret-seeds').fill('-3');
     await sweeps.getByTestId('regret-start').click();
     await page.waitForTimeout(300);

@@ -77,6 +77,8 @@ describe('a regret sweep with a served model: model settings and its key', () =>
     await keyLine.filter({ hasText: 'held in this session (sent' }).waitFor();
     expect(await keyLine.textContent()).toBe('API key: secret KAPPA_API_KEY, held in this session (sent as a bearer token).');
     await section.getByTestId('regret-query').fill('kappapool');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await section.getByTestId('regret-estimator').selectOption('paired');
     await section.getByTestId('regret-seeds').fill('3');
     await screenshot(page, 'regret-model-settings-1440');
 

@@ -95,6 +95,8 @@ describe('regret sweeps in Chromium', () => {
     expect(await section.getByTestId('regret-sweep').count()).toBe(0);
 
     await section.getByTestId('regret-query').fill('zetapool');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await section.getByTestId('regret-estimator').selectOption('paired');
     await section.getByTestId('regret-seeds').fill('2');
     await section.getByTestId('regret-start').click();
     const sweep = section.getByTestId('regret-sweep').first();
@@ -110,7 +112,7 @@ describe('regret sweeps in Chromium', () => {
     await screenshot(page, 'regret-sweep-done-1440');
 
     // The same pool, policy and seeds through the command line: a new sweep, played again.
-    const r = await cli(['regret', '--pool', 'zetapool', '--seeds', '2', '--policy', 'solution', '--json', '--quiet', '--data-dir', ctx.dataDir]);
+    const r = await cli(['regret', '--pool', 'zetapool', '--estimator', 'paired', '--seeds', '2', '--policy', 'solution', '--json', '--quiet', '--data-dir', ctx.dataDir]);
     expect(r.code, r.err).toBe(0);
     const fromCli = JSON.parse(r.out) as RegretReport & { episodes: unknown[] };
     expect(fromCli.envs.map((e) => e.env).sort()).toEqual(['ZetaAlwaysEnv', 'ZetaNeverEnv', 'ZetaParityEnv']);
@@ -167,6 +169,8 @@ describe('regret sweeps in Chromium', () => {
     await section.getByTestId('regret-policy').selectOption('model');
     expect(await section.getByTestId('regret-model').inputValue()).toBe(`stand-in-model @ ${server.url}`);
     await section.getByTestId('regret-query').fill('zetapool');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await section.getByTestId('regret-estimator').selectOption('paired');
     await section.getByTestId('regret-seeds').fill('2');
     await section.getByTestId('regret-start').click();
     const sweep = section.locator('[data-testid=regret-sweep]', { hasText: 'stand-in-model' }).first();
@@ -196,6 +200,8 @@ describe('regret sweeps in Chromium', () => {
     const section = page.getByTestId('regret-sweeps');
     await section.getByTestId('regret-policy').selectOption('solution');
     await section.getByTestId('regret-query').fill('slowregret');
+    // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+    await section.getByTestId('regret-estimator').selectOption('paired');
     await section.getByTestId('regret-seeds').fill('2');
     await section.getByTestId('regret-start').click();
     const slow = section.locator('[data-testid=regret-sweep]', { hasText: 'slowregret' }).first();
@@ -234,7 +240,7 @@ describe('regret sweeps in Chromium', () => {
     const gates: (() => void)[] = [];
     const gated = await startStandIn(() => ({ content: '\\boxed{7}', after: new Promise<void>((r) => gates.push(r)) }));
     const bin = join(__dirname, '..', '..', 'bin', 'spade-workbench.mjs');
-    const child = spawn(process.execPath, [bin, 'regret', '--pool', 'zetapool', '--seeds', '1', '--max-turns', '2', '--endpoint', gated.url, '--model', 'elsewhere-model', '--concurrency', '1', '--data-dir', ctx.dataDir], { env: process.env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [bin, 'regret', '--pool', 'zetapool', '--estimator', 'paired', '--seeds', '1', '--max-turns', '2', '--endpoint', gated.url, '--model', 'elsewhere-model', '--concurrency', '1', '--data-dir', ctx.dataDir], { env: process.env, stdio: 'ignore' });
     try {
       for (let i = 0; i < 600 && !gates.length; i++) await new Promise((r) => setTimeout(r, 50));
       expect(gates.length, 'the command line made its first model call').toBeGreaterThan(0);
@@ -261,7 +267,7 @@ describe('regret sweeps in Chromium', () => {
       const runRow = page.locator('[data-testid=runs-row]', { hasText: 'elsewhere-model' });
       await runRow.getByTestId('runs-elsewhere').waitFor();
       expect(await runRow.getByRole('button', { name: /Resume|Cancel/ }).count()).toBe(0);
-      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[8]?.textContent?.trim() ?? ''));
+      await page.waitForFunction(() => /^[1-9]\d*\/\d+/.test([...document.querySelectorAll('[data-testid=runs-row]')].find((r) => r.textContent?.includes('elsewhere-model'))?.querySelectorAll('td')[9]?.textContent?.trim() ?? ''));
       await mine.scrollIntoViewIfNeeded();
       await screenshot(page, 'regret-sweep-elsewhere-1024');
 

@@ -31,7 +31,7 @@ describe('model runs in Chromium (stand-in model server)', () => {
       s.library.update(s.library.get({ hash }).id, { hint: 'pick 7' });
       hashes.push(hash);
     }
-    const play = (model: string, runId: string) => s.models.play({ hashes, endpoint: endpointSchema.parse({ baseUrl: server!.url, model, retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId, selection: 'guess' });
+    const play = (model: string, runId: string) => s.models.play({ hashes, endpoint: endpointSchema.parse({ baseUrl: server!.url, model, retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId, selection: 'guess', estimator: 'paired' });
     const a = await play('a', 'run-a');
     const b = await play('b', 'run-b');
     expect(a.envs.map((e) => e.regret)).toEqual([1, 1]);
@@ -45,6 +45,9 @@ describe('model runs in Chromium (stand-in model server)', () => {
     await page.waitForSelector('[data-testid=library-model]:has-text("b")', { state: 'attached' });
     const alphaRow = page.locator('[data-testid=library-row]', { hasText: 'AlphaEnv' });
     expect(await alphaRow.getByTestId('library-regret').textContent()).toBe('0.00');
+    // Measured with paired seeds: the row says so (SPADE's estimator is the unmarked default).
+    expect(await alphaRow.getByTestId('library-regret').getAttribute('data-estimator')).toBe('paired');
+    expect(await alphaRow.getByTestId('library-regret').getAttribute('title')).toContain('paired-seed regret (workbench)');
     expect(await alphaRow.getByTestId('library-winrate').textContent()).toBe('1.00');
     expect(await alphaRow.getByTestId('library-model').textContent()).toBe('b');
     // Choosing model a shows a's numbers; its frontier facet keeps nothing (win rate 0 is outside 0.15-0.85).
@@ -84,12 +87,12 @@ describe('model runs in Chromium (stand-in model server)', () => {
     // A version without a hint (SPADE: a failed hint generation) plays only its unhinted arm: the
     // run's count is what will be played, and its regret is not measured (null), said as "no hint arm".
     const hintless = s.episodes.ctx.d.catalog.add(GUESS_GAME.replace('Guess my number', 'Gamma: guess my number').replace('class GuessEnv', 'class GammaEnv'), null, 'Gamma.py');
-    const c = await s.models.play({ hashes: [hashes[0]!, hintless], endpoint: endpointSchema.parse({ baseUrl: server.url, model: 'a', retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId: 'run-hintless', selection: 'hintless' });
+    const c = await s.models.play({ hashes: [hashes[0]!, hintless], endpoint: endpointSchema.parse({ baseUrl: server.url, model: 'a', retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId: 'run-hintless', selection: 'hintless', estimator: 'paired' });
     expect(c.envs.map((e) => e.regret)).toEqual([1, null]);
     await page.getByRole('tab', { name: /Runs/ }).click();
     const row = page.locator('[data-testid=runs-row][data-run=run-hintless]');
     // Two seeds of two arms for Alpha, two unhinted for Gamma: 6 of 6, not 6 of 8.
-    expect((await row.locator('td').nth(8).textContent())?.trim()).toBe('6/6');
+    expect((await row.locator('td').nth(9).textContent())?.trim()).toBe('6/6');
     // Compared with run-b, Gamma's side says it has no hint arm.
     await row.getByTestId('runs-pick-a').check();
     await page.locator('[data-testid=runs-compare-row]', { hasText: 'GammaEnv' }).waitFor();

@@ -55,6 +55,8 @@ it('sweeps a tagged set from the Runs page, counting it before Start, at 1440 an
 
   await section.getByTestId('regret-query').fill('tag:audit-clean');
   await page.waitForFunction(() => document.querySelector('[data-testid=regret-query-matches]')?.textContent === '2 environments match');
+  // Paired seeds, the labelled option (SPADE's estimator, the default, has its own counts).
+  await section.getByTestId('regret-estimator').selectOption('paired');
   await section.getByTestId('regret-seeds').fill('1');
   await section.getByTestId('regret-start').click();
   const sweep = section.locator('[data-testid=regret-sweep]', { hasText: 'tag:audit-clean' }).first();

@@ -61,7 +61,7 @@ describe("SPADE's refusal in Chromium", () => {
     const source = readFileSync(FILE, 'utf8');
     ingest(s.db, { source, path: FILE, fileStem: NAME, hint: 'Guess well.' });
     const hash = sha256(source);
-    const run = await s.models.play({ hashes: [hash], endpoint: endpointSchema.parse({ baseUrl: server.url, model: 'a', retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId: 'run-refused', selection: 'refused' });
+    const run = await s.models.play({ hashes: [hash], endpoint: endpointSchema.parse({ baseUrl: server.url, model: 'a', retries: 0, concurrency: 2 }), seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], runtime: 'pyodide', runId: 'run-refused', selection: 'refused', estimator: 'paired' });
     // The model was never asked: SPADE plays nothing of a game it refuses.
     expect(server.requests.length).toBe(0);
     expect(run.episodes.map((e) => [e.hint, e.return, e.failed, e.endedBy])).toEqual([

@@ -75,12 +75,12 @@ describe('a design round read back from SQLite', () => {
       const env = getEnvironmentByHash(d, sha256(source))!;
       finishGame(d, 'r1', i, g, g.accepted ? { id: env.id, hash: env.hash } : null);
     });
-    // A play stored with the estimator that measured its regret (the regret branch's label).
+    // A play stored with the estimator that measured its regret; one stored before estimators had names was paired seeds.
     d.prepare("UPDATE design_games SET play = json_set(play, '$.estimator', 'spade') WHERE round_id = 'r1' AND idx = 1").run();
     finishRound(d, 'r1', 'done');
     const v = roundView(d, 'r1')!;
     const b = v.games.map((g) => g.spade_blend);
-    expect(b[0]).toMatchObject({ blend: 0.6 + 0.4 * (0.075 / 0.15), plateau: 1, plateau_term: 0.6, mean_reward: 0.5, regret: 0.075, masked: false, estimator: null });
+    expect(b[0]).toMatchObject({ blend: 0.6 + 0.4 * (0.075 / 0.15), plateau: 1, plateau_term: 0.6, mean_reward: 0.5, regret: 0.075, masked: false, estimator: 'paired' });
     expect(b[0]!.regret_term).toBe(spadeBlendScore({ meanReward: 0.5, regret: 0.075 }).regretTerm);
     expect(b[0]!.params).toEqual(SPADE_BLEND_DEFAULTS);
     expect(b[1]).toMatchObject({ blend: 0.4, plateau: 0, plateau_term: 0, regret_term: 0.4, regret_norm: 1, estimator: 'spade' });

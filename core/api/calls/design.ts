@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineCall, defineEvent } from '../contract';
 import { COGNITIVE_SKILLS, TOOL_USE_SKILLS } from '../skills';
-import { endpointSchema } from './models';
+import { endpointSchema, estimatorSchema, spadeEstimatorSchema } from './models';
 import { sweepTargetSchema } from './audit';
 import { blendPartsSchema } from '../blendParts';
 import { ACCEPTANCE_GATES, PRESET_IDS } from '../designPresets';
@@ -61,8 +61,12 @@ export const designStartInput = z
     designer: endpointSchema,
     /** Plays accepted games (a run record each); null designs only. */
     agent: endpointSchema.nullable(),
-    /** Episodes per arm when playing an accepted game. */
+    /** Episodes per arm when playing an accepted game (the paired estimator; SPADE's has its own counts). */
     playSeeds: z.number().int().min(1).max(100).default(2),
+    /** Which regret play measures: SPADE's estimator (its counts, seeds and failure rule) or paired seeds. */
+    estimator: estimatorSchema.default('spade'),
+    /** SPADE's estimator's counts, hash seed and per-arm thinking (a preset sets them as its recipe does). */
+    spadeEstimator: spadeEstimatorSchema.optional(),
     /** Where each attempt's checks run (as a pool audit's): this machine by default, a saved job host's Slurm, or a Ray head. */
     checksOn: sweepTargetSchema.optional(),
   })
@@ -123,11 +127,11 @@ const gameSchema = z.object({
   /** Where the game's episodes were played (`local`, `ray://HOST:PORT`, `slurm:HOST`); null when not played. */
   plays_on: z.string().nullable(),
   regret: z.number().nullable(),
+  /** Which estimator made `regret`: SPADE's, or paired seeds (a play stored before it was said: paired); null when not played. */
+  regret_estimator: z.enum(['spade', 'paired']).nullable(),
   win_rate: z.number().nullable(),
   r_hint: z.number().nullable(),
   r_no_hint: z.number().nullable(),
-  /** Which estimator measured the regret, where the stored play names one. */
-  regret_estimator: z.string().nullable(),
   /** SPADE's designer reward from r_no_hint and regret (core/api/blendParts.ts); null: not accepted or not measured. */
   spade_blend: blendPartsSchema.nullable(),
   class: z.string().nullable(),

@@ -94,6 +94,8 @@ export const envSummarySchema = z.object({
       seeds: z.number().int(),
       failed: z.number().int(),
       updatedAt: z.string(),
+      /** Which estimator made `regret`: SPADE's, or the workbench's paired seeds (core/episodes/estimator.ts). */
+      estimator: z.enum(['spade', 'paired']),
     })
     .nullable()
     .optional(),

@@ -101,9 +101,24 @@ const envResultSchema = z.object({
   noHintReturns: z.array(z.number()),
 });
 
+/** Which regret: SPADE's estimator (the default) or the workbench's paired seeds (core/episodes/estimator.ts). */
+export const estimatorSchema = z.enum(['spade', 'paired']);
+
+/** SPADE's estimator's counts, hash seed and per-arm thinking (its 8B recipe: only the unhinted arm thinks). */
+export const spadeEstimatorSchema = z
+  .object({
+    hintPlays: z.number().int().min(1).max(1000).optional(),
+    noHintPlays: z.number().int().min(1).max(1000).optional(),
+    hashSeed: z.number().int().min(0).max(4294967295).optional(),
+    thinking: z.object({ hint: z.boolean(), nohint: z.boolean() }).nullable().optional(),
+  })
+  .strict();
+
 export const runOutput = z.object({
   runId: z.string(),
   model: z.string(),
+  /** Which estimator made every regret of this run. */
+  estimator: estimatorSchema,
   status: z.enum(['running', 'done', 'cancelled', 'failed']),
   cancelled: z.boolean(),
   /** "n of m episodes failed", or null. */
@@ -152,6 +167,9 @@ export const modelsCalls = {
         runId: runId.optional(),
         /** What the environments were chosen by (a library query), kept with the run for filtering. */
         selection: z.string().max(2000).optional(),
+        /** SPADE's estimator unless `paired` (then `seeds` and `seedStart` choose the seeds of both arms). */
+        estimator: estimatorSchema.default('spade'),
+        spade: spadeEstimatorSchema.optional(),
       })
       .strict(),
     output: runOutput,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hashSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
-import { runOutput } from './models';
+import { estimatorSchema, runOutput, spadeEstimatorSchema } from './models';
 import { sweepSchema, sweepTargetSchema } from './audit';
 
 /**
@@ -17,7 +17,7 @@ const runRecordSchema = z.object({
   id: z.string(),
   model: z.string(),
   endpoint: z.string(),
-  config: z.object({ endpoint: z.record(z.string(), z.unknown()), sampling: z.record(z.string(), z.unknown()), hintText: z.string().nullable().optional() }),
+  config: z.object({ endpoint: z.record(z.string(), z.unknown()), sampling: z.record(z.string(), z.unknown()), hintText: z.string().nullable().optional(), spade: z.record(z.string(), z.unknown()).optional() }),
   hintSource: z.string(),
   seeds: z.number().int(),
   seedStart: z.number().int(),
@@ -26,6 +26,8 @@ const runRecordSchema = z.object({
   runtime: z.string(),
   selection: z.string().nullable(),
   hashes: z.array(z.string()),
+  /** Which estimator made the run's regrets (runs stored before estimators had names: paired). */
+  estimator: estimatorSchema,
   status: statusSchema,
   error: z.string().nullable(),
   startedAt: z.string(),
@@ -38,7 +40,9 @@ const countsSchema = z.object({ total: z.number().int(), ok: z.number().int(), f
 const runEpisodeSchema = z.object({
   envHash: z.string(),
   hint: z.boolean(),
+  /** The reset's seed; with `unseeded`, the play's place among the unseeded plays (SPADE resets its unhinted plays with no seed). */
   seed: z.number().int(),
+  unseeded: z.boolean().optional(),
   status: z.enum(['ok', 'failed']),
   ret: z.number().nullable(),
   endedBy: z.string(),
@@ -92,6 +96,7 @@ export const measuredSchema = z.object({
   seedStart: z.number().int().nullable(),
   runStatus: statusSchema.nullable(),
   updatedAt: z.string(),
+  estimator: estimatorSchema,
 });
 export type Measured = z.infer<typeof measuredSchema>;
 
@@ -136,6 +141,8 @@ export const regretSweepSchema = sweepSchema.omit({ envsPerSec: true }).extend({
   seeds: z.number().int(),
   seedStart: z.number().int(),
   budget: z.number().int(),
+  /** Which regret the sweep measures (a sweep stored before estimators had names: paired). */
+  estimator: estimatorSchema,
   /** Environment versions in the pool (each plays every seed, with and without its hint). */
   envs: z.number().int(),
   episodesPerSec: z.number().nullable(),
@@ -186,6 +193,8 @@ export const regretReportSchema = z.object({
   policy: z.string(),
   model: z.string().nullable(),
   budget: z.number().int(),
+  /** Which estimator made every regret of the report (core/episodes/estimator.ts). */
+  estimator: estimatorSchema,
   status: statusSchema,
   failed: z.string().nullable(),
   /**
@@ -247,11 +256,15 @@ export const runsCalls = {
     input: z
       .object({
         query: z.string().max(2000),
-        seeds: z.number().int().min(1).max(100_000),
+        /** Seeds of each arm for the paired estimator (SPADE's has its own counts: `spade`). */
+        seeds: z.number().int().min(1).max(100_000).default(1),
         seedStart: z.number().int().min(0).max(2 ** 31 - 1).default(0),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         policy: sweepPolicySchema,
         target: sweepTargetSchema.optional(),
+        /** SPADE's estimator (the default) or paired seeds. */
+        estimator: estimatorSchema.default('spade'),
+        spade: spadeEstimatorSchema.optional(),
       })
       .strict(),
     output: regretSweepSchema,

@@ -21,8 +21,9 @@ export interface SweepItem {
   sha256: string;
   name: string;
   hint: string | null;
-  /** Regret sweeps: the episode's seed and arm (the key names them too). */
-  seed?: number;
+  /** Regret sweeps: the episode's seed and arm (the key names them too); null: reset with no seed, `slot` its place. */
+  seed?: number | null;
+  slot?: number;
   arm?: 'hint' | 'nohint';
 }
 

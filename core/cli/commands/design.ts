@@ -32,6 +32,7 @@ import { makeExecutor, targetLabel, type DispatchSettings } from '../../audit/di
 import { RunService } from '../../runs/service';
 import { SettingsStore } from '../../services/settingsStore';
 import type { SweepModel } from '../../episodes/regretRemote';
+import { cliEstimator, ESTIMATOR_OPTIONS } from './estimatorOptions';
 import { clusterAgentProblem, gameRunId, localGameRun, outcomeOfResults, playGameOn } from '../../design/plays';
 import { DEFAULT_PRESET, DESIGN_PRESETS, presetById } from '../../api/designPresets';
 import type { AcceptancePolicy } from '../../design/acceptance';
@@ -97,6 +98,7 @@ export const designCommand: Command = {
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
         ...TARGET_OPTIONS,
+        ...ESTIMATOR_OPTIONS,
       },
       strict: true,
     });
@@ -118,6 +120,8 @@ export const designCommand: Command = {
     const attempts = int(values.attempts, '--attempts', preset.attempts, 1, 50);
     const maxTurns = int(values['max-turns'], '--max-turns', preset.maxTurns, 1, 1000);
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
+    // Which regret play measures: SPADE's estimator unless --estimator paired (then --play-seeds per arm).
+    const { estimator, spade } = cliEstimator(values);
     const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', preset.designerMaxTokens, 16, 1_000_000), preset.designerTemperature, 600, 'SPADE_DESIGNER_API_KEY');
     const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', preset.agentMaxTokens, 8, 1_000_000), preset.agentTemperature, 600, 'SPADE_AGENT_API_KEY');
     const acceptance: AcceptancePolicy = { gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns };
@@ -186,18 +190,20 @@ export const designCommand: Command = {
           const env = memoryCatalog(db).byHash(hash);
           const r = await playGameOn(
             { db, dataDir, store, runs, runtime: rt },
-            { target, dispatch, roundId, seq, idx, hash, name: env?.name ?? hash.slice(0, 12), envId: envIdOfHash(db, hash), hint, seeds: playSeeds, budget: maxTurns, stepTimeoutSec: 30, model: sweepModel },
+            { target, dispatch, roundId, seq, idx, hash, name: env?.name ?? hash.slice(0, 12), fileStem: env?.fileStem ?? null, envId: envIdOfHash(db, hash), hint, seeds: playSeeds, budget: maxTurns, stepTimeoutSec: 30, model: sweepModel, estimator, spade },
             ac.signal,
           );
-          return outcomeOfResults(r.results, hash, hint === null, targetLabel(target));
+          return outcomeOfResults(r.results, hash, hint === null, targetLabel(target), estimator);
         }
         const runId = gameRunId(roundId, idx);
-        const recorded = runs.begin(localGameRun({ runId, seq, hash, seeds: playSeeds, budget: maxTurns, model: sweepModel }));
+        const recorded = runs.begin(localGameRun({ runId, seq, hash, name: memoryCatalog(db).byHash(hash)?.name ?? null, fileStem: memoryCatalog(db).byHash(hash)?.fileStem ?? null, seeds: playSeeds, budget: maxTurns, model: sweepModel, estimator, spade }));
         let status: 'done' | 'cancelled' | 'failed' = 'failed';
         let error: string | null = null;
         try {
           const r = await episodes.regretMany({
             hashes: [hash],
+            estimator,
+            spade,
             seeds: playSeeds,
             seedStart: 0,
             hintFor: () => hint,
@@ -206,10 +212,10 @@ export const designCommand: Command = {
             runId,
             recorded,
             arms: hint === null ? ['nohint'] : ['hint', 'nohint'],
-            player: modelPlayer(agent, { thinking: false, policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
+            player: modelPlayer(agent, { thinking: false, ...(spade.thinking ? { thinkingByArm: spade.thinking } : {}), policy: { kind: 'llm', endpoint: agentCfg.baseUrl, model: agentCfg.model, temperature: agentCfg.temperature, topP: agentCfg.topP, topK: agentCfg.topK, maxTokens: agentCfg.maxTokens, thinking: null } }),
           });
           status = r.cancelled ? 'cancelled' : 'done';
-          return outcomeOfResults(r.episodes, hash, hint === null, 'local');
+          return outcomeOfResults(r.episodes, hash, hint === null, 'local', estimator);
         } catch (e) {
           error = errorMessage(e);
           throw e;
@@ -237,7 +243,7 @@ export const designCommand: Command = {
           bans: ids(values.ban, '--ban'),
           memoryIds,
           designerModel: designerCfg.model,
-          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null, preset: preset.id },
+          extra: { checksOn: targetLabel(target), playsOn: playSeeds > 0 ? targetLabel(target) : null, corpus: values.corpus ?? null, preset: preset.id, estimator },
         },
         {
           db,
@@ -290,6 +296,7 @@ export const designCommand: Command = {
                 hint: g.hint,
                 hint_leak: g.hint_leak,
                 regret: g.regret,
+                regret_estimator: g.regret_estimator,
                 win_rate: g.win_rate,
                 spade_blend: designBlend(g),
                 class: g.class,

@@ -203,12 +203,15 @@ export const playCommand: Command = {
         runtime,
         selection: values.selection ?? null,
         hashes,
+        // play plays N chosen seeds on both arms: the paired estimator, labelled as such in the run.
+        estimator: 'paired',
       });
       let status: 'done' | 'cancelled' | 'failed' = 'failed';
       let runError: string | null = null;
       const meter = new Throughput();
       const res = await svc.regretMany({
         hashes,
+        estimator: 'paired',
         seeds,
         seedStart,
         hintFor,
@@ -243,7 +246,7 @@ export const playCommand: Command = {
           // A failed episode has no return (null), only its error.
           return: r.failed ? null : r.ret,
           failed: r.failed,
-          error: r.error ?? ok.get(`${r.hash}:${r.hint ? 1 : 0}:${r.seed}`)?.error ?? null,
+          error: r.error ?? ok.get(`${r.hash}:${r.hint ? 1 : 0}:${r.seed ?? r.slot ?? 0}`)?.error ?? null,
           terminated: got.episode.terminated,
           truncated: got.episode.truncated,
           endedBy: r.endedBy,

@@ -21,6 +21,8 @@ import type { RuntimePort } from '../../episodes/session';
 import { SPADE_SAMPLING } from '../../models/client';
 import type { SweepModel } from '../../episodes/regretRemote';
 import { regretReport, reportEpisodes, reportLines } from '../../episodes/regretReport';
+import { spadeOptions } from '../../episodes/estimator';
+import { cliEstimator, ESTIMATOR_OPTIONS } from './estimatorOptions';
 
 /** `solution`, `random[:SEED]` or `script:FILE` (a JSON array of texts, or one action a line). */
 function parsePolicy(v: string | undefined, extract: boolean): Policy {
@@ -86,6 +88,7 @@ export const regretCommand: Command = {
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
+        ...ESTIMATOR_OPTIONS,
       },
       strict: true,
     });
@@ -99,7 +102,10 @@ export const regretCommand: Command = {
     };
     const target = cliTarget(values.on);
     if (values.on !== undefined && values.pool === undefined) throw new UsageError('--on goes with --pool; a resumed or cancelled sweep keeps the target it was started on');
-    if (values.pool !== undefined && values.seeds === undefined) throw new UsageError('--seeds N is required');
+    // SPADE's estimator (the default) has its own counts; paired seeds need --seeds N.
+    const { estimator, spade } = cliEstimator(values);
+    if (values.pool !== undefined && estimator === 'paired' && values.seeds === undefined) throw new UsageError('--seeds N is required with --estimator paired');
+    if (estimator === 'spade' && (values.seeds !== undefined || values['seed-start'] !== undefined)) throw new UsageError("--seeds and --seed-start choose paired seeds: SPADE's estimator seeds its hinted plays from the game's path (--hint-plays N, --nohint-plays N, --hash-seed N), or give --estimator paired");
     const policy = parsePolicy(values.policy, values['no-extract'] !== true);
     if ((values.endpoint === undefined) !== (values.model === undefined)) throw new UsageError('A served model needs both --endpoint URL and --model NAME');
     if (values.endpoint !== undefined && values.policy !== undefined) throw new UsageError('Give --policy or --endpoint/--model, not both');
@@ -126,6 +132,8 @@ export const regretCommand: Command = {
       seedStart: num(values['seed-start'], 'seed-start', 0, 2 ** 31 - 1, 0),
       stepTimeoutSec: num(values['step-timeout'], 'step-timeout', 1, 600, 30, false),
       ...(model ? { model } : {}),
+      estimator,
+      ...(estimator === 'spade' ? { spade: spadeOptions(spade) } : {}),
     };
     const concurrency = num(values.concurrency, 'concurrency', 1, 1024, Math.max(1, Math.min(4, availableParallelism())));
     const python = nodePython(values, values.pool !== undefined && target.kind !== 'local');

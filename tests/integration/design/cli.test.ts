@@ -54,7 +54,7 @@ describe('spade-workbench design', () => {
     });
     const data = join(tmp.dir, 'data');
     const out = join(tmp.dir, 'out');
-    const r = await run(['--skills', 'Logical Deduction', 'Optimization', '--count', '2', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--attempts', '2', '--play-seeds', '2', '--max-turns', '4', '--seed', '5', '--out', out, '--data-dir', data, '--json']);
+    const r = await run(['--skills', 'Logical Deduction', 'Optimization', '--count', '2', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--attempts', '2', '--estimator', 'paired', '--play-seeds', '2', '--max-turns', '4', '--seed', '5', '--out', out, '--data-dir', data, '--json']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out) as {
@@ -150,7 +150,7 @@ describe('spade-workbench design', () => {
 
   it('makes one real attempt with the embedded model (SmolLM2): tokens produced, attempt stored, verdict given', async () => {
     const data = join(tmp.dir, 'local');
-    const r = await run(['--skills', 'Pattern Recognition', '--count', '1', '--attempts', '1', '--designer', 'local', '--agent', 'local', '--max-tokens', '160', '--play-seeds', '1', '--max-turns', '2', '--agent-max-tokens', '24', '--seed', '1', '--data-dir', data, '--json']);
+    const r = await run(['--skills', 'Pattern Recognition', '--count', '1', '--attempts', '1', '--designer', 'local', '--agent', 'local', '--max-tokens', '160', '--estimator', 'paired', '--play-seeds', '1', '--max-turns', '2', '--agent-max-tokens', '24', '--seed', '1', '--data-dir', data, '--json']);
     expect(r.err).toBe('');
     const j = JSON.parse(r.out) as { status: string; designer: { model: string }; games: { accepted: boolean; attempts: { answer: string; tokens: { completion: number | null }; verdicts: unknown[]; rejected_because: string | null }[] }[] };
     expect(j.status).toBe('done');

@@ -94,7 +94,7 @@ describe('design rounds through the API', () => {
     expect(preview.memory).toBe(4);
 
     const before = server.requests.length;
-    const { roundId, seq } = await api.call('design.start', { ...form, count: 2, attempts: 2, designer: endpoint('designer'), agent: endpoint('agent'), playSeeds: 2 });
+    const { roundId, seq } = await api.call('design.start', { ...form, count: 2, attempts: 2, designer: endpoint('designer'), agent: endpoint('agent'), playSeeds: 2, estimator: 'paired' });
     expect(seq).toBe(1);
     // The call answers at once; the round is live until it ends.
     expect((await api.call('design.list', {})).find((r) => r.id === roundId)?.status).toBe('running');

@@ -93,7 +93,7 @@ d('design --on: the checks of each attempt run on the target, with the same verd
   /** While set, the agent's answers wait this long (plays to cancel while they are in flight). */
   let slowAgent = 0;
   const round = async (data: string, on: string[]) => {
-    const r = await cli(['design', '--skills', 'Logical Deduction', '--count', '1', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--attempts', '2', '--play-seeds', '3', '--max-turns', '4', '--seed', '3', '--data-dir', join(tmp.dir, data), '--json', ...on]);
+    const r = await cli(['design', '--skills', 'Logical Deduction', '--count', '1', '--designer', server.url, '--designer-model', 'designer', '--agent', server.url, '--agent-model', 'agent', '--attempts', '2', '--estimator', 'paired', '--play-seeds', '3', '--max-turns', '4', '--seed', '3', '--data-dir', join(tmp.dir, data), '--json', ...on]);
     expect(r.code, r.err).toBe(0);
     return JSON.parse(r.out) as RoundJson;
   };
@@ -198,6 +198,7 @@ d('design --on: the checks of each attempt run on the target, with the same verd
           envId: r.games[0]!.env_id,
           hint: r.games[0]!.hint,
           seeds: 3,
+          estimator: 'paired',
           budget: 4,
           stepTimeoutSec: 30,
           model: { baseUrl: server.url, model: 'agent', temperature: 1, topP: 0.95, topK: 20, maxTokens: 256, thinking: null, turnTimeoutMs: 600_000, retries: 2 },

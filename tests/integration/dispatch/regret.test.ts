@@ -76,7 +76,7 @@ function startThenKill(args: string[], how: 'SIGKILL' | 'SIGINT' = 'SIGKILL', wh
 d('regret --pool: local, Ray and Slurm agree', () => {
   let tmp: ReturnType<typeof tempDir>;
   let local: SweepOut;
-  const base = ['regret', '--pool', '', '--seeds', '2', '--max-turns', '8', '--json'];
+  const base = ['regret', '--pool', '', '--estimator', 'paired', '--seeds', '2', '--max-turns', '8', '--json'];
   beforeAll(async () => {
     tmp = tempDir('spade-regret-sweep-');
     await importPool(tmp.dir, files);
@@ -126,7 +126,7 @@ d('regret --pool: local, Ray and Slurm agree', () => {
   it('a script with tool calls on Ray, killed and run again: resumed, nothing lost or counted twice, the same as here', async () => {
     const script = join(tmp.dir, 'script.json');
     writeFileSync(script, JSON.stringify(['<tool_call>{"name": "lookup", "arguments": {"item": "apple"}}</tool_call>', 'I say \\boxed{3}', '<tool_call><function=add><parameter=x>3</parameter><parameter=y>5</parameter></function></tool_call>', 'The total is <answer>8</answer>']));
-    const args = ['regret', '--pool', '', '--seeds', '1', '--policy', `script:${script}`, '--json', '--data-dir', tmp.dir];
+    const args = ['regret', '--pool', '', '--estimator', 'paired', '--seeds', '1', '--policy', `script:${script}`, '--json', '--data-dir', tmp.dir];
     const here = await cli([...args, '--quiet']);
     expect(here.code, here.err).toBe(0);
     const target = ['--on', `ray://${new URL(ray!.address).host}`, '--ray-python', join(ray!.bin, 'python'), '--shard-size', '4'];
@@ -143,7 +143,7 @@ d('regret --pool: local, Ray and Slurm agree', () => {
   }, 120_000);
 
   it('Ctrl-C cancels a sweep on Ray: its job is stopped, the run record says cancelled', async () => {
-    const r = await startThenKill(['regret', '--pool', '', '--seeds', '3', '--policy', 'random', '--json', '--data-dir', tmp.dir, '--on', `ray://${new URL(ray!.address).host}`, '--ray-python', join(ray!.bin, 'python')], 'SIGINT', 'submitted');
+    const r = await startThenKill(['regret', '--pool', '', '--estimator', 'paired', '--seeds', '3', '--policy', 'random', '--json', '--data-dir', tmp.dir, '--on', `ray://${new URL(ray!.address).host}`, '--ray-python', join(ray!.bin, 'python')], 'SIGINT', 'submitted');
     expect(r.code, r.err).toBe(130);
     const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
     try {

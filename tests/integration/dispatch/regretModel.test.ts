@@ -67,7 +67,7 @@ d('regret --pool with a served model: the node sends what this workbench sends',
   });
 
   it('the same requests byte for byte and the same returns here and on the Ray head', async () => {
-    const args = ['regret', '--pool', '', '--seeds', '2', '--max-turns', '4', '--endpoint', server.url, '--model', 'stand-in', '--json', '--data-dir', tmp.dir];
+    const args = ['regret', '--pool', '', '--estimator', 'paired', '--seeds', '2', '--max-turns', '4', '--endpoint', server.url, '--model', 'stand-in', '--json', '--data-dir', tmp.dir];
     const here = await cli([...args, '--quiet']);
     expect(here.code, here.err).toBe(0);
     const sentHere = [...server.rawRequests].sort();

@@ -79,7 +79,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
   it('fails in words without the key, plays with the session secret sent as a bearer token, and keeps the key in no file', async () => {
     // No key named: the server's refusal ends the sweep before any episode, saying what to do.
     let mark = heard.length;
-    const bare = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: model() });
+    const bare = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: model() });
     const refused = await ended(bare.id, mark);
     expect(refused.state).toBe('failed');
     expect(refused.done).toBe(0);
@@ -88,13 +88,13 @@ describe('a regret sweep with a served model that needs an API key', () => {
 
     // A secret named but not held in this session: refused at the start, nothing runs.
     const before = server.requests.length;
-    await expect(api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('No secret named STANDIN_API_KEY is held in this session') });
+    await expect(api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('No secret named STANDIN_API_KEY is held in this session') });
     expect(server.requests.length).toBe(before);
 
     // The wrong key: refused in words, without repeating the key the server echoed.
     await api.call('jobs.setSecret', { name: 'STANDIN_API_KEY', value: WRONG });
     mark = heard.length;
-    const wrong = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
+    const wrong = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
     const refusedWrong = await ended(wrong.id, mark);
     expect(refusedWrong).toMatchObject({ state: 'failed', done: 0 });
     expect(refusedWrong.message).toBe(`The model server at ${server.url} refused the sweep (HTTP 401: Incorrect API key provided: [redacted]): it does not take the key held in secret STANDIN_API_KEY: set the right one in Episodes → Play with a model (key)`);
@@ -106,7 +106,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
 
     await api.call('jobs.setSecret', { name: 'STANDIN_API_KEY', value: KEY });
     mark = heard.length;
-    const keyed = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
+    const keyed = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY' } });
     expect(keyed.modelSettings).toMatchObject({ apiKeySecret: 'STANDIN_API_KEY', turnTimeoutSec: 300, retries: 4, temperature: 1, maxTokens: 64 });
     const end = await ended(keyed.id, mark);
     expect(end, end.message ?? '').toMatchObject({ state: 'done', done: 6, total: 6, failed: 0 });
@@ -129,7 +129,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
     });
     const sent = server.auth.length;
     const mark = heard.length;
-    const started = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY', retries: 0 }, target: { kind: 'slurm', host: `${ci!.user}@${ci!.host}:${ci!.port}` } });
+    const started = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY', retries: 0 }, target: { kind: 'slurm', host: `${ci!.user}@${ci!.host}:${ci!.port}` } });
     const end = await ended(started.id, mark);
     // Each episode met the server's refusal: the node had no STANDIN_API_KEY, and nothing gave it the key.
     expect(end, end.message ?? '').toMatchObject({ state: 'done', done: 6, failed: 6 });
@@ -161,7 +161,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
   (ray ? it : it.skip)('on the real Ray head: neither the job, its package nor its logs hold the key', async () => {
     const sent = server.auth.length;
     const mark = heard.length;
-    const started = await api.call('runs.sweepStart', { query: '', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY', retries: 0 }, target: { kind: 'ray', address: new URL(ray!.address).host, python: join(ray!.bin, 'python') } });
+    const started = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 1, maxTurns: 2, policy: { ...model(), apiKeySecret: 'STANDIN_API_KEY', retries: 0 }, target: { kind: 'ray', address: new URL(ray!.address).host, python: join(ray!.bin, 'python') } });
     const end = await ended(started.id, mark);
     expect(end, end.message ?? '').toMatchObject({ state: 'done', done: 6, failed: 6 });
     expect(server.auth.slice(sent).every((a) => a === null)).toBe(true);

@@ -57,7 +57,7 @@ afterAll(() => tmp.cleanup());
 describe('regret sweeps through the API', () => {
   it('an interrupted sweep is listed so, resumes with nothing played twice, and reports what regret --resume prints', async () => {
     const a = open();
-    const started = await a.api.call('runs.sweepStart', { query: '', seeds: 3, policy: { kind: 'random', seed: 5 }, target: { kind: 'local' } });
+    const started = await a.api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: 3, policy: { kind: 'random', seed: 5 }, target: { kind: 'local' } });
     expect(started).toMatchObject({ state: 'running', total: 18, envs: 3, seeds: 3, policy: 'random guesses (seed 5)' });
     await until(a.heard, a.api, (s) => s.id === started.id && s.done >= 1);
     // The workbench stops mid-way (closing stops the sweep as Ctrl-C does); a killed one leaves the
@@ -102,7 +102,7 @@ describe('regret sweeps through the API', () => {
   it('refuses what it cannot do in words: an empty pool, an unknown sweep', async () => {
     const c = open();
     try {
-      await expect(c.api.call('runs.sweepStart', { query: 'no-such-game-anywhere', seeds: 1, policy: { kind: 'solution' } })).rejects.toMatchObject({ code: 'invalid_input', message: 'No environment in the library matches "no-such-game-anywhere"' });
+      await expect(c.api.call('runs.sweepStart', { query: 'no-such-game-anywhere', estimator: 'paired', seeds: 1, policy: { kind: 'solution' } })).rejects.toMatchObject({ code: 'invalid_input', message: 'No environment in the library matches "no-such-game-anywhere"' });
       await expect(c.api.call('runs.sweepReport', { sweepId: 'nosuch' })).rejects.toMatchObject({ code: 'not_found' });
       expect(await c.api.call('runs.sweeps', {})).toHaveLength(1);
     } finally {

@@ -43,7 +43,7 @@ d('regret sweeps from the app on Ray and Slurm', () => {
 
   /** Starts a sweep and waits for its first event that says it no longer runs. */
   async function sweep(target: Target): Promise<{ end: Sweep; seen: Sweep[]; report: RegretReport }> {
-    const started = await api.call('runs.sweepStart', { query: '', seeds: SEEDS, maxTurns: 8, policy: { kind: 'solution' }, target });
+    const started = await api.call('runs.sweepStart', { query: '', estimator: 'paired', seeds: SEEDS, maxTurns: 8, policy: { kind: 'solution' }, target });
     expect(started).toMatchObject({ state: 'running', envs: files.length, seeds: SEEDS });
     total = started.total;
     const end = await new Promise<Sweep>((resolve) => {

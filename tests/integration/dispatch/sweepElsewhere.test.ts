@@ -53,7 +53,7 @@ describe('a sweep run by another process on the same memory file', () => {
     const api: Backend = createInProcessBackend(createDispatcher(createHandlers(services)), services.events);
     try {
       let err = '';
-      child = spawn(process.execPath, [join(root, 'bin', 'spade-workbench.mjs'), 'regret', '--pool', '', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir], {
+      child = spawn(process.execPath, [join(root, 'bin', 'spade-workbench.mjs'), 'regret', '--pool', '', '--estimator', 'paired', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir], {
         env: process.env,
         stdio: ['ignore', 'ignore', 'pipe'],
       });
@@ -79,7 +79,7 @@ describe('a sweep run by another process on the same memory file', () => {
         await late.close();
       }
       // The same command a second time finds the sweep (to resume it) and is refused in words; the sweep is left as it was.
-      const again = await cli(['regret', '--pool', '', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir]);
+      const again = await cli(['regret', '--pool', '', '--estimator', 'paired', '--seeds', '2', '--max-turns', '2', '--endpoint', server.url, '--model', 'stand-in', '--concurrency', '1', '--data-dir', tmp.dir]);
       expect(again.code).not.toBe(0);
       expect(again.err).toContain(`Regret sweep ${first!.id} is running in process ${pid}`);
       expect((await api.call('runs.sweeps', { limit: 5 }))[0]).toMatchObject({ id: first!.id, state: 'elsewhere' });

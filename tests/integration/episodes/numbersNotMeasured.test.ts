@@ -19,7 +19,7 @@ const HINTED = 'a'.repeat(64);
 const NO_HINT = 'b'.repeat(64);
 
 function env(hash: string, name: string, results: JobResult[], hintFailed: boolean): RegretEnvSummary {
-  return { hash, name, hintFailed, ...summarize(results, hash, hintFailed) };
+  return { hash, name, hintFailed, ...summarize(results, hash, hintFailed, 'paired') };
 }
 
 function report(envs: RegretEnvSummary[]) {
@@ -56,7 +56,7 @@ describe('regret without a hinted arm is not measured', () => {
 
   it('a model run measures no regret for a version without a hint, and keeps its win rate', () => {
     const rows: RunEpisodeRow[] = [0, 1].map((seed) => ({ envHash: NO_HINT, hint: false, seed, status: 'ok', ret: seed === 0 ? 1 : 0, endedBy: 'env', error: null, episodeId: seed }));
-    const m = measure(rows, { arms: ['hint', 'nohint'], requested: 2, minShare: 1, hintFailed: true });
+    const m = measure(rows, { arms: ['hint', 'nohint'], requested: 2, minShare: 1, hintFailed: true, estimator: 'paired' });
     expect(m).toMatchObject({ regret: null, rHint: null, rNoHint: 0.5, winRate: 0.5, hintFailed: true });
   });
 });

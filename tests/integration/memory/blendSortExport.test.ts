@@ -60,11 +60,11 @@ function fill(db: Db, model = 'agent-a', only?: string[]): Map<string, number> {
     if (!getEnvironment(db, i + 1)) ingest(db, { source, path: `g${i + 1}.py`, skill: 'Logic' });
     ids.set(name, i + 1);
   });
-  runs.start({ id: `run-${model}`, model, endpoint: 'http://x', config: { endpoint: {}, sampling: { temperature: 1, topP: 1, topK: null, maxTokens: 64, thinking: null } }, hintSource: 'stored', seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 5, runtime: 'cpython', selection: null, hashes: [] });
+  runs.start({ id: `run-${model}`, model, endpoint: 'http://x', config: { endpoint: {}, sampling: { temperature: 1, topP: 1, topK: null, maxTokens: 64, thinking: null } }, hintSource: 'stored', seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 5, runtime: 'cpython', selection: null, hashes: [], estimator: 'paired' });
   names.forEach((name, i) => {
     const m = MEASURED[name];
     if (!m || (only && !only.includes(name))) return;
-    runs.putEnv({ runId: `run-${model}`, envHash: sha256(gameSource(i + 1)), envName: name, model, rHint: m[1] === null ? null : m[0] + m[1], rNoHint: m[0], regret: m[1], winRate: m[2], hintFailed: false, okHint: m[1] === null ? 0 : 2, okNoHint: 2, failed: m[1] === null ? 2 : 0, seeds: [0, 1] });
+    runs.putEnv({ runId: `run-${model}`, envHash: sha256(gameSource(i + 1)), envName: name, model, rHint: m[1] === null ? null : m[0] + m[1], rNoHint: m[0], regret: m[1], winRate: m[2], hintFailed: false, okHint: m[1] === null ? 0 : 2, okNoHint: 2, failed: m[1] === null ? 2 : 0, seeds: [0, 1], estimator: 'paired' });
   });
   return ids;
 }
@@ -93,7 +93,7 @@ it('sorts the library by the blend of the measured numbers, unmeasured last; the
   // Puzzle4: measured, but not its regret: the summary says measured, the blend says not measured.
   const p4 = desc.rows.find((r) => r.name === 'Puzzle4Env')!;
   expect(p4.measured).toMatchObject({ rNoHint: 0.5, regret: null, blend: null });
-  expect(desc.rows.find((r) => r.name === 'Puzzle2Env')!.measured!.blend).toMatchObject({ plateau_term: 0.6, mean_reward: 0.5, masked: false, estimator: null });
+  expect(desc.rows.find((r) => r.name === 'Puzzle2Env')!.measured!.blend).toMatchObject({ plateau_term: 0.6, mean_reward: 0.5, masked: false, estimator: 'paired' });
 
   // The query language: sort:blend orders a search the same way, with words (FTS) or without.
   expect(names(search(db, { query: 'sort:blend', limit: 50 }))).toEqual(names(desc));
@@ -167,10 +167,8 @@ it("sorts and shows the chosen model's blend, and exports each game's blend with
   expect(again.rNoHint).toBeNull();
 });
 
-it('names the estimator of the regret it used where model_run_envs says which (the regret branch adds that column)', () => {
+it('names the estimator of the regret it used, as model_run_envs says (migration 19)', () => {
   const db = library();
-  // The column as a later migration adds it, before the library is first read (it is looked up once per open database).
-  db.exec("ALTER TABLE model_run_envs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired'");
   fill(db);
   db.prepare("UPDATE model_run_envs SET estimator = 'spade' WHERE env_name = 'Puzzle2Env'").run();
   const rows = search(db, { sort: { field: 'blend', dir: 'desc' }, limit: 50 }).rows;

@@ -220,7 +220,7 @@ describe('model service', () => {
     const secrets = new Map([['OPENAI_KEY', 'sk-sealed-value']]);
     const models = new ModelService({ episodes: svc, runs, secret: (n) => secrets.get(n), envInfo: () => ({ skill: 'logical_deduction', recordedRegret: 0.25, recordedWinRate: null }) });
     const endpoint = endpointSchema.parse({ baseUrl: server.url, model: 'm', apiKeySecret: 'OPENAI_KEY' });
-    const r = await models.play({ hashes: [hash], endpoint, seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], hintText: 'seven' });
+    const r = await models.play({ hashes: [hash], endpoint, seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], hintText: 'seven', estimator: 'paired' });
     expect(server.auth.every((a) => a === 'Bearer sk-sealed-value')).toBe(true);
     expect(r.envs).toEqual([expect.objectContaining({ rHint: 1, rNoHint: 0, regret: 1, recordedRegret: 0.25, skill: 'logical_deduction' })]);
     expect(r.bySkill).toEqual([{ skill: 'logical_deduction', envs: 1, meanRegret: 1, meanRHint: 1, meanRNoHint: 0 }]);

@@ -64,7 +64,7 @@ describe('model runs are records', () => {
       }
       return { content: hinted(b) ? 'so \\boxed{7}' : 'I guess \\boxed{3}' };
     });
-    const r = await api.call('models.play', { hashes: [hash], endpoint: endpoint(server.url), seeds: 4, seedStart: 0, runtime: 'pyodide', runId: 'killed' });
+    const r = await api.call('models.play', { hashes: [hash], endpoint: endpoint(server.url), seeds: 4, seedStart: 0, runtime: 'pyodide', runId: 'killed', estimator: 'paired' });
     const failed = r.episodes.filter((e) => e.failed);
     expect(failed.length).toBeGreaterThan(0);
     expect(failed.length).toBeLessThan(8);
@@ -100,7 +100,7 @@ describe('model runs are records', () => {
     const off = api.on('episodes.regretProgress', (p) => {
       if (p.runId === runId && p.done >= 3) void api.call('episodes.regretCancel', { runId });
     });
-    const first = await api.call('models.play', { hashes: [hash], endpoint: endpoint(server.url), seeds: 5, seedStart: 10, runtime: 'pyodide', runId });
+    const first = await api.call('models.play', { hashes: [hash], endpoint: endpoint(server.url), seeds: 5, seedStart: 10, runtime: 'pyodide', runId, estimator: 'paired' });
     off();
     expect(first.cancelled).toBe(true);
     expect(first.status).toBe('cancelled');
@@ -122,7 +122,7 @@ describe('model runs are records', () => {
     expect(resumed.envs[0]).toMatchObject({ rHint: 1, rNoHint: 0, regret: 1, winRate: 0, difficulty: 0, seeds: [10, 11, 12, 13, 14] });
 
     // A run the workbench was playing when it stopped: the record says running until the next start.
-    services.runs.begin({ id: 'orphan', model: 'stand-in-a', endpoint: server.url, config: { endpoint: { ...endpoint(server.url), apiKeyEnv: 'A_CLI_RUN_KEY_VAR' }, sampling: { temperature: 1, topP: 0.95, topK: 20, maxTokens: 64, thinking: null }, hintText: null }, hintSource: 'library', seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 30, runtime: 'pyodide', selection: null, hashes: [hash] });
+    services.runs.begin({ id: 'orphan', model: 'stand-in-a', endpoint: server.url, config: { endpoint: { ...endpoint(server.url), apiKeyEnv: 'A_CLI_RUN_KEY_VAR' }, sampling: { temperature: 1, topP: 0.95, topK: 20, maxTokens: 64, thinking: null }, hintText: null }, hintSource: 'library', seeds: 1, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 30, runtime: 'pyodide', selection: null, hashes: [hash], estimator: 'paired' });
     expect((await api.call('runs.get', { id: 'orphan' })).run.status).toBe('running');
     await reopen();
     const orphan = await api.call('runs.get', { id: 'orphan' });

@@ -153,7 +153,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
       const hashes = scope === 'env' ? [tab.target.hash] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);
       if (hashes.length === 0) throw new Error(`No environment in the library matches "${query}"`);
       setProgress({ runId: id, done: 0, total: seeds * 2 * hashes.length, etaSec: null });
-      const r = await backend().call('models.play', { runId: id, hashes, endpoint: ep, seeds, seedStart: start, ...(budget !== '' ? { maxTurns: budget } : {}) });
+      const r = await backend().call('models.play', { runId: id, hashes, endpoint: ep, seeds, seedStart: start, ...(budget !== '' ? { maxTurns: budget } : {}), estimator: 'paired' });
       setRun(r);
       setShownEnv(r.envs[0]?.hash ?? null);
       setShownSeed(r.episodes[0]?.seed ?? null);
@@ -245,6 +245,10 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
         </label>
         {scope === 'search' ? <input value={query} placeholder="query (empty: whole library)" onChange={(e) => setQuery(e.target.value)} style={{ width: 200 }} data-testid="llm-query" /> : null}
         <SeedRange seeds={seeds} setSeeds={setSeeds} start={start} setStart={setStart} testId="llm-seeds" />
+        {/* This view compares the two arms seed by seed: the paired estimator, said so (SPADE's is the Runs page's sweep default). */}
+        <span className="muted" data-testid="llm-estimator" title="The same seeds with and without the hint; a failed episode is dropped from both arms. Not SPADE's estimator (Runs → Regret sweep measures that).">
+          paired-seed regret
+        </span>
         <label>
           budget <input type="number" min={1} value={budget} placeholder={defaultBudget !== null ? String(defaultBudget) : ''} onChange={(e) => setBudget(e.target.value === '' ? '' : Number(e.target.value))} style={{ width: 60 }} />
         </label>

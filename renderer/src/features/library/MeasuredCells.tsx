@@ -26,11 +26,12 @@ function blendText(m: EnvSummary['measured']): string {
 export function MeasuredCells({ env }: { env: EnvSummary }) {
   const m = env.measured ?? null;
   const b = m?.blend ?? null;
-  const measuredTitle = m ? `measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}: win rate ${fmt(m.winRate)}, difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
+  const measuredTitle = m ? `${m.estimator === 'spade' ? "SPADE's regret" : 'paired-seed regret (workbench)'}, measured by ${m.model} (run ${m.runId}) over ${m.seeds} seed${m.seeds === 1 ? '' : 's'}${m.failed ? `, ${m.failed} failed episode${m.failed === 1 ? '' : 's'} left out` : ''}: win rate ${fmt(m.winRate)}, difficulty ${fmt(m.difficulty)}${m.frontier ? ' · frontier' : ''}` : 'not measured by a model run';
   const recordedTitle = env.regret === null && env.winRate === null ? 'no regret recorded by a training run' : `recorded by a training run (imported): regret ${fmt(env.regret)}, win rate ${fmt(env.winRate)}`;
   return (
     <>
-      <span className="lib-num" data-testid="library-regret" title={`${measuredTitle}\n${recordedTitle}`}>
+      {/* SPADE's estimator is what "regret" means; a paired-seed regret is marked on its row (library.css: a "p" after it). */}
+      <span className="lib-num" data-testid="library-regret" data-estimator={m?.estimator ?? undefined} title={`${measuredTitle}\n${recordedTitle}`}>
         {fmt(m?.regret ?? null)}
       </span>
       <span className={`lib-num lib-win ${m?.frontier ? 'lib-frontier' : ''}`} data-testid="library-winrate" title={measuredTitle}>

@@ -130,7 +130,14 @@ function SweepItem({ s, heardAt, open, onToggle, openRun }: { s: Sweep; heardAt:
       what={
         <>
           <span>
-            {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} × {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms
+            {s.policy} · {s.envs} env{s.envs === 1 ? '' : 's'} ×{' '}
+            {s.estimator === 'spade' ? (
+              <span data-testid="regret-sweep-estimator">SPADE&apos;s regret (16 hinted + 8 unseeded unhinted plays)</span>
+            ) : (
+              <span data-testid="regret-sweep-estimator">
+                {s.seeds} seed{s.seeds === 1 ? '' : 's'} (from {s.seedStart}) × 2 arms, paired-seed regret
+              </span>
+            )}
           </span>
           {s.modelSettings && (
             <span className="muted regret-settings-line" data-testid="regret-model-settings">
@@ -159,11 +166,19 @@ const SHOWN = 4;
  * this machine, a saved job host's Slurm or a Ray cluster, as `regret --pool` does. Each sweep is
  * a model run (the table below lists it).
  */
+/** What each estimator is (core/episodes/estimator.ts says the same with SPADE's file and line). */
+const ESTIMATOR_HELP = {
+  spade: "SPADE's estimator: 16 hinted plays seeded from the game's path, 8 unhinted plays reset with no seed; a failed hinted play counts 0.0, a failed unhinted one is dropped",
+  paired: 'paired seeds: the same seeds with and without the hint, a failed episode dropped from both arms',
+} as const;
+
 export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'runs.list'>['rows']; openRun(id: string): void; /** Each time the list is read or a sweep moves (the Runs table follows their states). */ onSweeps?(sweeps: readonly Sweep[]): void }) {
   const [query, setQuery] = useState('');
   // What was typed, as typed: a negative or fractional count is refused in words at Start, never
   // silently turned into another number (a typed -3 became 1).
   const [seedsText, setSeeds] = useState('2');
+  // SPADE's estimator by default (its own counts and seeds); paired seeds as the labelled option.
+  const [estimator, setEstimator] = useState<'spade' | 'paired'>('spade');
   const [seedStartText, setSeedStart] = useState('0');
   const [budgetText, setBudget] = useState('');
   const defaultBudget = useApp((s) => s.settings?.maxTurns ?? null);
@@ -207,11 +222,11 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
 
   const start = () => {
     if (choice === 'model' && !model) return setError('No served model is known yet: play one in Episodes → Play with a model, and it is offered here.');
-    if (seeds === null) return setError(`Seeds must be a whole number of at least 1 (not "${seedsText}").`);
-    if (seedStart === null) return setError(`First seed must be a whole number of at least 0 (not "${seedStartText}").`);
+    if (estimator === 'paired' && seeds === null) return setError(`Seeds must be a whole number of at least 1 (not "${seedsText}").`);
+    if (estimator === 'paired' && seedStart === null) return setError(`First seed must be a whole number of at least 0 (not "${seedStartText}").`);
     if (budget === null) return setError(`Budget must be a whole number of turns, at least 1 (not "${budgetText}"), or empty for the default.`);
     const policy = choice === 'model' ? withSettings(model!, settings) : choice === 'random' ? { kind: 'random' as const, ...(randomSeed !== '' ? { seed: randomSeed } : {}) } : { kind: 'solution' as const };
-    void run('Start the regret sweep', () => backend().call('runs.sweepStart', { query: query.trim(), seeds, seedStart, ...(budget !== '' ? { maxTurns: budget } : {}), policy, target })).then((s) => s && upsert(s));
+    void run('Start the regret sweep', () => backend().call('runs.sweepStart', { query: query.trim(), estimator, ...(estimator === 'paired' ? { seeds: seeds!, seedStart: seedStart! } : {}), ...(budget !== '' ? { maxTurns: budget } : {}), policy, target })).then((s) => s && upsert(s));
   };
 
   return (
@@ -233,13 +248,28 @@ export function RegretSweeps({ runs, openRun, onSweeps }: { runs: CallOutput<'ru
           <SelectionMatches query={query} testId="regret-query-matches" />
         </label>
         <label>
-          Seeds
-          <input className="regret-num" type="number" min={1} step={1} value={seedsText} aria-invalid={seeds === null} onChange={(e) => setSeeds(e.target.value)} data-testid="regret-seeds" />
+          Regret
+          <select value={estimator} onChange={(e) => setEstimator(e.target.value as 'spade' | 'paired')} data-testid="regret-estimator" title={ESTIMATOR_HELP[estimator]}>
+            <option value="spade">SPADE&apos;s estimator</option>
+            <option value="paired">paired seeds (workbench)</option>
+          </select>
         </label>
-        <label>
-          First seed
-          <input className="regret-num" type="number" min={0} step={1} value={seedStartText} aria-invalid={seedStart === null} onChange={(e) => setSeedStart(e.target.value)} data-testid="regret-seed-start" />
-        </label>
+        {estimator === 'paired' ? (
+          <>
+            <label>
+              Seeds
+              <input className="regret-num" type="number" min={1} step={1} value={seedsText} aria-invalid={seeds === null} onChange={(e) => setSeeds(e.target.value)} data-testid="regret-seeds" />
+            </label>
+            <label>
+              First seed
+              <input className="regret-num" type="number" min={0} step={1} value={seedStartText} aria-invalid={seedStart === null} onChange={(e) => setSeedStart(e.target.value)} data-testid="regret-seed-start" />
+            </label>
+          </>
+        ) : (
+          <span className="muted" data-testid="regret-spade-counts" title={ESTIMATOR_HELP.spade}>
+            16 hinted plays seeded from each game&apos;s path, 8 unseeded unhinted plays
+          </span>
+        )}
         <label>
           Budget
           <input className="regret-num" type="number" min={1} step={1} value={budgetText} aria-invalid={budget === null} placeholder={defaultBudget !== null ? String(defaultBudget) : ''} title="Empty: the default from Settings" onChange={(e) => setBudget(e.target.value)} data-testid="regret-budget" />

@@ -108,6 +108,7 @@ function RunTable({ rows, a, b, pick, elsewhere }: { rows: RunRow[]; a: string |
           <th>status</th>
           <th className="num">envs</th>
           <th className="num">seeds</th>
+          <th title="Which estimator made the run's regrets">regret by</th>
           <th>episodes</th>
           <th>selection</th>
           <th />
@@ -130,7 +131,8 @@ function RunTable({ rows, a, b, pick, elsewhere }: { rows: RunRow[]; a: string |
               {r.error ? <span className="muted" title={r.error}> ⓘ</span> : null}
             </td>
             <td className="num">{r.hashes.length}</td>
-            <td className="num">{r.seeds}</td>
+            <td className="num">{r.estimator === 'spade' ? '–' : r.seeds}</td>
+            <td data-testid="runs-estimator">{ESTIMATOR_NAME[r.estimator]}</td>
             <td>
               {r.episodes.total}/{r.episodes.expected}
               {r.failedText ? <span className="runs-failed"> · {r.failedText}</span> : null}
@@ -189,7 +191,11 @@ function Detail({ id }: { id: string }) {
         {v.run.id} · {v.run.model} · {v.run.status}
       </h3>
       <p className="muted">
-        {v.run.endpoint} · seeds {v.run.seedStart}–{v.run.seedStart + v.run.seeds - 1} · {v.run.arms.join(' + ')} · budget {v.run.maxTurns} · hint from {v.run.hintSource}
+        {v.run.endpoint} ·{' '}
+        <span data-testid="runs-detail-estimator">
+          {v.run.estimator === 'spade' ? spadeText(v.run.config.spade) : `paired-seed regret (workbench), seeds ${v.run.seedStart}–${v.run.seedStart + v.run.seeds - 1}`}
+        </span>{' '}
+        · {v.run.arms.join(' + ')} · budget {v.run.maxTurns} · hint from {v.run.hintSource}
         {v.failedText ? <span className="runs-failed"> · {v.failedText} (left out of every mean)</span> : null}
       </p>
       <table className="runs-table">
@@ -290,6 +296,15 @@ function Scatter({ rows, a, b }: { rows: CompareRow[]; a: string; b: string }) {
   );
 }
 
+/** Which estimator made a run's regrets, as the tables name it. */
+const ESTIMATOR_NAME = { spade: "SPADE's", paired: 'paired seeds' } as const;
+
+/** SPADE's estimator as a run kept its settings (config.spade). */
+function spadeText(sp: Record<string, unknown> | undefined): string {
+  const n = (k: string, d: number) => (typeof sp?.[k] === 'number' ? (sp[k] as number) : d);
+  return `SPADE's regret: ${n('hintPlays', 16)} hinted plays seeded from the game's path (PYTHONHASHSEED ${n('hashSeed', 0)}), ${n('noHintPlays', 8)} unseeded unhinted plays`;
+}
+
 function Compare({ a, b }: { a: string; b: string }) {
   const [c, setC] = useState<CallOutput<'runs.compare'> | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -320,7 +335,8 @@ function Compare({ a, b }: { a: string; b: string }) {
   return (
     <div className="runs-section" data-testid="runs-compare">
       <h3>
-        A {c.a.run.id} ({c.a.run.model}) vs B {c.b.run.id} ({c.b.run.model}) · {c.shared} environment{c.shared === 1 ? '' : 's'} in both
+        A {c.a.run.id} ({c.a.run.model}) vs B {c.b.run.id} ({c.b.run.model}) · {c.shared} environment{c.shared === 1 ? '' : 's'} in both ·{' '}
+        <span data-testid="runs-compare-estimator">{c.a.run.estimator === 'spade' ? "SPADE's regret" : 'paired-seed regret'}</span>
       </h3>
       {c.a.failedText || c.b.failedText ? (
         <p className="runs-failed">
