@@ -36,6 +36,10 @@ export interface DesignPreset {
   /** --spade-use-env-validator in the recipe. */
   envValidator: boolean;
   gate: AcceptanceGate;
+  /** Which regret the round's plays measure: SPADE's estimator (core/episodes/estimator.ts) or paired seeds. */
+  estimator: 'spade' | 'paired';
+  /** SPADE's per-arm thinking under its estimator (null: each arm as the agent's endpoint says). */
+  armThinking: { hint: boolean; nohint: boolean } | null;
   /** Where each value comes from, for a person and the docs. */
   sources: Record<string, string>;
 }
@@ -60,7 +64,10 @@ export const DESIGN_PRESETS: readonly DesignPreset[] = [
     resetGate: false,
     envValidator: false,
     gate: 'spade',
+    estimator: 'spade',
+    armThinking: { hint: false, nohint: true },
     sources: {
+      armThinking: 'cmd/games/train_spade_8b.sh:140-142 (ACTOR_THINKING default 1: --spade-actor-enable-thinking, the unhinted plays only; :88 enable_thinking false elsewhere)',
       maxTurns: 'cmd/games/train_spade_8b.sh:99 (--spade-max-turns ${MAX_TURNS:-25})',
       agentTemperature: 'cmd/games/train_spade_8b.sh:95 (--spade-actor-temperature 0.6)',
       agentMaxTokens: 'cmd/games/train_spade_8b.sh:96 (--spade-actor-max-tokens ${ACTOR_MAX_TOKENS:-8192})',
@@ -85,7 +92,10 @@ export const DESIGN_PRESETS: readonly DesignPreset[] = [
     resetGate: true,
     envValidator: true,
     gate: 'spade',
+    estimator: 'spade',
+    armThinking: { hint: false, nohint: true },
     sources: {
+      armThinking: 'cmd/tool_use/_train_spade_blend.sh:24, 209-211 (ENABLE_THINKING=1 for the 8B: --spade-actor-enable-thinking, the unhinted plays only; :161 enable_thinking false elsewhere)',
       maxTurns: 'cmd/tool_use/_train_spade_blend.sh:172 (--spade-max-turns ${MAX_TURNS:-25})',
       agentTemperature: 'cmd/tool_use/_train_spade_blend.sh:168 (--spade-actor-temperature 0.6)',
       agentMaxTokens: 'cmd/tool_use/_train_spade_blend.sh:169 (--spade-actor-max-tokens ${ACTOR_MAX_TOKENS:-8192})',
@@ -110,6 +120,8 @@ export const DESIGN_PRESETS: readonly DesignPreset[] = [
     resetGate: false,
     envValidator: false,
     gate: 'spade',
+    estimator: 'paired',
+    armThinking: null,
     sources: { all: "the workbench's earlier defaults, for a small machine: no SPADE recipe" },
   },
 ];

@@ -44,7 +44,7 @@ import { envValidatorStep, VALIDATOR_SAMPLING } from '../design/envValidator';
 type PreviewInput = z.output<typeof designPreviewInput>;
 type StartRequest = z.output<typeof designStartInput>;
 /** A start request with the preset's values where the request gave none. */
-type StartInput = Omit<StartRequest, 'maxTurns' | 'attempts' | 'feedback' | 'gate'> & { maxTurns: number; attempts: number; feedback: 'repair' | 'spade'; gate: AcceptanceGate };
+type StartInput = Omit<StartRequest, 'maxTurns' | 'attempts' | 'feedback' | 'gate' | 'estimator'> & { maxTurns: number; attempts: number; feedback: 'repair' | 'spade'; gate: AcceptanceGate; estimator: 'spade' | 'paired' };
 
 export interface DesignServiceDeps {
   db: Db;
@@ -147,7 +147,10 @@ export class DesignService {
 
   async start(req: StartRequest): Promise<{ roundId: string; seq: number }> {
     const preset = presetById(req.preset)!;
-    const i: StartInput = { ...req, maxTurns: req.maxTurns ?? preset.maxTurns, attempts: req.attempts ?? preset.attempts, feedback: req.feedback ?? preset.feedback, gate: req.gate ?? preset.gate };
+    const estimator = req.estimator ?? preset.estimator;
+    // SPADE's per-arm thinking comes with the preset's estimator, as its recipe sets it, unless the request says otherwise.
+    const spadeEstimator = estimator === 'spade' && preset.armThinking && req.spadeEstimator?.thinking === undefined ? { ...req.spadeEstimator, thinking: { ...preset.armThinking } } : req.spadeEstimator;
+    const i: StartInput = { ...req, maxTurns: req.maxTurns ?? preset.maxTurns, attempts: req.attempts ?? preset.attempts, feedback: req.feedback ?? preset.feedback, gate: req.gate ?? preset.gate, estimator, ...(spadeEstimator ? { spadeEstimator } : {}) };
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     if (this.d.writesPaused()) throw new DomainError('unavailable', 'Changes to the library are paused; a round cannot store its games');
     // Refuse what would fail later before anything is stored: the template or checkout, the corpus, the endpoints' keys.

@@ -172,10 +172,10 @@ describe("the designer's reward per game in Chromium", () => {
 
     // The library: measurements by a model run for five seed-pack games (one without a regret).
     const runs = new RunStore(s.db);
-    runs.start({ id: 'run-blend', model: 'agent-blend', endpoint: 'http://x', config: { endpoint: {}, sampling: { temperature: 1, topP: 1, topK: null, maxTokens: 64, thinking: null } }, hintSource: 'stored', seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 5, runtime: 'cpython', selection: null, hashes: [] });
+    runs.start({ id: 'run-blend', model: 'agent-blend', endpoint: 'http://x', config: { endpoint: {}, sampling: { temperature: 1, topP: 1, topK: null, maxTokens: 64, thinking: null } }, hintSource: 'stored', seeds: 2, seedStart: 0, arms: ['hint', 'nohint'], maxTurns: 5, runtime: 'cpython', selection: null, hashes: [], estimator: 'paired' });
     const measured: [number, number | null][] = [[1.0, 0.9], [0.5, 0.075], [0.275, 0.2], [0.5, null], [0.45, 0.0]];
     measured.forEach(([mean, regret], i) =>
-      runs.putEnv({ runId: 'run-blend', envHash: envs[i]!.hash, envName: envs[i]!.name, model: 'agent-blend', rHint: regret === null ? null : mean + regret, rNoHint: mean, regret, winRate: mean, hintFailed: false, okHint: 2, okNoHint: 2, failed: 0, seeds: [0, 1] }),
+      runs.putEnv({ runId: 'run-blend', envHash: envs[i]!.hash, envName: envs[i]!.name, model: 'agent-blend', rHint: regret === null ? null : mean + regret, rNoHint: mean, regret, winRate: mean, hintFailed: false, okHint: 2, okNoHint: 2, failed: 0, seeds: [0, 1], estimator: 'paired' }),
     );
     const want = measured
       .map(([m, r]) => (r === null ? null : spadeBlendScore({ meanReward: m, regret: r }).blend))

@@ -63,8 +63,8 @@ export const designStartInput = z
     agent: endpointSchema.nullable(),
     /** Episodes per arm when playing an accepted game (the paired estimator; SPADE's has its own counts). */
     playSeeds: z.number().int().min(1).max(100).default(2),
-    /** Which regret play measures: SPADE's estimator (its counts, seeds and failure rule) or paired seeds. */
-    estimator: estimatorSchema.default('spade'),
+    /** Which regret play measures: SPADE's estimator (its counts, seeds and failure rule) or paired seeds. The preset's when absent. */
+    estimator: estimatorSchema.optional(),
     /** SPADE's estimator's counts, hash seed and per-arm thinking (a preset sets them as its recipe does). */
     spadeEstimator: spadeEstimatorSchema.optional(),
     /** Where each attempt's checks run (as a pool audit's): this machine by default, a saved job host's Slurm, or a Ray head. */

@@ -36,8 +36,10 @@ export class SlurmExecutor<R> implements SweepExecutor<R> {
     const t = this.conn;
     // Audits keep the folder they always had; other kinds get their own beside it.
     const dir = `${await machineHome(t)}/.spade_workbench/${work.kind === 'audit' ? 'audits' : `${work.kind}s`}/${sweepId}/${attempt}`;
-    await t.mkdirp(`${dir}/native/dispatch`);
-    for (const f of harnessFiles()) await t.writeFile(`${dir}/${f.name}`, f.data);
+    const files = harnessFiles();
+    // Every folder the harness has (native/dispatch, native/spade_src, ...): a new one must not break submission.
+    for (const sub of new Set(['native/dispatch', ...files.map((f) => f.name.slice(0, f.name.lastIndexOf('/')))])) await t.mkdirp(`${dir}/${sub}`);
+    for (const f of files) await t.writeFile(`${dir}/${f.name}`, f.data);
     const remote = items.map((it) => work.remoteItem(it, sources.get(it.sha256)!));
     await t.writeFile(`${dir}/items.jsonl`, itemsJsonl(remote));
     const config: ShardConfig = { python: this.o.python, envTimeoutSec: this.o.envTimeoutSec, memoryMb: 2048, workers: 1, options: work.options };

@@ -121,7 +121,8 @@ export const designCommand: Command = {
     const maxTurns = int(values['max-turns'], '--max-turns', preset.maxTurns, 1, 1000);
     const playSeeds = int(values['play-seeds'], '--play-seeds', 2, 0, 1000);
     // Which regret play measures: SPADE's estimator unless --estimator paired (then --play-seeds per arm).
-    const { estimator, spade } = cliEstimator(values);
+    // The preset names its estimator (SPADE's for the paper presets, with their per-arm thinking; paired for quick).
+    const { estimator, spade } = cliEstimator({ ...values, estimator: values.estimator ?? preset.estimator, ...((values.estimator ?? preset.estimator) === 'spade' && preset.armThinking && values['arm-thinking'] === undefined ? { 'arm-thinking': 'spade-8b' } : {}) });
     const designerCfg = endpoint(values.designer ?? 'local', values['designer-model'], int(values['max-tokens'], '--max-tokens', preset.designerMaxTokens, 16, 1_000_000), preset.designerTemperature, 600, 'SPADE_DESIGNER_API_KEY');
     const agentCfg = endpoint(values.agent ?? 'local', values['agent-model'], int(values['agent-max-tokens'], '--agent-max-tokens', preset.agentMaxTokens, 8, 1_000_000), preset.agentTemperature, 600, 'SPADE_AGENT_API_KEY');
     const acceptance: AcceptancePolicy = { gate, resetGate: preset.resetGate, envValidator: preset.envValidator, maxTurns };
