@@ -50,6 +50,8 @@ export interface OpenEnvServer {
 }
 
 const MAX_BODY = 16 * 1024 * 1024;
+/** Messages a /ws client may have waiting for their answers; a client that floods past it is cut off (1008). */
+const MAX_PENDING = 256;
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -105,6 +107,9 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
     }
   }
 
+  const live = new Map<WebSocket, { info: SessionInfo; inst: OpenEnvInstance }>();
+  let httpResets = 0;
+
   const routes: Record<string, { method: 'GET' | 'POST'; run: (req: IncomingMessage, res: ServerResponse) => Promise<void> | void }> = {
     '/health': { method: 'GET', run: (_q, res) => send(res, 200, { status: 'healthy' }) },
     '/metadata': {
@@ -131,12 +136,16 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
         if (!body.ok) return send(res, body.status, { detail: body.detail });
         const parsed = resetDataSchema.safeParse(body.value ?? {});
         if (!parsed.success) return send(res, 422, { detail: fieldErrors(parsed.error, ['body']) });
+        // Each costs a sandboxed interpreter while it runs, so it counts against --concurrency too.
+        if (live.size + httpResets >= o.concurrency) return send(res, 503, { detail: `Server at capacity: ${live.size + httpResets}/${o.concurrency} sessions active (--concurrency)` });
+        httpResets++;
         const inst = new OpenEnvInstance(served, 'serve-env http');
         try {
           send(res, 200, await inst.reset(parsed.data));
         } catch (e) {
           send(res, e instanceof DomainError && e.code !== 'unavailable' ? 400 : 500, { detail: failureText(e) });
         } finally {
+          httpResets--;
           await inst.release();
         }
       },
@@ -182,7 +191,6 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
   });
   server.maxConnections = Math.max(64, o.concurrency * 2 + 32);
 
-  const live = new Map<WebSocket, { info: SessionInfo; inst: OpenEnvInstance }>();
   let sessionSeq = 0;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY });
   server.on('upgrade', (req, socket, head) => {
@@ -197,7 +205,7 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
 
   function serveSocket(ws: WebSocket, req: IncomingMessage): void {
     ws.on('error', () => {});
-    if (live.size >= o.concurrency) {
+    if (live.size + httpResets >= o.concurrency) {
       // http_server.py: a refused session gets one error frame, then the socket closes.
       ws.send(wsError(WS_ERROR.capacity, `Server at capacity: ${live.size}/${o.concurrency} sessions active (--concurrency)`, { active_sessions: live.size, max_sessions: o.concurrency }));
       ws.close();
@@ -209,10 +217,16 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
     // One message at a time, in order, as OpenEnv's server loop answers them.
     let chain: Promise<void> = Promise.resolve();
     let closing = false;
+    let pending = 0;
     const reply = (text: string) => {
       if (ws.readyState === ws.OPEN) ws.send(text);
     };
     ws.on('message', (data, isBinary) => {
+      if (++pending > MAX_PENDING) {
+        closing = true;
+        ws.close(1008, `more than ${MAX_PENDING} messages waiting for their answers`);
+        return;
+      }
       chain = chain.then(async () => {
         if (closing) return;
         const text = reply;
@@ -261,7 +275,11 @@ export async function startOpenEnvServer(o: OpenEnvServerOptions): Promise<OpenE
           if (!(e instanceof DomainError)) log(`serve-env session ${info.id}: ${e instanceof Error && e.stack ? e.stack : errorMessage(e)}`);
           return text(wsError(WS_ERROR.execution, failureText(e)));
         }
-      });
+      })
+        .catch((e: unknown) => log(`serve-env session ${info.id}: ${errorMessage(e)}`))
+        .finally(() => {
+          pending--;
+        });
     });
     ws.on('close', () => {
       closing = true;

@@ -10,6 +10,7 @@ import { registerRunsFeature } from './features/runs';
 import { registerRuntimeFeature } from './features/runtime';
 import { registerAuditFeature } from './features/audit';
 import { registerDesignFeature } from './features/design';
+import { registerOpenEnvFeature } from './features/openenv';
 
 export function registerFeatures(): void {
   registerRuntimeFeature();
@@ -20,4 +21,5 @@ export function registerFeatures(): void {
   registerRunsFeature();
   registerAuditFeature();
   registerDesignFeature();
+  registerOpenEnvFeature();
 }

@@ -173,7 +173,7 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'audit.batch', input: { all: true, checks: ['no such check!'] } },
   { call: 'audit.run', input: { hash: 'abc' } },
   { call: 'openenv.start', input: { selection: 'guess', port: 70000 } },
-  { call: 'openenv.start', input: { selection: '' } },
+  { call: 'openenv.start', input: { selection: 'guess', hint: 'sometimes' } },
   { call: 'settings.update', input: { theme: 'purple' } },
   { call: 'settings.update', input: { stepTimeoutSec: 0 } },
   { call: 'app.openExternal', input: { url: 'file:///etc/passwd' } },

@@ -36,7 +36,8 @@ export const openenvCalls = {
     summary: "Starts an OpenEnv server on 127.0.0.1 over a library selection (as serve-env does); a conflict when one already runs.",
     input: z
       .object({
-        selection: z.string().min(1).max(2000),
+        /** A library query; empty: every environment. */
+        selection: z.string().max(2000),
         /** 0: any free port. */
         port: z.number().int().min(0).max(65535).default(8000),
         hint: z.enum(['on', 'off', 'both']).default('both'),

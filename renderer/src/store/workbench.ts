@@ -29,7 +29,8 @@ export type TabTarget =
   | { kind: 'episode-llm'; hash: string; name: string }
   | { kind: 'job'; jobId: string }
   | { kind: 'runs'; a: string | null; b: string | null }
-  | { kind: 'design'; parentEnvId: number | null; parentName: string | null };
+  | { kind: 'design'; parentEnvId: number | null; parentName: string | null }
+  | { kind: 'openenv' };
 export type TabKind = TabTarget['kind'];
 export type TargetOf<K extends TabKind> = Extract<TabTarget, { kind: K }>;
 
@@ -40,6 +41,7 @@ export function tabId(t: TabTarget): string {
     case 'editor-new':
     case 'editor-export':
     case 'audit-dashboard':
+    case 'openenv':
       return t.kind;
     case 'scratch':
       return `scratch:${t.n}`;

@@ -146,6 +146,10 @@ describe('serve-env under bad input', () => {
     expect(errorCode(refused)).toBe('CAPACITY_REACHED');
     expect(refused.data).toMatchObject({ max_sessions: 2 });
     await c.closed;
+    // A stateless HTTP /reset costs an interpreter too: refused while the slots are taken.
+    const busy = await fetch(`${server.url}/reset`, { method: 'POST', body: '{}' });
+    expect(busy.status).toBe(503);
+    expect(((await busy.json()) as { detail: string }).detail).toMatch(/capacity/);
     a.ws.close();
     await a.closed;
     await new Promise((r) => setTimeout(r, 100));
@@ -155,6 +159,18 @@ describe('serve-env under bad input', () => {
     d.ws.close();
     await Promise.all([b.closed, d.closed]);
     await healthy(server);
+  });
+
+  it('cuts off a client that floods messages without reading the answers, and lives', async () => {
+    const s = await session(server.url);
+    const closedWith = new Promise<number>((done) => s.ws.once('close', (code) => done(code)));
+    for (let i = 0; i < 400; i++) s.ws.send(JSON.stringify({ type: 'reset', data: { seed: i } }));
+    expect(await closedWith).toBe(1008);
+    await healthy(server);
+    const n = await session(server.url);
+    expect((await n.ask({ type: 'reset', data: { seed: 0 } })).type).toBe('observation');
+    n.ws.close();
+    await n.closed;
   });
 
   it("refuses another Host, a browser's cross-origin socket, and a bind elsewhere without its token", async () => {
