@@ -49,8 +49,7 @@ export const trainCommand: Command = {
     const runtime = values.runtime ?? 'auto';
     if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
     const m = modelArgs(values.model ?? resolveLocalModel('SmolLM2-135M-Instruct'));
-    const { db, dataDir } = openDataDir(values['data-dir'], (x) => io.err(x));
-    const s: TrainSettings = {
+    const settings: Omit<TrainSettings, 'out'> = {
       selection: values.selection, ...m,
       steps: num(values.steps, '--steps', 4, int(1, 100_000)),
       groupSize: num(values['group-size'], '--group-size', 2, int(2, 64)),
@@ -63,9 +62,20 @@ export const trainCommand: Command = {
       boxedReward: num(values['boxed-reward'], '--boxed-reward', 0, (n) => n >= 0 && n <= 10),
       trainSeeds: num(values['train-seeds'], '--train-seeds', 4, int(1, 100_000)),
       evalSeeds: num(values['eval-seeds'], '--eval-seeds', 2, int(1, 10_000)),
-      out: resolve(values.out ?? join(dataDir, 'train', `grpo-${Date.now().toString(36)}`)),
     };
-    mkdirSync(s.out, { recursive: true });
+    const { db, dataDir } = openDataDir(values['data-dir'], (x) => io.err(x));
+    const s: TrainSettings = { ...settings, out: resolve(values.out ?? join(dataDir, 'train', `grpo-${Date.now().toString(36)}`)) };
+    let envs: ReturnType<typeof resolveEnvs>['envs'];
+    try {
+      const r = resolveEnvs(db, { selection: s.selection });
+      for (const x of r.skipped) io.err(`left out: ${x}`);
+      if (r.envs.length === 0) throw new UsageError(`No environment to train on matches "${s.selection}"`);
+      envs = r.envs;
+    } catch (e) {
+      // Refused before anything starts: no runtime, server, venv or trainer.
+      db.close();
+      throw e;
+    }
     const ac = new AbortController();
     const children: ChildProcess[] = [];
     const onSignal = () => ac.abort();
@@ -80,9 +90,7 @@ export const trainCommand: Command = {
     const svc = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns: s.maxTurns }) });
     let closeServer: (() => Promise<void>) | null = null;
     try {
-      const { envs, skipped } = resolveEnvs(db, { selection: s.selection });
-      for (const x of skipped) io.err(`left out: ${x}`);
-      if (envs.length === 0) throw new UsageError(`No environment to train on matches "${s.selection}"`);
+      mkdirSync(s.out, { recursive: true });
       const venv = await findOrCreateTrainVenv({ ...(values['train-venv'] ? { venvDir: values['train-venv'] } : {}), log: (l) => io.err(l) });
       // Training seeds 0..trainSeeds-1; evaluation plays the held-back seeds after them.
       const tasks = taskList(envs, { seeds: s.trainSeeds, seedStart: 0, hint: 'both' });
