@@ -56,6 +56,21 @@ export const serveEnvCommand: Command = {
     if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
 
     const { db, dataDir } = openDataDir(values['data-dir'], (m) => io.err(m));
+    // What to serve is settled before any interpreter starts: a selection that matches nothing ends
+    // the command here, with nothing left running.
+    let envs: ReturnType<typeof resolveEnvs>['envs'];
+    let tasks: ReturnType<typeof taskList>;
+    try {
+      const r = resolveEnvs(db, values.selection !== undefined ? { selection: values.selection } : { ids: positionals });
+      for (const s of r.skipped) io.err(`left out: ${s}`);
+      envs = r.envs;
+      if (envs.length === 0) throw new UsageError(values.selection !== undefined ? `No environment to serve matches "${values.selection}"` : 'No environment to serve');
+      tasks = taskList(envs, { seeds, seedStart, hint });
+      if (tasks.length === 0) throw new UsageError('No task to serve: with --hint on, every selected environment lacks a hint');
+    } catch (e) {
+      db.close();
+      throw e;
+    }
     // As `play` does in a cold process: native CPython forked in its bubblewrap sandbox unless
     // --runtime pyodide (or no sandbox); the Pyodide pool never has more interpreters than cores.
     const rt = new RuntimeService({
@@ -63,15 +78,9 @@ export const serveEnvCommand: Command = {
       poolSize: Math.max(1, Math.min(4, availableParallelism())),
       pythonProbeCache: join(dataDir, 'cache', 'python-probe.json'),
     });
-    if (runtime !== 'pyodide') rt.native.prestart();
     const svc = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns }) });
     let closeServer: (() => Promise<void>) | null = null;
     try {
-      const { envs, skipped } = resolveEnvs(db, values.selection !== undefined ? { selection: values.selection } : { ids: positionals });
-      for (const s of skipped) io.err(`left out: ${s}`);
-      if (envs.length === 0) throw new UsageError(values.selection !== undefined ? `No environment to serve matches "${values.selection}"` : 'No environment to serve');
-      const tasks = taskList(envs, { seeds, seedStart, hint });
-      if (tasks.length === 0) throw new UsageError('No task to serve: with --hint on, every selected environment lacks a hint');
       let next = 0;
       const served: Served = { svc, envs, tasks, hint, maxTurns, runtime, nextTask: () => tasks[next++ % tasks.length]! };
       const server = await startOpenEnvServer({
@@ -84,6 +93,9 @@ export const serveEnvCommand: Command = {
         log: (m) => io.err(m),
       });
       closeServer = server.close;
+      // The fork server starts once the port is ours: started earlier, a refused port ended the
+      // command while it was still coming up, and RuntimeService.shutdown() did not stop it then.
+      if (runtime !== 'pyodide') rt.native.prestart();
       if (values.json) io.out(JSON.stringify({ url: server.url, port: server.port, token: server.token ?? null, environments: envs.length, tasks: tasks.length, hint, max_turns: maxTurns, concurrency, data_dir: dataDir }));
       else {
         io.out(`OpenEnv server for ${envs.length} environment version(s), ${tasks.length} task(s) (GET /tasks), at ${server.url}${server.token ? `  (token: ${server.token}; send it as Authorization: Bearer or ?token=)` : ''}`);

@@ -173,6 +173,19 @@ describe('serve-env under bad input', () => {
     await n.closed;
   });
 
+  it('exits with its error, leaving nothing running, when there is nothing to serve or the port is taken', async () => {
+    const none = await runCli(['serve-env', '--selection', 'zebrafish-matches-nothing', '--data-dir', data, '--port', '0']);
+    expect(none.code).toBe(2);
+    expect(none.err).toMatch(/No environment to serve matches/);
+    const unknown = await runCli(['serve-env', '999', '--data-dir', data, '--port', '0']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/No environment 999/);
+    const taken = await runCli(['serve-env', '1', '--data-dir', data, '--port', String(server.port), '--runtime', 'cpython']);
+    expect(taken.code).toBe(1);
+    expect(taken.err).toMatch(/EADDRINUSE/);
+    await healthy(server);
+  });
+
   it("refuses another Host, a browser's cross-origin socket, and a bind elsewhere without its token", async () => {
     const wrongHost = await new Promise<number>((done) => {
       void import('node:http').then(({ request }) => {

@@ -23,9 +23,10 @@ export interface Served {
   stop(): Promise<void>;
 }
 
+/** The CLI as a process; one still running after 60 s is killed and answers code -1. */
 export function runCli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { env: process.env, maxBuffer: 64 * 1024 * 1024 }, (e, out, err) => done({ code: e ? ((e as { code?: number }).code ?? 1) : 0, out, err }));
+    execFile(process.execPath, [CLI, ...args], { env: process.env, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 }, (e, out, err) => done({ code: e ? ((e as { killed?: boolean }).killed ? -1 : ((e as { code?: number }).code ?? 1)) : 0, out, err }));
   });
 }
 
