@@ -86,7 +86,6 @@ export const trainCommand: Command = {
       poolSize: Math.max(1, Math.min(4, availableParallelism())),
       pythonProbeCache: join(dataDir, 'cache', 'python-probe.json'),
     });
-    if (runtime !== 'pyodide') rt.native.prestart();
     const svc = new EpisodeService({ store: new EpisodeStore(db), catalog: memoryCatalog(db), runtime: rt, defaults: () => ({ maxTurns: s.maxTurns }) });
     let closeServer: (() => Promise<void>) | null = null;
     try {
@@ -98,6 +97,9 @@ export const trainCommand: Command = {
       const served: Served = { svc, envs, tasks, hint: 'both', maxTurns: s.maxTurns, runtime, nextTask: () => tasks[next++ % tasks.length]! };
       const server = await startOpenEnvServer({ served, port: 0, concurrency: 256, version: appVersion(), log: (x) => io.err(x) });
       closeServer = server.close;
+      // The fork server starts once the venv is there and the port is bound: a command that ends
+      // while it is still coming up leaves it running (as serve-env found, commit d95d291).
+      if (runtime !== 'pyodide') rt.native.prestart();
       io.err(`train: ${envs.length} environment(s), ${tasks.length} task(s) served at ${server.url}; checkpoints in ${s.out}`);
       const code = await runPython(venv.python, trainerArgv(s, server.url), { line: (l) => io.out(l), err: (l) => io.err(l), signal: ac.signal, onStart: (c) => children.push(c) });
       if (ac.signal.aborted) return io.err('train: cancelled'), 130;

@@ -54,7 +54,7 @@ it('trains two GRPO steps with LoRA over serve-env, charts what TRL logs, and ev
   try {
     const spec = buildSpec({
       name: 'grpo', backend: 'local', recipe: 'train-grpo', workdir: join(tmp.dir, 'work'), dataDir: data,
-      env: { TRAIN_STEPS: '2', TRAIN_GROUP_SIZE: '2', TRAIN_PROMPTS_PER_STEP: '2', TRAIN_MAX_TURNS: '2', TRAIN_MAX_NEW_TOKENS: '32', TRAIN_BOXED_REWARD: '0.5', TRAIN_SEEDS: '2', TRAIN_EVAL_SEEDS: '1', TRAIN_RUNTIME: 'cpython' },
+      env: { TRAIN_SELECTION: 'is:seed', TRAIN_STEPS: '2', TRAIN_GROUP_SIZE: '2', TRAIN_PROMPTS_PER_STEP: '2', TRAIN_MAX_TURNS: '2', TRAIN_MAX_NEW_TOKENS: '32', TRAIN_BOXED_REWARD: '0.5', TRAIN_SEEDS: '2', TRAIN_EVAL_SEEDS: '1', TRAIN_RUNTIME: 'cpython' },
     });
     expect(spec.env.SPADE_DATA_DIR).toBe(data);
     const job = await manager.submit(spec);

@@ -38,12 +38,14 @@ it('refuses bad training options with a usage error, before making anything', as
 });
 
 it('fills {{DATA_DIR}} with the launching library on a local job only', () => {
-  const local = buildSpec({ name: 't', backend: 'local', recipe: 'train-grpo', dataDir: '/lib/here' });
+  const local = buildSpec({ name: 't', backend: 'local', recipe: 'train-grpo', dataDir: '/lib/here', env: { TRAIN_SELECTION: 'is:seed' } });
   expect(local.env.SPADE_DATA_DIR).toBe('/lib/here');
   expect(local.command.slice(0, 2)).toEqual(['sh', '{{JOB_DIR}}/train_grpo.sh']);
   // Without a known library the variable is left out (the CLI's default), never the placeholder.
-  expect(buildSpec({ name: 't', backend: 'local', recipe: 'train-grpo' }).env).not.toHaveProperty('SPADE_DATA_DIR');
-  expect(() => buildSpec({ name: 't', backend: 'ssh', recipe: 'train-grpo', ssh: { host: 'x' } })).toThrow(/does not run on the ssh backend/);
+  expect(buildSpec({ name: 't', backend: 'local', recipe: 'train-grpo', env: { TRAIN_SELECTION: 'x' } }).env).not.toHaveProperty('SPADE_DATA_DIR');
+  // What to train on is the user's to say: the recipe does not guess.
+  expect(() => buildSpec({ name: 't', backend: 'local', recipe: 'train-grpo' })).toThrow(/needs TRAIN_SELECTION/);
+  expect(() => buildSpec({ name: 't', backend: 'ssh', recipe: 'train-grpo', ssh: { host: 'x' }, env: { TRAIN_SELECTION: 'x' } })).toThrow(/does not run on the ssh backend/);
 });
 
 it('places the training venv by SPADE_WORKBENCH_TRAIN_VENV, else the user cache, and reads a .gguf model as folder + file', () => {
