@@ -55,7 +55,7 @@ export function trainerArgv(s: TrainSettings, url: string): string[] {
  */
 export function runPython(python: string, argv: string[], o: { line: (l: string) => void; err: (l: string) => void; signal?: AbortSignal; onStart?: (c: ChildProcess) => void }): Promise<number> {
   return new Promise((done, fail) => {
-    const child = spawn(python, ['-u', ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1', TOKENIZERS_PARALLELISM: 'false', HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE ?? '1' } });
+    const child = spawn(python, ['-u', ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONWARNINGS: process.env.PYTHONWARNINGS ?? 'ignore::FutureWarning', TOKENIZERS_PARALLELISM: 'false', HF_HUB_OFFLINE: process.env.HF_HUB_OFFLINE ?? '1' } });
     o.onStart?.(child);
     createInterface({ input: child.stdout! }).on('line', o.line);
     createInterface({ input: child.stderr! }).on('line', (l) => {

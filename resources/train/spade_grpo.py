@@ -147,6 +147,7 @@ def main(argv: list[str]) -> int:
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
     torch.manual_seed(a.seed)
@@ -219,6 +220,8 @@ def main(argv: list[str]) -> int:
         rollout_func=rollout,
         callbacks=[Printer()],
     )
+    # transformers also prints each log dict as a Python repr (disable_tqdm): the JSON lines above say it once.
+    trainer.remove_callback(PrinterCallback)
     # The adapter as initialised, so what training changed can be checked against it.
     trainer.model.save_pretrained(os.path.join(a.out, "adapter-init"))
     trainer.train()
