@@ -14,6 +14,7 @@ import { cliSuite } from './cli';
 import { modelSuite } from './model';
 import { designSuite } from './design';
 import { serveEnvSuite } from './serveEnv';
+import { trainSuite } from './train';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, serveEnvSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, serveEnvSuite, trainSuite, loadSuite];

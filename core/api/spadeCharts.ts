@@ -68,6 +68,14 @@ export const DEFAULT_CHARTS: ChartInfo[] = [
     meaning: 'Share of plays a fixed outside model (FIXED_EVAL_MODEL) wins on the current games; about 0.5 is the difficulty SPADE aims for (spade/core/eval/fixed_model_eval.py:8, 74).',
   },
   { key: 'fixed_eval/difficulty_score', title: 'Fixed-model difficulty score (Tinker)', meaning: '1 − |pass rate − 0.5| ÷ 0.5: 1 when the fixed model wins half its plays (fixed_model_eval.py:45).' },
+  // The local GRPO recipe (core/train, resources/train/spade_grpo.py) prints what TRL 1.16's GRPOTrainer
+  // logs per step (trl/trainer/grpo_trainer.py, GRPOTrainer.log at line 3302 averages `_metrics`).
+  { key: 'reward', title: 'GRPO: reward', meaning: "Mean reward of the step's episodes: serve-env's episode return (SPADE's), plus the --boxed-reward option when set (grpo_trainer.py:2828)." },
+  { key: 'reward_std', title: 'GRPO: reward std', meaning: "Standard deviation of the step's rewards (grpo_trainer.py:2829)." },
+  { key: 'frac_reward_zero_std', title: 'GRPO: groups with zero reward std', meaning: 'Share of groups whose rewards are all equal: they give no advantage, so no gradient (grpo_trainer.py:2830).' },
+  { key: 'kl', title: 'GRPO: KL', meaning: 'Mean per-token KL of the policy to the base model (adapter off), logged when beta > 0 (grpo_trainer.py:3268).' },
+  { key: 'loss', title: 'GRPO: loss', meaning: "The trainer's loss for the step (transformers' Trainer log)." },
+  { key: 'completions/mean_length', title: 'GRPO: completion length', meaning: "Mean tokens the model wrote per episode, over all its turns (observations between turns not counted; grpo_trainer.py:2296)." },
 ];
 
 /**

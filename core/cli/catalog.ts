@@ -29,6 +29,17 @@ export const catalog: CommandInfo[] = [
     load: async () => (await import('./commands/serveEnv')).serveEnvCommand,
   },
   {
+    name: 'train',
+    summary: "Train a model locally with GRPO (TRL + PEFT LoRA, in the training venv) on library environments served over OpenEnv's protocol, then evaluate base and checkpoint as model runs on held-back seeds",
+    usage:
+      'spade-workbench train --selection QUERY [--steps N] [--group-size G] [--prompts-per-step P] [--lora-rank R] [--lr LR] [--max-turns T]\n' +
+      '       [--hint-share S] [--max-new-tokens M] [--model NAME|DIR|FILE.gguf] [--train-seeds N] [--eval-seeds N] [--boxed-reward W] [--out DIR]\n' +
+      '       [--no-eval] [--runtime auto|pyodide|cpython] [--train-venv DIR] [--data-dir DIR]\n' +
+      '  Default model: the embedded SmolLM2-135M-Instruct GGUF. CUDA when present, else CPU. The training venv is made on first use\n' +
+      '  (~/.cache/spade-workbench/train-venv, or SPADE_WORKBENCH_TRAIN_VENV). --boxed-reward is an option beside SPADE\'s return (default 0).',
+    load: async () => (await import('./commands/train')).trainCommand,
+  },
+  {
     name: 'import',
     summary: 'Import environments from SPADE folders, pools, tool-use releases, env_memory.json or JSONL',
     usage: 'spade-workbench import PATH... [--data-dir DIR] [--run ID] [--follow-links] [--json] [--quiet]',

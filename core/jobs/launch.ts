@@ -22,6 +22,18 @@ export interface LaunchRequest {
   poolDir?: string | null | undefined;
   extraArgs?: string[] | undefined;
   importEnvironments?: boolean | undefined;
+  /** The library of the workbench that launches: fills a recipe's `{{DATA_DIR}}` on the local backend (the train-grpo recipe trains on it). */
+  dataDir?: string | undefined;
+}
+
+/** `{{DATA_DIR}}` in a recipe's variables: this workbench's library on a local job; elsewhere, or when unknown, the variable is left out (the CLI's default library). */
+function fillDataDir(env: Record<string, string>, backend: BackendKind, dataDir: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (!v.includes('{{DATA_DIR}}')) out[k] = v;
+    else if (backend === 'local' && dataDir) out[k] = v.replace(/\{\{DATA_DIR\}\}/g, dataDir);
+  }
+  return out;
 }
 
 /**
@@ -67,7 +79,7 @@ export function buildSpec(req: LaunchRequest, recipes: Recipe[] = loadRecipes(),
     const asked = req.env?.[k];
     if (asked !== undefined && asked !== recipe!.env[k]) throw new DomainError('invalid_input', `Recipe ${recipe!.id} sets ${k} itself and it cannot be changed: ${why}`);
   }
-  const env = { ...fillWorkbench(recipe?.env ?? {}, req.backend), ...(req.env ?? {}) };
+  const env = { ...fillDataDir(fillWorkbench(recipe?.env ?? {}, req.backend), req.backend, req.dataDir), ...(req.env ?? {}) };
   for (const k of Object.keys(env)) assertEnvName(k);
   const secretEnv = [...new Set(req.secretEnv ?? [])];
   for (const k of secretEnv) {

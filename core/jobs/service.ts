@@ -92,7 +92,7 @@ export class JobService {
       poolDir = tmpPool;
     }
     try {
-      const spec = buildSpec({ ...input, poolDir });
+      const spec = buildSpec({ ...input, poolDir, dataDir: this.deps.dataDir });
       const job = await this.manager.submit(spec);
       return this.summary(job);
     } finally {
