@@ -78,7 +78,12 @@ export const trainCommand: Command = {
     }
     const ac = new AbortController();
     const children: ChildProcess[] = [];
-    const onSignal = () => ac.abort();
+    const onSignal = () => {
+      ac.abort();
+      // The children end on the abort (SIGTERM, then SIGKILL); an evaluation's model plays may still hold
+      // the event loop on requests to the stopped server, so a cancelled run exits on its own soon after.
+      setTimeout(() => process.exit(130), 10_000).unref();
+    };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     const rt = new RuntimeService({
@@ -144,7 +149,9 @@ async function evaluate(s: TrainSettings, python: string, dataDir: string, runti
   for (const model of ['base', 'checkpoint']) {
     let text = '';
     const argv = ['--selection', s.selection, '--endpoint', url, '--model', model, '--seeds', String(s.evalSeeds), '--seed-start', String(s.trainSeeds), '--max-turns', String(s.maxTurns), '--max-tokens', String(s.maxNewTokens), '--runtime', runtime, '--data-dir', dataDir, '--json'];
-    const code = await playCommand.run(argv, { out: (t) => (text += t), err: (t) => io.err(t) });
+    const aborted = new Promise<number>((r) => (signal.aborted ? r(130) : signal.addEventListener('abort', () => r(130), { once: true })));
+    // Cancel does not wait for the plays to notice that the checkpoint server is gone.
+    const code = await Promise.race([playCommand.run(argv, { out: (t) => (text += t), err: (t) => io.err(t) }), aborted]);
     if (signal.aborted) return 130;
     const runId = (JSON.parse(text) as { run_id: string }).run_id;
     if (code !== 0 && !runId) return io.err(`train: evaluating ${model} failed`), 1;
