@@ -134,7 +134,7 @@ d('model endpoints through a job\'s SSH tunnel (real sshd, stand-in server)', ()
       server = await start((b) => ({ content: hinted(b) ? (turnOf(b) === 0 ? 'I try \\boxed{3}' : 'so \\boxed{7}') : 'maybe \\boxed{1}' }));
       const { svc, episodes, hash } = models();
       const before = conn.forwards;
-      const r = await svc.play({ hashes: [hash], endpoint: endpoint(server.url, { stream }), seeds: 1, seedStart: 3, arms: ['hint', 'nohint'], hintText: ' think of  7\n' });
+      const r = await svc.play({ hashes: [hash], endpoint: endpoint(server.url, { stream }), seeds: 1, seedStart: 3, arms: ['hint', 'nohint'], estimator: 'paired', hintText: ' think of  7\n' });
       expect(r.envs).toEqual([expect.objectContaining({ rHint: 1, rNoHint: 0, regret: 1 })]);
 
       const hint = server.requests.filter(hinted).map((b) => b.messages);
