@@ -129,7 +129,8 @@ export interface VenvOptions {
   timeoutMs?: number;
 }
 
-function run(cmd: string, args: string[], log: (l: string) => void, timeoutMs: number): Promise<void> {
+/** Runs a venv or pip command, each output line to `log`; a failure keeps the output's tail in its message. */
+export function runLogged(cmd: string, args: string[], log: (l: string) => void, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' } });
     let tail = '';
@@ -177,13 +178,13 @@ export async function findOrCreateRuntimeVenv(opts: VenvOptions): Promise<Runtim
     if (!base) throw new Error('No Python 3.8+ found to create the runtime venv (install python3 and python3-venv)');
     mkdirSync(opts.venvDir, { recursive: true });
     log(`Creating a Python venv in ${opts.venvDir} with ${base}`);
-    await run(base, ['-m', 'venv', opts.venvDir], log, timeoutMs);
+    await runLogged(base, ['-m', 'venv', opts.venvDir], log, timeoutMs);
   }
   const created = inspectPython(py, 'app-venv');
   // Refuse to pip install into anything that is not a venv: the system interpreter is never touched.
   if (!created?.isVenv) throw new Error(`${py} is not a virtual environment; refusing to install packages into it`);
   log(`Installing ${pins.join(' ')}`);
-  await run(py, ['-m', 'pip', 'install', '--no-input', ...(opts.pipArgs ?? []), ...pins], log, timeoutMs);
+  await runLogged(py, ['-m', 'pip', 'install', '--no-input', ...(opts.pipArgs ?? []), ...pins], log, timeoutMs);
   const info = inspectPython(py, 'app-venv');
   if (!info?.complete) throw new Error(`The venv in ${opts.venvDir} still lacks pinned packages after pip install`);
   // Written last: a venv interrupted mid-install has no marker and is repaired on the next call.

@@ -9,11 +9,11 @@
  * The whole install is ~5.9 GB (torch from PyPI brings its CUDA libraries), so it lives in the
  * per-user cache rather than the app's data dir or the checkout.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { venvPython } from '../runtime/pythonEnv';
+import { runLogged, venvPython } from '../runtime/pythonEnv';
 
 /** Pinned together: these five install side by side from PyPI (checked: ~1.5 min, 5.9 GB). */
 export const TRAIN_REQUIREMENTS: readonly { name: string; version: string }[] = [
@@ -59,30 +59,6 @@ function marked(venvDir: string): boolean {
   }
 }
 
-function run(cmd: string, args: string[], log: (l: string) => void, timeoutMs: number): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' } });
-    let tail = '';
-    const onData = (b: Buffer) => {
-      const s = b.toString('utf8');
-      tail = (tail + s).slice(-4000);
-      for (const line of s.split('\n')) if (line.trim()) log(line.trimEnd());
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      fail(new Error(`${cmd} could not start: ${e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) done();
-      else fail(new Error(`${cmd} ${args.slice(0, 3).join(' ')} failed (${signal ? `killed: ${signal}` : `exit ${code}`}):\n${tail.trim()}`));
-    });
-  });
-}
-
 export interface TrainVenvOptions {
   venvDir?: string;
   log?: (line: string) => void;
@@ -106,11 +82,11 @@ export async function findOrCreateTrainVenv(o: TrainVenvOptions = {}): Promise<{
     if (!base) throw new Error('No python3 with the venv module to make the training venv (install python3 and python3-venv)');
     mkdirSync(venvDir, { recursive: true });
     log(`Making the training venv in ${venvDir} with ${base}`);
-    await run(base, ['-m', 'venv', venvDir], log, timeoutMs);
+    await runLogged(base, ['-m', 'venv', venvDir], log, timeoutMs);
   }
   if (trainPackages(py) === null) throw new Error(`${py} is not a virtual environment; refusing to install packages into it`);
   log(`Installing ${pins().join(' ')} (about 5.9 GB, once per machine)`);
-  await run(py, ['-m', 'pip', 'install', '--no-input', ...pins()], log, timeoutMs);
+  await runLogged(py, ['-m', 'pip', 'install', '--no-input', ...pins()], log, timeoutMs);
   const got = trainPackages(py);
   if (!complete(got)) throw new Error(`The training venv in ${venvDir} still lacks pinned packages after pip install: ${JSON.stringify(got)}`);
   // Written last: an install cut short has no marker and is repaired on the next call.
