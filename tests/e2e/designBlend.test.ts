@@ -113,9 +113,10 @@ describe("the designer's reward per game in Chromium", () => {
     // The table: blend to three places, its two terms below it; "not measured", never 0.
     const cells = await rows.getByTestId('design-game-blend').allInnerTexts();
     expect(cells.map((c) => c.split('\n')[0])).toEqual(GAMES.map((g) => (g === 'rejected' ? '–' : g === null ? 'not measured' : blendOf(g)!.toFixed(3))));
-    expect(await rows.nth(0).getByTestId('design-game-blend-parts').innerText()).toBe('0.60 + 0.20');
+    // A play stored without an estimator's name was measured with paired seeds (the only estimator then).
+    expect(await rows.nth(0).getByTestId('design-game-blend-parts').innerText()).toBe('0.60 + 0.20 · paired');
     expect(await rows.nth(1).getByTestId('design-game-blend-parts').innerText()).toBe('0.00 + 0.40 · spade');
-    expect(await rows.nth(4).getByTestId('design-game-blend-parts').innerText()).toBe('0.30 + 0.40');
+    expect(await rows.nth(4).getByTestId('design-game-blend-parts').innerText()).toBe('0.30 + 0.40 · paired');
     expect(await rows.nth(0).getByTestId('design-game-mean').innerText()).toBe('0.50');
     const title = (await rows.nth(0).getByTestId('design-game-blend').getAttribute('title'))!;
     expect(title).toContain('plateau term = 0.6 × plateau(mean R 0.500) = 0.6 × 1.000');
