@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { AuditOptions, EnvAudit } from '../types';
-import type { SweepExecutor } from './executor';
-import { auditWork, checkSetKey, itemKey } from './remote';
+import type { AuditOptions, EnvAudit } from './types';
+import type { SweepExecutor } from '../sweeps/executor';
+import { auditWork, checkSetKey, itemKey } from './sweepKind';
 
 /**
  * One program audited on a sweep target, now: what a design round does with each attempt when it

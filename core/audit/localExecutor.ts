@@ -1,7 +1,7 @@
-import { AuditPool } from '../pool';
-import type { AuditOptions, EnvAudit } from '../types';
-import type { OnResult, SweepExecutor, SweepWork } from './executor';
-import type { SweepItem } from './sweepStore';
+import { AuditPool } from './pool';
+import type { AuditOptions, EnvAudit } from './types';
+import type { OnResult, SweepExecutor, SweepWork } from '../sweeps/executor';
+import type { SweepItem } from '../sweeps/sweepStore';
 
 /**
  * This machine's native audit pool, as a sweep target: its work lives only in this process, so a

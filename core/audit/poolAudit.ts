@@ -1,14 +1,14 @@
-import { search } from '../../memory/repository';
-import type { Db } from '../../memory/db';
-import { headHashes, targetsFor } from '../store';
-import { buildReport, type AuditReport } from '../report';
-import { toolInfo } from '../runner';
-import type { AuditOptions } from '../types';
-import { checkSetKey, itemKey } from './remote';
-import { runSweep, type SweepProgress } from './sweep';
-import { asOwner } from './sweepOwner';
-import { createSweep, unfinishedSweep, versionSources, sweepIdent, type SweepItem, type SweepRow } from './sweepStore';
-import { makeExecutor, targetLabel, type DispatchSettings, type SweepTarget } from './targets';
+import { search } from '../memory/repository';
+import type { Db } from '../memory/db';
+import { headHashes, targetsFor } from './store';
+import { buildReport, type AuditReport } from './report';
+import { toolInfo } from './runner';
+import type { AuditOptions } from './types';
+import type { SweepProgress } from '../sweeps/sweep';
+import { asOwner } from '../sweeps/sweepOwner';
+import { createSweep, unfinishedSweep, versionSources, sweepIdent, type SweepItem, type SweepRow } from '../sweeps/sweepStore';
+import { targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
+import { auditSweeps, checkSetKey, itemKey, makeExecutor, runSweep } from './sweepKind';
 
 /**
  * A pool audit as both the CLI (`audit --pool`) and the app's API start, follow, resume and cancel
@@ -50,7 +50,7 @@ export function preparePoolSweep(db: Db, query: string, fresh: StoredSweepOption
   const ident = sweepIdent(targetLabel(fresh.target), query, checkSetKey(fresh.audit), items.map((i) => i.key));
   const again = unfinishedSweep(db, ident);
   if (again) return { sweep: again, stored: storedOptions(again), resumed: true };
-  return { sweep: createSweep(db, { ident, target: targetLabel(fresh.target), query, options: fresh, items }), stored: fresh, resumed: false };
+  return { sweep: createSweep(db, { kind: auditSweeps.kind, ident, target: targetLabel(fresh.target), query, options: fresh, items }), stored: fresh, resumed: false };
 }
 
 export function storedOptions(sweep: SweepRow): StoredSweepOptions {

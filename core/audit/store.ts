@@ -1,6 +1,24 @@
 import type { Db } from '../memory/db';
-import { currentHint } from '../memory/repository';
+import { registerSweepKind } from '../sweeps/kinds';
+import type { PoolVersion } from '../sweeps/sweepStore';
+
+export { headHashes, targetsFor } from '../sweeps/sweepStore';
+/** What a batch needs per version (the same as what a sweep's pool is made of). */
+export type AuditTarget = PoolVersion;
 import { ALL_CHECKS, spadeAccepts, verdictOf, type CheckResult, type CheckStatus, type EnvAudit, type Verdict } from './types';
+
+/**
+ * A pool audit as a kind of sweep (core/sweeps): each item an environment version under a check
+ * set, its result that version's EnvAudit, failing when a check fails. The design round's checks
+ * on a cluster are the same work, one program at a time (auditOn.ts). Its work and verdicts:
+ * sweepKind.ts.
+ */
+export const auditSweeps = registerSweepKind({
+  kind: 'audit',
+  label: 'audit sweep',
+  article: 'a pool audit',
+  failingSql: "EXISTS (SELECT 1 FROM json_each(result, '$.checks') WHERE json_extract(value, '$.status') = 'fail')",
+});
 
 /** Audit results per environment version, in the memory database (migration 6). */
 export interface StoredAudit {
@@ -15,14 +33,6 @@ export interface StoredAudit {
   createdAt: string;
   /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
   runtime: 'pyodide' | 'cpython' | null;
-}
-
-export interface AuditTarget {
-  envId: number;
-  hash: string;
-  name: string;
-  source: string;
-  hint: string | null;
 }
 
 export function saveAudit(db: Db, hash: string, a: EnvAudit, opts: { batchId?: string | null; options?: unknown; toolVersion: string }): StoredAudit {
@@ -73,25 +83,6 @@ export function getAudit(db: Db, hash: string): StoredAudit | null {
     createdAt: r.created_at,
     runtime: runtimeOf(JSON.parse(r.options)),
   };
-}
-
-/** What a batch needs per version: source and the environment's current hint. */
-export function targetsFor(db: Db, hashes: readonly string[]): AuditTarget[] {
-  const q = db.prepare('SELECT v.hash, v.env_id, v.source, e.name FROM versions v JOIN environments e ON e.id = v.env_id WHERE v.hash = ?');
-  const out: AuditTarget[] = [];
-  for (const h of hashes) {
-    const r = q.get(h) as { hash: string; env_id: number; source: string; name: string } | undefined;
-    if (r) out.push({ envId: r.env_id, hash: r.hash, name: r.name, source: r.source, hint: currentHint(db, r.env_id) });
-  }
-  return out;
-}
-
-export function headHashes(db: Db, envIds?: readonly number[]): string[] {
-  if (envIds) {
-    const q = db.prepare('SELECT head_hash FROM environments WHERE id = ?');
-    return envIds.map((id) => (q.get(id) as { head_hash: string } | undefined)?.head_hash).filter((h): h is string => !!h);
-  }
-  return (db.prepare('SELECT head_hash FROM environments ORDER BY id').all() as { head_hash: string }[]).map((r) => r.head_hash);
 }
 
 export interface PoolSummary {

@@ -15,10 +15,10 @@ import type { NewRun } from '../runs/store';
 import type { RuntimePort } from '../episodes/session';
 import type { JobResult } from '../episodes/regret';
 import { summarize } from '../episodes/regret';
-import type { SweepModel } from '../episodes/regretRemote';
+import { regretSweeps, type SweepModel } from '../episodes/regretRemote';
 import { driveRegretSweep, episodeKey, type StoredRegretOptions } from '../episodes/regretSweep';
-import { createSweep, sweepIdent, type SweepItem } from '../audit/dispatch/sweepStore';
-import { targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
+import { createSweep, sweepIdent, type SweepItem } from '../sweeps/sweepStore';
+import { targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
 import type { PlayOutcome } from './attempt';
 import type { ModelRun } from '../api/calls/models';
 import { jobKey } from '../episodes/regret';
@@ -101,7 +101,7 @@ export async function playGameOn(d: ClusterPlayDeps, s: ClusterPlaySpec, signal:
   };
   const query = roundSelection(s.seq);
   const ident = createHash('sha256').update(JSON.stringify(['design-plays', runId])).digest('hex').slice(0, 16);
-  const sweep = createSweep(d.db, { kind: 'regret', ident: sweepIdent(targetLabel(s.target), query, ident, items.map((i) => i.key)), target: targetLabel(s.target), query, options: stored, items });
+  const sweep = createSweep(d.db, { kind: regretSweeps.kind, ident: sweepIdent(targetLabel(s.target), query, ident, items.map((i) => i.key)), target: targetLabel(s.target), query, options: stored, items });
   const out = await driveRegretSweep({ db: d.db, dataDir: d.dataDir, store: d.store, runs: d.runs, runtime: d.runtime, concurrency: 1 }, sweep, { signal });
   return { runId, results: out.results, sweepId: sweep.id };
 }

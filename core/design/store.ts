@@ -7,7 +7,7 @@ import type { AttemptRecord, GameRecord } from './attempt';
 import type { AcceptanceVerdict } from './acceptance';
 import { SNIPPET_CHARS, type MemoryRecord } from './seeds';
 import type { GroundingDoc } from './promptSource';
-import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../audit/dispatch/sweepOwner';
+import { describeOwner, isThisProcess, ownerAlive, thisProcess, type SweepOwner } from '../sweeps/sweepOwner';
 import { designBlend, type DesignBlend } from './blend';
 
 export type RoundStatus = 'running' | 'done' | 'cancelled' | 'failed';

@@ -8,9 +8,10 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Policy } from '../api/calls/episodes';
-import type { SweepWork } from '../audit/dispatch/executor';
-import type { RemoteResult } from '../audit/dispatch/remote';
-import type { SweepItem } from '../audit/dispatch/sweepStore';
+import type { SweepWork } from '../sweeps/executor';
+import { registerSweepKind } from '../sweeps/kinds';
+import type { RemoteResult } from '../sweeps/remote';
+import type { SweepItem } from '../sweeps/sweepStore';
 import { failure, type HarnessReply } from '../runtime/types';
 import { ChatClient, httpError, ModelError, readJson, type ChatMessage, type Completion, type EndpointConfig } from '../models/client';
 import type { HarnessRequest } from '../runtime/protocol';
@@ -18,6 +19,18 @@ import type { JobResult } from './regret';
 import { feedFromSource, randomSource, scriptSource, type ActionSource } from './policy';
 import type { PlanItem, ToolCallItem } from './rollout';
 import type { RuntimePort } from './session';
+
+/**
+ * A regret sweep as a kind of sweep (core/sweeps): each item one episode (version, arm, seed), its
+ * result the episode's outcome, failing when the episode failed (no return). The design round's
+ * plays on a cluster are regret sweeps too (core/design/plays.ts).
+ */
+export const regretSweeps = registerSweepKind({
+  kind: 'regret',
+  label: 'regret sweep',
+  article: 'a regret',
+  failingSql: "json_extract(result, '$.failed') = 1",
+});
 
 /** One harness call as the node made it: the request (without its wire fields) and the reply. */
 export type RecordedCall = [Record<string, unknown>, HarnessReply];
@@ -118,7 +131,7 @@ export function remotePlans(policy: Policy, seed: number, budget: number): { pla
 /** A regret sweep's work on a cluster: shard_regret.py plays, this side plays the calls back. */
 export function regretWork(options: RegretRemoteOptions): SweepWork<RegretOutcome> {
   return {
-    kind: 'regret',
+    kind: regretSweeps.kind,
     runner: 'shard_regret',
     options,
     remoteItem: (it: SweepItem, source: string) => ({

@@ -1,6 +1,6 @@
 import type { RegretReport } from '../api/calls/runs';
 import type { RunView } from '../api/calls/runs';
-import type { SweepRow } from '../audit/dispatch/sweepStore';
+import type { SweepRow } from '../sweeps/sweepStore';
 import type { JobResult } from './regret';
 import { ESTIMATOR_LABEL } from './estimator';
 import type { RegretEnvSummary, StoredRegretOptions } from './regretSweep';

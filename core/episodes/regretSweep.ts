@@ -1,26 +1,25 @@
 /**
  * A regret sweep: SPADE's hint-based regret over a pool (a library query) with a scripted policy,
  * each episode (version, seed, arm) an item of a sweep that runs here (the default), on a Ray
- * cluster or as a Slurm job array, by the same machinery as a pool audit (core/audit/dispatch).
+ * cluster or as a Slurm job array, by the same machinery as a pool audit (core/sweeps).
  * Every episode is recorded as it arrives (the episode with its steps, a row of the model-run
  * record, the sweep's result), a killed workbench resumes with nothing lost or counted twice, and
  * the end computes regret with SPADE's arithmetic exactly as a local run does (regret.ts summarize).
  */
 import { createHash } from 'node:crypto';
 import type { Policy } from '../api/calls/episodes';
-import { headHashes, targetsFor } from '../audit/store';
-import type { OnResult, SweepExecutor, SweepWork } from '../audit/dispatch/executor';
-import { driveSweep, type SweepProgress } from '../audit/dispatch/sweep';
-import { asOwner } from '../audit/dispatch/sweepOwner';
-import { createSweep, unfinishedSweep, versionSources, sweepIdent, sweepResults, type SweepItem, type SweepRow } from '../audit/dispatch/sweepStore';
-import { remoteExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
+import type { OnResult, SweepExecutor, SweepWork } from '../sweeps/executor';
+import { driveSweep, type SweepProgress } from '../sweeps/sweep';
+import { asOwner } from '../sweeps/sweepOwner';
+import { createSweep, headHashes, targetsFor, unfinishedSweep, versionSources, sweepIdent, sweepResults, type SweepItem, type SweepRow } from '../sweeps/sweepStore';
+import { remoteExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
 import type { Db } from '../memory/db';
 import { search } from '../memory/repository';
 import type { RunService } from '../runs/service';
 import { memoryCatalog } from './catalog';
 import { EpisodeContext, type EpisodeDeps } from './context';
 import { describePolicy, scriptedPlayer } from './policy';
-import { PlaybackChatClient, PlaybackRuntime, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
+import { PlaybackChatClient, PlaybackRuntime, regretSweeps, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
 import { modelPlayer } from '../models/agent';
 import type { ChatClient } from '../models/client';
 import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from './regret';
@@ -101,7 +100,7 @@ export function prepareRegretSweep(
   if (again) return { sweep: again, stored: again.options as unknown as StoredRegretOptions, resumed: true };
   const runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const stored: StoredRegretOptions = { ...fresh, runId };
-  return { sweep: createSweep(db, { kind: 'regret', ident, target: targetLabel(fresh.target), query, options: stored, items }), stored, resumed: false };
+  return { sweep: createSweep(db, { kind: regretSweeps.kind, ident, target: targetLabel(fresh.target), query, options: stored, items }), stored, resumed: false };
 }
 
 /**

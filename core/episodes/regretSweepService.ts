@@ -2,17 +2,16 @@ import { availableParallelism } from 'node:os';
 import type { CallInput } from '../api';
 import type { RegretReport, RegretSweepView } from '../api/calls/runs';
 import { errorMessage } from '../api/errorMessage';
-import { resolveTarget } from '../audit/dispatch/poolService';
-import { BackgroundSweeps, type LiveView } from '../audit/dispatch/backgroundSweeps';
-import { recentSweeps, regretSweepCounts, type SweepRow } from '../audit/dispatch/sweepStore';
-import { remoteExecutor } from '../audit/dispatch/targets';
+import { BackgroundSweeps, type LiveView } from '../sweeps/backgroundSweeps';
+import { recentSweeps, type SweepRow } from '../sweeps/sweepStore';
+import { remoteExecutor, resolveTarget } from '../sweeps/targets';
 import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
 import { ChatClient, ModelError, SPADE_SAMPLING } from '../models/client';
 import type { RunService } from '../runs/service';
 import type { EventBus } from '../server/events';
 import type { EpisodeDeps } from './context';
-import type { SweepModel } from './regretRemote';
+import { regretSweeps, type SweepModel } from './regretRemote';
 import { regretReport } from './regretReport';
 import { driveRegretSweep, prepareRegretSweep, regretItems, storedOutcome, type StoredRegretOptions } from './regretSweep';
 import type { EpisodeStore } from './store';
@@ -55,9 +54,7 @@ export class RegretSweepService {
     this.sweeps = new BackgroundSweeps<RegretSweepView>(
       o.db,
       {
-        kind: 'regret',
-        label: 'regret sweep',
-        counts: regretSweepCounts,
+        info: regretSweeps,
         run: async (sweep, signal, onProgress, onSubmitted) => {
           const apiKey = await this.localKey(sweep, signal);
           return driveRegretSweep(
@@ -124,7 +121,7 @@ export class RegretSweepService {
   }
 
   list(limit: number): RegretSweepView[] {
-    return recentSweeps(this.o.db, limit, 'regret').map((s) => this.sweeps.view(s));
+    return recentSweeps(this.o.db, limit, regretSweeps.kind).map((s) => this.sweeps.view(s));
   }
 
   /** The report `regret --json` prints, over what has arrived (all of it once the sweep is done). */

@@ -5,6 +5,7 @@
  */
 import type { Db } from './db';
 import { searchableName } from './parse';
+import { DomainError } from '../errors';
 
 export interface Migration {
   version: number;
@@ -40,7 +41,47 @@ function splitSearchNames(db: Db): void {
   }
 }
 
-export const migrationSteps = { splitSearchNames } as const;
+function columns(db: Db, table: string): Set<string> {
+  return new Set((db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name));
+}
+
+/** A column of the old table as the copy reads it: `present` (the column itself unless given), or `absent` where it was never added. */
+function pick(cols: Set<string>, c: string, absent: string, present = c): string {
+  return cols.has(c) ? present : absent;
+}
+
+/**
+ * Migration 20's step: the rows of the sweep tables that the sweep store used to make on first use
+ * (`audit_sweeps`, `audit_sweep_results`, with the columns `kind`, `owner` and `message` added to a
+ * table made before them), carried into the tables the migration made, and the old tables dropped.
+ * A database that never ran a sweep has no old tables: nothing to carry. A column added on first
+ * use and absent here takes what the store read for it then: `kind` 'audit' (every sweep was an
+ * audit before there was a kind), no owner, no message. Rows keep their order (rowid), which the
+ * store's "newest first" breaks ties with.
+ */
+export function carrySweepTables(db: Db): void {
+  const sweeps = columns(db, 'audit_sweeps');
+  if (sweeps.size) {
+    const missing = ['id', 'ident', 'target', 'query', 'options', 'items', 'state', 'created_at', 'updated_at'].filter((c) => !sweeps.has(c));
+    // A table of that name made by something else: refused whole (the transaction rolls back), nothing dropped.
+    if (missing.length) throw new DomainError('conflict', `The table audit_sweeps in this database is not the workbench's (no column ${missing.join(', ')}); it was left as it is`);
+    db.exec(`INSERT INTO sweeps (id, kind, ident, target, query, options, items, state, remote, owner, message, created_at, updated_at)
+      SELECT id, ${pick(sweeps, 'kind', "'audit'", "COALESCE(kind, 'audit')")}, ident, target, query, options, items, state,
+        ${pick(sweeps, 'remote', "'[]'", "COALESCE(remote, '[]')")}, ${pick(sweeps, 'owner', 'NULL')}, ${pick(sweeps, 'message', 'NULL')}, created_at, updated_at
+      FROM audit_sweeps ORDER BY rowid`);
+  }
+  const results = columns(db, 'audit_sweep_results');
+  if (results.size) {
+    const missing = ['sweep_id', 'item_key', 'audit', 'created_at'].filter((c) => !results.has(c));
+    if (missing.length) throw new DomainError('conflict', `The table audit_sweep_results in this database is not the workbench's (no column ${missing.join(', ')}); it was left as it is`);
+    // The old table's foreign key (ON DELETE CASCADE, foreign keys on) kept every result with its sweep.
+    db.exec(`INSERT INTO sweep_results (sweep_id, item_key, result, node, created_at)
+      SELECT sweep_id, item_key, audit, ${pick(results, 'node', 'NULL')}, created_at FROM audit_sweep_results ORDER BY rowid`);
+  }
+  db.exec('DROP TABLE IF EXISTS audit_sweep_results; DROP TABLE IF EXISTS audit_sweeps;');
+}
+
+export const migrationSteps = { splitSearchNames, carrySweepTables } as const;
 export type MigrationStep = keyof typeof migrationSteps;
 
 export const migrations: Migration[] = [
@@ -590,5 +631,41 @@ export const migrations: Migration[] = [
       ALTER TABLE model_run_envs ADD COLUMN estimator TEXT NOT NULL DEFAULT 'paired' CHECK (estimator IN ('spade', 'paired'));
       ALTER TABLE model_run_episodes ADD COLUMN unseeded INTEGER NOT NULL DEFAULT 0 CHECK (unseeded IN (0, 1));
     `,
+  },
+  {
+    version: 20,
+    name: 'sweeps',
+    // Every kind of sweep (pool audits, regret sweeps; core/sweeps/) and the results that arrived,
+    // made here instead of by the sweep store on first use. The step carries over the rows of the
+    // tables the store used to make (audit_sweeps, audit_sweep_results, and the columns it added to
+    // them later) and drops those (carrySweepTables, above).
+    sql: `
+      CREATE TABLE sweeps (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        ident TEXT NOT NULL,
+        target TEXT NOT NULL,
+        query TEXT NOT NULL,
+        options TEXT NOT NULL,
+        items TEXT NOT NULL,
+        state TEXT NOT NULL,
+        remote TEXT NOT NULL DEFAULT '[]',
+        owner TEXT,
+        message TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX sweeps_ident ON sweeps(ident, created_at);
+      CREATE INDEX sweeps_kind ON sweeps(kind, created_at);
+      CREATE TABLE sweep_results (
+        sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+        item_key TEXT NOT NULL,
+        result TEXT NOT NULL,
+        node TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (sweep_id, item_key)
+      ) STRICT;
+    `,
+    step: 'carrySweepTables',
   },
 ];

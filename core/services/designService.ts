@@ -30,12 +30,12 @@ import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from 
 import type { PlayOutcome } from '../design/attempt';
 import { clusterAgentProblem, gameRunId, outcomeOfRun, playGameOn, roundSelection } from '../design/plays';
 import { packageRoot } from './appInfo';
-import { resolveTarget } from '../audit/dispatch/poolService';
-import { makeExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../audit/dispatch/targets';
-import { SweepCancelled } from '../audit/dispatch/sweep';
+import { resolveTarget, targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
+import { SweepCancelled } from '../sweeps/sweep';
+import { makeExecutor } from '../audit/sweepKind';
 import { envIdOfHash } from '../memory/repository';
-import { auditOn } from '../audit/dispatch/auditOn';
-import type { SweepExecutor } from '../audit/dispatch/executor';
+import { auditOn } from '../audit/auditOn';
+import type { SweepExecutor } from '../sweeps/executor';
 import type { AuditOptions, EnvAudit } from '../audit/types';
 import { presetById, type AcceptanceGate } from '../api/designPresets';
 import type { EnvValidatorStep } from '../design/acceptance';

@@ -1,8 +1,9 @@
-import { errorMessage } from '../../api/errorMessage';
-import { DomainError } from '../../errors';
-import type { Db } from '../../memory/db';
+import { errorMessage } from '../api/errorMessage';
+import { DomainError } from '../errors';
+import type { Db } from '../memory/db';
+import { sweepKindInfo, type SweepKindInfo } from './kinds';
 import { SweepCancelled, type SweepProgress } from './sweep';
-import { getSweep, setSweepState, type SweepRow } from './sweepStore';
+import { getSweep, setSweepState, sweepCounts, type SweepRow } from './sweepStore';
 import { describeOwner, otherOwner, refuseIfOwned } from './sweepOwner';
 
 /** A sweep this process is driving. */
@@ -16,11 +17,8 @@ export interface LiveSweep {
 
 /** What differs between the app's pool audits and its regret sweeps. */
 export interface BackgroundSweepKind<V> {
-  kind: SweepRow['kind'];
-  /** How messages name one: "audit sweep", "regret sweep". */
-  label: string;
-  /** Results stored so far and how many failed (read while the sweep does not run here). */
-  counts(db: Db, id: string): { done: number; failed: number };
+  /** The kind (its name, its label, which results fail: what the counts read while it does not run here). */
+  info: SweepKindInfo;
   /** Drives the sweep to its end; throws SweepCancelled when the signal stopped it. */
   run(sweep: SweepRow, signal: AbortSignal, onProgress: (p: SweepProgress) => void, onSubmitted: (handle: unknown) => void): Promise<unknown>;
   /** Stops the Ray job or Slurm array of a sweep left running by a workbench that stopped; what each engine answered. */
@@ -57,9 +55,13 @@ export class BackgroundSweeps<V> {
     private readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void,
   ) {}
 
+  private counts(id: string): { done: number; failed: number } {
+    return sweepCounts(this.db, id, this.k.info);
+  }
+
   find(id: string): SweepRow {
     const sweep = getSweep(this.db, id);
-    if (!sweep || sweep.kind !== this.k.kind) throw new DomainError('not_found', `No ${this.k.label} ${id}${sweep ? ` (that is ${sweep.kind === 'audit' ? 'a pool audit' : 'a regret'} sweep)` : ''}`);
+    if (!sweep || sweep.kind !== this.k.info.kind) throw new DomainError('not_found', `No ${this.k.info.label} ${id}${sweep ? ` (that is ${sweepKindInfo(sweep.kind)?.article ?? `a ${sweep.kind}`} sweep)` : ''}`);
     return sweep;
   }
 
@@ -76,7 +78,7 @@ export class BackgroundSweeps<V> {
     const p = progress ?? l?.progress ?? null;
     const elsewhere = s.state === 'running' && !l ? otherOwner(s) : null;
     // While it runs, its own counts (reading a large sweep's results four times a second would cost more than the work).
-    const { done, failed } = l && p ? { done: p.done, failed: l.failedBefore + p.failed } : this.k.counts(this.db, s.id);
+    const { done, failed } = l && p ? { done: p.done, failed: l.failedBefore + p.failed } : this.counts(s.id);
     return this.k.view(
       s,
       {
@@ -94,7 +96,7 @@ export class BackgroundSweeps<V> {
   resume(id: string): V {
     const sweep = this.find(id);
     if (this.live.has(id)) return this.view(sweep);
-    const Label = `${this.k.label[0]!.toUpperCase()}${this.k.label.slice(1)}`;
+    const Label = `${this.k.info.label[0]!.toUpperCase()}${this.k.info.label.slice(1)}`;
     if (sweep.state === 'done') throw new DomainError('conflict', `${Label} ${id} is finished`);
     // Two drivers would submit its work twice and count what arrives twice over.
     refuseIfOwned(this.db, id, Label);
@@ -114,7 +116,7 @@ export class BackgroundSweeps<V> {
     if (sweep.state !== 'running') return { cancelled: false, stopped: [] };
     // Its driver would carry on under a 'cancelled' row: it is stopped where it runs (Ctrl-C there).
     const owner = otherOwner(sweep);
-    if (owner) throw new DomainError('conflict', `${this.k.label} ${id} is running in ${describeOwner(owner)}; stop it there`);
+    if (owner) throw new DomainError('conflict', `${this.k.info.label} ${id} is running in ${describeOwner(owner)}; stop it there`);
     // Interrupted: nothing follows it here, but its Ray job or Slurm array may still run.
     const stopped = await this.k.stopInterrupted(sweep);
     setSweepState(this.db, id, 'cancelled', stopped.join('; ') || null);
@@ -133,7 +135,7 @@ export class BackgroundSweeps<V> {
   drive(sweep: SweepRow): V {
     if (this.closed) throw new DomainError('unavailable', 'The workbench is shutting down');
     const abort = new AbortController();
-    const l: LiveSweep = { abort, progress: null, failedBefore: this.k.counts(this.db, sweep.id).failed, done: Promise.resolve() };
+    const l: LiveSweep = { abort, progress: null, failedBefore: this.counts(sweep.id).failed, done: Promise.resolve() };
     this.live.set(sweep.id, l);
     let last = 0;
     const onProgress = (p: SweepProgress): void => {
@@ -145,7 +147,7 @@ export class BackgroundSweeps<V> {
         this.k.emit(this.view(getSweep(this.db, sweep.id)!));
       }
     };
-    const onSubmitted = (h: unknown): void => this.log?.('info', `${this.k.label} ${sweep.id} on ${sweep.target}: submitted ${JSON.stringify(h)}`);
+    const onSubmitted = (h: unknown): void => this.log?.('info', `${this.k.info.label} ${sweep.id} on ${sweep.target}: submitted ${JSON.stringify(h)}`);
     l.done = this.k.run(sweep, abort.signal, onProgress, onSubmitted).then(
       () => this.finish(sweep.id, null),
       // What a cluster answered to the stop is worth showing; this machine's work just ends.
@@ -162,7 +164,7 @@ export class BackgroundSweeps<V> {
     if (!s) return;
     // Failed before the sweep could mark it (a lost version, an engine refusing the submission).
     if (failed && s.state === 'running') setSweepState(this.db, id, 'failed', message);
-    if (failed) this.log?.('error', `${this.k.label} ${id} on ${s.target}: ${message ?? 'failed'}`);
+    if (failed) this.log?.('error', `${this.k.info.label} ${id} on ${s.target}: ${message ?? 'failed'}`);
     this.k.emit(this.view(getSweep(this.db, id)!, message, l?.progress ?? null));
   }
 }

@@ -1,8 +1,11 @@
 import type { RemoteResult } from './remote';
 import type { SweepItem } from './sweepStore';
 
-/** What a sweep does to each item: an audit of an environment version, or one regret episode. */
-export type SweepKind = 'audit' | 'regret';
+/**
+ * What a sweep does to each item (an audit of an environment version, one regret episode): a kind
+ * registered by the folder that owns it (kinds.ts), by name.
+ */
+export type SweepKind = string;
 
 /** A result as it arrives from wherever it ran (null: it has to run again). */
 export type OnResult<R> = (key: string, result: R | null, node: string | null) => void | Promise<void>;
@@ -14,8 +17,8 @@ export type OnResult<R> = (key: string, result: R | null, node: string | null) =
  */
 export interface SweepWork<R> {
   kind: SweepKind;
-  /** The shard runner in native/dispatch (without `.py`). */
-  runner: 'shard_audit' | 'shard_regret';
+  /** The shard runner in native/dispatch (without `.py`): shard_audit, shard_regret. */
+  runner: string;
   /** What the runner is told beside its limits (config.options). */
   options: unknown;
   /** An item as the shard runner reads it (one JSONL line). */

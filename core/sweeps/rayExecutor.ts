@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { RayBackend } from '../../jobs/backends/ray';
-import { shQuote } from '../../jobs/shell';
-import { isTerminal, type JobRecord } from '../../jobs/types';
+import { RayBackend } from '../jobs/backends/ray';
+import { shQuote } from '../jobs/shell';
+import { isTerminal, type JobRecord } from '../jobs/types';
 import type { OnResult, SweepExecutor, SweepWork } from './executor';
 import { LineReader } from './lines';
 import { harnessFiles, itemsJsonl, parseRemoteResult, type ShardConfig } from './remote';

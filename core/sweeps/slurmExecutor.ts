@@ -1,7 +1,7 @@
-import { machineHome } from '../../jobs/script';
-import { shQuote } from '../../jobs/shell';
-import { SshConnection } from '../../jobs/ssh/connection';
-import type { SshTarget } from '../../jobs/types';
+import { machineHome } from '../jobs/script';
+import { shQuote } from '../jobs/shell';
+import { SshConnection } from '../jobs/ssh/connection';
+import type { SshTarget } from '../jobs/types';
 import type { OnResult, SweepExecutor, SweepWork } from './executor';
 import { LineReader } from './lines';
 import { harnessFiles, itemsJsonl, parseRemoteResult, type ShardConfig } from './remote';
@@ -34,8 +34,8 @@ export class SlurmExecutor<R> implements SweepExecutor<R> {
 
   async submit(sweepId: string, attempt: number, items: readonly SweepItem[], sources: ReadonlyMap<string, string>, work: SweepWork<R>): Promise<Record<string, unknown>> {
     const t = this.conn;
-    // Audits keep the folder they always had; other kinds get their own beside it.
-    const dir = `${await machineHome(t)}/.spade_workbench/${work.kind === 'audit' ? 'audits' : `${work.kind}s`}/${sweepId}/${attempt}`;
+    // Each kind its own folder (audits, regrets), as it always had.
+    const dir = `${await machineHome(t)}/.spade_workbench/${work.kind}s/${sweepId}/${attempt}`;
     const files = harnessFiles();
     // Every folder the harness has (native/dispatch, native/spade_src, ...): a new one must not break submission.
     for (const sub of new Set(['native/dispatch', ...files.map((f) => f.name.slice(0, f.name.lastIndexOf('/')))])) await t.mkdirp(`${dir}/${sub}`);

@@ -1,10 +1,5 @@
-import type { Db } from '../../memory/db';
-import { appVersion } from '../../services/appInfo';
-import { reportEnv, type ReportEnv } from '../report';
-import { saveAudit } from '../store';
-import { verdictOf, type AuditOptions, type EnvAudit } from '../types';
+import type { Db } from '../memory/db';
 import type { OnResult, SweepExecutor, SweepWork } from './executor';
-import { auditWork } from './remote';
 import { addRemote, addResult, getSweep, setSweepState, sweepResults, type SweepItem, type SweepRow } from './sweepStore';
 
 export interface SweepProgress {
@@ -39,30 +34,10 @@ export interface DriveSweepOptions<R> {
   maxAttempts?: number;
 }
 
-export interface RunSweepOptions extends Omit<DriveSweepOptions<EnvAudit>, 'work' | 'accept'> {
-  options: AuditOptions;
-  /** Keep each result as the version's stored audit too (full check sets only, as `audit --all` does). */
-  saveAudits: boolean;
-}
-
 export class SweepCancelled extends Error {
   constructor(readonly sweepId: string, readonly stopped: string[]) {
     super(`Sweep ${sweepId} was cancelled${stopped.length ? `: ${stopped.join('; ')}` : ''}`);
   }
-}
-
-/** A pool audit's sweep: each result is an environment's audit, failing when a check fails. */
-export async function runSweep(o: RunSweepOptions): Promise<ReportEnv[]> {
-  const { db, sweep, executor, options } = o;
-  const results = await driveSweep<EnvAudit>({
-    ...o,
-    work: auditWork(options),
-    accept: (it, audit) => {
-      if (o.saveAudits) saveAudit(db, it.sha256, audit, { batchId: null, options: { ...options, runtime: 'cpython', sweep: sweep.id, on: executor.label }, toolVersion: appVersion() });
-      return { keep: audit, failing: verdictOf(audit.checks) === 'fail' };
-    },
-  });
-  return sweep.items.map((it) => reportEnv(it.file, it.sha256, it.name, results.get(it.key) as EnvAudit));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { DomainError } from '../../errors';
-import type { Db } from '../../memory/db';
+import { DomainError } from '../errors';
+import type { Db } from '../memory/db';
 import { clearSweepOwner, getSweep, setSweepOwner, type SweepRow } from './sweepStore';
 
 /**

@@ -1,9 +1,10 @@
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import type { Db } from '../../memory/db';
-import type { SshTarget } from '../../jobs/types';
-import type { EnvAudit } from '../types';
+import { DomainError } from '../errors';
+import { probePython } from '../runtime/native';
+import type { Db } from '../memory/db';
+import type { SshTarget } from '../jobs/types';
 import type { SweepExecutor } from './executor';
-import { LocalExecutor } from './localExecutor';
 import { RayExecutor } from './rayExecutor';
 import { SlurmExecutor } from './slurmExecutor';
 import { savedJobHosts } from './sweepStore';
@@ -56,14 +57,44 @@ export function sshTargetFor(db: Db, host: string, s: DispatchSettings): SshTarg
   return { host: m[2]!, ...(m[3] ? { port: Number(m[3]) } : {}), ...(m[1] ? { user: m[1] } : {}), ...(s.sshKey ? { identityFile: s.sshKey } : {}), ...(s.knownHosts ? { knownHostsFile: s.knownHosts } : {}) };
 }
 
-/** A pool audit's executor: this machine's audit pool, or a cluster. */
-export function makeExecutor(t: SweepTarget, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor<EnvAudit> {
-  if (t.kind === 'local') return new LocalExecutor(s.workers);
-  return remoteExecutor<EnvAudit>(t, s, db, dataDir);
-}
-
 /** A cluster target's executor, for any kind of sweep (each kind brings its own for this machine). */
 export function remoteExecutor<R>(t: Exclude<SweepTarget, { kind: 'local' }>, s: DispatchSettings, db: Db, dataDir: string): SweepExecutor<R> {
   if (t.kind === 'ray') return new RayExecutor({ address: t.address, python: s.python, driverPython: s.rayPython, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
   return new SlurmExecutor({ ssh: sshTargetFor(db, t.host, s), label: `slurm:${t.host}`, appKnownHosts: join(dataDir, 'ssh', 'known_hosts'), python: s.python, shardSize: s.shardSize, envTimeoutSec: s.envTimeoutSec });
+}
+
+/** A target as the API names it: `local`, a saved job host (Slurm over SSH), or a Ray head. */
+export type TargetInput = { kind: 'local' } | { kind: 'slurm'; host: string } | { kind: 'ray'; address: string; python?: string | undefined };
+
+/** `HOST:PORT`, `ray://HOST:PORT` or `http://HOST:PORT`, as parseTarget reads `--on ray://...`. */
+function rayTarget(address: string): SweepTarget {
+  const hostPort = address.trim().replace(/^(ray|https?):\/\//, '').replace(/\/$/, '');
+  try {
+    return parseTarget(`ray://${hostPort}`);
+  } catch {
+    throw new DomainError('invalid_input', `Not a Ray address: ${address} (give HOST:PORT of the head's dashboard, e.g. 127.0.0.1:8265)`);
+  }
+}
+
+function hostLabel(h: SshTarget): string {
+  return `${h.user ? `${h.user}@` : ''}${h.host}${h.port ? `:${h.port}` : ''}`;
+}
+
+/** The SSH targets of jobs launched before over SSH or Slurm, each once, newest first. */
+export function jobHosts(db: Db): string[] {
+  return [...new Set((savedJobHosts(db) as SshTarget[]).map(hostLabel))];
+}
+
+/**
+ * A target as the API names it, checked, with what its work needs (the app's defaults, the CLI's:
+ * one worker a core here, shards of 30, two minutes an environment). Shared by pool audits and
+ * design rounds, so that both reach a target the same way.
+ */
+export function resolveTarget(db: Db, target: TargetInput): { target: SweepTarget; dispatch: DispatchSettings } {
+  const t: SweepTarget = target.kind === 'local' ? { kind: 'local' } : target.kind === 'ray' ? rayTarget(target.address) : { kind: 'slurm', host: target.host };
+  if (t.kind === 'slurm' && !jobHosts(db).includes(t.host) && !/^(?:[^@\s]+@)?[^:@\s]+(?::\d+)?$/.test(t.host)) throw new DomainError('invalid_input', `Not a job host: ${t.host}`);
+  // This machine's audits find their own interpreter; a cluster's nodes are named this one's path (same image).
+  const python = t.kind === 'local' ? '' : probePython()?.path;
+  if (t.kind !== 'local' && python === undefined) throw new DomainError('unavailable', 'No Python here to name for the nodes (the work runs the interpreter this machine audits with)');
+  return { target: t, dispatch: { workers: Math.max(1, cpus().length), shardSize: 30, envTimeoutSec: 120, python: python ?? '', ...(target.kind === 'ray' && target.python ? { rayPython: target.python } : {}) } };
 }

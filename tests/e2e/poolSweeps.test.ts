@@ -103,12 +103,12 @@ describe('pool audit sweeps in Chromium', () => {
 
     // The same pool audited from a terminal on this memory file (a real second process): running in
     // another process while it lives, with no Resume or Cancel here; interrupted once it is killed.
-    const known = new Set((ctx.app.services.db.prepare('SELECT id FROM audit_sweeps').all() as { id: string }[]).map((r) => r.id));
+    const known = new Set((ctx.app.services.db.prepare('SELECT id FROM sweeps').all() as { id: string }[]).map((r) => r.id));
     const cli = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'spade-workbench.mjs'), 'audit', '--pool', 'Slowpoke', '--workers', '1', '--data-dir', ctx.dataDir], { env: process.env, stdio: 'ignore' });
     try {
       let theirs: string | undefined;
       for (let i = 0; i < 600 && !theirs; i++) {
-        theirs = (ctx.app.services.db.prepare("SELECT id FROM audit_sweeps WHERE owner IS NOT NULL AND state = 'running'").all() as { id: string }[]).map((r) => r.id).find((id) => !known.has(id));
+        theirs = (ctx.app.services.db.prepare("SELECT id FROM sweeps WHERE owner IS NOT NULL AND state = 'running'").all() as { id: string }[]).map((r) => r.id).find((id) => !known.has(id));
         if (!theirs) await new Promise((r) => setTimeout(r, 50));
       }
       expect(theirs, 'the command line started its sweep').toBeDefined();

@@ -255,7 +255,7 @@ describe('regret sweeps in Chromium', () => {
       // Its episodes land and the card counts them without any event from that process. A gate is let
       // through only while none has landed and the other process waits on its next call, so it stays mid-way.
       const id = (await card.getAttribute('data-sweep'))!;
-      const landed = () => (ctx.app.services.db.prepare('SELECT COUNT(*) AS n FROM audit_sweep_results WHERE sweep_id = ?').get(id) as { n: number }).n;
+      const landed = () => (ctx.app.services.db.prepare('SELECT COUNT(*) AS n FROM sweep_results WHERE sweep_id = ?').get(id) as { n: number }).n;
       for (let i = 0; i < 600 && landed() === 0; i++) {
         gates.shift()?.();
         await new Promise((r) => setTimeout(r, 50));

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LineReader } from '../../core/audit/dispatch/lines';
-import { checkSetKey, parseRemoteResult, remoteAudit } from '../../core/audit/dispatch/remote';
-import { addResult, createSweep, sweepResults } from '../../core/audit/dispatch/sweepStore';
-import { parseTarget } from '../../core/audit/dispatch/targets';
-import { zipStored } from '../../core/audit/dispatch/zip';
+import { LineReader } from '../../core/sweeps/lines';
+import { parseRemoteResult } from '../../core/sweeps/remote';
+import { checkSetKey, remoteAudit } from '../../core/audit/sweepKind';
+import { addResult, createSweep, sweepResults } from '../../core/sweeps/sweepStore';
+import { parseTarget } from '../../core/sweeps/targets';
+import { zipStored } from '../../core/sweeps/zip';
 import { openDatabase } from '../../core/memory/db';
 import { main } from '../../core/cli/main';
 
@@ -53,7 +54,7 @@ describe('audit dispatch parts', () => {
     expect(checkSetKey({ maxTurns: 31 })).not.toBe(checkSetKey({}));
     const db = openDatabase(':memory:');
     try {
-      const s = createSweep(db, { ident: 'i', target: 'local', query: '', options: {}, items: [] });
+      const s = createSweep(db, { kind: 'audit', ident: 'i', target: 'local', query: '', options: {}, items: [] });
       const line = JSON.stringify({ key: 'h:k', reply: { id: 1, ok: true, result: { className: 'AEnv', toolUse: false, checks: [], elapsedMs: 1 } }, violations: [], phase: '', stderrTail: '' });
       const a = remoteAudit(parseRemoteResult(line)!, {})!;
       expect(addResult(db, s.id, 'h:k', a, null)).toBe(true);

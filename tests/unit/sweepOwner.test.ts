@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ownerAlive, thisProcess } from '../../core/audit/dispatch/sweepOwner';
+import { ownerAlive, thisProcess } from '../../core/sweeps/sweepOwner';
 
 // Who drives a sweep: a live process here, or no one (a process that has ended, an id the kernel
 // gave to a later process, a data folder copied from another machine).

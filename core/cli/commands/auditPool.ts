@@ -6,12 +6,12 @@ import { UsageError } from '../command';
 import { openDataDir } from '../../memory/cliDb';
 import { outputOptions, writeReport } from './auditOutput';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
-import type { SweepProgress } from '../../audit/dispatch/sweep';
+import type { SweepProgress } from '../../sweeps/sweep';
 import { followSweep } from './sweepCli';
-import { refuseIfOwned } from '../../audit/dispatch/sweepOwner';
-import { getSweep, setSweepState, type SweepRow } from '../../audit/dispatch/sweepStore';
-import type { DispatchSettings } from '../../audit/dispatch/targets';
-import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/dispatch/poolAudit';
+import { refuseIfOwned } from '../../sweeps/sweepOwner';
+import { getSweep, setSweepState, type SweepRow } from '../../sweeps/sweepStore';
+import type { DispatchSettings } from '../../sweeps/targets';
+import { drivePoolSweep, preparePoolSweep, stopPoolSweep } from '../../audit/poolAudit';
 
 /** True when the audit command line is a pool sweep (`--pool`, `--resume`, `--cancel`). */
 export function isPoolAudit(argv: readonly string[]): boolean {

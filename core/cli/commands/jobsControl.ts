@@ -1,6 +1,6 @@
 import type { AttachInput, JobArtefacts, JobSummary, LaunchInput } from '../../api/calls/jobs';
 import { spadeRunOutputs } from '../../api/spadeRun';
-import { sshTargetFor } from '../../audit/dispatch/targets';
+import { sshTargetFor } from '../../sweeps/targets';
 import { DomainError } from '../../errors';
 import { JobService } from '../../jobs/service';
 import { loadRecipes, type Recipe } from '../../jobs/recipes';

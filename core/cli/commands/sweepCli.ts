@@ -1,5 +1,5 @@
 import type { CliIO } from '../command';
-import { SweepCancelled, type SweepProgress } from '../../audit/dispatch/sweep';
+import { SweepCancelled, type SweepProgress } from '../../sweeps/sweep';
 
 /** A submission as the engine names it: what to look for in `ray job list` or `squeue`. */
 export function submittedText(h: Record<string, unknown>, unit: 'environments' | 'episodes'): string {

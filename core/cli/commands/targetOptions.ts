@@ -1,6 +1,6 @@
 import { UsageError } from '../command';
 import { probePython } from '../../runtime/native';
-import { parseTarget, type DispatchSettings, type SweepTarget } from '../../audit/dispatch/targets';
+import { parseTarget, type DispatchSettings, type SweepTarget } from '../../sweeps/targets';
 
 /**
  * The options of every command that can send its work to a cluster (`audit --pool`, `regret`,

@@ -17,8 +17,8 @@ const d = ray && ci?.slurm ? describe : describe.skip;
 function stored(dataDir: string, target: string): { state: string; n: number; distinct: number } {
   const db = openDatabase(join(dataDir, 'workbench.sqlite'));
   try {
-    const s = db.prepare('SELECT id, state FROM audit_sweeps WHERE target = ? ORDER BY created_at DESC LIMIT 1').get(target) as { id: string; state: string };
-    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM audit_sweep_results WHERE sweep_id = ?').get(s.id) as { n: number; distinct_: number };
+    const s = db.prepare('SELECT id, state FROM sweeps WHERE target = ? ORDER BY created_at DESC LIMIT 1').get(target) as { id: string; state: string };
+    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM sweep_results WHERE sweep_id = ?').get(s.id) as { n: number; distinct_: number };
     return { state: s.state, n: n.n, distinct: n.distinct_ };
   } finally {
     db.close();

@@ -89,7 +89,7 @@ describe('pool audit sweeps through the API', () => {
     expect(resumed.state).toBe('running');
     const end = await ended(started.id, again);
     expect(end).toMatchObject({ state: 'done', done: N, total: N });
-    const n = services.db.prepare('SELECT COUNT(*) AS n FROM audit_sweep_results WHERE sweep_id = ?').get(started.id) as { n: number };
+    const n = services.db.prepare('SELECT COUNT(*) AS n FROM sweep_results WHERE sweep_id = ?').get(started.id) as { n: number };
     expect(n.n).toBe(N);
   }, 120_000);
 

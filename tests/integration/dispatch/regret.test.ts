@@ -40,8 +40,8 @@ function comparable(o: SweepOut): unknown {
 function stored(dataDir: string, sweepId: string, runId: string): { kind: string; state: string; n: number; distinct: number; episodes: number; runRows: number; run: string } {
   const db = openDatabase(join(dataDir, 'workbench.sqlite'));
   try {
-    const s = db.prepare('SELECT kind, state FROM audit_sweeps WHERE id = ?').get(sweepId) as { kind: string; state: string };
-    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM audit_sweep_results WHERE sweep_id = ?').get(sweepId) as { n: number; distinct_: number };
+    const s = db.prepare('SELECT kind, state FROM sweeps WHERE id = ?').get(sweepId) as { kind: string; state: string };
+    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM sweep_results WHERE sweep_id = ?').get(sweepId) as { n: number; distinct_: number };
     const e = db.prepare("SELECT COUNT(*) AS n FROM episodes WHERE json_extract(meta, '$.run') = ?").get(runId) as { n: number };
     const r = db.prepare('SELECT COUNT(*) AS n FROM model_run_episodes WHERE run_id = ?').get(runId) as { n: number };
     const run = db.prepare('SELECT status FROM model_runs WHERE id = ?').get(runId) as { status: string };
@@ -147,7 +147,7 @@ d('regret --pool: local, Ray and Slurm agree', () => {
     expect(r.code, r.err).toBe(130);
     const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
     try {
-      const s = db.prepare('SELECT state, remote, options FROM audit_sweeps WHERE id = ?').get(r.sweepId) as { state: string; remote: string; options: string };
+      const s = db.prepare('SELECT state, remote, options FROM sweeps WHERE id = ?').get(r.sweepId) as { state: string; remote: string; options: string };
       expect(s.state).toBe('cancelled');
       const run = db.prepare('SELECT status FROM model_runs WHERE id = ?').get((JSON.parse(s.options) as { runId: string }).runId) as { status: string };
       expect(run.status).toBe('cancelled');

@@ -138,7 +138,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
     const report = await api.call('runs.sweepReport', { sweepId: started.id });
     expect(report.failed).toContain('6 of 6 episodes failed');
     // Each says why in words: the server's refusal, and where the node looked for the key.
-    const errors = (services.db.prepare('SELECT audit FROM audit_sweep_results WHERE sweep_id = ?').all(started.id) as { audit: string }[]).map((r) => (JSON.parse(r.audit) as { error: string | null }).error);
+    const errors = (services.db.prepare('SELECT result FROM sweep_results WHERE sweep_id = ?').all(started.id) as { result: string }[]).map((r) => (JSON.parse(r.result) as { error: string | null }).error);
     expect(errors).toHaveLength(6);
     for (const e of errors) expect(e).toContain('HTTP 401: Incorrect API key provided (the node sends the key from its own variable STANDIN_API_KEY; is it set there?)');
 
@@ -185,7 +185,7 @@ describe('a regret sweep with a served model that needs an API key', () => {
   it('leaves the key in no file of the data dir: not in the SQLite file, its WAL, or a log', async () => {
     // Written out: the WAL folded into the database file.
     services.db.pragma('wal_checkpoint(TRUNCATE)');
-    const stored = services.db.prepare("SELECT options FROM audit_sweeps WHERE kind = 'regret'").all() as { options: string }[];
+    const stored = services.db.prepare("SELECT options FROM sweeps WHERE kind = 'regret'").all() as { options: string }[];
     expect(stored.some((r) => r.options.includes('"apiKeyEnv":"STANDIN_API_KEY"'))).toBe(true);
     const files = filesUnder(tmp.dir);
     expect(files.some((f) => f.endsWith('workbench.sqlite'))).toBe(true);

@@ -66,7 +66,7 @@ describe('regret sweeps through the API', () => {
     await a.services.close();
     const b = open();
     try {
-      b.services.db.prepare("UPDATE audit_sweeps SET state = 'running' WHERE id = ?").run(started.id);
+      b.services.db.prepare("UPDATE sweeps SET state = 'running' WHERE id = ?").run(started.id);
       b.services.db.prepare("UPDATE model_runs SET status = 'running' WHERE id = ?").run(started.runId);
       const [listed] = await b.api.call('runs.sweeps', { limit: 5 });
       expect(listed).toMatchObject({ id: started.id, state: 'interrupted' });

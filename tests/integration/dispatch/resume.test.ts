@@ -58,8 +58,8 @@ function startThenStop(args: string[], how: 'SIGKILL' | 'SIGINT', when: 'result'
 function sweepState(dataDir: string, id: string): { state: string; n: number; distinct: number; remote: Record<string, unknown>[] } {
   const db = openDatabase(join(dataDir, 'workbench.sqlite'));
   try {
-    const s = db.prepare('SELECT state, remote FROM audit_sweeps WHERE id = ?').get(id) as { state: string; remote: string };
-    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM audit_sweep_results WHERE sweep_id = ?').get(id) as { n: number; distinct_: number };
+    const s = db.prepare('SELECT state, remote FROM sweeps WHERE id = ?').get(id) as { state: string; remote: string };
+    const n = db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS distinct_ FROM sweep_results WHERE sweep_id = ?').get(id) as { n: number; distinct_: number };
     return { state: s.state, n: n.n, distinct: n.distinct_, remote: JSON.parse(s.remote) as Record<string, unknown>[] };
   } finally {
     db.close();

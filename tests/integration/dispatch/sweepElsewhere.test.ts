@@ -116,7 +116,7 @@ describe('a sweep run by another process on the same memory file', () => {
       const ended = new Promise((resolve) => api.on('runs.sweepProgress', (s) => s.id === first!.id && s.state === 'done' && resolve(s)));
       await api.call('runs.sweepResume', { sweepId: first!.id });
       await ended;
-      const n = services.db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS d FROM audit_sweep_results WHERE sweep_id = ?').get(first!.id) as { n: number; d: number };
+      const n = services.db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS d FROM sweep_results WHERE sweep_id = ?').get(first!.id) as { n: number; d: number };
       expect(n).toEqual({ n: first!.total, d: first!.total });
     } finally {
       api.close();
@@ -134,7 +134,7 @@ describe('a sweep run by another process on the same memory file', () => {
       // Held the moment it owns the sweep: alive, not moving.
       const owned = await until('the command line owns its sweep', () => {
         if (cliChild.exitCode !== null) throw new Error(`the CLI ended before it could be held: ${err}`);
-        return services.db.prepare("SELECT id FROM audit_sweeps WHERE kind = 'audit' AND owner IS NOT NULL").get() as { id: string } | undefined;
+        return services.db.prepare("SELECT id FROM sweeps WHERE kind = 'audit' AND owner IS NOT NULL").get() as { id: string } | undefined;
       });
       cliChild.kill('SIGSTOP');
       const [held] = await api.call('audit.sweeps', { limit: 5 });
@@ -155,7 +155,7 @@ describe('a sweep run by another process on the same memory file', () => {
       const ended = new Promise((resolve) => api.on('audit.sweepProgress', (x) => x.id === owned.id && x.state !== 'running' && resolve(x)));
       await api.call('audit.sweepResume', { sweepId: owned.id });
       expect(await ended).toMatchObject({ state: 'done' });
-      const n = services.db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS d FROM audit_sweep_results WHERE sweep_id = ?').get(owned.id) as { n: number; d: number };
+      const n = services.db.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT item_key) AS d FROM sweep_results WHERE sweep_id = ?').get(owned.id) as { n: number; d: number };
       expect(n).toEqual({ n: killed!.total, d: killed!.total });
     } finally {
       if (cliChild.exitCode === null) cliChild.kill('SIGKILL');

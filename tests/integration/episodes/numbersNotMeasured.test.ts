@@ -4,7 +4,7 @@ import { EpisodeStore, type StepRecord } from '../../../core/episodes/store';
 import { regretReport, reportLines } from '../../../core/episodes/regretReport';
 import { summarize, type JobResult } from '../../../core/episodes/regret';
 import type { RegretEnvSummary } from '../../../core/episodes/regretSweep';
-import type { SweepRow } from '../../../core/audit/dispatch/sweepStore';
+import type { SweepRow } from '../../../core/sweeps/sweepStore';
 import type { RunView } from '../../../core/api/calls/runs';
 import { measure, type RunEpisodeRow } from '../../../core/runs/measure';
 import { tempDir } from '../../helpers/tmp';

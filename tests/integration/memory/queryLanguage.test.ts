@@ -5,7 +5,7 @@ import { openDatabase, type Db } from '../../../core/memory/db';
 import { ingest, matchingIds, search, selectIds } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { saveAudit } from '../../../core/audit/store';
-import { poolItems } from '../../../core/audit/dispatch/poolAudit';
+import { poolItems } from '../../../core/audit/poolAudit';
 import { regretItems } from '../../../core/episodes/regretSweep';
 import { DomainError } from '../../../core/errors';
 import { tempDir } from '../../helpers/tmp';
