@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../memory/db';
 import { currentHint } from '../memory/repository';
 import type { SweepKind } from './executor';
-import type { SweepKindInfo } from './kinds';
+import { sweepKindInfo, type SweepKindInfo } from './kinds';
 import type { SweepOwner } from './sweepOwner';
 
 /**
@@ -87,6 +87,8 @@ function fromRow(r: Row): SweepRow {
 }
 
 export function createSweep(db: Db, s: { ident: string; target: string; query: string; options: unknown; items: SweepItem[]; kind: SweepKind }): SweepRow {
+  // not-user-facing: a kind no folder registered is a programming error (nothing could drive or count such a sweep).
+  if (!sweepKindInfo(s.kind)) throw new Error(`No sweep kind ${s.kind} is registered (core/sweeps/kinds.ts)`);
   const now = new Date().toISOString();
   const id = randomUUID().slice(0, 8);
   db.prepare('INSERT INTO sweeps (id, kind, ident, target, query, options, items, state, remote, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
