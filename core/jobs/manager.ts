@@ -5,51 +5,28 @@ import { LocalBackend } from './backends/local';
 import { RayBackend, rayTunnelTarget } from './backends/ray';
 import { SlurmBackend } from './backends/slurm';
 import { SshBackend } from './backends/ssh';
-import { flowBack, type EnvironmentImporter } from './flowback';
-import { completeLines, LogMirror } from './logMirror';
+import type { EnvironmentImporter } from './flowback';
+import { FollowedJob } from './followedJob';
+import { LogMirror } from './logMirror';
 import { redact } from '../redact';
-import { parseLogText } from './metrics';
-import { attachRunReturns } from '../memory/runStats';
-import { jobPaths, machineHome, outputPath } from './script';
+import { submitsToRay } from './rayLaunch';
 import type { SecretStore } from './secrets';
-import { appendKnownHost } from './ssh/knownHosts';
-import { HostKeyError, SshConnection } from './ssh/connection';
+import { HostKeyError, type SshConnection } from './ssh/connection';
+import { SshHosts, type HostProbe } from './sshHosts';
 import { assertEnvName } from './shell';
 import { JobStore } from './store';
-import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type StatusReport, type Transport } from './types';
+import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
 import { DomainError, isUnreachable } from '../errors';
 import { GpuWatcher } from './gpu/watcher';
 import { errorMessage } from '../api';
 
-/** A shell job whose script submits to a Ray head (SPADE's launch scripts): spec.ray names that head. */
-export function submitsToRay(job: JobRecord): boolean {
-  return job.backend !== 'ray' && Boolean(job.spec.ray?.address);
-}
-
-/** The Ray job a launch script submitted, as the Ray backend sees it: reached through the job's SSH host unless local. */
-function rayView(job: JobRecord, submissionId: string, headHost: string | null = null): JobRecord {
-  let address = job.spec.ray?.address;
-  if (headHost && address) {
-    // The script's head listens on the node it runs on: the loopback address the recipe names is that node's.
-    const u = new URL(address);
-    if (['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) {
-      u.hostname = headHost;
-      address = u.href.replace(/\/$/, '');
-    }
-  }
-  return { ...job, backend: 'ray', externalId: submissionId, spec: { ...job.spec, backend: 'ray', ray: { ...job.spec.ray, address, tunnel: job.backend !== 'local' } } };
-}
+// Kept importable from here, where they were first defined.
+export { submissionIdIn, submitsToRay } from './rayLaunch';
 
 /** Whose an attached job is, as its engine said when the workbench attached (older records: by its id). */
 export function attachedOwner(job: JobRecord): string {
   if (job.spec.owner) return job.spec.owner;
   return `${job.backend === 'slurm' ? 'Slurm' : 'Ray'} job ${job.externalId ?? '?'}${job.host ? ` on ${job.host}` : ''}, started outside this workbench`;
-}
-
-/** `ray job submit` says "Job 'X' submitted successfully"; SPADE's scripts under `set -x` also trace RAY_JOB_ID=X. */
-export function submissionIdIn(text: string): string | null {
-  const m = /Job '([A-Za-z0-9_.:-]{1,200})' submitted successfully/.exec(text) ?? /^\+ RAY_JOB_ID=([A-Za-z0-9_.:-]{1,200})$/m.exec(text);
-  return m ? m[1]! : null;
 }
 
 export interface JobManagerOptions {
@@ -74,8 +51,6 @@ export interface JobManagerOptions {
   backends?: Partial<Record<BackendKind, JobBackend>>;
 }
 
-const LOG_CHUNK = 1 << 20;
-const LOG_FAILURES_BEFORE_GIVING_UP = 5;
 const CLOSE_WAIT_MS = 30_000;
 
 /**
@@ -87,28 +62,19 @@ const CLOSE_WAIT_MS = 30_000;
 export class JobManager {
   readonly store: JobStore;
   private readonly backends: Record<BackendKind, JobBackend>;
-  private readonly ssh = new Map<string, SshConnection>();
-  private readonly followers = new Map<string, NodeJS.Timeout>();
-  /** The poll in flight for each job: a second caller awaits it instead of starting another. */
-  private readonly inFlight = new Map<string, Promise<void>>();
-  /** Jobs being stopped, with what the stop ended (said in the job's detail). */
-  private readonly stopping = new Map<string, string>();
-  private readonly pendingHostKeys = new Map<string, Buffer>();
-  private readonly pollCount = new Map<string, number>();
-  private readonly ticks = new Map<string, () => Promise<void>>();
-  private readonly backoff = new Map<string, number>();
-  private readonly logFailures = new Map<string, number>();
-  private readonly headHosts = new Map<string, string | null>();
-  private readonly rayFailures = new Map<string, number>();
-  private readonly watched = new Map<string, number>();
+  private readonly hosts: SshHosts;
+  /** Every job followed or polled in this session, by id: its timer, poll in flight, stop, back-off and counts. */
+  private readonly jobs = new Map<string, FollowedJob>();
   private closed = false;
-  readonly appKnownHosts: string;
+  get appKnownHosts(): string {
+    return this.hosts.appKnownHosts;
+  }
   /** GPU use of each running job's nodes (core/jobs/gpu), told of every poll. */
   readonly gpu: GpuWatcher;
 
   constructor(private readonly o: JobManagerOptions) {
     this.store = new JobStore(o.db);
-    this.appKnownHosts = join(o.dataDir, 'ssh', 'known_hosts');
+    this.hosts = new SshHosts(join(o.dataDir, 'ssh', 'known_hosts'), o.sshConfigText);
     const transportFor = (job: JobRecord): Promise<Transport> => Promise.resolve(this.connection(this.sshTarget(job)));
     this.backends = {
       local: new LocalBackend(),
@@ -134,13 +100,32 @@ export class JobManager {
   }
 
   connection(t: SshTarget): SshConnection {
-    const key = JSON.stringify([t.host, t.port ?? null, t.user ?? null, t.identityFile ?? null, t.knownHostsFile ?? null]);
-    let c = this.ssh.get(key);
-    if (!c) {
-      c = new SshConnection(t, { appKnownHosts: this.appKnownHosts, ...(this.o.sshConfigText !== undefined ? { configText: this.o.sshConfigText } : {}) });
-      this.ssh.set(key, c);
+    return this.hosts.connection(t);
+  }
+
+  /** The per-job state of a job, made on first use. */
+  private followed(id: string): FollowedJob {
+    let f = this.jobs.get(id);
+    if (!f) {
+      const o = this.o;
+      f = new FollowedJob(id, {
+        store: this.store,
+        backends: this.backends,
+        gpu: this.gpu,
+        db: o.db,
+        dataDir: o.dataDir,
+        secrets: o.secrets,
+        importer: o.importer ?? null,
+        pollMs: o.pollMs,
+        slurmPollMs: o.slurmPollMs,
+        onLog: (jobId, size) => o.onLog?.(jobId, size),
+        onError: (message) => o.onError?.(message),
+        mirror: (job) => this.mirror(job),
+        changed: (jobId) => this.changed(jobId),
+      });
+      this.jobs.set(id, f);
     }
-    return c;
+    return f;
   }
 
   /**
@@ -166,29 +151,21 @@ export class JobManager {
   }
 
   /** Connects once to learn the host key; an unknown key comes back with its fingerprint. */
-  async probeHost(t: SshTarget): Promise<{ status: 'trusted' } | { status: 'unknown' | 'changed'; host: string; port: number; keyType: string; fingerprint: string; message: string }> {
+  async probeHost(t: SshTarget): Promise<HostProbe> {
     try {
-      await this.connection(t).exec('true');
-      return { status: 'trusted' };
+      return await this.hosts.probe(t);
     } catch (e) {
-      if (e instanceof HostKeyError) {
-        if (e.kind === 'unknown') this.pendingHostKeys.set(`${e.host}:${e.port}:${e.fingerprint}`, e.key);
-        return { status: e.kind, host: e.host, port: e.port, keyType: e.keyType, fingerprint: e.fingerprint, message: e.message };
-      }
       throw this.redacted(e);
     }
   }
 
   /** The user accepted an unknown key: only the exact key they saw (by fingerprint) is added. */
   trustHostKey(host: string, port: number, fingerprint: string): void {
-    const key = this.pendingHostKeys.get(`${host}:${port}:${fingerprint}`);
-    if (!key) throw new DomainError('not_found', `No pending host key ${fingerprint} for ${host}:${port}; connect first to see it`);
-    appendKnownHost(this.appKnownHosts, host, port, key);
-    this.pendingHostKeys.delete(`${host}:${port}:${fingerprint}`);
+    this.hosts.trustHostKey(host, port, fingerprint);
   }
 
   noteHostKeyError(e: HostKeyError): void {
-    if (e.kind === 'unknown') this.pendingHostKeys.set(`${e.host}:${e.port}:${e.fingerprint}`, e.key);
+    this.hosts.noteHostKeyError(e);
   }
 
   /** Re-attach to every job a previous session left unfinished. */
@@ -327,36 +304,37 @@ export class JobManager {
     if (job.spec.attached && !opts.confirmAttached) {
       throw new DomainError('conflict', `${attachedOwner(job)}. The workbench did not launch it: confirm to stop it.`, { attached: true, owner: attachedOwner(job) });
     }
-    this.stopping.set(id, '');
+    const f = this.followed(id);
+    f.stopNote = '';
     const said: string[] = [];
     const sub = job.spec.ray?.submissionId;
     if (submitsToRay(job) && sub) {
       // The Ray job first: its driver runs in a session of its own, which killing the script
       // would leave running on the GPUs.
       try {
-        said.push(await this.backends.ray.stop(await this.rayJobOf(job, sub)));
+        said.push(await this.backends.ray.stop(await f.rayJobOf(job, sub)));
       } catch (e) {
         said.push(`ray job ${sub} could not be stopped: ${redact(errorMessage(e), this.o.secrets.values()).slice(0, 300)}`);
       }
     }
     // Said as it happens: the follower may see the end while the script is still being stopped.
-    this.stopping.set(id, said.join('; '));
+    f.stopNote = said.join('; ');
     try {
       said.push(await this.backends[job.backend].stop(job));
     } catch (e) {
-      this.stopping.delete(id);
+      f.stopNote = undefined;
       if (isUnreachable(e) || e instanceof HostKeyError) throw this.redacted(e);
       const answer = redact(errorMessage(e), this.o.secrets.values()).slice(0, 600);
       throw new DomainError('conflict', `${job.backend === 'slurm' ? 'Slurm' : job.backend === 'ray' ? 'The Ray head' : job.host ?? 'The machine'} did not stop ${job.name}: ${answer}`, { answer });
     }
-    this.stopping.set(id, said.join('; '));
+    f.stopNote = said.join('; ');
     // A poll already in flight began before the stop: wait for it, then look again.
-    await this.inFlight.get(id);
-    await this.poll(id);
+    await f.inFlight;
+    await f.poll();
     const after = this.get(id);
     if (!isTerminal(after.state) && (job.backend === 'local' || job.backend === 'ssh')) {
       this.store.update(id, { state: 'cancelled', detail: `stopped by the user: ${said.join('; ')}`, finishedAt: new Date().toISOString() });
-      this.stopping.delete(id);
+      f.stopNote = undefined;
     } else if (after.state === 'cancelled' && !after.detail.includes(said.join('; '))) {
       // The follower saw the end while the engine was still answering: the answer is the news.
       this.store.update(id, { detail: `stopped by the user: ${said.join('; ')}` });
@@ -366,49 +344,13 @@ export class JobManager {
     return { ...this.get(id), stopAnswer: said.join('; ') };
   }
 
-  /** The Ray job a launch script submitted, reached where its head listens (asked once per job). */
-  private async rayJobOf(job: JobRecord, sub: string): Promise<JobRecord> {
-    let host = this.headHosts.get(job.id);
-    if (host === undefined) {
-      host = (await this.backends[job.backend].rayHeadHost?.(job)) ?? null;
-      this.headHosts.set(job.id, host);
-    }
-    return rayView(job, sub, host);
-  }
-
-  /** The outcome of a launch script that submitted a Ray job: the Ray job's status once the script ended. */
-  private async rayOutcome(job: JobRecord, script: StatusReport): Promise<StatusReport> {
-    const sub = job.spec.ray?.submissionId;
-    if (!isTerminal(script.state)) return sub ? { ...script, detail: `${script.detail}; submitted ray job ${sub}` } : script;
-    if (!sub) return { ...script, detail: `${script.detail} (the script never said which Ray job it submitted: this is the script's own outcome)` };
-    const unknown = (why: string): StatusReport => ({
-      state: script.state === 'succeeded' ? 'lost' : script.state,
-      detail: `the launch script ended (${script.detail}) but ${why}`,
-      exitCode: script.exitCode ?? null,
-    });
-    let r: StatusReport;
-    try {
-      r = await this.backends.ray.status(await this.rayJobOf(job, sub));
-    } catch (e) {
-      // A link that drops at the end is asked again on the next rounds before the outcome is given up on.
-      const fails = (this.rayFailures.get(job.id) ?? 0) + 1;
-      this.rayFailures.set(job.id, fails);
-      if (fails < LOG_FAILURES_BEFORE_GIVING_UP) throw e;
-      return unknown(`the Ray head could not be asked about ray job ${sub}: ${redact(errorMessage(e), this.o.secrets.values()).slice(0, 300)}`);
-    }
-    this.rayFailures.delete(job.id);
-    const detail = redact(r.detail, this.o.secrets.values());
-    if (r.state === 'lost') return unknown(`the Ray head does not know ray job ${sub}`);
-    if (isTerminal(r.state)) return { state: r.state, detail: `${detail}; launch script: ${script.detail}`, exitCode: r.exitCode ?? null };
-    return { state: r.state, detail: `the launch script ended (${script.detail}); ${detail}`, exitCode: null };
-  }
-
   /** Forgets a finished job here and, for Ray, also deletes its record on the cluster. */
   async remove(id: string): Promise<void> {
     const job = this.get(id);
     if (!isTerminal(job.state)) throw new DomainError('conflict', 'Stop the job before removing it');
     if (job.externalId) await this.backends[job.backend].remove?.(job);
     this.unfollow(id);
+    this.jobs.delete(id);
     this.gpu.forget(id);
     this.store.remove(id);
   }
@@ -428,7 +370,8 @@ export class JobManager {
   }
 
   follow(id: string): void {
-    if (this.followers.has(id) || this.closed) return;
+    const f = this.followed(id);
+    if (f.following || this.closed) return;
     // Under the write lock: another process following this job may be between its append and its commit.
     this.store.withWriteLock(() => {
       const job = this.store.get(id);
@@ -437,208 +380,66 @@ export class JobManager {
     const tick = async (): Promise<void> => {
       if (this.closed) return;
       const before = this.store.get(id)?.updatedAt;
-      await this.poll(id);
+      await f.poll();
       const j = this.store.get(id);
       if (!j || isTerminal(j.state)) {
-        this.followers.delete(id);
-        this.backoff.delete(id);
+        f.ended();
         return;
       }
-      this.followers.set(id, setTimeout(() => void tick(), this.nextDelay(j, j.updatedAt !== before)));
+      f.timer = setTimeout(() => void tick(), f.nextDelay(j, j.updatedAt !== before));
     };
-    this.ticks.set(id, tick);
-    this.followers.set(id, setTimeout(() => void tick(), 0));
-  }
-
-  /** How long until the next poll: a Slurm queue is asked rarely unless someone is looking. */
-  private nextDelay(job: JobRecord, changed: boolean): number {
-    const fast = this.o.pollMs ?? 1000;
-    if (job.backend !== 'slurm') return fast;
-    if ((this.watched.get(job.id) ?? 0) > Date.now()) return fast;
-    const { min, max } = this.o.slurmPollMs ?? { min: 15_000, max: 60_000 };
-    const next = changed ? min : Math.min(max, Math.max(min, (this.backoff.get(job.id) ?? min / 2) * 2));
-    this.backoff.set(job.id, next);
-    return next;
+    f.tick = tick;
+    f.timer = setTimeout(() => void tick(), 0);
   }
 
   /** The job's page is open: poll it at the fast pace for the next minute, starting now. */
   watch(id: string): void {
     const job = this.get(id);
     // A job another process launched (the CLI) is followed here too from the moment it is looked at.
-    if (!this.followers.has(id) && !isTerminal(job.state) && job.state !== 'submitting') this.follow(id);
-    const wasWatched = (this.watched.get(id) ?? 0) > Date.now();
-    this.watched.set(id, Date.now() + 60_000);
-    const tick = this.ticks.get(id);
-    if (!wasWatched && tick && this.followers.has(id) && !this.inFlight.has(id)) {
-      clearTimeout(this.followers.get(id));
-      this.followers.set(id, setTimeout(() => void tick(), 0));
+    const f = this.followed(id);
+    if (!f.following && !isTerminal(job.state) && job.state !== 'submitting') this.follow(id);
+    const wasWatched = f.watched;
+    f.watchedUntil = Date.now() + 60_000;
+    const tick = f.tick;
+    if (!wasWatched && tick && f.following && !f.inFlight) {
+      clearTimeout(f.timer);
+      f.timer = setTimeout(() => void tick(), 0);
     }
   }
 
   private unfollow(id: string): void {
-    const t = this.followers.get(id);
-    if (t) clearTimeout(t);
-    this.followers.delete(id);
-    this.ticks.delete(id);
+    this.jobs.get(id)?.unfollow();
   }
 
   /** One round for one job: state, log tail, metrics file, environments. Never throws. */
   poll(id: string): Promise<void> {
-    const running = this.inFlight.get(id);
-    if (running) return running;
-    const p = this.pollOnce(id).finally(() => this.inFlight.delete(id));
-    this.inFlight.set(id, p);
-    return p;
-  }
-
-  private async pollOnce(id: string): Promise<void> {
-    try {
-      const job = this.store.get(id);
-      if (!job || isTerminal(job.state)) return;
-      const backend = this.backends[job.backend];
-      const raw = await backend.status(job);
-      let report: StatusReport = { ...raw, detail: redact(raw.detail, this.o.secrets.values()) };
-      // Drain the log before declaring the end, so the last lines are never lost. A log that cannot
-      // be read (a Ray head that fails to decode it) must not hold the state back: it is said instead.
-      let logError: string | null = null;
-      try {
-        await this.tail(job, isTerminal(report.state));
-        await this.tailMetricsFile(job, backend, isTerminal(report.state));
-      } catch (e) {
-        logError = redact(errorMessage(e), this.o.secrets.values());
-        this.o.onError?.(`job ${id}: ${logError}`);
-      }
-      // A script that submits to Ray ends with `ray job logs --follow`, whose exit code says nothing:
-      // the Ray job's own status is the outcome.
-      if (submitsToRay(job)) report = await this.rayOutcome(this.store.get(id) ?? job, report);
-      if (logError) {
-        // A dropped link is retried (the end waits until the log is drained); a log that still
-        // cannot be read after a few rounds past the end is given up on, and that is said.
-        const fails = (this.logFailures.get(id) ?? 0) + 1;
-        this.logFailures.set(id, fails);
-        const giveUp = isTerminal(report.state) && fails >= LOG_FAILURES_BEFORE_GIVING_UP;
-        report = giveUp
-          ? { ...report, detail: `${report.detail}; the log could not be read to its end: ${logError.slice(0, 300)}` }
-          : isTerminal(report.state)
-            ? { state: job.state, detail: `reconnecting: ${logError.slice(0, 300)}`, exitCode: job.exitCode }
-            : { ...report, detail: `reconnecting: ${logError.slice(0, 300)}` };
-      } else this.logFailures.delete(id);
-      let state = report.state;
-      if (this.stopping.has(id) && (state === 'lost' || state === 'failed')) state = 'cancelled';
-      const terminal = isTerminal(state);
-      const n = (this.pollCount.get(id) ?? 0) + 1;
-      this.pollCount.set(id, n);
-      if (job.spec.importEnvironments && (terminal || n % 3 === 1)) await this.flowBack(job, backend, terminal);
-      const stopNote = this.stopping.get(id);
-      if (state !== job.state || report.detail !== job.detail || (report.exitCode ?? null) !== job.exitCode) {
-        this.store.update(id, {
-          state,
-          detail: stopNote !== undefined && state === 'cancelled' ? `stopped by the user${stopNote ? `: ${stopNote}` : ''}; ${report.detail}` : report.detail,
-          exitCode: report.exitCode ?? null,
-          ...(terminal ? { finishedAt: new Date().toISOString() } : {}),
-        });
-        if (terminal) this.stopping.delete(id);
-        this.changed(id);
-      }
-      this.gpu.see(this.store.get(id) ?? job);
-    } catch (e) {
-      const msg = redact(errorMessage(e), this.o.secrets.values());
-      this.o.onError?.(`job ${id}: ${msg}`);
-      const j = this.store.get(id);
-      if (j && !j.detail.startsWith('reconnecting')) {
-        this.store.update(id, { detail: `reconnecting: ${msg.slice(0, 300)}` });
-        this.changed(id);
-      }
-    }
-  }
-
-  private async tail(first: JobRecord, final: boolean): Promise<void> {
-    let job = first;
-    const backend = this.backends[job.backend];
-    const mirror = this.mirror(job);
-    let offset = job.logOffset;
-    let localSize = job.localLogSize;
-    for (let rounds = 0; rounds < 64; rounds++) {
-      const chunk = await backend.readLog({ ...job, logOffset: offset }, offset, LOG_CHUNK);
-      if (!chunk || chunk.data.length === 0) break;
-      const { take, consumed, addNewline } = completeLines(chunk.data, final && offset + chunk.data.length >= chunk.size, chunk.data.length >= LOG_CHUNK);
-      if (consumed === 0) break;
-      const text = redact(take.toString('utf8'), this.o.secrets.values()) + (addNewline ? '\n' : '');
-      if (submitsToRay(job) && !job.spec.ray?.submissionId) {
-        const sub = submissionIdIn(text);
-        if (sub) {
-          job = { ...job, spec: { ...job.spec, ray: { ...job.spec.ray, submissionId: sub } } };
-          this.store.setSpec(job.id, job.spec);
-        }
-      }
-      const parsed = parseLogText(text);
-      const size = this.store.claimLog(job.id, offset, offset + consumed, () => mirror.append(Buffer.from(text, 'utf8')), parsed.points, parsed.games);
-      if (size === null) break; // another process following this job took these bytes
-      localSize = size;
-      offset += consumed;
-      // A [REGRET] line for a game already back in the library attaches at once; later games get theirs on import.
-      if (parsed.games.length && job.spec.importEnvironments && attachRunReturns(this.o.db, job.id) > 0) this.changed(job.id);
-      this.o.onLog?.(job.id, localSize);
-      if (offset >= chunk.size) break;
-    }
-  }
-
-  private async tailMetricsFile(job: JobRecord, backend: JobBackend, final: boolean): Promise<void> {
-    const t = await backend.files(job);
-    if (!t || !job.spec.outputs.metricsFile) return;
-    const path = outputPath(job.spec.outputs.metricsFile, jobPaths(job, await machineHome(t)));
-    if (!path) return;
-    const fresh = this.store.get(job.id)!;
-    const chunk = await t.readChunk(path, fresh.metricsOffset, LOG_CHUNK);
-    if (!chunk || chunk.data.length === 0) return;
-    const { take, consumed } = completeLines(chunk.data, final, chunk.data.length >= LOG_CHUNK);
-    if (consumed === 0) return;
-    this.store.commitMetricsFile(job.id, fresh.metricsOffset + consumed, parseLogText(take.toString('utf8')).points);
-  }
-
-  private async flowBack(job: JobRecord, backend: JobBackend, final: boolean): Promise<void> {
-    const t = await backend.files(job);
-    if (!t) return;
-    const paths = jobPaths(job, await machineHome(t));
-    const r = await flowBack(
-      job,
-      t,
-      {
-        gamesDir: outputPath(job.spec.outputs.gamesDir, paths),
-        cacheDir: outputPath(job.spec.outputs.cacheDir, paths),
-        rejectedDir: outputPath(job.spec.outputs.rejectedDir, paths),
-      },
-      this.store,
-      join(this.o.dataDir, 'jobs', job.id, 'outputs'),
-      this.o.importer ?? null,
-      final,
-    );
-    if (r.fetched > 0) this.changed(job.id);
+    return this.followed(id).poll();
   }
 
   /** Tests and the UI's "reconnect" use this to cut a host's link as a network drop would. */
   dropConnections(): void {
-    for (const c of this.ssh.values()) c.drop();
+    this.hosts.drop();
   }
 
   /** Stops following (jobs keep running where they run) and waits for a poll in flight. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const id of [...this.followers.keys()]) this.unfollow(id);
+    for (const f of this.jobs.values()) if (f.following) f.unfollow();
     await this.gpu.close();
     // Every operation on a lost SSH link fails at once, so a poll ends; a remote command that
     // never answers on a live link must still not keep the app from quitting.
+    const inFlight = () => [...this.jobs.values()].flatMap((f) => (f.inFlight ? [f.inFlight] : []));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.inFlight.values()]),
+      Promise.allSettled(inFlight()),
       new Promise<void>((r) => (timer = setTimeout(() => {
-        if (this.inFlight.size > 0) this.o.onError?.(`closing with ${this.inFlight.size} job poll(s) still waiting for their host`);
+        const waiting = inFlight().length;
+        if (waiting > 0) this.o.onError?.(`closing with ${waiting} job poll(s) still waiting for their host`);
         r();
       }, CLOSE_WAIT_MS))),
     ]);
     clearTimeout(timer);
     for (const b of Object.values(this.backends)) b.close?.();
-    for (const c of this.ssh.values()) c.close();
-    this.ssh.clear();
+    this.hosts.close();
   }
 }
