@@ -6,7 +6,7 @@ import { RayExecutor } from '../../core/audit/dispatch/rayExecutor';
 import { auditWork, checkSetKey, itemKey } from '../../core/audit/dispatch/remote';
 import type { SweepItem } from '../../core/audit/dispatch/sweepStore';
 import { probePython } from '../../core/runtime/native';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import type { BenchRow, BenchSuite } from '../types';
 
 /** The Ray head of .ci/services.sh (Jobs API address, its venv's bin), or null. */

@@ -21,7 +21,7 @@ import { memoryCatalog } from './catalog';
 import { EpisodeContext, type EpisodeDeps } from './context';
 import { describePolicy, scriptedPlayer } from './policy';
 import { PlaybackChatClient, PlaybackRuntime, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
-import { modelPlayer } from '../models/agent';
+import { modelPlayer } from './agent';
 import type { ChatClient } from '../models/client';
 import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from './regret';
 import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from './estimator';

@@ -7,7 +7,7 @@ import { SlurmBackend } from './backends/slurm';
 import { SshBackend } from './backends/ssh';
 import { flowBack, type EnvironmentImporter } from './flowback';
 import { completeLines, LogMirror } from './logMirror';
-import { redact } from '../redact';
+import { redact } from '../base/redact';
 import { parseLogText } from './metrics';
 import { attachRunReturns } from '../memory/runStats';
 import { jobPaths, machineHome, outputPath } from './script';

@@ -24,7 +24,7 @@ import { decodeSource, findClassName, MANIFEST_FROM, normaliseSkill, parseGameSt
 import { attachStats, envIdBySourcePrefix, envIdOfHash, ingest, type EnvCandidate, type EnvStats } from './repository';
 import { envIdInJob, envIdUnderFolder } from './runStatsStore';
 import { attachRunReturns } from './runStats';
-import { PythonSyntaxChecker } from '../editor/pythonSyntax';
+import { PythonSyntaxChecker } from '../runtime/pythonSyntax';
 import { recordJobImport } from './importLogStore';
 
 export interface ImportOptions {

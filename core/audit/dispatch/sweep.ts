@@ -1,5 +1,5 @@
 import type { Db } from '../../memory/db';
-import { appVersion } from '../../services/appInfo';
+import { appVersion } from '../../base/appInfo';
 import { reportEnv, type ReportEnv } from '../report';
 import { saveAudit } from '../store';
 import { verdictOf, type AuditOptions, type EnvAudit } from '../types';

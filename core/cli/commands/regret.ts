@@ -150,7 +150,7 @@ export const regretCommand: Command = {
       import('../../episodes/store'),
       import('../../runs/service'),
       import('../../episodes/catalog'),
-      import('../../services/settingsStore'),
+      import('../../memory/settingsStore'),
     ]);
     let rt: import('../../runtime/service').RuntimeService | null = null;
     try {
