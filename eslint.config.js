@@ -3,6 +3,8 @@
 // proves each rule fires.
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { layerViolation } from './scripts/coreLayers.mjs';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -115,6 +117,39 @@ const spade = {
         };
       },
     },
+    // The layers inside core/: each folder imports only what its row of scripts/coreLayers.mjs names
+    // (type-only imports too: a type ties the folders together as much as a value does).
+    'core-layers': {
+      meta: {
+        type: 'problem',
+        messages: {
+          up: 'core/{{from}} may not import core/{{to}} ({{spec}}): its layer may import {{allowed}} (scripts/coreLayers.mjs). Move the code to the layer that owns it or inject it.',
+          unknown: 'core/{{from}} has no row in the layer table (scripts/coreLayers.mjs): name what it may import.',
+        },
+      },
+      create: (context) => {
+        const coreDir = path.join(context.cwd, 'core');
+        const file = path.resolve(context.cwd, context.filename);
+        const check = (node, spec) => {
+          if (typeof spec !== 'string') return;
+          const v = layerViolation(coreDir, file, spec);
+          if (v) context.report({ node, messageId: v.kind, data: { ...v, spec } });
+        };
+        return {
+          ImportDeclaration: (node) => check(node, node.source.value),
+          ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+          ExportAllDeclaration: (node) => check(node, node.source.value),
+          ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+          // `import('x').T` in a type: newer parsers name the specifier `source`, older ones `argument`.
+          TSImportType: (node) => {
+            const s = 'source' in node ? node.source : node.argument;
+            const lit = s?.type === 'TSLiteralType' ? s.literal : s;
+            if (lit?.type === 'Literal') check(node, lit.value);
+          },
+          TSExternalModuleReference: (node) => node.expression.type === 'Literal' && check(node, node.expression.value),
+        };
+      },
+    },
     // SQL text belongs to a repository or store module (or the migrations), never to a handler or service.
     'sql-in-repositories': {
       meta: { type: 'problem', messages: { sql: 'Raw SQL outside a repository: put this query in a repository.ts / *Store.ts / store.ts function.' } },
@@ -188,6 +223,11 @@ export default tseslint.config(
     },
   },
   {
+    files: ['core/**/*.ts'],
+    plugins: { spade },
+    rules: { 'spade/core-layers': 'error' },
+  },
+  {
     files: ['core/**/*.ts', 'electron/**/*.ts'],
     // The wire's edge: the contract itself, the dispatcher, the in-process transport and the
     // Electron IPC adapter.
@@ -201,7 +241,8 @@ export default tseslint.config(
     rules: { 'spade/error-message-helper': 'error' },
   },
   {
-    files: ['core/jobs/**/*.ts', 'core/models/**/*.ts', 'core/editor/**/*.ts'],
+    // With the files issue 45 moved out of models/ and editor/ to the layers that own them.
+    files: ['core/jobs/**/*.ts', 'core/models/**/*.ts', 'core/editor/**/*.ts', 'core/episodes/agent.ts', 'core/runs/modelService.ts', 'core/runtime/pythonSyntax.ts'],
     plugins: { spade },
     rules: { 'spade/domain-error-thrown': 'error' },
   },

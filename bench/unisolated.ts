@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { packageRoot } from '../core/services/appInfo';
+import { packageRoot } from '../core/base/appInfo';
 import type { HarnessReply } from '../core/runtime/types';
 import { onLines } from '../core/runtime/childProtocol';
 

@@ -1,19 +1,23 @@
 #!/usr/bin/env node
 // Folder-level import graph of core/ (issue 45): which top-level folders of core/ import which, and
-// every cycle between them. Lint rules check imports file by file; a cycle between folders (audit
-// imports episodes, episodes imports audit) is only visible on the whole graph, so this script builds
-// it. TypeScript's own pre-processor lists each file's imports (static, `export ... from`, dynamic
-// `import()`), so comments and strings that merely look like imports are not counted.
+// every cycle between them. Lint rules check imports file by file (spade/core-layers holds each folder
+// to its row of scripts/coreLayers.mjs); a cycle between folders (audit imports episodes, episodes
+// imports audit) is only visible on the whole graph, so this script builds it. TypeScript's own
+// pre-processor lists each file's imports (static, `export ... from`, dynamic `import()`, `import('x').T`
+// types), so comments and strings that merely look like imports are not counted.
 //
-//   node scripts/core-cycles.mjs            prints the graph's cycles (exit 0)
-//   node scripts/core-cycles.mjs --check    exits 1 when there is any cycle
-//   node scripts/core-cycles.mjs --json     prints {"edges": {...}, "cycles": [[...], ...]}
+//   node scripts/core-cycles.mjs             prints the graph's cycles; exits 1 when there is any
+//   node scripts/core-cycles.mjs --json      prints {"edges": {...}, "cycles": [[...], ...]}; exits 1 on a cycle
+//   node scripts/core-cycles.mjs --root DIR  scans DIR/core instead of this repository's (tests use it)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { coreFolderOf } from './coreLayers.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const rootArg = args.indexOf('--root');
+const root = rootArg >= 0 ? path.resolve(args[rootArg + 1] ?? '.') : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const coreDir = path.join(root, 'core');
 
 function tsFiles(dir) {
@@ -26,22 +30,14 @@ function tsFiles(dir) {
   return out;
 }
 
-/** The top-level folder of core/ a file belongs to; files directly in core/ form the folder ".". */
-function folderOf(file) {
-  const rel = path.relative(coreDir, file).split(path.sep);
-  return rel.length > 1 ? rel[0] : '.';
-}
-
 const edges = new Map(); // folder -> Map(importedFolder -> example "file -> spec")
 for (const file of tsFiles(coreDir)) {
-  const from = folderOf(file);
+  const from = coreFolderOf(coreDir, file);
   const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
   for (const ref of info.importedFiles) {
     if (!ref.fileName.startsWith('.')) continue; // packages and node: builtins are not core folders
-    const target = path.resolve(path.dirname(file), ref.fileName);
-    if (!target.startsWith(coreDir + path.sep)) continue;
-    const to = folderOf(target);
-    if (to === from) continue;
+    const to = coreFolderOf(coreDir, path.resolve(path.dirname(file), ref.fileName));
+    if (to === null || to === from) continue;
     if (!edges.has(from)) edges.set(from, new Map());
     const seen = edges.get(from);
     if (!seen.has(to)) seen.set(to, `${path.relative(root, file)} -> ${ref.fileName}`);
@@ -91,7 +87,6 @@ for (const [a, targets] of edges) {
   }
 }
 
-const args = process.argv.slice(2);
 if (args.includes('--json')) {
   const plain = Object.fromEntries([...edges].map(([k, m]) => [k, [...m.keys()].sort()]));
   console.log(JSON.stringify({ edges: plain, cycles: components }, null, 2));
@@ -100,4 +95,5 @@ if (args.includes('--json')) {
   for (const c of components) console.log(`cycle: ${c.join(' <-> ')}`);
   for (const [a, b, ab, ba] of pairs) console.log(`pair ${a} <-> ${b}\n  ${ab}\n  ${ba}`);
 }
-if (args.includes('--check') && components.length > 0) process.exit(1);
+// Any cycle fails the scan (--check, its old flag, is still accepted and changes nothing).
+if (components.length > 0) process.exit(1);

@@ -3,7 +3,7 @@ import { AuditPool } from '../../core/audit/pool';
 import { auditIn, PyodideAuditRunner } from '../../core/audit/pyodideRunner';
 import { PyodidePool } from '../../core/runtime/pyodidePool';
 import { collectSources } from '../../core/audit/sources';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { treeCpuMs } from '../processCpu';
 import type { BenchRow, BenchSuite } from '../types';
 

@@ -6,7 +6,7 @@ import { RayExecutor } from '../../core/sweeps/rayExecutor';
 import { auditWork, checkSetKey, itemKey } from '../../core/audit/sweepKind';
 import type { SweepItem } from '../../core/sweeps/sweepStore';
 import { probePython } from '../../core/runtime/native';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import type { BenchRow, BenchSuite } from '../types';
 
 /** The Ray head of .ci/services.sh (Jobs API address, its venv's bin), or null. */

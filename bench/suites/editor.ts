@@ -6,7 +6,7 @@ import { createHandlers } from '../../core/handlers';
 import { startApp } from '../../core/host/startApp';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createInProcessBackend } from '../../core/server/inProcess';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { launchChromium } from '../../tests/helpers/browser';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, percentile, type BenchRow, type BenchSuite } from '../types';

@@ -6,7 +6,7 @@ import { createWsBackend } from '../../core/api/wsClient';
 import { startApp } from '../../core/host/startApp';
 import { ingest } from '../../core/memory/repository';
 import { sha256 } from '../../core/memory/parse';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { launchChromium } from '../../tests/helpers/browser';
 import { tempDir } from '../../tests/helpers/tmp';
 import { COUNTER_SOURCE as COUNTER } from '../../tests/integration/episodes/fixtures';

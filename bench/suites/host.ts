@@ -7,7 +7,7 @@ import { startApp } from '../../core/host/startApp';
 import { createInProcessBackend } from '../../core/server/inProcess';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createHandlers } from '../../core/handlers';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { launchChromium } from '../../tests/helpers/browser';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, type BenchRow, type BenchSuite } from '../types';

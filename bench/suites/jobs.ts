@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApp } from '../../core/host/startApp';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { launchChromium } from '../../tests/helpers/browser';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, type BenchRow, type BenchSuite } from '../types';

@@ -4,7 +4,7 @@ import { EpisodeService } from '../../core/episodes/service';
 import { EpisodeStore } from '../../core/episodes/store';
 import { RuntimeService } from '../../core/runtime/service';
 import { ChatClient } from '../../core/models/client';
-import { modelPlayer } from '../../core/models/agent';
+import { modelPlayer } from '../../core/episodes/agent';
 import { startStandIn } from '../../tests/helpers/standInOpenAi';
 import type { BenchRow, BenchSuite } from '../types';
 

@@ -7,7 +7,7 @@ import { memoryCatalog } from '../../core/episodes/catalog';
 import { EpisodeService } from '../../core/episodes/service';
 import { EpisodeStore } from '../../core/episodes/store';
 import { RuntimeService } from '../../core/runtime/service';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, type BenchRow, type BenchSuite } from '../types';
 

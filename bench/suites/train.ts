@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDataDir } from '../../core/memory/cliDb';
 import { setSeed } from '../../core/memory/repository';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 import { trainVenvDir } from '../../core/train/venv';
 import { tempDir } from '../../tests/helpers/tmp';
 import { median, type BenchSuite } from '../types';

@@ -1,5 +1,5 @@
 import { probePython } from '../runtime/native';
-import { appVersion } from '../services/appInfo';
+import { appVersion } from '../base/appInfo';
 import { PyodidePool } from '../runtime/pyodidePool';
 import { AuditPool } from './pool';
 import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';

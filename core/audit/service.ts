@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../memory/db';
 import type { EventBus } from '../server/events';
-import { appVersion } from '../services/appInfo';
+import { appVersion } from '../base/appInfo';
 import type { PyodidePool } from '../runtime/pyodidePool';
 import { AuditCancelled, AuditPool, type AuditControl } from './pool';
 import { DomainError } from '../errors';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../memory/db';
-import { appVersion } from '../services/appInfo';
+import { appVersion } from '../base/appInfo';
 import type { HarnessReply } from '../runtime/types';
 import type { SweepExecutor, SweepWork } from '../sweeps/executor';
 import type { RemoteResult } from '../sweeps/remote';

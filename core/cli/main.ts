@@ -1,7 +1,7 @@
 import type { CliIO } from './command';
 import { UsageError } from './command';
 import { catalog as commands } from './catalog';
-import { appVersion } from '../services/appInfo';
+import { appVersion } from '../base/appInfo';
 import { errorMessage } from '../api/errorMessage'; // not ../api: --help must not load zod
 
 const stdio: CliIO = {

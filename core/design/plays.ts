@@ -16,7 +16,7 @@ import type { RuntimePort } from '../episodes/session';
 import type { JobResult } from '../episodes/regret';
 import { summarize } from '../episodes/regret';
 import { regretSweeps, type SweepModel } from '../episodes/regretRemote';
-import { driveRegretSweep, episodeKey, type StoredRegretOptions } from '../episodes/regretSweep';
+import { driveRegretSweep, episodeKey, type StoredRegretOptions } from '../runs/regretSweep';
 import { createSweep, sweepIdent, type SweepItem } from '../sweeps/sweepStore';
 import { targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
 import type { PlayOutcome } from './attempt';

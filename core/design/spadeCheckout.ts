@@ -2,7 +2,7 @@
  * A SPADE checkout read at run time (never copied into the workbench's tree): its designer system
  * prompt, skill descriptions, prompt builders, hint and validator prompts, and its corpus loader,
  * through native/spade_src/read_checkout.py, run as a plain Python child (trusted helper work, as
- * core/editor/pythonSyntax.ts runs Python's parser): `python3 -I -S`, one JSON request on stdin,
+ * core/runtime/pythonSyntax.ts runs Python's parser): `python3 -I -S`, one JSON request on stdin,
  * one JSON answer on stdout. A checkout that lacks a file or a constant gets an error naming it.
  */
 import { spawn } from 'node:child_process';

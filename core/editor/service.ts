@@ -14,7 +14,7 @@ import { addVersion, currentHint, getEnvironment, getVersion, ingest, listVersio
 import type { AuditService } from '../audit/service';
 import { quickLoadCheck } from './loadCheck';
 import { previewWriteBack, writeBack } from './writeBack';
-import { PythonSyntaxChecker } from './pythonSyntax';
+import { PythonSyntaxChecker } from '../runtime/pythonSyntax';
 import { deleteDraft, envWithSource, headHash, listDrafts, loadDraft, saveDraft, setVersionMessage } from './repository';
 
 export interface EditorServiceDeps {

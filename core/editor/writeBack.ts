@@ -8,7 +8,7 @@
  */
 import { access, readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import { packageRoot } from '../services/appInfo';
+import { packageRoot } from '../base/appInfo';
 import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
 import { sha256 } from '../memory/parse';

@@ -7,7 +7,7 @@ import { DomainError } from '../errors';
 import type { Policy, StepDetail } from '../api/calls/episodes';
 import type { EpisodeContext, PlayMode, RuntimeChoice, RuntimeKind } from './context';
 import { episodeView, stepDetail, summaryOf } from './episodeViews';
-import { extractAction } from './extract';
+import { extractAction } from '../models/extract';
 import { moveTo, recordStep, reexecute, stillWanted, type Live } from './livePosition';
 import { runPolicy, type Until } from './policyRun';
 import { modeOf, type EnvSession } from './session';

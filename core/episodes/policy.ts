@@ -5,7 +5,7 @@
 import { DomainError } from '../errors';
 import type { Policy } from '../api/calls/episodes';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
-import { extractAction } from './extract';
+import { extractAction } from '../models/extract';
 import type { Player } from './regret';
 import { feedOf, playPlan, type Feed } from './rollout';
 import type { EnvSession } from './session';

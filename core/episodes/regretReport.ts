@@ -3,7 +3,38 @@ import type { RunView } from '../api/calls/runs';
 import type { SweepRow } from '../sweeps/sweepStore';
 import type { JobResult } from './regret';
 import { ESTIMATOR_LABEL } from './estimator';
-import type { RegretEnvSummary, StoredRegretOptions } from './regretSweep';
+import type { ArmSummary } from './regret';
+import type { RegretRemoteOptions } from './regretRemote';
+import type { RegretEstimator, SpadeEstimatorOptions } from './estimator';
+import type { DispatchSettings, SweepTarget } from '../sweeps/targets';
+
+/** What a regret sweep keeps of how it was started, so that a resume or a cancel reaches the same place. */
+export interface StoredRegretOptions {
+  /** `estimator` absent: a sweep stored before estimators had names, paired seeds. */
+  regret: RegretRemoteOptions & { seeds: number; seedStart: number; estimator?: RegretEstimator; spade?: SpadeEstimatorOptions };
+  dispatch: DispatchSettings;
+  target: SweepTarget;
+  /** The model-run record the sweep's episodes are kept in. */
+  runId: string;
+  /**
+   * The endpoint as the caller's local run would keep it in the run record (a design round's game:
+   * the app's endpoint, its key by the secret's name), so a run played on a cluster keeps what a
+   * local one keeps, plus where it ran. Absent: the sweep's model as the command line gave it.
+   */
+  recordEndpoint?: Record<string, unknown>;
+}
+
+export interface RegretEnvSummary {
+  hash: string;
+  name: string | null;
+  hintFailed: boolean;
+  withHint: ArmSummary;
+  withoutHint: ArmSummary;
+  regret: number;
+  rHint: number;
+  rNoHint: number;
+  estimator: RegretEstimator;
+}
 
 /**
  * A regret sweep's report, the one thing both `regret --json` prints and the app shows: per

@@ -10,7 +10,7 @@
  */
 import { DomainError } from '../errors';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';
-import { extractAction, toolCallsAsText, type OpenAiToolCall } from './extract';
+import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../models/extract';
 import { observationFromFirstPrompt, splitHint } from './hint';
 import { errorMessage } from '../api/errorMessage';
 

@@ -1,7 +1,7 @@
 import { errorMessage, type CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
-import { appVersion } from '../services/appInfo';
+import { appVersion } from '../base/appInfo';
 import { DomainError } from '../errors';
 
 /** Only plain web links leave the app; file:, javascript:, custom schemes and credentials never do. */

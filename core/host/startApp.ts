@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createHandlers } from '../handlers';
 import { createDispatcher } from '../server/dispatcher';
 import { Services } from '../services/services';
-import { packageRoot } from '../services/appInfo';
+import { packageRoot } from '../base/appInfo';
 import { startWebHost, type WebHost, type WebHostOptions } from './webHost';
 
 /** The web host's own options (port, bind address, token, log, limits), with the engine's data directory. */

@@ -8,6 +8,7 @@ import { httpStatusOf, toApiError, type Dispatch } from '../server/dispatcher';
 import type { EventBus } from '../server/events';
 import { contentSecurityPolicy } from './csp';
 import { readStatic } from './staticFiles';
+import { isLoopback, needsTokenFor } from '../base/bind';
 
 export interface WebHostOptions {
   dispatch: Dispatch;
@@ -50,21 +51,7 @@ export interface WebHost {
   close(): Promise<void>;
 }
 
-/** The binds that need no token: the default loopback addresses everyone on the machine expects. */
-const DEFAULT_LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 const MAX_BODY = 64 * 1024 * 1024;
-
-export function isLoopback(host: string): boolean {
-  return DEFAULT_LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/**
- * Any bind other than the default loopback was asked for on purpose (another 127.x address is
- * often a forwarded or shared one), so it is gated by a token like an exposed address.
- */
-export function needsTokenFor(host: string): boolean {
-  return !DEFAULT_LOOPBACK.has(host);
-}
 
 /** A call name from the URL path; a malformed %-escape is the client's mistake, not ours. */
 export function callNameFromPath(pathname: string): string | null {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Db } from '../memory/db';
 import { flowBack, type EnvironmentImporter } from './flowback';
 import { completeLines, type LogMirror } from './logMirror';
-import { redact } from '../redact';
+import { redact } from '../base/redact';
 import { parseLogText } from './metrics';
 import { attachRunReturns } from '../memory/runStats';
 import { jobPaths, machineHome, outputPath } from './script';

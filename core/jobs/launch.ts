@@ -3,7 +3,7 @@ import { probePython } from '../runtime/native';
 import { assertEnvName } from './shell';
 import type { BackendKind, JobSpec, RayOptions, SlurmOptions, SshTarget } from './types';
 import { DomainError } from '../errors';
-import { packageRoot } from '../services/appInfo';
+import { packageRoot } from '../base/appInfo';
 import { join } from 'node:path';
 
 export interface LaunchRequest {

@@ -8,7 +8,7 @@ import { SshBackend } from './backends/ssh';
 import type { EnvironmentImporter } from './flowback';
 import { FollowedJob } from './followedJob';
 import { LogMirror } from './logMirror';
-import { redact } from '../redact';
+import { redact } from '../base/redact';
 import { submitsToRay } from './rayLaunch';
 import type { SecretStore } from './secrets';
 import { HostKeyError, type SshConnection } from './ssh/connection';

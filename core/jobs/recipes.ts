@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { packageRoot, unpackedRoot } from '../services/appInfo';
+import { packageRoot, unpackedRoot } from '../base/appInfo';
 import { DomainError } from '../errors';
 
 const recipeSchema = z.object({

@@ -4,7 +4,7 @@ import type { JobArtefacts, JobMetrics, JobSummary, LaunchInput } from '../api/c
 import { continueInput, jobArtefacts } from './artefacts';
 import { loadRecipes } from './recipes';
 import type { Db } from '../memory/db';
-import { exportEnvironments } from '../memory/exporter';
+import { exportEnvironments, type MeasuredRuns } from '../memory/exporter';
 import type { EventBus } from '../server/events';
 import { buildSpec } from './launch';
 import { attachedOwner, JobManager } from './manager';
@@ -18,6 +18,8 @@ export interface JobServiceDeps {
   dataDir: string;
   events: EventBus;
   importer: EnvironmentImporter | null;
+  /** Model runs' measurements, which a shipped pool's env_memory.json carries (core/runs' RunStore). */
+  runs: MeasuredRuns;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Electron's safeStorage on the desktop; absent in web mode (secrets stay in memory). */
   sealer?: Sealer | undefined;
@@ -88,7 +90,7 @@ export class JobService {
       // The pool to ship: the chosen environments exported from memory in SPADE's layout.
       tmpPool = join(this.deps.dataDir, 'jobs', 'pools', `pool-${Date.now().toString(36)}`);
       mkdirSync(tmpPool, { recursive: true });
-      exportEnvironments(this.deps.db, input.poolEnvIds, { format: 'spade', outDir: tmpPool });
+      exportEnvironments(this.deps.db, input.poolEnvIds, { format: 'spade', outDir: tmpPool }, this.deps.runs);
       poolDir = tmpPool;
     }
     try {

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { openDatabase, type Db } from './db';
 import { checkIntegrity, pauseWrites } from './integrity';
-import { defaultDataDir } from '../services/dataDir'; // not services/services: that loads every service (a second of a cold CLI start)
+import { defaultDataDir } from '../base/dataDir'; // not services/services: that loads every service (a second of a cold CLI start)
 
 /**
  * The CLI works on the same database file the app uses (WAL lets it run beside an open app). It

@@ -25,7 +25,6 @@ import { MANIFEST_FROM, parseGameStem, parseRejectedStem, sha256, skillSlug } fr
 import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
 import { errorMessage } from '../api';
-import { RunStore } from '../runs/store';
 import { blendParts } from '../api/blendParts';
 
 export interface ExportOptions {
@@ -38,7 +37,26 @@ export interface ExportOptions {
   measuredBy?: string | null;
 }
 
-type Measured = ReturnType<RunStore['latest']>;
+/** The newest measurement of a game by a model run: the fields of core/runs' RunEnvRecord the export reads. */
+export interface MeasuredRun {
+  runId: string;
+  model: string;
+  winRate: number | null;
+  regret: number | null;
+  rHint: number | null;
+  rNoHint: number | null;
+  seeds: number[];
+  failed: number;
+  estimator: string;
+}
+/**
+ * Where the measurements come from: model runs belong to core/runs, a layer above memory, so the
+ * caller hands its store in (core/runs' RunStore is one).
+ */
+export interface MeasuredRuns {
+  latest(hash: string, model?: string | null): MeasuredRun | null;
+}
+type Measured = MeasuredRun | null;
 
 export interface ExportResult {
   count: number;
@@ -180,8 +198,7 @@ function memoryRecord(d: NonNullable<ReturnType<typeof getEnvironment>>, gameFil
 }
 
 /** Reads the environments and lays out the files (nothing is written). */
-export function planExport(db: Db, ids: number[], format: ExportOptions['format'], measuredBy: string | null = null): ExportPlan {
-  const runs = new RunStore(db);
+export function planExport(db: Db, ids: number[], format: ExportOptions['format'], runs: MeasuredRuns, measuredBy: string | null = null): ExportPlan {
   const files: [string, string][] = [];
   const write = (rel: string, content: string) => {
     files.push([rel, content]);
@@ -279,8 +296,8 @@ export function planExport(db: Db, ids: number[], format: ExportOptions['format'
 }
 
 /** For callers off the server's main thread (the CLI, a job's private temp folder). */
-export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): ExportResult {
-  const plan = planExport(db, ids, opts.format, opts.measuredBy ?? null);
+export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions, runs: MeasuredRuns): ExportResult {
+  const plan = planExport(db, ids, opts.format, runs, opts.measuredBy ?? null);
   makeDirsSync(opts.outDir);
   for (const [rel, content] of plan.files) {
     const path = join(opts.outDir, rel);
@@ -293,8 +310,8 @@ export function exportEnvironments(db: Db, ids: number[], opts: ExportOptions): 
 }
 
 /** The server's export: the same files, written without blocking the event loop. */
-export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: ExportOptions): Promise<ExportResult> {
-  const plan = planExport(db, ids, opts.format, opts.measuredBy ?? null);
+export async function exportEnvironmentsAsync(db: Db, ids: number[], opts: ExportOptions, runs: MeasuredRuns): Promise<ExportResult> {
+  const plan = planExport(db, ids, opts.format, runs, opts.measuredBy ?? null);
   await makeDirs(opts.outDir);
   for (const [rel, content] of plan.files) {
     const path = join(opts.outDir, rel);

@@ -4,7 +4,7 @@
  */
 import { DomainError } from '../errors';
 import type { Db } from './db';
-import { exportEnvironments, exportEnvironmentsAsync, type ExportOptions } from './exporter';
+import { exportEnvironments, exportEnvironmentsAsync, type ExportOptions, type MeasuredRuns } from './exporter';
 import {
   attachStats,
   addVersion,
@@ -33,6 +33,8 @@ export interface LibraryServiceDeps {
   db: Db;
   /** Environments changed (at most the first 1,000 ids are named; lists refresh either way). */
   changed: (change: MemoryChange) => void;
+  /** Model runs' measurements, which an export carries (core/runs' RunStore; runs sit above memory). */
+  runs: MeasuredRuns;
 }
 
 export class LibraryService {
@@ -111,14 +113,14 @@ export class LibraryService {
   export(selection: Selection, opts: ExportOptions) {
     const ids = selectIds(this.db, selection);
     if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
-    return exportEnvironments(this.db, ids, opts);
+    return exportEnvironments(this.db, ids, opts, this.deps.runs);
   }
 
   /** The same, writing asynchronously: a file system that blocks (a dead mount, /proc) cannot freeze the server. */
   exportAsync(selection: Selection, opts: ExportOptions) {
     const ids = selectIds(this.db, selection);
     if (!ids.length) throw new DomainError('invalid_input', 'The selection is empty: nothing to export');
-    return exportEnvironmentsAsync(this.db, ids, opts);
+    return exportEnvironmentsAsync(this.db, ids, opts, this.deps.runs);
   }
 
   stats() {

@@ -12,9 +12,9 @@ import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
 import { importPaths, type WorkerImportOptions } from './importer';
-import { packageRoot } from '../services/appInfo';
+import { packageRoot } from '../base/appInfo';
 import { environmentCount } from './repository';
-import { readFlag, writeFlag } from '../services/settingsStore';
+import { readFlag, writeFlag } from './settingsStore';
 import { DomainError } from '../errors';
 
 interface ImportJob {

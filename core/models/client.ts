@@ -4,13 +4,13 @@
  * 429 and 5xx (honouring Retry-After) and on dropped connections; a per-turn timeout; at most
  * `concurrency` requests in flight.
  */
-import type { OpenAiToolCall } from '../episodes/extract';
+import type { OpenAiToolCall } from './extract';
 import { errorMessage } from '../api/errorMessage'; // not ../api/errors: the CLI's play starts its runtime before zod loads
 import { DomainError } from '../errors';
 import { directFetch } from './httpFetch';
 import { localFetch } from './localEngine';
 import { isLocalEndpoint } from './localModel';
-import { redact } from '../redact';
+import { redact } from '../base/redact';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';

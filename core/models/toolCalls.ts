@@ -5,7 +5,7 @@
  * JSON-decoded where they parse) or else the JSON form `{"name": …, "arguments": {…}}`. Blocks that
  * parse neither way are dropped. `<answer>…</answer>` anywhere wins over tool calls.
  */
-import { pyStrip } from '../episodes/extract';
+import { pyStrip } from './extract';
 import { END_OF_TURN, jsPattern, MAX_CALL_NESTING, TOOL_CALL_PATTERNS } from '../api/spadeRules';
 import { pyJsonLoads, pyStr, toJs, INT_MAX_STR_DIGITS, type PyValue } from './pythonJson';
 

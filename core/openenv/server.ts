@@ -14,7 +14,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ZodError } from 'zod';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError } from '../errors';
-import { isLoopback, needsTokenFor } from '../host/webHost';
+import { isLoopback, needsTokenFor } from '../base/bind';
 import { OpenEnvInstance, type Served } from './episode';
 import { openApiDocument } from './openapi';
 import { handleRpc } from './rpc';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { unpackedRoot } from '../services/appInfo';
+import { unpackedRoot } from '../base/appInfo';
 
 /** Where the runtime's files live on disk: nothing is fetched, everything ships with the app. */
 export interface RuntimePaths {

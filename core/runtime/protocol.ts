@@ -1,4 +1,4 @@
-import type { AuditOptions } from '../audit/types';
+import type { AuditOptions } from './auditOptions';
 import type { BuiltinRequest, LoadOptions } from './harnessMessages';
 
 export type { LoadOptions };

@@ -9,22 +9,23 @@ import { RuntimeService } from '../runtime/service';
 import { JobService } from '../jobs/service';
 import { AuditService } from '../audit/service';
 import { EpisodeService } from '../episodes/service';
-import { ModelService } from '../models/service';
+import { ModelService } from '../runs/modelService';
 import { RunService } from '../runs/service';
+import { RunStore } from '../runs/store';
 import { getEnvironmentByHash } from '../memory/repository';
 import { EpisodeStore } from '../episodes/store';
 import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';
 import { EventBus } from '../server/events';
-import { SettingsStore } from './settingsStore';
+import { SettingsStore } from '../memory/settingsStore';
 import type { MemoryChange } from '../api/calls/memory';
 import { DesignService } from './designService';
 import { PoolAuditService } from '../audit/poolService';
 import { sweepRunningElsewhere } from '../sweeps/sweepOwner';
-import { RegretSweepService } from '../episodes/regretSweepService';
+import { RegretSweepService } from '../runs/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
-import { appVersion } from './appInfo';
+import { appVersion } from '../base/appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
 
@@ -95,6 +96,7 @@ export class Services {
     this.library = new LibraryService({
       db: this.db,
       changed: (c) => this.memoryChanged(c),
+      runs: new RunStore(this.db),
     });
     this.runtime = new RuntimeService({ settings: () => this.settings.get(), log: (level, message) => this.log(level, 'runtime', message) });
     this.onClose(() => this.runtime.shutdown());
@@ -104,6 +106,7 @@ export class Services {
       events: this.events,
       sealer: opts.secretSealer,
       log: (level, message) => this.log(level, 'jobs', message),
+      runs: new RunStore(this.db),
       importer: async (paths, o) => {
         const summary = await this.memory.startImport(paths, { jobId: o.jobId, runId: o.runId, ...(o.regretPlaceholder ? { regretPlaceholder: o.regretPlaceholder } : {}) }).done;
         if (!summary) throw new Error('the import failed (see the log)');
@@ -384,4 +387,4 @@ export class Services {
   }
 }
 
-export { defaultDataDir } from './dataDir';
+export { defaultDataDir } from '../base/dataDir';

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { basename, dirname, join } from 'node:path';
-import { unpackedRoot } from '../services/appInfo';
+import { unpackedRoot } from '../base/appInfo';
 
 export interface TrainSettings {
   selection: string;

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredRegretOptions } from '../../core/episodes/regretSweep';
+import type { StoredRegretOptions } from '../../core/runs/regretSweep';
 import { getSweep } from '../../core/sweeps/sweepStore';
 import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';

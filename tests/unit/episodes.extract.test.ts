@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boxedAnswer, extractAction, toolCallsAsText } from '../../core/episodes/extract';
+import { boxedAnswer, extractAction, toolCallsAsText } from '../../core/models/extract';
 import { parseToolCalls } from '../../core/models/toolCalls';
 import { firstPrompt, injectHint, observationFromFirstPrompt, splitHint } from '../../core/episodes/hint';
 import { candidateStems, parseTrajectories } from '../../core/episodes/trajectory';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boxedAnswer, extractAction } from '../../core/episodes/extract';
+import { boxedAnswer, extractAction } from '../../core/models/extract';
 
 // Cases from SPADE-FORMATS section 2 (and SPADE's parsing module): each failed with the old extractor.
 describe("SPADE's action extraction, rule by rule", () => {

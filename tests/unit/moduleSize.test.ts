@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect, test } from 'vitest';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 
 // Issue 45: TypeScript modules stay under 500 lines, as Python's do (native.pythonShape.test.ts):
 // a file past that has usually taken on a second concern. Every .ts/.tsx file under core/,

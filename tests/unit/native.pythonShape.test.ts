@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { probePython } from '../../core/runtime/native';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 
 // The shape issue 35 asks of native/ and its subfolders: no module over 500 lines, and every def annotated (the
 // parameters, `self`/`cls` of a method aside, and the return), so that mypy (.ci/run, mypy.ini)

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect, test } from 'vitest';
 import { TOOL_CALL_PATTERNS } from '../../core/api/spadeRules';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 
 // SPADE's tag patterns (the tool-call block, its XML and JSON forms, the answer tag) have one home,
 // core/api/spadeRules.ts, generated into native/spade_rules.py. A module that writes its own copy

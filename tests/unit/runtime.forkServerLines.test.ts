@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { probePython } from '../../core/runtime/native';
-import { packageRoot } from '../../core/services/appInfo';
+import { packageRoot } from '../../core/base/appInfo';
 
 /** The fork server's line relay (native/cpython_main.py), run by a plain python3 outside any sandbox. */
 function py(code: string): unknown {

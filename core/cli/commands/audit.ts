@@ -9,7 +9,7 @@ import { auditToReport, type RunItem } from '../../audit/runner';
 import { outputOptions, writeReport } from './auditOutput';
 import { headHashes, saveAudit, targetsFor } from '../../audit/store';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
-import { appVersion } from '../../services/appInfo';
+import { appVersion } from '../../base/appInfo';
 import { isPoolAudit, runPoolAudit } from './auditPool';
 
 export const auditCommand: Command = {

@@ -6,6 +6,7 @@ import { commandInfo } from '../catalog';
 import { exportEnvironmentsAsync } from '../../memory/exporter';
 import { selectIds } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
+import { RunStore } from '../../runs/store';
 
 export const exportCommand: Command = {
   ...commandInfo('export'),
@@ -37,7 +38,7 @@ export const exportCommand: Command = {
         return 1;
       }
       const out = resolve(positionals[0]!);
-      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out, measuredBy: values.model ?? null });
+      const r = await exportEnvironmentsAsync(db, ids, { format: values.format, outDir: out, measuredBy: values.model ?? null }, new RunStore(db));
       if (values.json) io.out(JSON.stringify({ ...r, outDir: out }, null, 2));
       else {
         io.out(`Exported ${r.count} environment(s) to ${out} (${r.files.length} files, format ${values.format}).`);

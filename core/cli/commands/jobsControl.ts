@@ -7,6 +7,7 @@ import { loadRecipes, type Recipe } from '../../jobs/recipes';
 import { isTerminal, type SshTarget } from '../../jobs/types';
 import type { Db } from '../../memory/db';
 import { importPaths } from '../../memory/importer';
+import { RunStore } from '../../runs/store';
 import { EventBus } from '../../server/events';
 import { UsageError, type CliIO } from '../command';
 
@@ -41,6 +42,7 @@ export function jobService(db: Db, dataDir: string, io: CliIO): JobService {
     dataDir,
     events: new EventBus((p) => io.err(`event not sent: ${p}`)),
     importer: (paths, o) => importPaths(db, paths, o),
+    runs: new RunStore(db),
     log: (level, message) => level !== 'info' && io.err(`${level}: ${message}`),
   });
 }

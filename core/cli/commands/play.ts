@@ -10,13 +10,13 @@ import type { SshConnection } from '../../jobs/ssh/connection';
 import type { Db } from '../../memory/db';
 import type { EpisodeService } from '../../episodes/service';
 import { ChatClient, SPADE_SAMPLING, type EndpointConfig } from '../../models/client';
-import type { Transcript } from '../../models/agent';
+import type { Transcript } from '../../episodes/agent';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
 import { DEFAULT_LOCAL_MODEL, isLocalEndpoint, LOCAL_SAMPLING } from '../../models/localModel';
 import { Throughput } from '../../models/throughput';
 import { errorMessage } from '../../api/errorMessage';
 import { LocalEngine } from '../../models/localEngine';
-import { defaultDataDir } from '../../services/dataDir';
+import { defaultDataDir } from '../../base/dataDir';
 
 function num(v: string | undefined, name: string, dflt: number, check: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -123,9 +123,9 @@ export const playCommand: Command = {
         import('../../episodes/catalog'),
         import('../../episodes/service'),
         import('../../episodes/store'),
-        import('../../models/agent'),
+        import('../../episodes/agent'),
         import('../../runs/service'),
-        import('../../services/settingsStore'),
+        import('../../memory/settingsStore'),
       ]);
 
       // --via-job: the endpoint is the server as that job's SSH host sees it; every request goes

@@ -146,11 +146,11 @@ export const regretCommand: Command = {
     };
     const { db, dataDir } = openDataDir(values['data-dir']);
     const [{ prepareRegretSweep, driveRegretSweep }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
-      import('../../episodes/regretSweep'),
+      import('../../runs/regretSweep'),
       import('../../episodes/store'),
       import('../../runs/service'),
       import('../../episodes/catalog'),
-      import('../../services/settingsStore'),
+      import('../../memory/settingsStore'),
     ]);
     let rt: import('../../runtime/service').RuntimeService | null = null;
     try {

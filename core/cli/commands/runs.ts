@@ -5,7 +5,7 @@ import { commandInfo } from '../catalog';
 import { fmtNum, openDataDir } from '../../memory/cliDb';
 import { memoryCatalog } from '../../episodes/catalog';
 import { RunService } from '../../runs/service';
-import { SettingsStore } from '../../services/settingsStore';
+import { SettingsStore } from '../../memory/settingsStore';
 import { DomainError } from '../../errors';
 
 const signed = (v: number | null) => (v === null ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(3)}`);

@@ -6,7 +6,7 @@ import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { RuntimeService } from '../../runtime/service';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
-import { appVersion } from '../../services/appInfo';
+import { appVersion } from '../../base/appInfo';
 import { openDataDir } from '../../memory/cliDb';
 import { memoryCatalog } from '../../episodes/catalog';
 import { EpisodeService } from '../../episodes/service';

@@ -7,7 +7,7 @@ import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { RuntimeService } from '../../runtime/service';
-import { appVersion } from '../../services/appInfo';
+import { appVersion } from '../../base/appInfo';
 import { openDataDir } from '../../memory/cliDb';
 import { memoryCatalog } from '../../episodes/catalog';
 import { EpisodeService } from '../../episodes/service';
@@ -19,7 +19,7 @@ import { resolveLocalModel } from '../../models/localModel';
 import { findOrCreateTrainVenv } from '../../train/venv';
 import { modelArgs, runPython, trainerArgv, trainScript, type TrainSettings } from '../../train/run';
 import { RunService } from '../../runs/service';
-import { SettingsStore } from '../../services/settingsStore';
+import { SettingsStore } from '../../memory/settingsStore';
 import { fmtNum } from '../../memory/cliDb';
 
 function num(v: string | undefined, name: string, dflt: number, ok: (n: number) => boolean): number {

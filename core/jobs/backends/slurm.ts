@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../services/appInfo';
+import { packageRoot } from '../../base/appInfo';
 import { jobPaths, machineHome, renderSbatch, stageJob } from '../script';
 import { secretPrologue, secretStdin, shQuote } from '../shell';
 import type { JobBackend, JobRecord, JobState, LogChunk, StatusReport, SubmitResult, Transport } from '../types';

@@ -12,7 +12,7 @@ import { hintTooLarge, MAX_HINT_BYTES, MAX_SOURCE_BYTES } from '../../api/limits
 import type { Db } from '../db';
 import { decodeSource, sha256 } from '../parse';
 import { envIdOfHash, ingest, type EnvCandidate } from '../repository';
-import { PythonSyntaxChecker } from '../../editor/pythonSyntax';
+import { PythonSyntaxChecker } from '../../runtime/pythonSyntax';
 import { errReason, readLines, reasonKind } from './records';
 
 export interface ImportOptions {

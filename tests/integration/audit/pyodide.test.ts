@@ -5,7 +5,7 @@ import { AuditPool } from '../../../core/audit/pool';
 import { needsNativeModule, PyodideAuditRunner } from '../../../core/audit/pyodideRunner';
 import type { EnvAudit } from '../../../core/audit/types';
 import { PyodidePool } from '../../../core/runtime/pyodidePool';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { ensureChildBuilt } from '../runtime/helpers';
 
 /** Audits inside the Pyodide sandbox: the same verdicts as native CPython, and hostile games contained. */

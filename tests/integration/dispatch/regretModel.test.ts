@@ -7,7 +7,7 @@ import { ciRay } from '../jobs/helpers';
 import { cli, importPool } from './pool';
 
 // A regret sweep played by a served model (the stand-in OpenAI server: no model can serve HTTP
-// here) here, by the workbench's agent (core/models/agent.ts), and on the real Ray head, by the
+// here) here, by the workbench's agent (core/episodes/agent.ts), and on the real Ray head, by the
 // node's agent (native/dispatch/shard_agent.py): the server receives the same request bodies byte
 // for byte, and every episode has the same return and transcript, in cognitive games and in tool-use
 // games (tool calls as text, as the server's structured tool_calls, a tool that raises, an unknown one).

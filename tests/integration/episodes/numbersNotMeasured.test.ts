@@ -3,7 +3,7 @@ import { openDatabase } from '../../../core/memory/db';
 import { EpisodeStore, type StepRecord } from '../../../core/episodes/store';
 import { regretReport, reportLines } from '../../../core/episodes/regretReport';
 import { summarize, type JobResult } from '../../../core/episodes/regret';
-import type { RegretEnvSummary } from '../../../core/episodes/regretSweep';
+import type { RegretEnvSummary } from '../../../core/runs/regretSweep';
 import type { SweepRow } from '../../../core/sweeps/sweepStore';
 import type { RunView } from '../../../core/api/calls/runs';
 import { measure, type RunEpisodeRow } from '../../../core/runs/measure';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Services } from '../../../core/services/services';
 import { ingest } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
-import { modelPlayer } from '../../../core/models/agent';
+import { modelPlayer } from '../../../core/episodes/agent';
 import type { ChatClient, Completion } from '../../../core/models/client';
 import { spadeHintSeeds } from '../../../core/episodes/spadeSeeds';
 import { tempDir } from '../../helpers/tmp';

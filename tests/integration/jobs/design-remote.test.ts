@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
 import { MemorySecretStore } from '../../../core/jobs/secrets';
 import { importPaths } from '../../../core/memory/importer';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { startStandIn } from '../../helpers/standInOpenAi';
 import { luckySevenGame } from '../../helpers/designGames';
 import { tempDir } from '../../helpers/tmp';

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSpec } from '../../../core/jobs/launch';
 import { JobService } from '../../../core/jobs/service';
+import { RunStore } from '../../../core/runs/store';
 import { EventBus } from '../../../core/server/events';
 import { tempDir } from '../../helpers/tmp';
 import { waitState } from './helpers';
@@ -26,7 +27,7 @@ describe("a run's metrics as SPADE and Slime print them", () => {
       const tmp = tempDir('spade-jobs-metrics-');
       const db = openDatabase(join(tmp.dir, 'workbench.sqlite'));
       const errors: string[] = [];
-      const service = new JobService({ db, dataDir: tmp.dir, events: new EventBus(), importer: null, log: (_l, m) => errors.push(m) });
+      const service = new JobService({ db, dataDir: tmp.dir, events: new EventBus(), importer: null, runs: new RunStore(db), log: (_l, m) => errors.push(m) });
       const manager = service.manager;
       cleanups.push(async () => {
         await service.close();

@@ -5,7 +5,7 @@ import { createHandlers } from '../../../core/handlers';
 import { createDispatcher } from '../../../core/server/dispatcher';
 import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import type { Backend, ImportProgress } from '../../../core/api';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource, write } from './fixtures';

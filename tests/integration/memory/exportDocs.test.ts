@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
+import { RunStore } from '../../../core/runs/store';
 import { selectIds } from '../../../core/memory/repository';
 import { EXPORT_LAYOUT, EXPORT_ROUND_TRIP } from '../../../renderer/src/features/editor/exportLayout';
 import { tempDir } from '../../helpers/tmp';
@@ -25,7 +26,7 @@ describe('what an export writes is what the export page and the README say', () 
       write(src, 'env_memory.json', JSON.stringify([{ game_file: 'game_00000_001_pattern_recognition.py', skill: 'Pattern Recognition', code_snippet: code.slice(0, 2000), actor_win_rate: 0.5, regret: 0.2, rollout_id: 0, metadata: {} }]));
       await importPaths(db, [src]);
       const out = join(tmp.dir, 'out');
-      const r = exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
+      const r = exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out }, new RunStore(db));
       const top = [...new Set(r.files.map((f) => (f.includes('/') ? `${f.split('/')[0]}/` : f)))].sort();
       expect(top).toEqual(['checksums.sha256', 'env_memory.json', 'games/', 'manifest.jsonl', 'spade_games_rejected/', 'tool_use/']);
 

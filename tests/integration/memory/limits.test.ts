@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
+import { RunStore } from '../../../core/runs/store';
 import { getEnvironment, ingest, search, selectIds } from '../../../core/memory/repository';
 import { MAX_HINT_BYTES, MAX_SOURCE_BYTES } from '../../../core/api/limits';
 import { createHandlers } from '../../../core/handlers';
@@ -52,7 +53,7 @@ it('stores a hint up to the limit and brings it back whole through both export f
 
   for (const format of ['spade', 'jsonl'] as const) {
     const out = join(tmp.dir, `out-${format}`);
-    exportEnvironments(db, selectIds(db, {}), { format, outDir: out });
+    exportEnvironments(db, selectIds(db, {}), { format, outDir: out }, new RunStore(db));
     const db2 = lib(tmp.dir, `back-${format}.sqlite`);
     const s = await importPaths(db2, [out]);
     expect({ format, imported: s.imported, skipped: s.skipped }).toEqual({ format, imported: 1, skipped: [] });

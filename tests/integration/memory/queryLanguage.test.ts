@@ -6,7 +6,7 @@ import { ingest, matchingIds, search, selectIds } from '../../../core/memory/rep
 import { sha256 } from '../../../core/memory/parse';
 import { saveAudit } from '../../../core/audit/store';
 import { poolItems } from '../../../core/audit/poolAudit';
-import { regretItems } from '../../../core/episodes/regretSweep';
+import { regretItems } from '../../../core/runs/regretSweep';
 import { DomainError } from '../../../core/errors';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource } from './fixtures';

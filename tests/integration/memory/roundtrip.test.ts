@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
+import { RunStore } from '../../../core/runs/store';
 import {
   addVersion,
   facets,
@@ -55,7 +56,7 @@ describe('export and re-import', () => {
     setSeed(db, [idOf('KnightsEnv'), idOf('WarehouseEnv')], true);
     tagEnvironments(db, [idOf('KnightsEnv')], ['curated'], []);
     const out = join(tmp.dir, 'export');
-    const r = exportEnvironments(db, all, { format: 'spade', outDir: out });
+    const r = exportEnvironments(db, all, { format: 'spade', outDir: out }, new RunStore(db));
     expect(r.count).toBe(4);
     expect(r.files).toContain('games/game_00003_000_logical_deduction.py');
     expect(r.files).toContain('games/game_00003_000_logical_deduction_hint.txt');
@@ -90,7 +91,7 @@ describe('export and re-import', () => {
 
   it('round-trips through JSONL', async () => {
     const out = join(tmp.dir, 'jsonl');
-    exportEnvironments(db, selectIds(db, {}), { format: 'jsonl', outDir: out });
+    exportEnvironments(db, selectIds(db, {}), { format: 'jsonl', outDir: out }, new RunStore(db));
     const db2 = openDatabase(join(tmp.dir, 'c.sqlite'));
     try {
       const s = await importPaths(db2, [join(out, 'environments.jsonl')]);
@@ -120,7 +121,7 @@ describe("SPADE's file formats survive export and re-import", () => {
     await importPaths(db, [src]);
     expect(getEnvironment(db, idOf('MazeNavigatorEnv'))!.regret).toBeNull();
     const out = join(tmp.dir, 'export-mem');
-    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
+    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out }, new RunStore(db));
     const text = readFileSync(join(out, 'env_memory.json'), 'utf8');
     const memory = JSON.parse(text) as Record<string, unknown>[];
     // What SPADE's samplers do with every record: compare the win rate, sort by regret.
@@ -156,7 +157,7 @@ describe("SPADE's file formats survive export and re-import", () => {
     await importPaths(db, [src]);
     db.prepare("UPDATE environments SET rejected = 1, rejection_stage = 'env_validator' WHERE name = 'WarehouseEnv'").run();
     const out = join(tmp.dir, 'export-rej');
-    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out });
+    exportEnvironments(db, selectIds(db, {}), { format: 'spade', outDir: out }, new RunStore(db));
     const games = readdirSync(join(out, 'games'));
     expect(games.filter((f) => f.endsWith('.py')).sort()).toEqual(['game_00003_000_logical_deduction.py', 'game_00003_001_spatial_reasoning.py', 'game_00003_002_optimization.py']);
     const rejected = readdirSync(join(out, 'spade_games_rejected')).sort();
@@ -204,7 +205,7 @@ describe("SPADE's file formats survive export and re-import", () => {
     const out = join(tmp.dir, 'export-slug');
     // A game without its original file name gets one built from SPADE's slug.
     db.prepare('UPDATE environments SET file_stem = NULL WHERE id = ?').run(p.id);
-    const r = exportEnvironments(db, [p.id], { format: 'spade', outDir: out });
+    const r = exportEnvironments(db, [p.id], { format: 'spade', outDir: out }, new RunStore(db));
     expect(r.files).toContain('games/game_00006_000_multi-step_workflows.py');
   });
 
@@ -217,7 +218,7 @@ describe("SPADE's file formats survive export and re-import", () => {
     const id = idOf('ParityEnv');
     expect(getEnvironment(db, id)!.hint).toBe(hint);
     const out = join(tmp.dir, 'export-hint');
-    exportEnvironments(db, [id], { format: 'spade', outDir: out });
+    exportEnvironments(db, [id], { format: 'spade', outDir: out }, new RunStore(db));
     expect(readFileSync(join(out, 'games', 'game_00008_000_optimization_hint.txt'), 'utf8')).toBe(hint);
     const { db2 } = await reimport(out);
     try {
@@ -253,7 +254,7 @@ describe('re-importing an unchanged export', () => {
     updateEnvironment(db, idOf('KnapsackEnv'), { rating: 4, notes: 'a note' });
     db.prepare('UPDATE environments SET win_rate = 0.25 WHERE name = ?').run('ParityEnv');
     const out = join(tmp.dir, 'export-again');
-    exportEnvironments(db, all, { format: 'spade', outDir: out });
+    exportEnvironments(db, all, { format: 'spade', outDir: out }, new RunStore(db));
 
     const before = state(db);
     const back = await importPaths(db, [out]);
@@ -277,7 +278,7 @@ describe('re-importing an unchanged export', () => {
   it('reports 0 new, 0 updated for a JSONL export read back into its library', async () => {
     updateEnvironment(db, idOf('KnapsackEnv'), { rating: 2, notes: 'kept' });
     const out = join(tmp.dir, 'jsonl-again');
-    exportEnvironments(db, selectIds(db, {}), { format: 'jsonl', outDir: out });
+    exportEnvironments(db, selectIds(db, {}), { format: 'jsonl', outDir: out }, new RunStore(db));
     const before = state(db);
     const back = await importPaths(db, [out]);
     expect(summaryOf(back)).toEqual(nothing);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments, exportEnvironmentsAsync } from '../../../core/memory/exporter';
+import { RunStore } from '../../../core/runs/store';
 import { search, selectIds, setSeed, updateEnvironment } from '../../../core/memory/repository';
 import { main } from '../../../core/cli/main';
 import { tempDir } from '../../helpers/tmp';
@@ -51,7 +52,7 @@ it('re-imports an exported seed set with a tool-use game of its own as 0 new, 0 
   const out = join(tmp.dir, 'seeds');
   const ids = selectIds(db, { seeds: true });
   expect(ids).toHaveLength(2);
-  exportEnvironments(db, ids, { format: 'spade', outDir: out });
+  exportEnvironments(db, ids, { format: 'spade', outDir: out }, new RunStore(db));
   expect(existsSync(join(out, 'tool_use', 'manifest.json'))).toBe(true);
 
   const before = state(db);
@@ -78,7 +79,7 @@ it('says so when an export writes no env_memory.json because nothing was measure
   const db = open(join(data, 'workbench.sqlite'));
   write(tmp.dir, 'src/riddle.py', gameSource(5, 'RiddleEnv'));
   await importPaths(db, [join(tmp.dir, 'src')]);
-  const r = await exportEnvironmentsAsync(db, selectIds(db, {}), { format: 'spade', outDir: join(tmp.dir, 'out') });
+  const r = await exportEnvironmentsAsync(db, selectIds(db, {}), { format: 'spade', outDir: join(tmp.dir, 'out') }, new RunStore(db));
   expect(r.files).not.toContain('env_memory.json');
   expect(r.notes.join('\n')).toMatch(/no env_memory\.json: none of the 1 game has a win rate/);
 
@@ -89,7 +90,7 @@ it('says so when an export writes no env_memory.json because nothing was measure
 
   // With a number to write, env_memory.json is there and nothing is said.
   db.prepare("UPDATE environments SET win_rate = 0.5 WHERE name = 'RiddleEnv'").run();
-  const m = await exportEnvironmentsAsync(db, selectIds(db, {}), { format: 'spade', outDir: join(tmp.dir, 'out3') });
+  const m = await exportEnvironmentsAsync(db, selectIds(db, {}), { format: 'spade', outDir: join(tmp.dir, 'out3') }, new RunStore(db));
   expect(m.files).toContain('env_memory.json');
   expect(m.notes).toEqual([]);
 });

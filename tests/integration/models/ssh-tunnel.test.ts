@@ -13,7 +13,7 @@ import { EpisodeStore } from '../../../core/episodes/store';
 import { openDatabase } from '../../../core/memory/db';
 import { endpointSchema, type EndpointInput } from '../../../core/api/calls/models';
 import { ModelError } from '../../../core/models/client';
-import { ModelService } from '../../../core/models/service';
+import { ModelService } from '../../../core/runs/modelService';
 import { RunService } from '../../../core/runs/service';
 import { FakeRuntime, type FakeGame } from '../../helpers/fakeRuntime';
 import { startStandIn, type Responder, type StandIn } from '../../helpers/standInOpenAi';

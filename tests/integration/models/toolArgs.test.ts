@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ingest } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
 import { ChatClient } from '../../../core/models/client';
-import { modelPlayer } from '../../../core/models/agent';
+import { modelPlayer } from '../../../core/episodes/agent';
 import { probePython } from '../../../core/runtime/native';
 import { Services } from '../../../core/services/services';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';

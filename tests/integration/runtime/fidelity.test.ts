@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RuntimeService, RuntimeKind } from '../../../core/runtime/service';
 import { probePython } from '../../../core/runtime/native';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { makeRuntime } from './helpers';
 
 /**

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { RuntimeService } from '../../../core/runtime/service';
 
 /** The Pyodide child runs from dist/: build it when missing or older than its sources. */

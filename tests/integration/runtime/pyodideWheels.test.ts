@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fetchWheels, installWheels, PYODIDE_WHEELS, pyodideWheelsDir, verifyWheels, type PyodideFsLike } from '../../../core/runtime/pyodideWheels';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { tempDir } from '../../helpers/tmp';
 
 const WHEELS = pyodideWheelsDir(packageRoot());

@@ -7,7 +7,7 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findOrCreateRuntimeVenv, resolvePython, RUNTIME_REQUIREMENTS, venvPython } from '../../../core/runtime/pythonEnv';
-import { packageRoot } from '../../../core/services/appInfo';
+import { packageRoot } from '../../../core/base/appInfo';
 import { tempDir } from '../../helpers/tmp';
 
 const VENV = process.env.SPADE_WORKBENCH_VENV || join(packageRoot(), 'scratch', 'python-venv');

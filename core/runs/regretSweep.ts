@@ -15,32 +15,20 @@ import { createSweep, headHashes, targetsFor, unfinishedSweep, versionSources, s
 import { remoteExecutor, targetLabel, type DispatchSettings, type SweepTarget } from '../sweeps/targets';
 import type { Db } from '../memory/db';
 import { search } from '../memory/repository';
-import type { RunService } from '../runs/service';
-import { memoryCatalog } from './catalog';
-import { EpisodeContext, type EpisodeDeps } from './context';
-import { describePolicy, scriptedPlayer } from './policy';
-import { PlaybackChatClient, PlaybackRuntime, regretSweeps, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from './regretRemote';
-import { modelPlayer } from '../models/agent';
+import type { RunService } from './service';
+import { memoryCatalog } from '../episodes/catalog';
+import { EpisodeContext, type EpisodeDeps } from '../episodes/context';
+import { describePolicy, scriptedPlayer } from '../episodes/policy';
+import { PlaybackChatClient, PlaybackRuntime, regretSweeps, regretWork, sweepClient, type RecordedCall, type RegretOutcome, type RegretRemoteOptions } from '../episodes/regretRemote';
+import { modelPlayer } from '../episodes/agent';
 import type { ChatClient } from '../models/client';
-import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from './regret';
-import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from './estimator';
-import type { EpisodeStore } from './store';
+import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from '../episodes/regret';
+import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from '../episodes/estimator';
+import type { EpisodeStore } from '../episodes/store';
+import type { RegretEnvSummary, StoredRegretOptions } from '../episodes/regretReport';
 
-/** What a regret sweep keeps of how it was started, so that a resume or a cancel reaches the same place. */
-export interface StoredRegretOptions {
-  /** `estimator` absent: a sweep stored before estimators had names, paired seeds. */
-  regret: RegretRemoteOptions & { seeds: number; seedStart: number; estimator?: RegretEstimator; spade?: SpadeEstimatorOptions };
-  dispatch: DispatchSettings;
-  target: SweepTarget;
-  /** The model-run record the sweep's episodes are kept in. */
-  runId: string;
-  /**
-   * The endpoint as the caller's local run would keep it in the run record (a design round's game:
-   * the app's endpoint, its key by the secret's name), so a run played on a cluster keeps what a
-   * local one keeps, plus where it ran. Absent: the sweep's model as the command line gave it.
-   */
-  recordEndpoint?: Record<string, unknown>;
-}
+export type { RegretEnvSummary, StoredRegretOptions };
+
 
 /** The run record's "model" for a scripted policy: what played, as `runs list --model` names it. */
 export function policyModel(p: Policy): string {
@@ -177,17 +165,6 @@ export interface RegretSweepDeps {
   apiKey?: string | null | undefined;
 }
 
-export interface RegretEnvSummary {
-  hash: string;
-  name: string | null;
-  hintFailed: boolean;
-  withHint: ArmSummary;
-  withoutHint: ArmSummary;
-  regret: number;
-  rHint: number;
-  rNoHint: number;
-  estimator: RegretEstimator;
-}
 
 /** Runs (or resumes) a regret sweep to its end on its target; the run record is ended with it. */
 type DriveHooks = { signal: AbortSignal; onProgress?: ((p: SweepProgress) => void) | undefined; onSubmitted?: ((h: Record<string, unknown>) => void) | undefined };

@@ -8,14 +8,14 @@ import { remoteExecutor, resolveTarget } from '../sweeps/targets';
 import { DomainError } from '../errors';
 import type { Db } from '../memory/db';
 import { ChatClient, ModelError, SPADE_SAMPLING } from '../models/client';
-import type { RunService } from '../runs/service';
+import type { RunService } from './service';
 import type { EventBus } from '../server/events';
-import type { EpisodeDeps } from './context';
-import { regretSweeps, type SweepModel } from './regretRemote';
-import { regretReport } from './regretReport';
+import type { EpisodeDeps } from '../episodes/context';
+import { regretSweeps, type SweepModel } from '../episodes/regretRemote';
+import { regretReport } from '../episodes/regretReport';
 import { driveRegretSweep, prepareRegretSweep, regretItems, storedOutcome, type StoredRegretOptions } from './regretSweep';
-import type { EpisodeStore } from './store';
-import { spadeOptions } from './estimator';
+import type { EpisodeStore } from '../episodes/store';
+import { spadeOptions } from '../episodes/estimator';
 
 export interface RegretSweepServiceOptions {
   db: Db;

@@ -1,5 +1,5 @@
 import { settingsSchema, type Settings } from '../api/calls/app';
-import type { Db } from '../memory/db';
+import type { Db } from './db';
 
 export const defaultSettings: Settings = {
   theme: 'system',

@@ -11,7 +11,7 @@
  */
 
 import { AGENT_PROMPT, BOXED_PATTERNS } from '../api/spadeRules';
-import { pyJsonLoads } from '../models/pythonJson';
+import { pyJsonLoads } from './pythonJson';
 
 // Kept once in core/api/spadeRules.ts (native/spade_rules.py is generated from it).
 const PATTERNS = BOXED_PATTERNS.map((p) => new RegExp(p));

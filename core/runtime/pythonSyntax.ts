@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Diagnostic } from '../api/calls/editor';
-import { onLines } from '../runtime/childProtocol';
+import { onLines } from './childProtocol';
 import { DomainError } from '../errors';
 
 /**

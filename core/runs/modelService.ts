@@ -6,11 +6,11 @@
 import { errorMessage } from '../api/errors';
 import { invalidInput } from '../errors';
 import { endpointSchema, type Endpoint, type ModelRun, type ModelTurn } from '../api/calls/models';
-import type { RunService } from '../runs/service';
+import type { RunService } from './service';
 import type { EpisodeService } from '../episodes/service';
-import { ChatClient, type EndpointConfig } from './client';
-import { modelPlayer, modelTurn } from './agent';
-import { tunnelFetch, type Forwarder } from './tunnel';
+import { ChatClient, type EndpointConfig } from '../models/client';
+import { modelPlayer, modelTurn } from '../episodes/agent';
+import { tunnelFetch, type Forwarder } from '../models/tunnel';
 import { spadeGamePath, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from '../episodes/estimator';
 
 export interface ModelDeps {

@@ -13,14 +13,14 @@
  * SPADE's hinted cognitive play differs from the unhinted one in two ways, kept here: it neither cuts
  * `</think>` nor ends on a reply cut by max_tokens.
  */
-import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../episodes/extract';
-import { firstPrompt, injectHint } from '../episodes/hint';
-import type { Player, PlayedEpisode } from '../episodes/regret';
-import { playPlan, type Feed, type Outcome, type PlanItem, type PlayResult } from '../episodes/rollout';
-import type { StepRecord } from '../episodes/store';
-import type { EnvSession } from '../episodes/session';
-import { ModelError, type ChatClient, type ChatMessage, type Usage } from './client';
-import { hasAnswer, parseToolCalls } from './toolCalls';
+import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../models/extract';
+import { firstPrompt, injectHint } from './hint';
+import type { Player, PlayedEpisode } from './regret';
+import { playPlan, type Feed, type Outcome, type PlanItem, type PlayResult } from './rollout';
+import type { StepRecord } from './store';
+import type { EnvSession } from './session';
+import { ModelError, type ChatClient, type ChatMessage, type Usage } from '../models/client';
+import { hasAnswer, parseToolCalls } from '../models/toolCalls';
 import { errorMessage } from '../api/errorMessage';
 
 export interface AgentTurn {
