@@ -41,6 +41,7 @@ from types import ModuleType
 
 if TYPE_CHECKING:
     from harness import Harness
+    from harness_messages import AuditRequest
     from judge_channel import Env
 
 
@@ -182,7 +183,7 @@ def play_checks(audit: Audit, env: Env) -> None:
     check_timing(audit)
 
 
-def cmd_audit(h: Harness, req: dict[str, Any], harness: ModuleType, transport: Callable[[str], str]) -> Any:
+def cmd_audit(h: Harness, req: AuditRequest, harness: ModuleType, transport: Callable[[str], str]) -> Any:
     source = req.get("source")
     if not isinstance(source, str):
         raise harness.HarnessError("protocol", "audit needs a source string")
@@ -194,7 +195,7 @@ def cmd_audit(h: Harness, req: dict[str, Any], harness: ModuleType, transport: C
         results = getattr(e, "results", None)
         if isinstance(results, list):
             extra["results"] = results
-        raise harness.HarnessError("crash", str(e), **extra)
+        raise harness.HarnessError("crashed", str(e), **extra)
 
 
 def install_judge(h: Harness, harness: ModuleType, transport: Callable[[str], str]) -> Any:

@@ -26,10 +26,11 @@ import json
 import linecache
 import sys
 import types
+from collections.abc import Mapping
 
 from harness_loader import (  # noqa: F401  (re-exported: harness.X is the harness's interface)
     ADMISSION_ACTIONS, ADMISSION_BUDGET, DEFAULT_BUDGET, INJECTED_MODULES, PROBE_ACTIONS, STATEFUL_MODULES, TYPING_NAMES,
-    SpadeLoadError, _hash_seed, _instantiate, _load_error, _may_have_tools, _syntax_extra, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
+    SpadeLoadError, _hash_seed, cmd_check_syntax, _instantiate, _load_error, _may_have_tools, _syntax_extra, find_env_class, fresh_module, injected_names, reset_problem, spade_class, spade_compile,
     solution_actions, spade_exec, spade_instantiate, spade_load, spade_namespace, spade_validate, step_problem, warm,
 )
 from harness_alarm import call_alarm  # noqa: F401
@@ -47,7 +48,13 @@ from harness_values import (  # noqa: F401
     HarnessError, _SAFE_INT, _fast_dumps, _fast_loads, json_number, cut, describe, describe_fields, env_traceback, error_info, plain, repr_safe,
     shared_state, state_of, str_safe, type_name,
 )
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
+
+if TYPE_CHECKING:  # the contract's shapes (generated from core/runtime/harnessMessages.ts), for mypy only
+    from harness_messages import CloseRequest, CloseResult, FailedReset, FailedStep, GetToolsRequest, LoadOptions, LoadRequest  # noqa: F401
+    from harness_messages import LoadResult, PingRequest, PingResult, PlayRequest, PlayResult, ResetRequest, ResetResult, RestoreRequest, RestoreResult, SnapshotRequest, SnapshotResult  # noqa: F401
+    from harness_messages import SolutionRequest, SolutionResult, SpadeValidation, StateRequest, StepRequest, StepResult, ToolRequest, ToolResult  # noqa: F401
+T = TypeVar("T")
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
@@ -59,7 +66,7 @@ _json_dumps, _json_loads = json.dumps, json.loads
 
 
 class Session:
-    def __init__(self, sid: str, source: str, options: dict[str, Any]) -> None:
+    def __init__(self, sid: str, source: str, options: LoadOptions) -> None:
         self.sid = sid
         self.source = source
         # Tracebacks read the source through linecache; split once, not at every call.
@@ -82,15 +89,14 @@ class Session:
         self.snap_counter = 0
 
 
-
 class Harness:
     def __init__(self) -> None:
         self.baseline = SharedBaseline()
         self.tampered: list[Any] = []
         self.sessions: dict[Any, Any] = {}
-        self.commands = dict(BUILTIN_COMMANDS)
+        self.commands: dict[str, Callable[..., Any]] = dict(BUILTIN_COMMANDS)
         self.out = CappedOutput()
-        self.runtime = "pyodide" if sys.platform == "emscripten" else "cpython"
+        self.runtime: Literal["pyodide", "cpython"] = "pyodide" if sys.platform == "emscripten" else "cpython"
         self.before_call: Any = None  # set by the host: arms a per-call timer (CPython)
         self.after_call: Any = None
         self.call_timeout: Any = None
@@ -157,7 +163,7 @@ class Harness:
             return False, error_info(e)
 
     # -- running environment code
-    def session(self, req: dict[str, Any]) -> Any:
+    def session(self, req: Mapping[str, object]) -> Session:
         s = self.sessions.get(req.get("session"))
         if s is None:
             raise HarnessError("unknown_session", f"no session {req.get('session')!r}")
@@ -192,7 +198,7 @@ class Harness:
             self.tampered = (self.tampered + fixed)[-50:]
         return fixed
 
-    def run(self, s: Session, fn: Callable[..., Any], *args: Any) -> Any:
+    def run(self, s: Session, fn: Callable[..., T], *args: Any) -> T:
         self.enter(s)
         try:
             return fn(*args)
@@ -203,35 +209,18 @@ class Harness:
 # ---------------------------------------------------------------- commands
 
 
-def cmd_ping(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_ping(h: Harness, req: PingRequest) -> PingResult:
     return {"runtime": h.runtime, "python": sys.version.split()[0], "numpy": _has_numpy()}
 
 
-def _has_numpy() -> Any:
+def _has_numpy() -> bool:
     return importlib.util.find_spec("numpy") is not None
 
 
-def cmd_check_syntax(h: Harness, req: dict[str, Any]) -> Any:
-    source = req.get("source")
-    if not isinstance(source, str):
-        raise HarnessError("protocol", "source must be a string")
-    try:
-        compile(source, ENV_FILENAME, "exec", ast.PyCF_ONLY_AST)
-    except SyntaxError as e:
-        err = {"line": e.lineno or 1, "col": e.offset or 1, "message": e.msg or "invalid syntax"}
-        if getattr(e, "end_lineno", None):
-            err["endLine"] = e.end_lineno
-            err["endCol"] = e.end_offset
-        return {"ok": False, "errors": [err], "python": sys.version.split()[0]}
-    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
-        return {"ok": False, "errors": [{"line": 1, "col": 1, "message": f"{type(e).__name__}: {e}"}], "python": sys.version.split()[0]}
-    return {"ok": True, "errors": [], "python": sys.version.split()[0]}
-
-
-def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_load(h: Harness, req: LoadRequest) -> LoadResult:
     sid = req.get("session")
     source = req.get("source")
-    options = req.get("options") or {}
+    options: LoadOptions = req.get("options") or {}
     if not isinstance(sid, str) or not isinstance(source, str):
         raise HarnessError("protocol", "load needs a session id and a source string")
     if sid in h.sessions:
@@ -241,7 +230,7 @@ def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
     legacy = options.get("mode") == "legacy"
     restored = h.guard()
     s = Session(sid, source, options)
-    validation = None
+    validation: SpadeValidation | None = None
     h.enter(s)
     try:
         try:
@@ -266,7 +255,7 @@ def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
         h.leave(s)
     h.sessions[sid] = s
     mt = s.max_turns
-    return {
+    out: LoadResult = {
         "className": s.class_name,
         "maxTurns": mt if isinstance(mt, int) and not isinstance(mt, bool) else (int(mt) if isinstance(mt, bool) else None),
         "budget": budget,
@@ -279,19 +268,21 @@ def cmd_load(h: Harness, req: dict[str, Any]) -> Any:
         "deterministic": s.deterministic,
         # A fixed hash seed makes set order repeat between runs; SPADE sets none.
         "hashSeed": _hash_seed(),
-        **({"validation": validation} if validation is not None else {}),
-        **({"restoredShared": restored[:50]} if restored else {}),
     }
+    if validation is not None:
+        out["validation"] = validation
+    if restored:
+        out["restoredShared"] = restored[:50]
+    return out
 
 
-
-def _action(a: Any) -> Any:
+def _action(a: object) -> str:
     if not isinstance(a, str):
         raise HarnessError("protocol", "an action must be a string")
     return a[:MAX_ACTION_CHARS]
 
 
-def cmd_reset(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_reset(h: Harness, req: ResetRequest) -> ResetResult:
     s = h.session(req)
     seed = req.get("seed")
     if seed is not None and not isinstance(seed, int):
@@ -302,15 +293,13 @@ def cmd_reset(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, _reset, s, seed, preseed)
 
 
-def cmd_step(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_step(h: Harness, req: StepRequest) -> StepResult:
     s = h.session(req)
     action = _action(req.get("action"))
     return h.run(s, _step, s, action)
 
 
-
-
-def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_play(h: Harness, req: PlayRequest) -> PlayResult:
     """A whole action script in one call: optional reset, then steps until done or the script ends."""
     s = h.session(req)
     actions = req.get("actions")
@@ -324,8 +313,8 @@ def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
     if do_reset:
         h.guard()
 
-    def go() -> Any:
-        out: dict[str, Any] = {"steps": []}
+    def go() -> PlayResult:
+        out: PlayResult = {"steps": []}
         if do_reset:
             try:
                 out["reset"] = _reset(s, seed)
@@ -333,7 +322,10 @@ def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
                 raise
             except BaseException as e:
                 err = error_info(e)
-                out["reset"] = {"error": err, **({"spade": err["spade"]} if "spade" in err else {})}
+                failed_reset: FailedReset = {"error": err}
+                if "spade" in err:
+                    failed_reset["spade"] = err["spade"]
+                out["reset"] = failed_reset
                 return out
         steps = out["steps"]
         step = s.env.step
@@ -347,10 +339,10 @@ def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
                 if isinstance(e, Exception):
                     _mark_spade(e, spade_step_error(e))
                 err = error_info(e)
-                rec = {"action": a, "error": err}
+                failed: FailedStep = {"action": a, "error": err}
                 if "spade" in err:
-                    rec["spade"] = err["spade"]
-                steps.append(rec)
+                    failed["spade"] = err["spade"]
+                steps.append(failed)
                 break
             # steps[i] answers actions[i]; the action is echoed only where a step failed
             if with_state:
@@ -368,12 +360,12 @@ def cmd_play(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, go)
 
 
-def cmd_state(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_state(h: Harness, req: StateRequest) -> Any:  # described fields (harness_values.state_of): any JSON
     s = h.session(req)
     return h.run(s, state_of, s)
 
 
-def cmd_solution(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_solution(h: Harness, req: SolutionRequest) -> SolutionResult:
     s = h.session(req)
     fn = getattr(s.env, "solution", None)
     if not callable(fn):
@@ -382,7 +374,7 @@ def cmd_solution(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, lambda: with_plan(s.env, {"value": plain(fn()), "type": type_name(fn())}))
 
 
-def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_snapshot(h: Harness, req: SnapshotRequest) -> SnapshotResult:
     """Deep copies of the instance and the session's random state, kept in the interpreter.
 
     Limits: objects deepcopy cannot copy (generators, open files, locks, modules held as
@@ -391,7 +383,7 @@ def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:
     """
     s = h.session(req)
 
-    def take() -> Any:
+    def take() -> SnapshotResult:
         try:
             env_copy = copy.deepcopy(s.env)
         except (CallTimeout, KeyboardInterrupt):
@@ -410,13 +402,13 @@ def cmd_snapshot(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, take)
 
 
-def cmd_restore(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_restore(h: Harness, req: RestoreRequest) -> RestoreResult:
     s = h.session(req)
     snap = s.snapshots.get(req.get("token"))
     if snap is None:
         raise HarnessError("not_found", f"no snapshot {req.get('token')!r} in this session")
 
-    def put() -> Any:
+    def put() -> RestoreResult:
         env_copy, rstate, np_state = snap
         s.env = copy.deepcopy(env_copy)  # the stored copy stays pristine, so a token restores many times
         s.modules["random"].setstate(rstate)
@@ -427,11 +419,11 @@ def cmd_restore(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, put)
 
 
-def cmd_get_tools(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_get_tools(h: Harness, req: GetToolsRequest) -> list[Any]:
     """SPADE's wrapper: the game's get_tools(), or [] when it has none (a plain game)."""
     s = h.session(req)
 
-    def go() -> Any:
+    def go() -> list[Any]:
         fn = getattr(s.env, "get_tools", None)
         if fn is None:
             return []
@@ -440,7 +432,7 @@ def cmd_get_tools(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, go)
 
 
-def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_tool(h: Harness, req: ToolRequest) -> ToolResult:
     """SPADE's wrapper execute_tool: a parsed tool call, straight to the game (never to step).
 
     `block` is the text inside the call's <tool_call> tags: read here by SPADE's own parser
@@ -455,7 +447,8 @@ def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
     if block is None and not isinstance(req.get("name"), str):
         raise HarnessError("protocol", "tool needs a block or a name string")
 
-    def go() -> Any:
+    def go() -> ToolResult:
+        arguments: Any
         if block is None:
             name, arguments = req.get("name"), req.get("arguments", {})
         else:
@@ -466,7 +459,7 @@ def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
         ret = fn(name, arguments)
         # SPADE's rollout reads tool_result.get("output", ""): a result without .get raises there and
         # fails the episode (its catch-all), so it raises here too, as the game's own exception.
-        out = {"output": plain(ret.get("output", "")), "returncode": plain(ret.get("returncode"))}
+        out: ToolResult = {"output": plain(ret.get("output", "")), "returncode": plain(ret.get("returncode"))}
         if type(out["output"]) is not str or type(out["returncode"]) is not int:
             out["raw"] = describe(ret)
         return out
@@ -474,16 +467,16 @@ def cmd_tool(h: Harness, req: dict[str, Any]) -> Any:
     return h.run(s, go)
 
 
-def cmd_close(h: Harness, req: dict[str, Any]) -> Any:
+def cmd_close(h: Harness, req: CloseRequest) -> CloseResult:
     s = h.sessions.pop(req.get("session"), None)
     fixed = h.guard()
-    out = {"closed": s is not None}
+    out: CloseResult = {"closed": s is not None}
     if fixed:
         out["restoredShared"] = fixed[:50]
     return out
 
 
-BUILTIN_COMMANDS = {
+BUILTIN_COMMANDS: dict[str, Callable[..., Any]] = {
     "ping": cmd_ping,
     "check_syntax": cmd_check_syntax,
     "load": cmd_load,

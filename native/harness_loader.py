@@ -7,17 +7,22 @@ admission. The one copy of those rules: the harness, the audit's checks and the 
 
 from __future__ import annotations
 
+import ast
 import builtins
 import copy
 import importlib
 import importlib.util
 import json
+import sys
 import types
 
 import spade_rules
 from harness_tool_base import ToolUseBaseEnv, _tool_module
 from harness_values import ENV_FILENAME, CallTimeout, HarnessError, error_info, repr_safe, str_safe
 from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness_messages import CheckSyntaxRequest, CheckSyntaxResult, CheckSyntaxResultErrorsItem
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
@@ -416,3 +421,21 @@ def _hash_seed() -> Any:
 
 def _syntax_extra(e: Any) -> Any:
     return {"type": "SyntaxError", "line": e.lineno, "col": e.offset, "detail": e.msg}
+
+
+def cmd_check_syntax(h: object, req: CheckSyntaxRequest) -> CheckSyntaxResult:
+    """Python's own parser on a source (the harness's `check_syntax` command; nothing is run)."""
+    source = req.get("source")
+    if not isinstance(source, str):
+        raise HarnessError("protocol", "source must be a string")
+    try:
+        compile(source, ENV_FILENAME, "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as e:
+        err: CheckSyntaxResultErrorsItem = {"line": e.lineno or 1, "col": e.offset or 1, "message": e.msg or "invalid syntax"}
+        if e.end_lineno and e.end_offset is not None:
+            err["endLine"] = e.end_lineno
+            err["endCol"] = e.end_offset
+        return {"ok": False, "errors": [err], "python": sys.version.split()[0]}
+    except (ValueError, OverflowError, MemoryError, RecursionError) as e:
+        return {"ok": False, "errors": [{"line": 1, "col": 1, "message": f"{type(e).__name__}: {e}"}], "python": sys.version.split()[0]}
+    return {"ok": True, "errors": [], "python": sys.version.split()[0]}

@@ -6,122 +6,9 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 
-class HarnessErrorFramesItem(TypedDict):
-    line: int
-    function: str
-
-
-class HarnessErrorSpade0(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class HarnessErrorSpade1(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class HarnessError(TypedDict):
-    kind: str
-    type: str
-    message: str
-    traceback: NotRequired[str]
-    line: NotRequired[int | None]
-    col: NotRequired[int | None]
-    endLine: NotRequired[int]
-    endCol: NotRequired[int]
-    detail: NotRequired[str]
-    stage: NotRequired[str]
-    missingModule: NotRequired[str]
-    frames: NotRequired[list[HarnessErrorFramesItem]]
-    restarted: NotRequired[bool]
-    spade: NotRequired[HarnessErrorSpade0 | HarnessErrorSpade1]
-
-
-class LoadOptions(TypedDict):
-    maxTurns: NotRequired[int]
-    mode: NotRequired[Literal["respect", "legacy"]]
-    deterministic: NotRequired[bool]
-    spadeMode: NotRequired[bool]
-    timeoutSec: NotRequired[float]
-
-
-class PingRequest(TypedDict):
-    cmd: Literal["ping"]
-
-
-class CheckSyntaxRequest(TypedDict):
-    cmd: Literal["check_syntax"]
-    source: str
-
-
-class LoadRequestOptions(TypedDict):
-    maxTurns: NotRequired[int]
-    mode: NotRequired[Literal["respect", "legacy"]]
-    deterministic: NotRequired[bool]
-    spadeMode: NotRequired[bool]
-    timeoutSec: NotRequired[float]
-
-
-class LoadRequest(TypedDict):
-    cmd: Literal["load"]
-    source: str
-    options: NotRequired[LoadRequestOptions]
-
-
-class ResetRequest(TypedDict):
-    cmd: Literal["reset"]
-    seed: NotRequired[int | None]
-
-
-class StepRequest(TypedDict):
-    cmd: Literal["step"]
-    action: str
-
-
-class PlayRequest(TypedDict):
-    cmd: Literal["play"]
-    actions: list[str]
-    seed: NotRequired[int | None]
-    reset: NotRequired[bool]
-    stopWhenDone: NotRequired[bool]
-    state: NotRequired[bool]
-
-
-class StateRequest(TypedDict):
-    cmd: Literal["state"]
-
-
-class SolutionRequest(TypedDict):
-    cmd: Literal["solution"]
-
-
-class SnapshotRequest(TypedDict):
-    cmd: Literal["snapshot"]
-
-
-class RestoreRequest(TypedDict):
-    cmd: Literal["restore"]
-    token: str
-
-
-class GetToolsRequest(TypedDict):
-    cmd: Literal["get_tools"]
-
-
-class ToolRequest(TypedDict):
-    cmd: Literal["tool"]
-    block: NotRequired[str]
-    name: NotRequired[str]
-    arguments: NotRequired[Any]
-
-
-class CloseRequest(TypedDict):
-    cmd: Literal["close"]
+# Why a call failed (core/api/harnessError.ts HARNESS_ERROR_KINDS): the one spelling of each cause on both sides.
+ErrorKind = Literal["load_error", "env_error", "timeout", "memory", "crashed", "cancelled", "closed", "unavailable", "protocol", "unknown_session", "not_found", "snapshot_unsupported", "unreadable_call"]
+ERROR_KINDS: tuple[ErrorKind, ...] = ("load_error", "env_error", "timeout", "memory", "crashed", "cancelled", "closed", "unavailable", "protocol", "unknown_session", "not_found", "snapshot_unsupported", "unreadable_call")
 
 
 class SpadeStep(TypedDict):
@@ -136,6 +23,151 @@ class SpadeStep(TypedDict):
 class SpadeReset(TypedDict):
     observation: str
     info: dict[str, float | bool | None | str]
+
+
+class HarnessErrorFramesItem(TypedDict):
+    line: int
+    function: str
+
+
+class HarnessError(TypedDict):
+    kind: ErrorKind
+    type: str
+    message: str
+    traceback: NotRequired[str]
+    line: NotRequired[int | None]
+    col: NotRequired[int | None]
+    endLine: NotRequired[int]
+    endCol: NotRequired[int]
+    detail: NotRequired[str]
+    stage: NotRequired[str]
+    missingModule: NotRequired[str]
+    frames: NotRequired[list[HarnessErrorFramesItem]]
+    restarted: NotRequired[bool]
+    spade: NotRequired[SpadeStep | SpadeReset]
+
+
+class LoadOptions(TypedDict):
+    maxTurns: NotRequired[int]
+    mode: NotRequired[Literal["respect", "legacy"]]
+    deterministic: NotRequired[bool]
+    spadeMode: NotRequired[bool]
+    timeoutSec: NotRequired[float]
+
+
+class PingRequest(TypedDict):
+    cmd: Literal["ping"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class CheckSyntaxRequest(TypedDict):
+    cmd: Literal["check_syntax"]
+    source: str
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class LoadRequest(TypedDict):
+    cmd: Literal["load"]
+    source: str
+    options: NotRequired[LoadOptions]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class ResetRequest(TypedDict):
+    cmd: Literal["reset"]
+    seed: NotRequired[int | None]
+    preseed: NotRequired[int]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class StepRequest(TypedDict):
+    cmd: Literal["step"]
+    action: str
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class PlayRequest(TypedDict):
+    cmd: Literal["play"]
+    actions: list[str]
+    seed: NotRequired[int | None]
+    reset: NotRequired[bool]
+    stopWhenDone: NotRequired[bool]
+    state: NotRequired[bool]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class StateRequest(TypedDict):
+    cmd: Literal["state"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class SolutionRequest(TypedDict):
+    cmd: Literal["solution"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class SnapshotRequest(TypedDict):
+    cmd: Literal["snapshot"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class RestoreRequest(TypedDict):
+    cmd: Literal["restore"]
+    token: str
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class GetToolsRequest(TypedDict):
+    cmd: Literal["get_tools"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class ToolRequest(TypedDict):
+    cmd: Literal["tool"]
+    block: NotRequired[str]
+    name: NotRequired[str]
+    arguments: NotRequired[Any]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class CloseRequest(TypedDict):
+    cmd: Literal["close"]
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
+
+
+class AuditRequest(TypedDict):
+    cmd: Literal["audit"]
+    source: str
+    options: Any
+    id: NotRequired[int | None]
+    session: NotRequired[str]
+    timeoutSec: NotRequired[float]
 
 
 class SpadeValidation(TypedDict):
@@ -164,12 +196,6 @@ class CheckSyntaxResult(TypedDict):
     python: str
 
 
-class LoadResultValidation(TypedDict):
-    ok: bool
-    message: str | None
-    stage: Literal["reset", "step", "reset2"] | None
-
-
 class LoadResult(TypedDict):
     className: str
     maxTurns: int | None
@@ -182,13 +208,8 @@ class LoadResult(TypedDict):
     spadeMode: bool
     deterministic: bool
     hashSeed: str | None
-    validation: NotRequired[LoadResultValidation]
+    validation: NotRequired[SpadeValidation]
     restoredShared: NotRequired[list[str]]
-
-
-class ResetResultSpade(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
 
 
 class ResetResult(TypedDict):
@@ -197,18 +218,9 @@ class ResetResult(TypedDict):
     types: list[str]
     shape: Literal["tuple2", "str", "other"]
     raw: NotRequired[Any]
-    spade: ResetResultSpade
+    spade: SpadeReset
     seeded: NotRequired[list[str]]
     seedIgnored: NotRequired[Literal[True]]
-
-
-class StepResultSpade(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
 
 
 class StepResult(TypedDict):
@@ -220,7 +232,7 @@ class StepResult(TypedDict):
     types: list[str]
     shape: Literal["tuple5", "other"]
     raw: NotRequired[Any]
-    spade: StepResultSpade
+    spade: SpadeStep
     state: NotRequired[Any]
 
 
@@ -250,238 +262,17 @@ class CloseResult(TypedDict):
     restoredShared: NotRequired[list[str]]
 
 
-class FailedStepErrorFramesItem(TypedDict):
-    line: int
-    function: str
-
-
-class FailedStepErrorSpade0(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class FailedStepErrorSpade1(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class FailedStepError(TypedDict):
-    kind: str
-    type: str
-    message: str
-    traceback: NotRequired[str]
-    line: NotRequired[int | None]
-    col: NotRequired[int | None]
-    endLine: NotRequired[int]
-    endCol: NotRequired[int]
-    detail: NotRequired[str]
-    stage: NotRequired[str]
-    missingModule: NotRequired[str]
-    frames: NotRequired[list[FailedStepErrorFramesItem]]
-    restarted: NotRequired[bool]
-    spade: NotRequired[FailedStepErrorSpade0 | FailedStepErrorSpade1]
-
-
-class FailedStepSpade(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
 class FailedStep(TypedDict):
     action: str
-    error: FailedStepError
-    spade: NotRequired[FailedStepSpade]
-
-
-class FailedResetErrorFramesItem(TypedDict):
-    line: int
-    function: str
-
-
-class FailedResetErrorSpade0(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class FailedResetErrorSpade1(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class FailedResetError(TypedDict):
-    kind: str
-    type: str
-    message: str
-    traceback: NotRequired[str]
-    line: NotRequired[int | None]
-    col: NotRequired[int | None]
-    endLine: NotRequired[int]
-    endCol: NotRequired[int]
-    detail: NotRequired[str]
-    stage: NotRequired[str]
-    missingModule: NotRequired[str]
-    frames: NotRequired[list[FailedResetErrorFramesItem]]
-    restarted: NotRequired[bool]
-    spade: NotRequired[FailedResetErrorSpade0 | FailedResetErrorSpade1]
-
-
-class FailedResetSpade(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
+    error: HarnessError
+    spade: NotRequired[SpadeStep]
 
 
 class FailedReset(TypedDict):
-    error: FailedResetError
-    spade: NotRequired[FailedResetSpade]
-
-
-class PlayResultReset0Spade(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class PlayResultReset0(TypedDict):
-    observation: Any
-    info: Any
-    types: list[str]
-    shape: Literal["tuple2", "str", "other"]
-    raw: NotRequired[Any]
-    spade: PlayResultReset0Spade
-    seeded: NotRequired[list[str]]
-    seedIgnored: NotRequired[Literal[True]]
-
-
-class PlayResultReset1ErrorFramesItem(TypedDict):
-    line: int
-    function: str
-
-
-class PlayResultReset1ErrorSpade0(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class PlayResultReset1ErrorSpade1(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class PlayResultReset1Error(TypedDict):
-    kind: str
-    type: str
-    message: str
-    traceback: NotRequired[str]
-    line: NotRequired[int | None]
-    col: NotRequired[int | None]
-    endLine: NotRequired[int]
-    endCol: NotRequired[int]
-    detail: NotRequired[str]
-    stage: NotRequired[str]
-    missingModule: NotRequired[str]
-    frames: NotRequired[list[PlayResultReset1ErrorFramesItem]]
-    restarted: NotRequired[bool]
-    spade: NotRequired[PlayResultReset1ErrorSpade0 | PlayResultReset1ErrorSpade1]
-
-
-class PlayResultReset1Spade(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class PlayResultReset1(TypedDict):
-    error: PlayResultReset1Error
-    spade: NotRequired[PlayResultReset1Spade]
-
-
-class PlayResultStepsItem0Spade(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class PlayResultStepsItem0(TypedDict):
-    observation: NotRequired[Any]
-    reward: NotRequired[Any]
-    terminated: NotRequired[Any]
-    truncated: NotRequired[Any]
-    info: NotRequired[Any]
-    types: list[str]
-    shape: Literal["tuple5", "other"]
-    raw: NotRequired[Any]
-    spade: PlayResultStepsItem0Spade
-    state: NotRequired[Any]
-
-
-class PlayResultStepsItem1ErrorFramesItem(TypedDict):
-    line: int
-    function: str
-
-
-class PlayResultStepsItem1ErrorSpade0(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class PlayResultStepsItem1ErrorSpade1(TypedDict):
-    observation: str
-    info: dict[str, float | bool | None | str]
-
-
-class PlayResultStepsItem1Error(TypedDict):
-    kind: str
-    type: str
-    message: str
-    traceback: NotRequired[str]
-    line: NotRequired[int | None]
-    col: NotRequired[int | None]
-    endLine: NotRequired[int]
-    endCol: NotRequired[int]
-    detail: NotRequired[str]
-    stage: NotRequired[str]
-    missingModule: NotRequired[str]
-    frames: NotRequired[list[PlayResultStepsItem1ErrorFramesItem]]
-    restarted: NotRequired[bool]
-    spade: NotRequired[PlayResultStepsItem1ErrorSpade0 | PlayResultStepsItem1ErrorSpade1]
-
-
-class PlayResultStepsItem1Spade(TypedDict):
-    observation: str
-    reward: float | Literal["NaN", "Infinity", "-Infinity"]
-    terminated: bool
-    truncated: bool
-    info: dict[str, float | bool | None | str]
-    error: NotRequired[Literal["exception", "shape"]]
-
-
-class PlayResultStepsItem1(TypedDict):
-    action: str
-    error: PlayResultStepsItem1Error
-    spade: NotRequired[PlayResultStepsItem1Spade]
+    error: HarnessError
+    spade: NotRequired[SpadeReset]
 
 
 class PlayResult(TypedDict):
-    reset: NotRequired[PlayResultReset0 | PlayResultReset1]
-    steps: list[PlayResultStepsItem0 | PlayResultStepsItem1]
+    reset: NotRequired[ResetResult | FailedReset]
+    steps: list[StepResult | FailedStep]

@@ -16,10 +16,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import spade_rules
 from harness_tool_base import ToolUseBaseEnv
+
+if TYPE_CHECKING:
+    from harness_messages import SolutionResult
 
 # SPADE's answer tag and tool-call block, from their one home (core/api/spadeRules.ts, generated).
 _ANSWER_TAG = re.compile(spade_rules.ANSWER_TAG, re.S)
@@ -139,7 +142,7 @@ def played_plan(value: Any, tools: Any, expected: Any) -> Any:
     return calls + [f"<answer>{answer}</answer>"]
 
 
-def with_plan(env: Any, out: dict[str, Any]) -> dict[str, Any]:
+def with_plan(env: Any, out: SolutionResult) -> SolutionResult:
     """harness.cmd_solution's answer, with `plan` (played_plan) for a tool-use game whose
     solution() text describes its calls: the episodes' solution policy plays it as the audit does."""
     if isinstance(env, ToolUseBaseEnv) and isinstance(out.get("value"), str):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness import Session
+    from harness_messages import ErrorKind
 
 # Private references: a game may patch builtins or shared modules (undone at the next episode
 # boundary, see SharedBaseline); until then the harness must keep answering with the originals.
@@ -81,7 +82,7 @@ class CallTimeout(BaseException):
 
 
 class HarnessError(Exception):
-    def __init__(self, kind: str, message: str, **extra: Any) -> None:
+    def __init__(self, kind: ErrorKind, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.kind = kind
         self.extra = extra
@@ -300,7 +301,7 @@ def _runs(kept: list[Any]) -> list[list[Any]]:
     return [r for r in runs if r] or [[]]
 
 
-def error_info(exc: Any, kind: str="env_error", **extra: Any) -> Any:
+def error_info(exc: Any, kind: ErrorKind="env_error", **extra: Any) -> Any:
     if isinstance(exc, CallTimeout):
         return {"kind": "timeout", "type": "Timeout", "message": "The call ran past its time limit", **extra}
     if isinstance(exc, KeyboardInterrupt):

@@ -2,13 +2,48 @@ import { z } from 'zod';
 import { spadeResetSchema, spadeStepSchema } from './spadeStep';
 
 /**
+ * Why a harness call failed: one spelling per cause, shared by both sides (native/harness_messages.py
+ * ErrorKind is generated from this list). `crashed` is the one spelling of an interpreter that died
+ * under a call: the hosts always wrote it, and only the audit's judge wrote `crash` (never stored:
+ * core/audit/pool.ts counted it as a restart and the audit's result keeps the message, not the kind).
+ */
+export const HARNESS_ERROR_KINDS = [
+  /** The game's source did not load (syntax, exec, no class, instantiate, missing method). */
+  'load_error',
+  /** The game's own code raised. */
+  'env_error',
+  /** A call ran past its limit. */
+  'timeout',
+  /** The interpreter went past its memory limit and was replaced. */
+  'memory',
+  /** The interpreter died under the call (exit, signal, a fatal error, a reply that is no reply). */
+  'crashed',
+  /** Stopped by the user. */
+  'cancelled',
+  /** The runtime was shut down while the call waited. */
+  'closed',
+  /** No interpreter of that kind here (no python3, no sandbox). */
+  'unavailable',
+  /** A request the harness cannot take (not JSON, unknown command, bad field). */
+  'protocol',
+  'unknown_session',
+  /** A restore token or file the session does not hold. */
+  'not_found',
+  'snapshot_unsupported',
+  /** A tool call's block that SPADE's parser does not read. */
+  'unreadable_call',
+] as const;
+export const harnessErrorKindSchema = z.enum(HARNESS_ERROR_KINDS);
+export type HarnessErrorKind = z.infer<typeof harnessErrorKindSchema>;
+
+/**
  * A failed harness call: kind (load_error, env_error, timeout, protocol ...), Python's type and
  * message. The one definition the harness reply (core/runtime/harnessMessages.ts, and the Python
  * generated from it) and the API's session calls both use.
  */
 export const harnessErrorSchema = z
   .object({
-    kind: z.string(),
+    kind: harnessErrorKindSchema,
     type: z.string(),
     message: z.string(),
     traceback: z.string().optional(),

@@ -34,8 +34,14 @@ export const SPADE_ADMISSION_SEC = 60;
 /** The workbench's own checks: a call past this many seconds is a finding (not SPADE's rule; its label is `timing`). */
 export const WORKBENCH_CALL_SEC = 5;
 
-/** SPADE's wrapper cuts longer actions. */
+/** SPADE's wrapper cuts longer actions (spade/core/envs/synthetic_game_env.py:372-373); the harness does the same. */
 export const MAX_ACTION_CHARS = 100_000;
+/**
+ * The longest action any call accepts (runtime.step/play, episodes.step/script): the workbench's
+ * bound on what it takes in, not SPADE's rule. Larger than MAX_ACTION_CHARS on purpose: SPADE cuts a
+ * longer action and plays it, it does not refuse it, so a call must take one to behave the same.
+ */
+export const MAX_ACTION_INPUT_CHARS = 1_000_000;
 /**
  * Nesting (runs of [ and { outside JSON strings) past which SPADE's json.loads raises RecursionError
  * (CPython 3.10-3.12: recursion limit 1000, less its rollout's frames), which its tool-call parser does

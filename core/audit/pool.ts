@@ -192,8 +192,8 @@ export class AuditPool {
       try {
         const r = await s.request({ cmd: 'audit', source, options: { ...options, phases: ctl.onPhase ? true : 'lasting' } }, this.envTimeoutMs, ctl.onPhase);
         if (ctl.signal?.aborted) throw new AuditCancelled();
-        // The judge outlives a game process that exits or crashes, and says so ('crash').
-        if (!r.ok && (r.error.restarted || r.error.kind === 'crash')) this.restarts++;
+        // The judge outlives a game process that exits or crashes, and says so ('crashed').
+        if (!r.ok && (r.error.restarted || r.error.kind === 'crashed')) this.restarts++;
         return finishAudit(r, s, options, Date.now() - started);
       } finally {
         ctl.signal?.removeEventListener('abort', stop);

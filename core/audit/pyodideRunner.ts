@@ -1,4 +1,5 @@
 import type { PyodidePool } from '../runtime/pyodidePool';
+import { replyOf } from '../runtime/harnessMessages';
 import { chooseRuntime, PYODIDE_MISSING_MODULES, retryNatively } from '../runtime/choice';
 import { AuditCancelled, deadAudit, withHostChecks, type AuditControl, type AuditPool } from './pool';
 import type { SandboxViolation } from '../runtime/supervisor';
@@ -28,13 +29,13 @@ export class PyodideAuditRunner {
   async audit(source: string, options: AuditOptions, ctl: AuditControl = {}): Promise<EnvAudit> {
     const started = Date.now();
     // streamResults: the judge dies with the game's interpreter here, so it sends each result as decided.
-    const ask = () => this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true, streamResults: true } }, this.envTimeoutMs, ctl);
+    const ask = async () => replyOf('audit', await this.pool().anyCall({ cmd: 'audit', source, options: { ...options, phases: true, streamResults: true } }, this.envTimeoutMs, ctl));
     let r = await ask();
     // Queued behind an audit whose interpreter was killed: it never ran, so it runs on the replacement.
     for (let retry = 0; !r.ok && r.error.notStarted === true && !ctl.signal?.aborted && retry < 3; retry++) r = await ask();
     if (ctl.signal?.aborted) throw new AuditCancelled();
     const violations = (r as { violations?: SandboxViolation[] }).violations ?? [];
-    if (r.ok) return withHostChecks(r.result as EnvAudit, violations, options, 'pyodide');
+    if (r.ok) return withHostChecks(r.result, violations, options, 'pyodide');
     const phase = typeof r.error.phase === 'string' ? r.error.phase : 'spade.exec';
     const timedOut = r.error.kind === 'timeout';
     return withHostChecks(deadAudit(options, phase, r.error.message, '', Date.now() - started, timedOut, r.error.results), violations, options, 'pyodide');

@@ -1,22 +1,8 @@
 /** What one audit says about one environment. Check ids and field names are stable: scripts read them. */
-export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
-export type Verdict = 'pass' | 'warn' | 'fail';
-
-export interface CheckResult {
-  id: string;
-  status: CheckStatus;
-  message: string;
-  /** seed, actions, expected, observed, line, traceback... whatever the check could show. */
-  evidence: Record<string, unknown>;
-}
-
-export interface EnvAudit {
-  className: string | null;
-  toolUse: boolean;
-  checks: CheckResult[];
-  elapsedMs: number;
-}
-
+// What the harness's `audit` command takes and returns lives in runtime (runtime/auditOptions.ts), the
+// layer that talks to the harness, so runtime needs nothing from the audit layer above it.
+import type { CheckResult, Verdict } from '../runtime/auditOptions';
+export type { CheckStatus, Verdict, CheckResult, EnvAudit } from '../runtime/auditOptions';
 // The options of the harness's `audit` command: runtime/protocol.ts sends them, so they live below audit.
 export type { AuditOptions } from '../runtime/auditOptions';
 

@@ -59,7 +59,7 @@ export function runtimeHandlers(s: Services): Pick<Handlers, RuntimeCall> {
     'runtime.checkSyntax': async ({ source, runtime }) => {
       const reply = await rt().checkSyntax(source, runtime ?? 'pyodide');
       if (!reply.ok) throw new DomainError(reply.error.kind === 'timeout' ? 'timeout' : 'unavailable', reply.error.message);
-      return reply.result as { ok: boolean; errors: { line: number; col: number; message: string }[]; python: string };
+      return reply.result;
     },
     'runtime.status': async ({ warm }) => {
       if (warm) await rt().pool.start();

@@ -26,3 +26,22 @@ export interface AuditOptions {
   /** SPADE's reset gate (criteria_throw_at_reset) at this max_turns, as `spade.reset-gate` (not in SPADE_CHECKS). */
   resetGate?: { maxTurns: number };
 }
+
+/** What one audit says about one environment (the `audit` command's reply, finished by the host). Check ids and field names are stable: scripts read them. */
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
+export type Verdict = 'pass' | 'warn' | 'fail';
+
+export interface CheckResult {
+  id: string;
+  status: CheckStatus;
+  message: string;
+  /** seed, actions, expected, observed, line, traceback... whatever the check could show. */
+  evidence: Record<string, unknown>;
+}
+
+export interface EnvAudit {
+  className: string | null;
+  toolUse: boolean;
+  checks: CheckResult[];
+  elapsedMs: number;
+}

@@ -118,7 +118,18 @@ let current: { memory: Uint8Array; libs: number } | undefined;
  * Frozen objects are never freed, which costs nothing here: they live as long as the interpreter.
  */
 function freezeBaseline(py: PyodideLike): void {
-  py.runPython('import gc as _gc\n_gc.collect()\n_gc.freeze()\ndel _gc');
+  const freeze = freezers.get(py);
+  if (freeze) freeze('');
+}
+/**
+ * Each interpreter's native/harness_pyodide.py freeze_baseline, taken while its module could still be
+ * imported: once the walls are up, importing a module of that folder is refused, trusted code included.
+ */
+const freezers = new Map<PyodideLike, PyProxyFn>();
+function takeFreezer(py: PyodideLike): void {
+  py.runPython('import harness_pyodide\n_spade_freeze = harness_pyodide.freeze_baseline');
+  freezers.set(py, py.globals.get('_spade_freeze'));
+  py.runPython('del _spade_freeze');
 }
 
 function libCount(py: PyodideLike): number {
@@ -241,15 +252,9 @@ async function loadJudge(): Promise<void> {
   if (msg.files['audit_checks.py'] === undefined) throw new Error("audit_checks.py is missing from the runtime's files");
   for (const [name, text] of Object.entries(msg.files)) jpy.FS.writeFile(`/spade/${name}`, text);
   jpy.registerJsModule('spade_executor', { call: executorCall });
-  jpy.runPython(`
-import sys
-sys.path.insert(0, '/spade')
-import harness, audit_checks, spade_executor
-_spade_j = harness.Harness()
-audit_checks.install_judge(_spade_j, harness, spade_executor.call)
-def _spade_judge(line, _d=_spade_j.dispatch):
-    return _d(line)
-`);
+  // native/harness_pyodide.py start_judge: the harness with the audit command, nothing of the game's.
+  jpy.runPython("import sys\nsys.path.insert(0, '/spade')\nimport harness_pyodide, spade_executor\n_spade_judge = harness_pyodide.start_judge(spade_executor.call)\ndel harness_pyodide, spade_executor");
+  takeFreezer(jpy);
   freezeBaseline(jpy);
   judgeDispatch = jpy.globals.get('_spade_judge');
 }
@@ -284,43 +289,14 @@ async function init(msg: ChildInit): Promise<void> {
   const extensions = Object.keys(msg.files)
     .filter((n) => !/^(harness|judge_|exec_)/.test(n) && n !== 'sandbox.py' && n !== 'audit_checks.py')
     .map((n) => n.slice(0, -3));
-  py.runPython(`
-import sys, importlib
-sys.path.insert(0, '/spade')
-import harness, sandbox
-import random, statistics, typing, collections, functools, heapq, itertools, json, re, math, string, copy, operator
-import linecache, traceback, ast
-harness.warm()
-_spade_h = harness.Harness()
-for _name in ${JSON.stringify(extensions)}:
-    _mod = importlib.import_module(_name)
-    if callable(getattr(_mod, 'install', None)):
-        _mod.install(_spade_h, harness)
-sys.path.remove('/spade')
-`);
-  // Large replies (a play() of thousands of steps) come back as bytes and are written straight
-  // from WebAssembly memory; small ones as strings, which is cheaper than a buffer proxy.
-  py.runPython(`
-def _spade_dispatch(line, _d=_spade_h.dispatch):
-    r = _d(line)
-    return r if len(r) < 32768 else r.encode()
-`);
+  // native/harness_pyodide.py: start() loads the harness and the extensions and hands back the
+  // dispatch and the reseeder; seal() puts up the walls once `js` and `pyodide_js` are unregistered.
+  py.runPython(`import sys\nsys.path.insert(0, '/spade')\nimport harness_pyodide\n_spade_dispatch, _spade_reseed = harness_pyodide.start(${JSON.stringify(extensions)})`);
   dispatch = py.globals.get('_spade_dispatch');
-  py.runPython(`
-def _spade_reseed(_line):
-    import random
-    random.seed()
-    try:
-        import sys
-        np = sys.modules.get("numpy")
-        if np is not None:
-            np.random.seed()
-    except Exception:
-        pass
-    return ""
-`);
   const reseed = py.globals.get('_spade_reseed');
-  py.runPython('del _spade_h, _name, _mod, _spade_dispatch, _spade_reseed');
+  py.runPython('del _spade_dispatch, _spade_reseed');
+  takeFreezer(py);
+  const python = String(py.runPython('harness_pyodide.python_version()'));
   for (const name of ['js', 'pyodide_js']) {
     try {
       py.unregisterJsModule(name);
@@ -328,51 +304,7 @@ def _spade_reseed(_line):
       // not registered in this Pyodide version
     }
   }
-  // Module globals that hold JavaScript objects (Pyodide's event-loop timers and the like) are the
-  // only handles Python has on the JS side; cut them so walking object graphs finds none.
-  py.runPython(`
-import sys, sandbox
-def _spade_cut_js():
-    cut = 0
-    for mod in list(sys.modules.values()):
-        d = getattr(mod, '__dict__', None)
-        if not isinstance(d, dict):
-            continue
-        for k, v in list(d.items()):
-            if 'JsProxy' in type(v).__name__ and not isinstance(v, type):
-                d[k] = None
-                cut += 1
-    return cut
-_spade_cut_js()
-del _spade_cut_js
-# The hook writes its reports itself (to fd 2, which onStderrLine reads), with what it bound at
-# install: nothing a game can replace (issue 46).
-# subprocess may be imported (sympy does, under math_verify): WebAssembly cannot start a process, and
-# using it raises subprocess.Popen, which the hook refuses and reports like every other attempt.
-sandbox.install(['/lib/python3.14', '/lib/python314.zip', '/usr/lib', '/spade'], allowed_modules=('subprocess', '_posixsubprocess'), report_fd=2)
-def _spade_ctypes_shim():
-    # sympy (under math_verify) asks ctypes for the size of a C long at import; ctypes itself stays
-    # out of reach. Anything else a game asks of this stand-in raises an audit event the hook
-    # refuses and reports: the stand-in holds nothing of the hook's (a game reaches a function's
-    # defaults and closure), only sys.audit.
-    import types
-    shim = types.ModuleType('ctypes', 'the workbench sandbox has no ctypes; only sizeof(c_long) is answered')
-    class c_long:
-        pass
-    shim.c_long = c_long
-    shim.sizeof = lambda t: 4 if t is c_long else (_ for _ in ()).throw(PermissionError('blocked by the workbench sandbox: ctypes'))
-    def refuse(name, _audit=sys.audit):
-        try:
-            _audit('ctypes.getattr', name)
-        except PermissionError:
-            pass
-        raise AttributeError('blocked by the workbench sandbox: ctypes')
-    shim.__getattr__ = refuse
-    sys.modules['ctypes'] = shim
-_spade_ctypes_shim()
-del _spade_ctypes_shim
-del sandbox
-`);
+  py.runPython('harness_pyodide.seal()\ndel harness_pyodide, sys');
   // From here on nothing in this process needs these; environment code must not find them.
   for (const name of ['fetch', 'WebSocket', 'EventSource', 'XMLHttpRequest', 'Request', 'Response', 'Headers', 'navigator']) {
     try {
@@ -385,7 +317,7 @@ del sandbox
   freezeBaseline(py);
   pristine = { py, memory: py._module.HEAPU8.slice(), libs: libCount(py), reseed };
   current = pristine;
-  post(encodeReady({ coldMs: performance.now() - started, python: String(py.runPython('import sys; sys.version.split()[0]')) }));
+  post(encodeReady({ coldMs: performance.now() - started, python }));
 }
 
 function call(id: number, line: string, timeoutMs: number, audit = false): void {

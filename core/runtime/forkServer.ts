@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { HarnessReply } from './types';
+import type { HarnessErrorKind, HarnessReply } from './types';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
 import { onLines } from './childProtocol';
@@ -94,7 +94,7 @@ export class ForkedSession {
     this.tail.add(line + '\n');
   }
 
-  fail(reason: string, kind: string): void {
+  fail(reason: string, kind: HarnessErrorKind): void {
     this.calls.die(reason, kind);
   }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
 import { harnessErrorSchema } from '../api/harnessError';
+import type { AuditOptions, EnvAudit } from './auditOptions';
 
 /**
  * Every message between the host and the Python harness (native/harness.py), defined once. The
@@ -15,7 +16,7 @@ import { harnessErrorSchema } from '../api/harnessError';
  * Reply objects are strict: a key that Python adds or renames without this file fails the test.
  */
 
-export { harnessErrorSchema, type HarnessError } from '../api/harnessError';
+export { HARNESS_ERROR_KINDS, harnessErrorKindSchema, harnessErrorSchema, type HarnessError, type HarnessErrorKind } from '../api/harnessError';
 
 export const harnessReplySchema = z.discriminatedUnion('ok', [
   z.object({ id: z.number().int().nullable(), ok: z.literal(true), result: z.unknown(), output: z.string().optional() }).strict(),
@@ -44,12 +45,16 @@ export type LoadOptions = z.infer<typeof loadOptionsSchema>;
 
 const seed = z.number().int().nullable();
 
-/** The built-in commands (native/harness.py BUILTIN_COMMANDS); the audit's `audit` command is typed in ./protocol. */
+/** What the audit's `audit` command reads: the audit's options and how the judge reports as it goes. */
+export type AuditWireOptions = AuditOptions & { phases?: boolean | 'lasting'; streamResults?: boolean };
+
+/** Every command: native/harness.py BUILTIN_COMMANDS and the audit's `audit` (native/audit_checks.py, on the judge). */
 export const harnessCommandSchemas = {
   ping: z.object({ cmd: z.literal('ping') }).strict(),
   check_syntax: z.object({ cmd: z.literal('check_syntax'), source: z.string() }).strict(),
   load: z.object({ cmd: z.literal('load'), source: z.string(), options: loadOptionsSchema.optional() }).strict(),
-  reset: z.object({ cmd: z.literal('reset'), seed: seed.optional() }).strict(),
+  /** `preseed` (only with seed null): the session's generators are seeded with it, and the game's reset() gets no seed. */
+  reset: z.object({ cmd: z.literal('reset'), seed: seed.optional(), preseed: z.number().int().optional() }).strict(),
   step: z.object({ cmd: z.literal('step'), action: z.string() }).strict(),
   play: z
     .object({
@@ -73,8 +78,13 @@ export const harnessCommandSchemas = {
    */
   tool: z.object({ cmd: z.literal('tool'), block: z.string().optional(), name: z.string().optional(), arguments: z.unknown().optional() }).strict(),
   close: z.object({ cmd: z.literal('close') }).strict(),
+  /** The audit's options (./auditOptions, re-exported by core/audit/types); the judge reads each field itself. */
+  audit: z.object({ cmd: z.literal('audit'), source: z.string(), options: z.custom<AuditWireOptions>((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) }).strict(),
 } as const;
 export type BuiltinCommand = keyof typeof harnessCommandSchemas;
+
+/** What the host adds to every request on the wire (./protocol WireRequest): the reply's id, the session, the host's limit. */
+export const wireFieldsSchema = z.object({ id: z.number().int().nullable().optional(), session: z.string().optional(), timeoutSec: z.number().optional() }).strict();
 export type BuiltinRequest = z.infer<(typeof harnessCommandSchemas)[BuiltinCommand]>;
 
 // ---------------------------------------------------------------------------------------------
@@ -160,6 +170,8 @@ export const harnessResultSchemas = {
   /** `plan`: a tool-use solution() text that describes its calls, as the actions it stands for (native/harness_solution.py). */
   solution: z.object({ value: described, type: z.string(), plan: z.array(z.string()).optional() }).strict(),
   close: z.object({ closed: z.boolean(), restoredShared: z.array(z.string()).optional() }).strict(),
+  /** The judge's raw audit (./auditOptions EnvAudit), finished by the host (withHostChecks). */
+  audit: z.custom<EnvAudit>(),
 } as const;
 
 /** A step that raised, inside `play`: the action echoed, the error, SPADE's view of it. */
@@ -174,6 +186,21 @@ export const playResultSchema = z
     steps: z.array(z.union([harnessResultSchemas.step, failedStepSchema])),
   })
   .strict();
+
+/**
+ * The result of each command, so `RuntimeService.call` answers with its command's type and callers
+ * need no cast. `state` has no shape of its own (described fields, any JSON).
+ */
+export type HarnessCommand = BuiltinCommand;
+type ResultSchemas = typeof harnessResultSchemas & { play: typeof playResultSchema };
+export type ResultOf<C extends HarnessCommand> = C extends keyof ResultSchemas ? z.infer<ResultSchemas[C]> : unknown;
+export type ReplyOf<C extends HarnessCommand> = { id: number | null; ok: true; result: ResultOf<C>; output?: string } | Extract<HarnessReply, { ok: false }>;
+/**
+ * A reply read as its command's: the one place the host takes the shape on trust. What a reply holds
+ * comes from the harness, not from the game (the game's values inside are `described`, unknown), and
+ * tests/integration/runtime/contract.test.ts parses real replies of every command with these schemas.
+ */
+export const replyOf = <C extends HarnessCommand>(_cmd: C, reply: HarnessReply): ReplyOf<C> => reply as ReplyOf<C>;
 
 export type LoadResult = z.infer<typeof harnessResultSchemas.load>;
 export type ResetResult = z.infer<typeof harnessResultSchemas.reset>;

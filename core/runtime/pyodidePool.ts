@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
 import { encodeCall, encodeFresh, encodeInit, onLines, splitHead, type ChildFatal, type ChildReady } from './childProtocol';
 import { childBuilt, readHarness, runtimePaths, wheelsPresent, type RuntimePaths } from './paths';
-import { failure, type HarnessReply } from './types';
+import { failure, type HarnessErrorKind, type HarnessReply } from './types';
 import { CallSupervisor, readViolation, StderrTail, type Priority } from './supervisor';
 import type { WireRequest } from './protocol';
 import { errorMessage } from '../api/errorMessage';
@@ -232,7 +232,7 @@ class PoolWorker {
     }
   }
 
-  die(reason: string, kind: string, inflightNotStarted = false): void {
+  die(reason: string, kind: HarnessErrorKind, inflightNotStarted = false): void {
     this.calls.die(reason, kind, inflightNotStarted);
   }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import * as rules from '../api/spadeRules';
 import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
-import { failedResetSchema, failedStepSchema, harnessCommandSchemas, harnessErrorSchema, harnessResultSchemas, loadOptionsSchema, playResultSchema, spadeValidationSchema } from './harnessMessages';
+import { failedResetSchema, failedStepSchema, HARNESS_ERROR_KINDS, harnessCommandSchemas, harnessErrorSchema, harnessResultSchemas, loadOptionsSchema, playResultSchema, spadeValidationSchema, wireFieldsSchema } from './harnessMessages';
 
 /**
  * The Python side of the contract, rendered from the TypeScript definitions: TypedDicts for the
@@ -23,6 +23,16 @@ const pascal = (s: string): string => s.split(/[^A-Za-z0-9]+/).filter(Boolean).m
 class TypedDictWriter {
   private readonly out: string[] = [];
   private readonly names = new Set<string>();
+  /** Enumerations rendered once, as a named Literal, and referred to by that name wherever they occur. */
+  private readonly aliases = new Map<string, string>();
+  private readonly head: string[] = [];
+  private readonly shapes = new Map<string, string>();
+
+  alias(name: string, values: readonly string[], doc: string): void {
+    const lit = `Literal[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+    this.aliases.set(lit, name);
+    this.head.push(`# ${doc}\n${name} = ${lit}\n${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}S: tuple[${name}, ...] = (${values.map((v) => JSON.stringify(v)).join(', ')})\n`);
+  }
 
   add(name: string, schema: z.ZodType): void {
     const js = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Json;
@@ -36,7 +46,10 @@ class TypedDictWriter {
     }
     if ('const' in s) return `Literal[${JSON.stringify(s.const).replace(/^true$/, 'True').replace(/^false$/, 'False').replace(/^null$/, 'None')}]`;
     if (Array.isArray(s.type)) return (s.type as string[]).map((t) => this.type({ ...s, type: t }, name)).join(' | ');
-    if (Array.isArray(s.enum)) return `Literal[${(s.enum as unknown[]).map((v) => JSON.stringify(v)).join(', ')}]`;
+    if (Array.isArray(s.enum)) {
+      const lit = `Literal[${(s.enum as unknown[]).map((v) => JSON.stringify(v)).join(', ')}]`;
+      return this.aliases.get(lit) ?? lit;
+    }
     switch (s.type) {
       case 'string':
         return 'str';
@@ -56,36 +69,43 @@ class TypedDictWriter {
           const extra = s.additionalProperties;
           return `dict[str, ${extra && typeof extra === 'object' ? this.type(extra as Json, `${name}Value`) : 'Any'}]`;
         }
-        this.object(name, props, new Set((s.required as string[] | undefined) ?? []));
-        return name;
+        return this.object(name, props, new Set((s.required as string[] | undefined) ?? []));
       }
       default:
         return 'Any';
     }
   }
 
-  private object(name: string, props: Record<string, Json>, required: Set<string>): void {
-    if (this.names.has(name)) return;
+  /** The class's name; a shape already written under another name (the error inside a failed step) is that class. */
+  private object(name: string, props: Record<string, Json>, required: Set<string>): string {
+    if (this.names.has(name)) return name;
     this.names.add(name);
     const fields = Object.entries(props).map(([k, v]) => {
       const t = this.type(v, `${name}${pascal(k)}`);
       return `    ${k}: ${required.has(k) ? t : `NotRequired[${t}]`}`;
     });
-    this.out.push(`class ${name}(TypedDict):\n${fields.length ? fields.join('\n') : '    pass'}\n`);
+    const body = fields.length ? fields.join('\n') : '    pass';
+    const same = this.shapes.get(body);
+    if (same) return same;
+    this.shapes.set(body, name);
+    this.out.push(`class ${name}(TypedDict):\n${body}\n`);
+    return name;
   }
 
   render(): string {
-    return this.out.join('\n\n');
+    return [...this.head, ...this.out].join('\n\n');
   }
 }
 
 export function harnessMessagesPython(): string {
   const w = new TypedDictWriter();
-  w.add('HarnessError', harnessErrorSchema);
-  w.add('LoadOptions', loadOptionsSchema);
-  for (const [cmd, schema] of Object.entries(harnessCommandSchemas)) w.add(`${pascal(cmd)}Request`, schema);
+  w.alias('ErrorKind', HARNESS_ERROR_KINDS, 'Why a call failed (core/api/harnessError.ts HARNESS_ERROR_KINDS): the one spelling of each cause on both sides.');
+  // SPADE's views first: the error and the results that hold them then name them.
   w.add('SpadeStep', spadeStepSchema);
   w.add('SpadeReset', spadeResetSchema);
+  w.add('HarnessError', harnessErrorSchema);
+  w.add('LoadOptions', loadOptionsSchema);
+  for (const [cmd, schema] of Object.entries(harnessCommandSchemas)) w.add(`${pascal(cmd)}Request`, schema.extend(wireFieldsSchema.shape));
   w.add('SpadeValidation', spadeValidationSchema);
   for (const [cmd, schema] of Object.entries(harnessResultSchemas)) if (cmd !== 'get_tools') w.add(`${pascal(cmd)}Result`, schema);
   w.add('FailedStep', failedStepSchema);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { NativeRuntime, probePython, type NativeIsolation, type PythonInfo } from './native';
 import { PyodidePool, type Priority, type PoolStatus } from './pyodidePool';
 import type { RuntimePaths } from './paths';
-import { failure, type HarnessError, type HarnessReply, type SpadeValidation } from './types';
+import { failure, type HarnessError, type SpadeValidation } from './types';
+import { replyOf, type LoadResult, type ReplyOf } from './harnessMessages';
 
 import { chooseRuntime, retryNatively, type RuntimeChoice, type RuntimeKind } from './choice';
 import type { WireRequest } from './protocol';
@@ -28,18 +29,8 @@ export interface OpenOptions {
   signal?: AbortSignal;
 }
 
-export interface LoadInfo {
-  className: string;
-  maxTurns: number | null;
-  toolUse: boolean;
-  hasSolution: boolean;
-  python: string;
-  budget?: number;
-  spadeMode?: boolean;
-  deterministic?: boolean;
-  /** SPADE mode: SPADE's load validation of the played instance, with its exact message. */
-  validation?: SpadeValidation;
-}
+/** The harness's load result (./harnessMessages); `validation`: SPADE's load validation of the played instance, with its exact message. */
+export type LoadInfo = LoadResult & { validation?: SpadeValidation };
 
 export type OpenResult =
   | { ok: true; sessionId: string; runtime: RuntimeKind; load: LoadInfo; fallbackReason?: string; output?: string }
@@ -119,10 +110,11 @@ export class RuntimeService {
       id = `rs-${randomUUID()}`;
       reply = await this.native.open(id, loadReq, o.signal);
     }
-    const output = reply.output;
-    if (!reply.ok) return { ok: false, runtime: kind, error: reply.error, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
+    const loaded = replyOf('load', reply);
+    const output = loaded.output;
+    if (!loaded.ok) return { ok: false, runtime: kind, error: loaded.error, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
     this.sessions.set(id, { id, runtime: kind, lastUsed: Date.now(), ...(o.label ? { label: o.label } : {}) });
-    return { ok: true, sessionId: id, runtime: kind, load: reply.result as LoadInfo, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
+    return { ok: true, sessionId: id, runtime: kind, load: loaded.result, ...(fallbackReason ? { fallbackReason } : {}), ...(output ? { output } : {}) };
   }
 
   runtimeOf(sessionId: string): RuntimeKind | undefined {
@@ -132,14 +124,15 @@ export class RuntimeService {
   /**
    * One harness command for a session; environment failures come back as data, not exceptions.
    * `timeoutMs` overrides the per-call limit from settings (whole-script work such as audits).
+   * The reply is typed by the request's command (./harnessMessages ReplyOf).
    */
-  async call(sessionId: string, req: WireRequest, opts: { timeoutMs?: number; priority?: Priority } = {}): Promise<HarnessReply> {
+  async call<R extends WireRequest>(sessionId: string, req: R, opts: { timeoutMs?: number; priority?: Priority } = {}): Promise<ReplyOf<R['cmd']>> {
     const s = this.sessions.get(sessionId);
-    if (!s) return failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`);
+    if (!s) return replyOf<R['cmd']>(req.cmd, failure('unknown_session', `No runtime session ${sessionId.slice(0, 80)} (closed, expired, or never opened)`));
     s.lastUsed = Date.now();
     const reply = s.runtime === 'pyodide' ? await this.pool.call(sessionId, req, opts.timeoutMs, opts.priority) : await this.native.call(sessionId, req, opts.timeoutMs);
     if (!reply.ok && (reply.error.restarted || reply.error.kind === 'unknown_session')) this.sessions.delete(sessionId);
-    return reply;
+    return replyOf<R['cmd']>(req.cmd, reply);
   }
 
   /** A session's background requests go ahead now (its episode waits on them). */
@@ -172,14 +165,13 @@ export class RuntimeService {
    * A command that belongs to no session (an extension's, e.g. the audit's "audit"): on any ready
    * Pyodide child, or in a short-lived native process.
    */
-  command(runtime: RuntimeKind, req: WireRequest, opts: { timeoutMs?: number } = {}): Promise<HarnessReply> {
-    return runtime === 'cpython' ? this.native.oneShot(req, opts.timeoutMs) : this.pool.anyCall(req, opts.timeoutMs);
+  async command<R extends WireRequest>(runtime: RuntimeKind, req: R, opts: { timeoutMs?: number } = {}): Promise<ReplyOf<R['cmd']>> {
+    return replyOf<R['cmd']>(req.cmd, await (runtime === 'cpython' ? this.native.oneShot(req, opts.timeoutMs) : this.pool.anyCall(req, opts.timeoutMs)));
   }
 
   /** Python's own parser on the source (Pyodide's Python, the version SPADE-era code targets). */
-  async checkSyntax(source: string, runtime: RuntimeKind = 'pyodide'): Promise<HarnessReply> {
-    if (runtime === 'cpython') return this.native.oneShot({ cmd: 'check_syntax', source });
-    return this.pool.anyCall({ cmd: 'check_syntax', source });
+  async checkSyntax(source: string, runtime: RuntimeKind = 'pyodide'): Promise<ReplyOf<'check_syntax'>> {
+    return this.command(runtime, { cmd: 'check_syntax', source });
   }
 
   status(): {

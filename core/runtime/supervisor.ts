@@ -1,4 +1,4 @@
-import { failure, type HarnessReply } from './types';
+import { failure, type HarnessErrorKind, type HarnessReply } from './types';
 import type { WireRequest } from './protocol';
 
 /**
@@ -241,7 +241,7 @@ export class CallSupervisor {
    * the reason (`notStarted`: it never ran, so it may go again elsewhere), queued calls say they
    * never ran, and the process is killed.
    */
-  die(reason: string, kind: string, notStarted = false): void {
+  die(reason: string, kind: HarnessErrorKind, notStarted = false): void {
     if (this.stateNow === 'dead') return;
     this.stateNow = 'dead';
     watched.delete(this);

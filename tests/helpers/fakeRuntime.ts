@@ -5,7 +5,7 @@
  * interpreter. Integration tests run the same modules on real Pyodide and CPython.
  */
 import type { RuntimePort } from '../../core/episodes/session';
-import type { HarnessReply } from '../../core/runtime/types';
+import type { HarnessErrorKind, HarnessReply } from '../../core/runtime/types';
 import { errorMessage } from '../../core/api';
 import { parseToolCalls } from '../../core/models/toolCalls';
 
@@ -19,7 +19,7 @@ export interface FakeGame {
 }
 
 const ok = (result: unknown): HarnessReply => ({ id: null, ok: true, result });
-const fail = (kind: string, message: string): HarnessReply => ({ id: null, ok: false, error: { kind, type: kind === 'env' ? 'RuntimeError' : kind, message } });
+const fail = (kind: HarnessErrorKind, message: string): HarnessReply => ({ id: null, ok: false, error: { kind, type: kind === 'env_error' ? 'RuntimeError' : kind, message } });
 
 function truthy(v: unknown): boolean {
   return Array.isArray(v) ? v.length > 0 : !!v;
@@ -92,7 +92,7 @@ export class FakeRuntime implements RuntimePort {
         return describeStep(g.step(a), withSpade);
       } catch (e) {
         const message = errorMessage(e);
-        return { action: a, error: { kind: 'env', type: 'RuntimeError', message }, ...(withSpade ? { spade: { observation: `Error: ${message}`, reward: -1, terminated: true, truncated: false, info: {}, error: 'exception' } } : {}) };
+        return { action: a, error: { kind: 'env_error', type: 'RuntimeError', message }, ...(withSpade ? { spade: { observation: `Error: ${message}`, reward: -1, terminated: true, truncated: false, info: {}, error: 'exception' } } : {}) };
       }
     };
     switch (cmd) {
@@ -120,7 +120,7 @@ export class FakeRuntime implements RuntimePort {
       case 'snapshot':
         return fail('snapshot_unsupported', 'the stand-in keeps no snapshots');
       case 'solution':
-        return g.solution ? ok({ value: g.solution() }) : fail('env', 'no solution()');
+        return g.solution ? ok({ value: g.solution() }) : fail('env_error', 'no solution()');
       case 'get_tools':
         return ok({ tools: g.tools ?? [] });
       case 'tool': {

@@ -143,7 +143,7 @@ describe('dispatcher', () => {
   it("sends an episode's load failure as the same invalid_input with the harness error in details", async () => {
     const { services } = setup();
     const handlers = createHandlers(services);
-    const harness = { kind: 'load', type: 'SyntaxError', message: 'bad', line: 2 };
+    const harness = { kind: 'load_error' as const, type: 'SyntaxError', message: 'bad', line: 2 };
     const failing = { ...handlers, 'app.info': () => { throw new EnvLoadError('The environment did not load: bad', harness); } } as typeof handlers;
     const err = await errorOf(createDispatcher(failing)('app.info', {}, { transport: 'in-process' }));
     expect(err.toJSON()).toEqual({ code: 'invalid_input', message: 'The environment did not load: bad', details: { harness } });

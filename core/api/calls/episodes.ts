@@ -3,6 +3,7 @@ import { boundedHint } from '../limits';
 import { hashSchema, idSchema, runtimeKindSchema } from '../schemas';
 import { defineCall, defineEvent } from '../contract';
 import { spadeStepSchema } from '../spadeStep';
+import { MAX_ACTION_INPUT_CHARS } from '../spadeRules';
 
 /**
  * Episodes: play an environment version step by step, record everything needed to replay it,
@@ -14,7 +15,7 @@ const id = idSchema;
 const hash = hashSchema;
 const seed = z.number().int().min(0).max(2 ** 31 - 1);
 const runtime = runtimeKindSchema;
-const action = z.string().max(100_000);
+const action = z.string().max(MAX_ACTION_INPUT_CHARS);
 export const playModeSchema = z.enum(['spade', 'fresh', 'deterministic']);
 
 export const harnessErrorViewSchema = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hashSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
+import { MAX_ACTION_INPUT_CHARS } from '../spadeRules';
 import { harnessErrorSchema, type HarnessError } from '../harnessError';
 
 /**
@@ -11,7 +12,7 @@ import { harnessErrorSchema, type HarnessError } from '../harnessError';
 
 const sessionId = z.string().min(1).max(100);
 const hash = hashSchema;
-const action = z.string().max(1_000_000);
+const action = z.string().max(MAX_ACTION_INPUT_CHARS);
 
 export { runtimeKindSchema, type RuntimeKindName } from '../schemas';
 
