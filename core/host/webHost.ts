@@ -5,13 +5,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { errorMessage } from '../api';
 import { clientFrameSchema } from '../api/wire';
 import { httpStatusOf, toApiError, type Dispatch } from '../server/dispatcher';
-import type { EventBus } from '../server/events';
+import type { EventSource } from '../server/engineBoundary';
 import { contentSecurityPolicy } from './csp';
 import { readStatic } from './staticFiles';
 
 export interface WebHostOptions {
   dispatch: Dispatch;
-  events: EventBus;
+  events: EventSource;
   /** The built renderer (dist/renderer); when missing the page explains how to build it. */
   staticRoot: string;
   port?: number;

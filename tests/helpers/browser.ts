@@ -41,7 +41,8 @@ export async function openWorkbench(
 ): Promise<E2EContext> {
   const tmp = opts.dataDir ? null : tempDir('spade-e2e-');
   const dataDir = opts.dataDir ?? tmp!.dir;
-  const app = await startApp({ dataDir, port: 0 });
+  // The engine behind the same messages on this thread: the tests read its services (ctx.app.services).
+  const app = await startApp({ dataDir, port: 0, engine: 'thread' });
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1400, height: 860 }, colorScheme: opts.colorScheme ?? 'light' });
   const errors: string[] = [];
