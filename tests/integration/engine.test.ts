@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, type EventName } from '../../core/api';
@@ -103,6 +103,30 @@ describe('the engine in a worker thread', () => {
     await expect.poll(picker.asked).toBe(1);
     picker.answer(['/chosen']);
     expect(await pending).toEqual({ available: true, paths: ['/chosen'] });
+  });
+
+  it('seals job secrets with the host keychain, synchronously from the worker, and opens them again after a restart', async () => {
+    let sealed = 0;
+    const sealer = {
+      encrypt: (plain: string) => {
+        sealed++;
+        return Buffer.from(`SEALED:${[...plain].reverse().join('')}`);
+      },
+      decrypt: (b: Buffer) => {
+        const t = b.toString();
+        if (!t.startsWith('SEALED:')) throw new Error('not ours');
+        return [...t.slice(7)].reverse().join('');
+      },
+    };
+    const { engine, dataDir } = await engineOn({ secretSealer: sealer });
+    expect(await engine.call('jobs.setSecret', { name: 'API_KEY', value: 's3cret-value' })).toEqual({ names: ['API_KEY'], store: 'keychain' });
+    expect(sealed).toBeGreaterThan(0);
+    const onDisk = readFileSync(join(dataDir, 'secrets.sealed.json'), 'utf8');
+    expect(onDisk).not.toContain('s3cret-value');
+    expect(Buffer.from((JSON.parse(onDisk) as Record<string, string>).API_KEY!, 'base64').toString()).toBe('SEALED:eulav-terc3s');
+    await engine.kill();
+    await expect.poll(() => engine.state(), { timeout: 60_000 }).toBe('running');
+    expect(await engine.call('jobs.secrets', {})).toEqual({ names: ['API_KEY'], store: 'keychain' });
   });
 
   it('answers a cancelled call at once with `cancelled`, and the engine goes on', async () => {
