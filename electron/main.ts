@@ -6,7 +6,7 @@
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, safeStorage, screen, shell, type MenuItemConstructorOptions } from 'electron';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEngine } from '../core/host/engineProcess';
+import { launchEngine } from '../core/host/engineProcess';
 import { APP_ORIGIN, APP_SCHEME, appProtocolHandler, confineWebContents, ipcCallHandler, keychainSealer, openExternalLink, rememberWindowState, windowPlacement } from './desktop';
 import { loadWindowState, saveWindowState } from './windowState';
 
@@ -28,7 +28,9 @@ async function start(): Promise<void> {
   const userData = app.getPath('userData');
   const electronBinding = join(root, 'build', 'electron-native', 'better_sqlite3.node');
   const sealer = keychainSealer(safeStorage);
-  const engine = await startEngine({
+  // Not awaited: the window opens while the worker loads; the page's first calls wait in its queue,
+  // and if it cannot start they fail with the reason.
+  const engine = launchEngine({
     dataDir: userData,
     shell: 'electron',
     importSeed: true,

@@ -26,12 +26,14 @@ export interface EngineOptions extends EngineBootOptions {
 
 export interface Engine {
   readonly mode: EngineMode;
+  /** Settles when the engine first answers; calls made before then wait in its queue. */
+  readonly ready: Promise<void>;
   readonly events: EventHub;
   readonly dispatch: Dispatch;
   call(name: string, input: unknown, signal?: AbortSignal): Promise<unknown>;
   /** The engine's services; only where they share this thread (`thread` mode). */
   readonly services: Services;
-  state(): 'running' | 'restarting' | 'down' | 'closed';
+  state(): 'starting' | 'running' | 'restarting' | 'down' | 'closed';
   /** How many times the engine was started again after an unexpected stop. */
   readonly restarts: number;
   /** Ends the engine's thread abruptly, as a crash would (tests of the supervision). */
@@ -61,8 +63,22 @@ function logLine(events: EventHub, level: 'info' | 'error', message: string): vo
   events.emit('log.line', { time: new Date().toISOString(), level, source: 'engine', message });
 }
 
+/**
+ * Starts the engine without waiting for it: the web host can serve the page while the worker loads
+ * (about half a second), and calls made meanwhile are answered once it is up. If it cannot start,
+ * `ready` rejects and every call fails with `unavailable` and the reason.
+ */
+export function launchEngine(opts: EngineOptions): Engine {
+  const engine = (opts.mode ?? 'worker') === 'thread' ? startOnThisThread(opts) : startInWorker(opts);
+  engine.ready.catch(() => {}); // read by whoever awaits it; a failure also reaches every call
+  return engine;
+}
+
+/** Starts the engine and waits until it answers (or rejects with why it could not start). */
 export async function startEngine(opts: EngineOptions): Promise<Engine> {
-  return (opts.mode ?? 'worker') === 'thread' ? startOnThisThread(opts) : startInWorker(opts);
+  const engine = launchEngine(opts);
+  await engine.ready;
+  return engine;
 }
 
 function closeVia(client: EngineClient, waitClosed: Promise<void>): Promise<void> {
@@ -70,7 +86,7 @@ function closeVia(client: EngineClient, waitClosed: Promise<void>): Promise<void
   return waitClosed;
 }
 
-async function startOnThisThread(opts: EngineOptions): Promise<Engine> {
+function startOnThisThread(opts: EngineOptions): Engine {
   const events = new EventHub();
   let closed: () => void = () => {};
   const whenClosed = new Promise<void>((r) => (closed = r));
@@ -85,6 +101,7 @@ async function startOnThisThread(opts: EngineOptions): Promise<Engine> {
   let state: ReturnType<Engine['state']> = 'running';
   return {
     mode: 'thread',
+    ready: Promise.resolve(),
     events,
     dispatch: client.dispatch,
     call: (name, input, signal) => client.call(name, input, { transport: 'in-process' }, signal),
@@ -107,15 +124,16 @@ async function startOnThisThread(opts: EngineOptions): Promise<Engine> {
   };
 }
 
-async function startInWorker(opts: EngineOptions): Promise<Engine> {
+function startInWorker(opts: EngineOptions): Engine {
   const file = engineWorkerFile();
   const events = new EventHub();
   const handlers = hostHandlers(opts);
   const sealer = opts.secretSealer;
   const maxRestarts = opts.maxRestarts ?? 3;
   const stops: number[] = [];
-  let state: ReturnType<Engine['state']> = 'restarting';
+  let state: ReturnType<Engine['state']> = 'starting';
   let restarts = 0;
+  let booting: Promise<void> = Promise.resolve();
   let worker: Worker;
   let lifecycle: (m: Extract<EngineToHost, { t: 'ready' | 'failed' | 'closed' }>) => void = () => {};
   const client = new EngineClient(events, handlers, (m) => lifecycle(m));
@@ -155,21 +173,28 @@ async function startInWorker(opts: EngineOptions): Promise<Engine> {
     let lastError: string | null = null;
     w.on('error', (e) => (lastError = errorMessage(e)));
     const ready = new Promise<void>((resolve, reject) => {
+      const startFailed = (reason: string) => {
+        state = 'down';
+        client.fail(reason);
+        reject(new DomainError('unavailable', reason));
+      };
       lifecycle = (m) => {
         if (m.t === 'ready') {
           state = 'running';
           resolve();
         } else if (m.t === 'failed') {
           lastError = m.message;
-          reject(new DomainError('unavailable', `The engine could not start: ${m.message}`));
+          startFailed(`The engine could not start: ${m.message}`);
         }
       };
       w.once('exit', (code) => {
         side.port1.close();
         if (w !== worker || state === 'closed') return;
         const why = lastError ?? `its thread ended with code ${code}`;
-        reject(new DomainError('unavailable', `The engine could not start: ${why}`));
-        if (state !== 'running') return;
+        if (state !== 'running') {
+          startFailed(`The engine could not start: ${why}`);
+          return;
+        }
         const now = Date.now();
         stops.push(now);
         while (stops.length && stops[0]! < now - 60_000) stops.shift();
@@ -184,7 +209,8 @@ async function startInWorker(opts: EngineOptions): Promise<Engine> {
         client.fail(`The engine stopped (${why}); it is starting again, try once more`);
         logLine(events, 'error', `The engine stopped (${why}); starting it again`);
         restarts++;
-        void spawn().catch((e: unknown) => {
+        booting = spawn();
+        void booting.catch((e: unknown) => {
           state = 'down';
           client.fail(errorMessage(e));
           logLine(events, 'error', errorMessage(e));
@@ -194,9 +220,11 @@ async function startInWorker(opts: EngineOptions): Promise<Engine> {
     return ready;
   };
 
-  await spawn();
+  const ready = spawn();
+  booting = ready;
   return {
     mode: 'worker',
+    ready,
     events,
     dispatch: client.dispatch,
     call: (name, input, signal) => client.call(name, input, { transport: 'in-process' }, signal),
@@ -213,6 +241,8 @@ async function startInWorker(opts: EngineOptions): Promise<Engine> {
     },
     async close() {
       if (state === 'closed') return;
+      // An engine still starting is let finish (bounded), so its services close instead of being cut mid-migration.
+      if (state === 'starting' || state === 'restarting') await Promise.race([booting.catch(() => {}), new Promise((r) => setTimeout(r, 15_000).unref())]);
       const w = worker;
       const wasRunning = state === 'running';
       state = 'closed';

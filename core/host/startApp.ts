@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Services } from '../services/services';
 import { packageRoot } from '../services/appInfo';
-import { startEngine, type Engine, type EngineMode } from './engineProcess';
+import { launchEngine, type Engine, type EngineMode } from './engineProcess';
 import { startWebHost, type WebHost, type WebHostOptions } from './webHost';
 
 /** The web host's own options (port, bind address, token, log, limits), with the engine's data directory. */
@@ -20,6 +20,8 @@ export interface RunningApp {
   /** The engine's services: only in `engine: 'thread'` (in a worker they are on another thread and this throws). */
   readonly services: Services;
   engine: Engine;
+  /** Settles when the engine answers (rejects with why it could not start); the page is served before. */
+  ready: Promise<void>;
   host: WebHost;
   close(): Promise<void>;
 }
@@ -27,7 +29,9 @@ export interface RunningApp {
 /** The web mode: the web host on this thread, the engine behind core/host/engineProcess.ts. */
 export async function startApp(opts: StartAppOptions): Promise<RunningApp> {
   const { dataDir, staticRoot, engine: mode, ...hostOptions } = opts;
-  const engine = await startEngine({ dataDir, shell: 'web', mode: mode ?? 'worker', importSeed: true });
+  // Not awaited: the worker loads while the host starts and serves the page (host.first_render_ms);
+  // the page's first calls wait in the engine's queue.
+  const engine = launchEngine({ dataDir, shell: 'web', mode: mode ?? 'worker', importSeed: true });
   let host: WebHost;
   try {
     host = await startWebHost({ ...hostOptions, dispatch: engine.dispatch, events: engine.events, staticRoot: staticRoot ?? join(packageRoot(), 'dist', 'renderer') });
@@ -40,6 +44,7 @@ export async function startApp(opts: StartAppOptions): Promise<RunningApp> {
       return engine.services;
     },
     engine,
+    ready: engine.ready,
     host,
     async close() {
       await host.close();

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, type EventName } from '../../core/api';
-import { startEngine, type Engine, type EngineOptions } from '../../core/host/engineProcess';
+import { launchEngine, startEngine, type Engine, type EngineOptions } from '../../core/host/engineProcess';
 import { tempDir } from '../helpers/tmp';
 
 // The engine boundary (core/host/engineProcess.ts) with the engine in its own worker thread, the
@@ -180,6 +180,34 @@ describe('the engine in a worker thread', () => {
     const err = await rejection(engine.call('app.info', {}));
     expect(err.code).toBe('unavailable');
     expect(err.message).toMatch(/was not started again/);
+  });
+
+  it('takes calls while the worker is still loading, and answers them once it is up', async () => {
+    const tmp = tempDir('spade-engine-early-');
+    const engine = launchEngine({ dataDir: tmp.dir, shell: 'web', mode: 'worker' });
+    open.push({ engine, cleanup: tmp.cleanup });
+    expect(engine.state()).toBe('starting');
+    const early = engine.call('app.info', {});
+    expect(((await early) as { dataDir: string }).dataDir).toBe(tmp.dir);
+    expect(engine.state()).toBe('running');
+  });
+
+  it('fails the calls that waited on an engine that could not start, with the reason', async () => {
+    const tmp = tempDir('spade-engine-bad-early-');
+    try {
+      const file = join(tmp.dir, 'not-a-dir');
+      writeFileSync(file, 'x');
+      const engine = launchEngine({ dataDir: file, shell: 'web', mode: 'worker' });
+      const early = rejection(engine.call('app.info', {}));
+      await expect(engine.ready).rejects.toThrow(/The engine could not start: /);
+      const err = await early;
+      expect(err.code).toBe('unavailable');
+      expect(err.message).toMatch(/The engine could not start: /);
+      expect(engine.state()).toBe('down');
+      await engine.close();
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('refuses to start on a data directory it cannot open, with the reason', async () => {
