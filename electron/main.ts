@@ -1,12 +1,12 @@
-// The desktop shell: one window on the same engine the web host uses, bound over IPC. Wiring only:
+// The desktop shell: one window on the same engine the web host uses, bound over IPC. The engine
+// runs in its own worker thread (core/host/engineProcess.ts, the boundary the web host uses too);
+// this process holds only the window, the bridge and the hooks only it can serve. Wiring only:
 // every decision (who may call, what the app:// scheme serves, where the page may go, which links
 // leave, where the window opens, how secrets are sealed) is a function in desktop.ts, tested in Node.
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, safeStorage, screen, shell, type MenuItemConstructorOptions } from 'electron';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHandlers } from '../core/handlers';
-import { createDispatcher } from '../core/server/dispatcher';
-import { Services } from '../core/services/services';
+import { launchEngine } from '../core/host/engineProcess';
 import { APP_ORIGIN, APP_SCHEME, appProtocolHandler, confineWebContents, ipcCallHandler, keychainSealer, openExternalLink, rememberWindowState, windowPlacement } from './desktop';
 import { loadWindowState, saveWindowState } from './windowState';
 
@@ -28,9 +28,12 @@ async function start(): Promise<void> {
   const userData = app.getPath('userData');
   const electronBinding = join(root, 'build', 'electron-native', 'better_sqlite3.node');
   const sealer = keychainSealer(safeStorage);
-  const services = new Services({
+  // Not awaited: the window opens while the worker loads; the page's first calls wait in its queue,
+  // and if it cannot start they fail with the reason.
+  const engine = launchEngine({
     dataDir: userData,
     shell: 'electron',
+    importSeed: true,
     ...(existsSync(electronBinding) ? { nativeBinding: electronBinding } : {}),
     platform: {
       openExternal: (url) => openExternalLink(shell, url),
@@ -42,15 +45,13 @@ async function start(): Promise<void> {
     },
     ...(sealer ? { secretSealer: sealer } : {}),
   });
-  const dispatch = createDispatcher(createHandlers(services), (m) => services.log('error', 'api', m));
-  services.memory.importSeedPackIfEmpty();
-
-  ipcMain.handle('spade:call', ipcCallHandler(dispatch));
+  ipcMain.handle('spade:call', ipcCallHandler(engine.dispatch));
   const rendererRoot = join(root, 'dist', 'renderer');
   protocol.handle(APP_SCHEME, appProtocolHandler(rendererRoot));
 
   // Registered before the window exists, so its own contents are confined as well as any later ones.
-  const refused = (url: string, why: string) => services.log('warn', 'shell', `refused ${why}${url ? `: ${url.slice(0, 200)}` : ''}`);
+  const refused = (url: string, why: string) =>
+    engine.events.emit('log.line', { time: new Date().toISOString(), level: 'warn', source: 'shell', message: `refused ${why}${url ? `: ${url.slice(0, 200)}` : ''}` });
   app.on('web-contents-created', (_e, contents) => confineWebContents(contents, shell, APP_ORIGIN, refused));
 
   const state = loadWindowState(userData);
@@ -70,7 +71,7 @@ async function start(): Promise<void> {
   if (state.maximized) win.maximize();
   win.once('ready-to-show', () => win.show());
 
-  const forward = services.events.subscribe((name, payload) => {
+  const forward = engine.events.subscribe((name, payload) => {
     if (!win.isDestroyed()) win.webContents.send('spade:event', name, payload);
   });
   rememberWindowState(win, (s) => saveWindowState(userData, s));
@@ -82,7 +83,7 @@ async function start(): Promise<void> {
   });
   app.on('window-all-closed', () => app.quit());
   app.on('will-quit', () => {
-    void services.close();
+    void engine.close();
   });
 
   Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(win)));

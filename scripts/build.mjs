@@ -25,6 +25,7 @@ for (const [name, file] of Object.entries({
   'memory-worker': 'core/memory/worker.ts',
   'audit-worker': 'core/audit/worker.ts',
   'model-worker': 'core/models/localWorker.ts',
+  'engine-worker': 'core/host/engineWorker.ts',
 })) {
   if (existsSync(join(root, file))) wholeEntries[name] = file;
 }

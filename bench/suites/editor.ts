@@ -76,7 +76,7 @@ export const editorSuite: BenchSuite = {
     if (!existsSync(join(root, 'dist', 'renderer', 'index.html'))) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
     const rows: BenchRow[] = [];
     const tmp = tempDir('spade-bench-editor-');
-    const app = await startApp({ dataDir: tmp.dir, port: 0 });
+    const app = await startApp({ dataDir: tmp.dir, port: 0, engine: 'thread' }); // reads the engine's services
     const api = createInProcessBackend(createDispatcher(createHandlers(app.services)), app.services.events);
     const browser = await launchChromium();
     try {

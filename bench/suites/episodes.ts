@@ -23,7 +23,7 @@ export const episodesSuite: BenchSuite = {
       execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
     }
     const tmp = tempDir('spade-bench-episodes-');
-    const app = await startApp({ dataDir: tmp.dir, port: 0 });
+    const app = await startApp({ dataDir: tmp.dir, port: 0, engine: 'thread' }); // reads the engine's services
     const ws = createWsBackend({ url: `ws://127.0.0.1:${app.host.port}/api/ws`, WebSocketImpl: WebSocket as never });
     try {
       await ws.ready;

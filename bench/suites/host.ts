@@ -27,7 +27,7 @@ export const hostSuite: BenchSuite = {
   async run(log) {
     const rows: BenchRow[] = [];
     const tmp = tempDir('spade-bench-host-');
-    const app = await startApp({ dataDir: tmp.dir, port: 0 });
+    const app = await startApp({ dataDir: tmp.dir, port: 0, engine: 'thread' }); // the in-process side reads the engine's services
     try {
       const inProc = createInProcessBackend(createDispatcher(createHandlers(app.services)), app.services.events);
       const ws = createWsBackend({ url: `ws://127.0.0.1:${app.host.port}/api/ws`, WebSocketImpl: WebSocket as never });

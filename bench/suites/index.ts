@@ -1,5 +1,6 @@
 import type { BenchSuite } from '../types';
 import { hostSuite } from './host';
+import { hostLoopSuite } from './hostLoop';
 import { memorySuite } from './memory';
 import { runtimeSuite } from './runtime';
 import { auditSuite } from './audit';
@@ -17,4 +18,4 @@ import { serveEnvSuite } from './serveEnv';
 import { trainSuite } from './train';
 
 /** Every suite `npm run bench` knows, in the order it runs them. */
-export const suites: BenchSuite[] = [hostSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, serveEnvSuite, trainSuite, loadSuite];
+export const suites: BenchSuite[] = [hostSuite, hostLoopSuite, memorySuite, runtimeSuite, auditSuite, isolationSuite, dispatchSuite, jobsSuite, episodesSuite, editorSuite, policySuite, cliSuite, modelSuite, designSuite, serveEnvSuite, trainSuite, loadSuite];

@@ -23,7 +23,7 @@ export const jobsSuite: BenchSuite = {
     }
     const rows: BenchRow[] = [];
     const tmp = tempDir('spade-bench-jobs-');
-    const app = await startApp({ dataDir: tmp.dir, port: 0 });
+    const app = await startApp({ dataDir: tmp.dir, port: 0, engine: 'thread' }); // reads the engine's services
     const browser = await launchChromium();
     try {
       const jobs = app.services.jobs;

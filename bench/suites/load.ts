@@ -17,7 +17,7 @@ export const loadSuite: BenchSuite = {
   prefix: 'load',
   async run(log) {
     const tmp = tempDir('spade-bench-load-');
-    const app = await startApp({ dataDir: tmp.dir, port: 0 });
+    const app = await startApp({ dataDir: tmp.dir, port: 0, engine: 'thread' }); // reads the engine's services
     try {
       for (;;) {
         const st = app.services.memory.status('seed-pack');

@@ -5,14 +5,14 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { errorMessage } from '../api';
 import { clientFrameSchema } from '../api/wire';
 import { httpStatusOf, toApiError, type Dispatch } from '../server/dispatcher';
-import type { EventBus } from '../server/events';
+import type { EventSource } from '../server/engineBoundary';
 import { contentSecurityPolicy } from './csp';
 import { readStatic } from './staticFiles';
 import { isLoopback, needsTokenFor } from '../base/bind';
 
 export interface WebHostOptions {
   dispatch: Dispatch;
-  events: EventBus;
+  events: EventSource;
   /** The built renderer (dist/renderer); when missing the page explains how to build it. */
   staticRoot: string;
   port?: number;

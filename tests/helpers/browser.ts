@@ -37,11 +37,12 @@ export interface E2EContext {
 
 /** A web host on a fresh data directory and a page opened on it; page errors are collected. */
 export async function openWorkbench(
-  opts: { dataDir?: string; colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; /** Runs in the page before the app's own scripts. */ init?: () => void } = {},
+  opts: { dataDir?: string; /** 'thread' unless a test asks for the app's own worker (then ctx.app.services is not readable). */ engine?: 'thread' | 'worker'; colorScheme?: 'light' | 'dark'; viewport?: { width: number; height: number }; /** Runs in the page before the app's own scripts. */ init?: () => void } = {},
 ): Promise<E2EContext> {
   const tmp = opts.dataDir ? null : tempDir('spade-e2e-');
   const dataDir = opts.dataDir ?? tmp!.dir;
-  const app = await startApp({ dataDir, port: 0 });
+  // The engine behind the same messages on this thread: the tests read its services (ctx.app.services).
+  const app = await startApp({ dataDir, port: 0, engine: opts.engine ?? 'thread' });
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1400, height: 860 }, colorScheme: opts.colorScheme ?? 'light' });
   const errors: string[] = [];

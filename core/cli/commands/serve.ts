@@ -29,6 +29,12 @@ export const serveCommand: Command = {
       ...(values.token !== undefined ? { token: values.token } : {}),
       log: (m) => io.err(m),
     });
+    try {
+      await app.ready;
+    } catch (e) {
+      await app.close();
+      throw e;
+    }
     io.out(`SPADE Workbench is serving at ${app.host.url}`);
     io.out(`Data directory: ${dataDir}`);
     if (app.host.token) io.out('The API can run code: share this URL (it holds the access token) only with yourself.');

@@ -186,7 +186,7 @@ ${BROKEN}`;
   test('through the web API (audit.run, as the app calls it)', async () => {
     ensureChildBuilt();
     const data = tempDir();
-    const app = await startApp({ dataDir: data.dir, port: 0 });
+    const app = await startApp({ dataDir: data.dir, port: 0, engine: 'thread' });
     try {
       const hashes = [BROKEN, FORGED].map((source, i) => {
         ingest(app.services.db, { source, path: `/x/${i}.py`, fileStem: `g${i}` });

@@ -124,7 +124,7 @@ describe.runIf(sandboxed)('through the web API (audit.run, as the app calls it)'
   test('a numpy spy, audited natively beside a victim, reaches nothing', async () => {
     ensureChildBuilt();
     const data = tempDir('spade-reach-app-');
-    const app = await startApp({ dataDir: data.dir, port: 0 });
+    const app = await startApp({ dataDir: data.dir, port: 0, engine: 'thread' });
     try {
       const spy = spyGame({ numpy: true, waitSec: 0.1 });
       const victim = `import numpy\n${VICTIM}`;
