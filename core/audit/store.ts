@@ -1,5 +1,6 @@
 import type { Db } from '../memory/db';
 import { currentHint } from '../memory/repository';
+import type { RuntimeKind } from '../api/schemas';
 import { ALL_CHECKS, spadeAccepts, verdictOf, type CheckResult, type CheckStatus, type EnvAudit, type Verdict } from './types';
 
 /** Audit results per environment version, in the memory database (migration 6). */
@@ -14,7 +15,7 @@ export interface StoredAudit {
   batchId: string | null;
   createdAt: string;
   /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
-  runtime: 'pyodide' | 'cpython' | null;
+  runtime: RuntimeKind | null;
 }
 
 export interface AuditTarget {

@@ -4,8 +4,9 @@ import type { EnvCatalog, EnvSourceInfo } from './catalog';
 import { EnvSession, type PlayMode, type RuntimePort } from './session';
 import type { EpisodeMeta, EpisodeStore } from './store';
 
-export type RuntimeKind = 'pyodide' | 'cpython';
-export type RuntimeChoice = RuntimeKind | 'auto';
+import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
+
+export type { RuntimeChoice, RuntimeKind };
 export type { PlayMode } from './session';
 
 export interface EpisodeDeps {
