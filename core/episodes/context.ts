@@ -2,7 +2,7 @@
 import { DomainError } from '../errors';
 import type { EnvCatalog, EnvSourceInfo } from './catalog';
 import { EnvSession, type PlayMode, type RuntimePort } from './session';
-import type { EpisodeMeta, EpisodeStore } from './store';
+import type { EpisodeMeta, EpisodeStore } from './episodeStore';
 
 import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
 

@@ -3,7 +3,7 @@
  * every step). One zod schema reads and describes a line; a bad line is skipped with its reason.
  */
 import { z } from 'zod';
-import type { EpisodeMeta, StepRecord } from './store';
+import type { EpisodeMeta, StepRecord } from './episodeStore';
 import { errorMessage } from '../api/errorMessage';
 import { runtimeKindSchema } from '../api/schemas';
 import { spadeStepSchema } from '../api/calls/episodes';

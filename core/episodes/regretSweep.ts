@@ -25,7 +25,7 @@ import { modelPlayer } from '../models/agent';
 import type { ChatClient } from '../models/client';
 import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from './regret';
 import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from './estimator';
-import type { EpisodeStore } from './store';
+import type { EpisodeStore } from './episodeStore';
 
 /** What a regret sweep keeps of how it was started, so that a resume or a cancel reaches the same place. */
 export interface StoredRegretOptions {

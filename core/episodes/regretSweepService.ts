@@ -15,7 +15,7 @@ import type { EpisodeDeps } from './context';
 import type { SweepModel } from './regretRemote';
 import { regretReport } from './regretReport';
 import { driveRegretSweep, prepareRegretSweep, regretItems, storedOutcome, type StoredRegretOptions } from './regretSweep';
-import type { EpisodeStore } from './store';
+import type { EpisodeStore } from './episodeStore';
 import { spadeOptions } from './estimator';
 
 export interface RegretSweepServiceOptions {

@@ -8,7 +8,7 @@ import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
 import type { HarnessError, HarnessReply } from '../runtime/types';
 import { PYODIDE_MISSING_MODULES } from '../runtime/choice';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 import type { HarnessRequest } from '../runtime/protocol';
 import type { ToolCallItem } from './rollout';
 

@@ -25,7 +25,7 @@ import { MANIFEST_FROM, parseGameStem, parseRejectedStem, sha256, skillSlug } fr
 import { getEnvironment } from './repository';
 import { DomainError } from '../errors';
 import { errorMessage } from '../api';
-import { RunStore } from '../runs/store';
+import { RunStore } from '../runs/runStore';
 import { blendParts } from '../api/blendParts';
 
 export interface ExportOptions {

@@ -17,7 +17,7 @@ import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../episodes
 import { firstPrompt, injectHint } from '../episodes/hint';
 import type { Player, PlayedEpisode } from '../episodes/regret';
 import { playPlan, type Feed, type Outcome, type PlanItem, type PlayResult } from '../episodes/rollout';
-import type { StepRecord } from '../episodes/store';
+import type { StepRecord } from '../episodes/episodeStore';
 import type { EnvSession } from '../episodes/session';
 import { ModelError, type ChatClient, type ChatMessage, type Usage } from './client';
 import { hasAnswer, parseToolCalls } from './toolCalls';

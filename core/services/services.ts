@@ -12,7 +12,7 @@ import { EpisodeService } from '../episodes/service';
 import { ModelService } from '../models/service';
 import { RunService } from '../runs/service';
 import { getEnvironmentByHash } from '../memory/repository';
-import { EpisodeStore } from '../episodes/store';
+import { EpisodeStore } from '../episodes/episodeStore';
 import { EditorService } from '../editor/service';
 import { memoryCatalog } from '../episodes/catalog';
 import type { Sealer } from '../jobs/secrets';

@@ -41,7 +41,7 @@ describe('one name per concept (issue 45)', () => {
   });
 
   it('gives StepRecord and PyValue one type each', () => {
-    expect(where(/^export (type|interface) StepRecord\b/).map((h) => h.split(':')[0])).toEqual([join('core', 'episodes', 'store.ts')]);
+    expect(where(/^export (type|interface) StepRecord\b/).map((h) => h.split(':')[0])).toEqual([join('core', 'episodes', 'episodeStore.ts')]);
     expect(where(/^export (type|interface) PyValue\b/).map((h) => h.split(':')[0])).toEqual([join('core', 'models', 'pythonJson.ts')]);
   });
 

@@ -121,7 +121,7 @@ export const playCommand: Command = {
         import('../../memory/repository'),
         import('../../episodes/catalog'),
         import('../../episodes/service'),
-        import('../../episodes/store'),
+        import('../../episodes/episodeStore'),
         import('../../models/agent'),
         import('../../runs/service'),
         import('../../services/settingsStore'),

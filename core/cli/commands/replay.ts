@@ -8,7 +8,7 @@ import { openDatabase } from '../../memory/db';
 import { memoryCatalog, type EnvCatalog, type EnvSourceInfo } from '../../episodes/catalog';
 import { openDataDir } from '../../memory/cliDb';
 import { EpisodeService } from '../../episodes/service';
-import { EpisodeStore } from '../../episodes/store';
+import { EpisodeStore } from '../../episodes/episodeStore';
 import { parseActionsFile } from '../../episodes/actionsFile';
 import type { ReplayReport, StepView } from '../../api/calls/episodes';
 import { RuntimeService } from '../../runtime/service';
