@@ -216,7 +216,7 @@ export default tseslint.config(
           paths: coreLayer.paths,
           patterns: [
             ...coreLayer.patterns,
-            { group: ['../*/repository', '../*/store', '../*/statements', '../memory/db'], message: 'Handlers delegate to a service (Services): no repository, store or database access here.' },
+            { group: ['../*/repository', '../*/store', '../*/*Store', '../*/statements', '../memory/db'], message: 'Handlers delegate to a service (Services): no repository, store or database access here.' },
           ],
         },
       ],

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { suites } from './suites';
 import type { BenchRow } from './types';
-import { suitesFor } from './select';
+import { rowShown, suitesFor } from './select';
 import { errorMessage } from '../core/api';
 
 function met(row: BenchRow): boolean | null {
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     process.stderr.write(`bench: ${suite.prefix} ...\n`);
     try {
       const got = await suite.run((m) => process.stderr.write(`  ${m}\n`));
-      rows.push(...got.filter((r) => only.length === 0 || only.some((p) => r.id.startsWith(p))));
+      rows.push(...got.filter((r) => rowShown(suite, r.id, only)));
     } catch (e) {
       process.stderr.write(`bench: ${suite.prefix} failed: ${e instanceof Error ? (e.stack ?? e.message) : errorMessage(e)}\n`);
       process.exitCode = 1;

@@ -11,6 +11,11 @@ export interface BenchRow {
 export interface BenchSuite {
   /** Every row id of this suite starts with `${prefix}.`; `--only PREFIX` selects suites by it. */
   prefix: string;
+  /**
+   * Rows outside `prefix` that this suite measures too (a row kept for the record beside the one
+   * that replaced it): `--only` with one of these runs this suite, and `--only PREFIX` prints them.
+   */
+  owns?: readonly string[];
   run(log: (msg: string) => void): Promise<BenchRow[]>;
 }
 

@@ -6,7 +6,7 @@ the server's time. The zygote writes little between forks, and puts up once the 
 the same for every audit (the server's handles closed, rlimits, a seccomp filter that still lets
 it fork); each executor adds what the zygote itself cannot have (no new processes, its CPU limit,
 signals to itself only, the audit hook) and serves the session harness the zygote made. Measured
-here: ~0.4 ms less CPU an audit (3%; docs/isolation-figures.md). The executor's own page faults
+here: ~0.4 ms less CPU an audit (3%; bench/notes/isolation-figures.md). The executor's own page faults
 do not fall: the pages the walls touched are touched by the audit anyway.
 
 The zygote runs no environment code and holds no handle but its control socket to the server and

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { openDatabase } from '../../core/memory/db';
 import { memoryCatalog } from '../../core/episodes/catalog';
 import { EpisodeService } from '../../core/episodes/service';
-import { EpisodeStore } from '../../core/episodes/store';
+import { EpisodeStore } from '../../core/episodes/episodeStore';
 import { RuntimeService } from '../../core/runtime/service';
 import { ChatClient, SPADE_SAMPLING } from '../../core/models/client';
 import { modelPlayer } from '../../core/episodes/agent';

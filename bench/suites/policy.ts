@@ -1,7 +1,7 @@
 import { openDatabase } from '../../core/memory/db';
 import { memoryCatalog } from '../../core/episodes/catalog';
 import { EpisodeService } from '../../core/episodes/service';
-import { EpisodeStore } from '../../core/episodes/store';
+import { EpisodeStore } from '../../core/episodes/episodeStore';
 import { RuntimeService } from '../../core/runtime/service';
 import { ChatClient } from '../../core/models/client';
 import { modelPlayer } from '../../core/episodes/agent';

@@ -131,7 +131,7 @@ export const runtimeSuite: BenchSuite = {
               if (r.cpu !== null) got[k]!.cpu.push(r.cpu);
             }
           }
-          // The rows' figures are steps per CPU second where /proc says so (docs/isolation-figures.md).
+          // The rows' figures are steps per CPU second where /proc says so (bench/notes/isolation-figures.md).
           const pick = (k: number) => (got[k]!.cpu.length ? median(got[k]!.cpu) : median(got[k]!.wall));
           [pyRate, nativeRate, plainRate] = [pick(0), pick(1), pick(2)];
           walls = got.map((g) => median(g.wall));

@@ -5,7 +5,7 @@ import { WebSocket } from 'ws';
 import { openDataDir } from '../../core/memory/cliDb';
 import { memoryCatalog } from '../../core/episodes/catalog';
 import { EpisodeService } from '../../core/episodes/service';
-import { EpisodeStore } from '../../core/episodes/store';
+import { EpisodeStore } from '../../core/episodes/episodeStore';
 import { RuntimeService } from '../../core/runtime/service';
 import { packageRoot } from '../../core/base/appInfo';
 import { tempDir } from '../../tests/helpers/tmp';

@@ -80,4 +80,4 @@ export * from './backend';
 export type { Settings } from './calls/app';
 export type { Diagnostic, Draft, LoadCheck } from './calls/editor';
 export type { EnvSummary, EnvDetail, VersionInfo, MemoryFilters, MemorySort, ImportSummary, ImportProgress } from './calls/memory';
-export type { RuntimeStatus, StepRecord, ResetRecord, HarnessErrorData } from './calls/runtime';
+export type { RuntimeStatus, StepReply, ResetReply, HarnessErrorData } from './calls/runtime';

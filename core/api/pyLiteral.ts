@@ -10,7 +10,8 @@
  * `array([...])`) is skipped up to the next `,` or `}` at its own depth: that value is lost, the
  * rest of the dict is kept.
  */
-export type PyValue = number | string | boolean | null | PyValue[] | { [k: string]: PyValue };
+/** Plain JavaScript data read from a Python literal (core/models/pythonJson.ts's PyValue is the other thing: a value that keeps its Python type). */
+export type PyLiteralValue = number | string | boolean | null | PyLiteralValue[] | { [k: string]: PyLiteralValue };
 
 /** Calls whose single numeric argument is the value (reprs of numpy and torch scalars). */
 const SCALAR_WRAPPERS = new Set([
@@ -20,7 +21,7 @@ const SCALAR_WRAPPERS = new Set([
   'float', 'int', 'tensor', 'torch.tensor',
 ]);
 /** Bare names that are values: Python's, numpy 2's booleans, and the tokens json.dumps writes. */
-const NAMES: Record<string, PyValue> = {
+const NAMES: Record<string, PyLiteralValue> = {
   True: true, False: false, None: null, nan: NaN, inf: Infinity, NaN: NaN, Infinity: Infinity,
   true: true, false: false, null: null, 'np.True_': true, 'np.False_': false, 'numpy.True_': true, 'numpy.False_': false,
   'np.nan': NaN, 'np.inf': Infinity,
@@ -43,7 +44,7 @@ class Reader {
     while (this.i < this.s.length && (this.s[this.i] === ' ' || this.s[this.i] === '\t' || this.s[this.i] === '\r')) this.i++;
   }
 
-  value(depth: number): PyValue {
+  value(depth: number): PyLiteralValue {
     if (depth > 64) this.fail();
     this.ws();
     const c = this.s[this.i];
@@ -80,9 +81,9 @@ class Reader {
     return false;
   }
 
-  dict(depth: number): { [k: string]: PyValue } {
+  dict(depth: number): { [k: string]: PyLiteralValue } {
     this.i++;
-    const out: { [k: string]: PyValue } = {};
+    const out: { [k: string]: PyLiteralValue } = {};
     for (;;) {
       this.ws();
       if (this.i >= this.s.length) throw TRUNCATED_ERROR(out);
@@ -92,8 +93,8 @@ class Reader {
       }
       const start = this.i;
       let valueStart = -1;
-      let k: PyValue | undefined;
-      let v: PyValue | undefined;
+      let k: PyLiteralValue | undefined;
+      let v: PyLiteralValue | undefined;
       try {
         k = this.value(depth + 1);
         this.ws();
@@ -123,9 +124,9 @@ class Reader {
     }
   }
 
-  seq(close: string, depth: number): PyValue[] {
+  seq(close: string, depth: number): PyLiteralValue[] {
     this.i++;
-    const out: PyValue[] = [];
+    const out: PyLiteralValue[] = [];
     for (;;) {
       this.ws();
       if (this.s[this.i] === close) {
@@ -196,7 +197,7 @@ class Reader {
     return n;
   }
 
-  name(depth: number): PyValue {
+  name(depth: number): PyLiteralValue {
     const m = /^[A-Za-z_][A-Za-z0-9_.]*/.exec(this.s.slice(this.i, this.i + 64));
     if (!m) this.fail();
     const word = m[0];
@@ -228,16 +229,16 @@ class Reader {
 }
 
 class TruncatedDict extends Error {
-  constructor(readonly partial: { [k: string]: PyValue }) {
+  constructor(readonly partial: { [k: string]: PyLiteralValue }) {
     super('the dict ends before its closing brace');
   }
 }
-function TRUNCATED_ERROR(partial: { [k: string]: PyValue }): TruncatedDict {
+function TRUNCATED_ERROR(partial: { [k: string]: PyLiteralValue }): TruncatedDict {
   return new TruncatedDict(partial);
 }
 
 export interface PyLiteral {
-  value: PyValue;
+  value: PyLiteralValue;
   end: number;
   /** Dict values that were not data and were left out. */
   skipped: number;

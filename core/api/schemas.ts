@@ -11,6 +11,14 @@ export const hashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 hex dige
 /** A row id (environment, episode): a positive integer. */
 export const idSchema = z.number().int().positive();
 
-/** Where environment code runs: the Pyodide sandbox or native CPython. */
+/**
+ * Where environment code runs: the Pyodide sandbox or native CPython. The one name and the one pair
+ * of spellings for it: the wire, the stored rows (audits.runtime, episodes.runtime) and every
+ * module use these; "native" and "sandbox" name the runners, never a value of this type.
+ */
 export const runtimeKindSchema = z.enum(['pyodide', 'cpython']);
-export type RuntimeKindName = z.infer<typeof runtimeKindSchema>;
+export type RuntimeKind = z.infer<typeof runtimeKindSchema>;
+
+/** Where to run a game: a runtime, or `auto` (the sandbox unless the game needs native modules: core/runtime/choice.ts). */
+export const runtimeChoiceSchema = z.enum(['auto', ...runtimeKindSchema.options]);
+export type RuntimeChoice = z.infer<typeof runtimeChoiceSchema>;

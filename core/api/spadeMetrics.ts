@@ -1,4 +1,4 @@
-import { readPyLiteral, type PyValue } from './pyLiteral';
+import { readPyLiteral, type PyLiteralValue } from './pyLiteral';
 
 /**
  * SPADE's metrics as a run's log and metrics.jsonl carry them (docs/spade-formats.md section 7,
@@ -66,9 +66,9 @@ export function logMessage(line: string): string {
   return s.replace(SLIME_LOGGER, '');
 }
 
-function points(rec: { [k: string]: PyValue }, axis: string, step: number, skip: string | null): MetricPoint[] {
+function points(rec: { [k: string]: PyLiteralValue }, axis: string, step: number, skip: string | null): MetricPoint[] {
   const out: MetricPoint[] = [];
-  const add = (prefix: string, obj: { [k: string]: PyValue }, depth: number): void => {
+  const add = (prefix: string, obj: { [k: string]: PyLiteralValue }, depth: number): void => {
     for (const [k, value] of Object.entries(obj)) {
       const key = prefix ? `${prefix}/${k}` : k;
       if (key === skip) continue;

@@ -7,8 +7,7 @@
  */
 import type { PlayMode } from '../episodes/session';
 import type { AuditOptions, CheckResult, EnvAudit } from './types';
-
-export type AuditRuntimeKind = 'pyodide' | 'cpython';
+import type { RuntimeKind } from '../api/schemas';
 
 export interface ReplayRecipe {
   /** The seed of the replayed episode's (first) reset. */
@@ -17,7 +16,7 @@ export interface ReplayRecipe {
   actions: string[];
   /** Reset-leak: after the actions, reset the same instance with this seed; the leak shows there. */
   resetSeed: number | null;
-  runtime: AuditRuntimeKind;
+  runtime: RuntimeKind;
   mode: PlayMode;
   maxTurns: number;
 }
@@ -45,7 +44,7 @@ function replayable(ev: Record<string, unknown>): boolean {
 }
 
 /** The audit with runtime, mode and maxTurns added to every evidence that can be replayed. */
-export function stampEvidence(a: EnvAudit, runtime: AuditRuntimeKind, options: AuditOptions): EnvAudit {
+export function stampEvidence(a: EnvAudit, runtime: RuntimeKind, options: AuditOptions): EnvAudit {
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
   return {
     ...a,
@@ -60,7 +59,7 @@ export function stampEvidence(a: EnvAudit, runtime: AuditRuntimeKind, options: A
  * said runtime and mode takes them from the stored audit (`fallback`) and the check; reset-leak
  * evidence of that time said the episode's seed as `firstSeed` and the leaking reset's as `seed`.
  */
-export function replayRecipe(c: Pick<CheckResult, 'id' | 'evidence'>, fallback: { runtime: AuditRuntimeKind | null; maxTurns?: number } = { runtime: null }): ReplayRecipe | null {
+export function replayRecipe(c: Pick<CheckResult, 'id' | 'evidence'>, fallback: { runtime: RuntimeKind | null; maxTurns?: number } = { runtime: null }): ReplayRecipe | null {
   const ev = c.evidence;
   if (!replayable(ev)) return null;
   const legacyLeak = isSeed(ev.firstSeed) && !isSeed(ev.resetSeed);

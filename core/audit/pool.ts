@@ -3,7 +3,8 @@ import type { SandboxViolation } from '../runtime/supervisor';
 import { NativeRuntime } from '../runtime/native';
 import type { HarnessReply } from '../runtime/types';
 import { ALL_CHECKS, SANDBOX_CHECK, SPADE_CHECKS, checkSelected, type AuditOptions, type CheckResult, type EnvAudit } from './types';
-import { stampEvidence, type AuditRuntimeKind } from './evidence';
+import { stampEvidence } from './evidence';
+import type { RuntimeKind } from '../api/schemas';
 
 /**
  * Whole audits in native CPython, each environment in a process of its own: forked from the
@@ -83,7 +84,7 @@ export function sandboxCheck(violations: readonly SandboxViolation[]): CheckResu
 }
 
 /** Adds the host-side checks to an audit that came back from an interpreter, and to its evidence where it ran. */
-export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolation[], options: AuditOptions, runtime: AuditRuntimeKind): EnvAudit {
+export function withHostChecks(a: EnvAudit, violations: readonly SandboxViolation[], options: AuditOptions, runtime: RuntimeKind): EnvAudit {
   const stamped = stampEvidence(a, runtime, options);
   if (!checkSelected(SANDBOX_CHECK, options.checks)) return stamped;
   return { ...stamped, checks: [...stamped.checks.filter((c) => c.id !== SANDBOX_CHECK), sandboxCheck(violations)] };

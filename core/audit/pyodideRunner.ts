@@ -4,6 +4,7 @@ import { chooseRuntime, PYODIDE_MISSING_MODULES, retryNatively } from '../runtim
 import { AuditCancelled, deadAudit, withHostChecks, type AuditControl, type AuditPool } from './pool';
 import type { SandboxViolation } from '../runtime/supervisor';
 import type { AuditOptions, EnvAudit } from './types';
+import type { RuntimeKind } from '../api/schemas';
 
 /**
  * Whole audits inside the Pyodide sandbox, one environment per call on the runtime's pool (the
@@ -62,19 +63,17 @@ export function outgrewSandboxStack(a: EnvAudit): string | null {
   return died ? "its values nest deeper than the sandbox's WebAssembly stack holds (Maximum call stack size exceeded)" : null;
 }
 
-export type AuditRuntime = 'pyodide' | 'cpython';
-
 /**
  * One audit where asked: in the sandbox unless the game needs a module Pyodide does not ship (seen
  * in the source, or when loading it fails there), which then runs in native CPython.
  */
 export async function auditIn(
-  where: AuditRuntime,
+  where: RuntimeKind,
   runners: { native: () => AuditPool; sandbox: (() => PyodideAuditRunner) | undefined },
   source: string,
   options: AuditOptions,
-  ctl: AuditControl & { onRuntime?: (runtime: AuditRuntime, limitSec: number) => void } = {},
-): Promise<{ audit: EnvAudit; runtime: AuditRuntime; why?: string }> {
+  ctl: AuditControl & { onRuntime?: (runtime: RuntimeKind, limitSec: number) => void } = {},
+): Promise<{ audit: EnvAudit; runtime: RuntimeKind; why?: string }> {
   const native = () => {
     const p = runners.native();
     ctl.onRuntime?.('cpython', p.limitSec);

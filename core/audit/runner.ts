@@ -2,7 +2,8 @@ import { probePython } from '../runtime/native';
 import { appVersion } from '../base/appInfo';
 import { PyodidePool } from '../runtime/pyodidePool';
 import { AuditPool } from './pool';
-import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
+import { auditIn, PyodideAuditRunner } from './pyodideRunner';
+import type { RuntimeKind } from '../api/schemas';
 import { buildReport, reportEnv, type AuditReport, type ReportEnv } from './report';
 import { ALL_CHECKS, type AuditOptions } from './types';
 import { DEFAULT_BUDGET, WORKBENCH_CALL_SEC } from '../api/spadeRules';
@@ -16,7 +17,7 @@ export interface RunItem {
 }
 
 /** What the report says about the tool that made it (kept small; scripts read `name`/`version`). */
-export function toolInfo(options: AuditOptions, workers: number, runtime: AuditRuntime = 'cpython'): Record<string, unknown> {
+export function toolInfo(options: AuditOptions, workers: number, runtime: RuntimeKind = 'cpython'): Record<string, unknown> {
   const py = probePython();
   return {
     name: 'spade-workbench',
@@ -48,7 +49,7 @@ export async function auditItems(pool: AuditPool, items: readonly RunItem[], opt
  * A whole report. 'cpython': every environment in native CPython (in bubblewrap); 'pyodide': in
  * the Pyodide sandbox, games that need a module it lacks (numpy) going native, as in the app.
  */
-export async function auditToReport(items: readonly RunItem[], options: AuditOptions, workers: number, envTimeoutSec?: number, runtime: AuditRuntime = 'cpython'): Promise<AuditReport> {
+export async function auditToReport(items: readonly RunItem[], options: AuditOptions, workers: number, envTimeoutSec?: number, runtime: RuntimeKind = 'cpython'): Promise<AuditReport> {
   const pool = new AuditPool({ workers, ...(envTimeoutSec ? { envTimeoutSec } : {}) });
   const sandbox = runtime === 'pyodide' ? new PyodidePool({ size: workers }) : undefined;
   try {

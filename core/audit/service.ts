@@ -5,7 +5,8 @@ import { appVersion } from '../base/appInfo';
 import type { PyodidePool } from '../runtime/pyodidePool';
 import { AuditCancelled, AuditPool, type AuditControl } from './pool';
 import { DomainError } from '../errors';
-import { auditIn, PyodideAuditRunner, type AuditRuntime } from './pyodideRunner';
+import { auditIn, PyodideAuditRunner } from './pyodideRunner';
+import type { RuntimeKind } from '../api/schemas';
 import { createBatch, envIdsWith, getAudit, getBatch, headHashes, listBatches, poolSummary, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
 import { checkSelected, PLAY_CHECKS, TOOL_CHECKS, verdictOf, type AuditOptions, type EnvAudit } from './types';
 import { errorMessage } from '../api';
@@ -16,7 +17,7 @@ export interface AuditServiceOptions {
   maxTurns: () => number;
   workers?: number;
   /** Where audits run: the Pyodide sandbox (games that need numpy still go native) or native CPython. */
-  runtime?: () => AuditRuntime;
+  runtime?: () => RuntimeKind;
   /** Whether native audits may run where no OS sandbox is available (the user's setting). */
   allowUnsandboxed?: () => boolean;
   /**
@@ -103,7 +104,7 @@ export class AuditService {
    */
   /** `signal`: Cancel, which stops the checks' interpreter as cancelRun does an audit's. */
   /** `hint`: a hint that is not stored yet (a designed game's, for hint-leak). */
-  async checkSource(source: string, checks: string[], signal?: AbortSignal, hint: string | null = null, extra: Pick<AuditOptions, 'maxTurns' | 'admissionAlways' | 'guessLoad' | 'resetGate'> = {}): Promise<{ audit: EnvAudit; runtime: AuditRuntime; unavailable: string | null }> {
+  async checkSource(source: string, checks: string[], signal?: AbortSignal, hint: string | null = null, extra: Pick<AuditOptions, 'maxTurns' | 'admissionAlways' | 'guessLoad' | 'resetGate'> = {}): Promise<{ audit: EnvAudit; runtime: RuntimeKind; unavailable: string | null }> {
     const r = await this.auditWhere(source, { ...this.options({ checks }), hint, ...extra }, signal ? { signal } : {});
     return { audit: r.audit, runtime: r.runtime, unavailable: r.runtime === 'cpython' ? this.getPool().unavailable() : null };
   }
@@ -137,7 +138,7 @@ export class AuditService {
     const started = Date.now();
     const seen = new Set<string>();
     let check: string | null = null;
-    let runtime: AuditRuntime | null = null;
+    let runtime: RuntimeKind | null = null;
     let limitSec: number | null = null;
     const total = () => {
       const phased = [...PHASED_SPADE, ...PLAY_CHECKS, ...([...seen].some((c) => c.startsWith('tool.')) ? TOOL_CHECKS : [])];
@@ -163,7 +164,7 @@ export class AuditService {
         : emit('running');
     const heartbeat = setInterval(beat, HEARTBEAT_MS);
     heartbeat.unref();
-    const ctl: AuditControl & { onRuntime: (r: AuditRuntime, l: number) => void } = {
+    const ctl: AuditControl & { onRuntime: (r: RuntimeKind, l: number) => void } = {
       signal: abort.signal,
       onPhase: (c) => {
         check = c;

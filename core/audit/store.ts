@@ -1,4 +1,6 @@
 import type { Db } from '../memory/db';
+import { currentHint } from '../memory/repository';
+import type { RuntimeKind } from '../api/schemas';
 import { registerSweepKind } from '../sweeps/kinds';
 import type { PoolVersion } from '../sweeps/sweepStore';
 
@@ -32,7 +34,7 @@ export interface StoredAudit {
   batchId: string | null;
   createdAt: string;
   /** Where it ran: the Pyodide sandbox or native CPython (null for audits stored before this was kept). */
-  runtime: 'pyodide' | 'cpython' | null;
+  runtime: RuntimeKind | null;
 }
 
 export function saveAudit(db: Db, hash: string, a: EnvAudit, opts: { batchId?: string | null; options?: unknown; toolVersion: string }): StoredAudit {

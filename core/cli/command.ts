@@ -1,3 +1,4 @@
+import { runtimeChoiceSchema, runtimeKindSchema, type RuntimeChoice, type RuntimeKind } from '../api/schemas';
 import { DomainError } from '../errors';
 
 /** A CLI subcommand. Output goes through `io` so tests can capture it without a subprocess. */
@@ -20,4 +21,14 @@ export class UsageError extends DomainError {
     super('invalid_input', message);
     this.name = 'UsageError';
   }
+}
+
+/** `--runtime`: a runtime the command accepts, in the contract's spellings, else a UsageError naming them. */
+export function runtimeArg(value: string | undefined, fallback: RuntimeChoice): RuntimeChoice;
+export function runtimeArg(value: string | undefined, fallback: RuntimeKind, onlyKinds: true): RuntimeKind;
+export function runtimeArg(value: string | undefined, fallback: RuntimeChoice, onlyKinds = false): RuntimeChoice {
+  const allowed: readonly string[] = onlyKinds ? runtimeKindSchema.options : runtimeChoiceSchema.options;
+  const v = value ?? fallback;
+  if (!allowed.includes(v)) throw new UsageError(`--runtime must be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}, got ${v}`);
+  return v as RuntimeChoice;
 }

@@ -9,9 +9,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../memory/db';
-import type { EpisodeStore } from '../episodes/store';
+import type { EpisodeStore } from '../episodes/episodeStore';
 import type { RunService } from '../runs/service';
-import type { NewRun } from '../runs/store';
+import type { NewRun } from '../runs/runStore';
 import type { RuntimePort } from '../episodes/session';
 import type { JobResult } from '../episodes/regret';
 import { summarize } from '../episodes/regret';

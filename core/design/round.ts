@@ -13,7 +13,7 @@ import { sha256 } from '../memory/parse';
 import { classifyGame } from './prompt';
 import { designGame, type DesignDeps, type DesignProgress, type GameRecord, type GameSpec, type PlayOutcome } from './attempt';
 import { SNIPPET_CHARS } from './seeds';
-import { createRound, finishGame, finishRound, memoryRecords, roundView, saveAttempt, startGame, type LayoutParent, type RoundView } from './store';
+import { createRound, finishGame, finishRound, memoryRecords, roundView, saveAttempt, startGame, type LayoutParent, type RoundView } from './designStore';
 import { errorMessage } from '../api/errors';
 import { writeRejectedGame } from './envValidator';
 
@@ -24,7 +24,7 @@ export interface RoundSpec extends Omit<GameSpec, 'skill' | 'memory'> {
   memoryIds?: number[] | null;
   /** The designer's model name, kept with each attempt. */
   designerModel: string;
-  /** Seeds use this model's measured numbers where it has played a game (core/design/store.ts memoryRecords). */
+  /** Seeds use this model's measured numbers where it has played a game (core/design/designStore.ts memoryRecords). */
   seedsModel?: string | null;
   /** The round's id when the caller names it (a service that answers with the id before the round ends). */
   id?: string;

@@ -17,7 +17,7 @@ import { extractAction, toolCallsAsText, type OpenAiToolCall } from '../models/e
 import { firstPrompt, injectHint } from './hint';
 import type { Player, PlayedEpisode } from './regret';
 import { playPlan, type Feed, type Outcome, type PlanItem, type PlayResult } from './rollout';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 import type { EnvSession } from './session';
 import { ModelError, type ChatClient, type ChatMessage, type Usage } from '../models/client';
 import { hasAnswer, parseToolCalls } from '../models/toolCalls';

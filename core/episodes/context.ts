@@ -2,10 +2,11 @@
 import { DomainError } from '../errors';
 import type { EnvCatalog, EnvSourceInfo } from './catalog';
 import { EnvSession, type PlayMode, type RuntimePort } from './session';
-import type { EpisodeMeta, EpisodeStore } from './store';
+import type { EpisodeMeta, EpisodeStore } from './episodeStore';
 
-export type RuntimeKind = 'pyodide' | 'cpython';
-export type RuntimeChoice = RuntimeKind | 'auto';
+import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
+
+export type { RuntimeChoice, RuntimeKind };
 export type { PlayMode } from './session';
 
 export interface EpisodeDeps {

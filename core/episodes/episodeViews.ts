@@ -6,7 +6,7 @@ import { DomainError } from '../errors';
 import type { EpisodeSummary, StepDetail, StepView } from '../api/calls/episodes';
 import type { EpisodeContext } from './context';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
-import { toViews, type EpisodeMeta, type StepRecord } from './store';
+import { toViews, type EpisodeMeta, type StepRecord } from './episodeStore';
 
 /** `cursor`: where the episode's live session stands, null when nothing is live. */
 export function summaryOf(m: EpisodeMeta, cursor: number | null): EpisodeSummary {

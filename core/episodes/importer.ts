@@ -7,7 +7,7 @@ import type { EnvSourceInfo } from './catalog';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import { replayEpisode } from './replay';
 import { feedOf, playPlan } from './rollout';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 import { candidateStems, parseTrajectories, type Trajectory, type TrajectoryStep } from './trajectory';
 
 const FRESH_SEED_TRIES = 64;

@@ -3,8 +3,9 @@
  * every step). One zod schema reads and describes a line; a bad line is skipped with its reason.
  */
 import { z } from 'zod';
-import type { EpisodeMeta, StepRecord } from './store';
+import type { EpisodeMeta, StepRecord } from './episodeStore';
 import { errorMessage } from '../api/errorMessage';
+import { runtimeKindSchema } from '../api/schemas';
 import { spadeStepSchema } from '../api/calls/episodes';
 
 const errorSchema = z.object({ kind: z.string(), type: z.string(), message: z.string(), traceback: z.string().optional(), line: z.number().int().optional() }).passthrough();
@@ -38,7 +39,7 @@ export const episodeLineSchema = z
     seed: z.number().int().nullable().catch(null),
     hint: z.object({ enabled: z.boolean().catch(false), text: z.string().nullable().catch(null) }).catch({ enabled: false, text: null }),
     maxTurns: z.number().int().positive().catch(30),
-    runtime: z.enum(['pyodide', 'cpython']).catch('pyodide'),
+    runtime: runtimeKindSchema.catch('pyodide'),
     policy: z.record(z.string(), z.unknown()).catch({}),
     origin: z.enum(ORIGINS).catch('imported'),
     label: z.string().catch(''),

@@ -6,7 +6,7 @@ import { DomainError } from '../errors';
 import type { EpisodeContext, PlayMode, RuntimeKind } from './context';
 import { planOf, playPlan } from './rollout';
 import type { EnvSession } from './session';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 
 /** A snapshot every this many steps bounds a scrub to that many re-executed steps. */
 export const SNAPSHOT_EVERY = 16;

@@ -11,7 +11,7 @@ import { extractAction } from '../models/extract';
 import { moveTo, recordStep, reexecute, stillWanted, type Live } from './livePosition';
 import { runPolicy, type Until } from './policyRun';
 import { modeOf, type EnvSession } from './session';
-import type { EpisodeMeta, StepRecord } from './store';
+import type { EpisodeMeta, StepRecord } from './episodeStore';
 
 export interface OpenInput {
   hash: string;

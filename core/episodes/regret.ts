@@ -12,7 +12,7 @@ import type { EpisodeContext, RuntimeChoice } from './context';
 import { EnvLoadError, refusalText, SpadeRefusal, type EnvSession } from './session';
 import { episodeReturn, spadeRegret, type AgentTurn } from './spade';
 import { spadeAggregate, type RegretEstimator } from './estimator';
-import type { EpisodeMeta, StepRecord } from './store';
+import type { EpisodeMeta, StepRecord } from './episodeStore';
 
 /** One episode as a player left it: the recording from the reset on, and how it ended. */
 export interface PlayedEpisode {

@@ -7,7 +7,7 @@ import type { Divergence, ReplayReport } from '../api/calls/episodes';
 import type { EpisodeContext, RuntimeChoice } from './context';
 import { planOf, playPlan, type RecordedToolTurn } from './rollout';
 import { diffLines, diffStates, type StateTree } from './stateDiff';
-import { toViews, type EpisodeMeta, type StepRecord } from './store';
+import { toViews, type EpisodeMeta, type StepRecord } from './episodeStore';
 import { modeOf } from './session';
 
 /** Replays read this many recorded steps per interpreter round trip. */

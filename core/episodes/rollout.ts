@@ -7,7 +7,7 @@
  */
 import { DomainError } from '../errors';
 import { stepEnds, type AgentTurn } from './spade';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 
 export interface ToolCallItem {
   name: string;

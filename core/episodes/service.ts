@@ -15,7 +15,7 @@ import type { Until } from './policyRun';
 import { RegretRuns, type RegretInput, type RegretManyInput } from './regretRuns';
 import { replayEpisode } from './replay';
 import type { EnvSession } from './session';
-import type { EpisodeFilter, EpisodeMeta, StepRecord } from './store';
+import type { EpisodeFilter, EpisodeMeta, StepRecord } from './episodeStore';
 
 export type { EpisodeDeps, RuntimeKind } from './context';
 export { SNAPSHOT_EVERY } from './livePosition';

@@ -4,10 +4,11 @@
  * only runtime failures (a dead interpreter, a protocol error, a load error) throw.
  */
 import { DomainError } from '../errors';
+import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
 import type { HarnessError, HarnessReply } from '../runtime/types';
 import { PYODIDE_MISSING_MODULES } from '../runtime/choice';
 import { spadeOf, spadeResetObservation, type SpadeStep } from './spade';
-import type { StepRecord } from './store';
+import type { StepRecord } from './episodeStore';
 import type { HarnessRequest } from '../runtime/protocol';
 import type { ToolCallItem } from './rollout';
 
@@ -36,9 +37,9 @@ export function modeOf(meta: Record<string, unknown>): PlayMode {
 
 /** The runtime as episodes use it; core/runtime/service.ts's RuntimeService fits it. */
 export interface RuntimePort {
-  open(o: { source: string; runtime?: 'pyodide' | 'cpython' | 'auto'; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean; signal?: AbortSignal }): Promise<
-    | { ok: true; sessionId: string; runtime: 'pyodide' | 'cpython'; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean; validation?: { ok: boolean; message: string | null; stage: string | null } } }
-    | { ok: false; runtime: 'pyodide' | 'cpython'; error: HarnessError }
+  open(o: { source: string; runtime?: RuntimeChoice; maxTurns?: number; label?: string; priority?: 'foreground' | 'background'; spadeMode?: boolean; deterministic?: boolean; signal?: AbortSignal }): Promise<
+    | { ok: true; sessionId: string; runtime: RuntimeKind; load: { className: string; maxTurns: number | null; toolUse: boolean; hasSolution: boolean; mayHaveTools?: boolean; validation?: { ok: boolean; message: string | null; stage: string | null } } }
+    | { ok: false; runtime: RuntimeKind; error: HarnessError }
   >;
   call(sessionId: string, req: HarnessRequest, opts?: { priority?: 'foreground' | 'background' }): Promise<HarnessReply>;
   /** The session's background requests go ahead now (optional: runtimes without priorities). */
@@ -55,7 +56,7 @@ export interface LoadInfo {
   hasSolution: boolean;
   /** False when the game has no get_tools(): its tools are [] without asking the interpreter. */
   mayHaveTools: boolean;
-  runtime: 'pyodide' | 'cpython';
+  runtime: RuntimeKind;
 }
 
 export class EnvLoadError extends DomainError {
@@ -169,7 +170,7 @@ export class EnvSession {
     readonly info: LoadInfo,
   ) {}
 
-  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: 'pyodide' | 'cpython' | 'auto'; label?: string; background?: boolean; mode?: PlayMode; signal?: AbortSignal }): Promise<EnvSession> {
+  static async open(host: RuntimePort, source: string, opts: { maxTurns: number; runtime?: RuntimeChoice; label?: string; background?: boolean; mode?: PlayMode; signal?: AbortSignal }): Promise<EnvSession> {
     const mode = opts.mode ?? 'spade';
     const r = await host.open({
       source,

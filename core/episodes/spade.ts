@@ -1,6 +1,6 @@
 /**
  * SPADE's view of a step and of an episode, as pure functions (docs/spade-formats.md sections 2 and 3):
- * the wrapper's converted step (`spade` on every harness step reply, docs/PROTOCOL), the episode
+ * the wrapper's converted step (`spade` on every harness step reply, native/README.md, "SPADE mode"), the episode
  * return, the end of a rollout, hint injection and the regret arithmetic.
  */
 

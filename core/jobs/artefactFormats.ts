@@ -1,4 +1,4 @@
-import { readPyLiteral, type PyValue } from '../api/pyLiteral';
+import { readPyLiteral, type PyLiteralValue } from '../api/pyLiteral';
 import { DomainError } from '../errors';
 
 /**
@@ -61,7 +61,7 @@ export function megatronCheckpoints(saveDir: string, names: string[], tracker: n
   return out.sort((a, b) => (b.step ?? -1) - (a.step ?? -1));
 }
 
-const str = (v: PyValue | undefined): string | null => (typeof v === 'string' ? v : null);
+const str = (v: PyLiteralValue | undefined): string | null => (typeof v === 'string' ? v : null);
 
 /** Tinker's checkpoints.jsonl; a line that is not a checkpoint record is skipped and counted. */
 export function tinkerCheckpoints(text: string): { checkpoints: Checkpoint[]; skipped: number } {
@@ -85,9 +85,9 @@ export function tinkerCheckpoints(text: string): { checkpoints: Checkpoint[]; sk
 }
 
 /** JSON as Python's json.dumps writes it (bare NaN/Infinity), newlines between tokens allowed. */
-function readJsonish(text: string): PyValue | null {
+function readJsonish(text: string): PyLiteralValue | null {
   try {
-    return JSON.parse(text) as PyValue;
+    return JSON.parse(text) as PyLiteralValue;
   } catch {
     // Raw newlines only ever stand between tokens in JSON (inside strings they are escaped).
     const r = readPyLiteral(text.replace(/\n/g, ' ').trim());
@@ -120,12 +120,12 @@ export interface EvalRun {
 
 const LIMITS = { suites: 100, metrics: 500, text: 300 };
 
-function num(v: PyValue | undefined): number | null {
+function num(v: PyLiteralValue | undefined): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
 /** A metric value as a cell: a finite number, a short string, a boolean, or null (NaN, inf, missing). */
-function cell(v: PyValue): EvalValue {
+function cell(v: PyLiteralValue): EvalValue {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (typeof v === 'boolean' || v === null) return v;
   if (typeof v === 'string') return v.slice(0, LIMITS.text);

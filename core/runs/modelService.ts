@@ -4,6 +4,7 @@
  * with SPADE's arithmetic, per skill and beside the regret a training run recorded.
  */
 import { errorMessage } from '../api/errors';
+import type { RuntimeKind } from '../api/schemas';
 import { invalidInput } from '../errors';
 import { endpointSchema, type Endpoint, type ModelRun, type ModelTurn } from '../api/calls/models';
 import type { RunService } from './service';
@@ -73,7 +74,7 @@ export class ModelService {
     arms: ('hint' | 'nohint')[];
     hintText?: string | undefined;
     maxTurns?: number | undefined;
-    runtime?: 'pyodide' | 'cpython' | undefined;
+    runtime?: RuntimeKind | undefined;
     runId?: string | undefined;
     selection?: string | undefined;
     estimator?: RegretEstimator | undefined;

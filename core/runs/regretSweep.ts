@@ -24,7 +24,7 @@ import { modelPlayer } from '../episodes/agent';
 import type { ChatClient } from '../models/client';
 import { jobKey, runJobs, summarize, type ArmSummary, type JobResult, type Player, type RegretJob, type RunControl } from '../episodes/regret';
 import { spadeGamePath, spadeJobs, spadeOptions, type RegretEstimator, type SpadeEstimatorOptions } from '../episodes/estimator';
-import type { EpisodeStore } from '../episodes/store';
+import type { EpisodeStore } from '../episodes/episodeStore';
 import type { RegretEnvSummary, StoredRegretOptions } from '../episodes/regretReport';
 
 export type { RegretEnvSummary, StoredRegretOptions };

@@ -14,7 +14,7 @@ import type { EpisodeDeps } from '../episodes/context';
 import { regretSweeps, type SweepModel } from '../episodes/regretRemote';
 import { regretReport } from '../episodes/regretReport';
 import { driveRegretSweep, prepareRegretSweep, regretItems, storedOutcome, type StoredRegretOptions } from './regretSweep';
-import type { EpisodeStore } from '../episodes/store';
+import type { EpisodeStore } from '../episodes/episodeStore';
 import { spadeOptions } from '../episodes/estimator';
 
 export interface RegretSweepServiceOptions {

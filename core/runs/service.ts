@@ -7,7 +7,7 @@ import { DomainError } from '../errors';
 import { ESTIMATOR_LABEL } from '../episodes/estimator';
 import type { JobResult } from '../episodes/regret';
 import { difficultyScore, FRONTIER, measure, type Measurement, type RunEpisodeRow } from './measure';
-import { RunStore, type NewRun, type RunEnvRecord, type RunFilter, type RunRecord, type RunStatus } from './store';
+import { RunStore, type NewRun, type RunEnvRecord, type RunFilter, type RunRecord, type RunStatus } from './runStore';
 import type { Db } from '../memory/db';
 import type { EnvCatalog } from '../episodes/catalog';
 

@@ -4,9 +4,9 @@
  * source before loading or in the load's ModuleNotFoundError after, in which case native CPython.
  */
 import { wheelsPresent } from './paths';
+import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
 
-export type RuntimeKind = 'pyodide' | 'cpython';
-export type RuntimeChoice = RuntimeKind | 'auto';
+export type { RuntimeChoice, RuntimeKind };
 
 /**
  * Modules generated games use that the bundled Pyodide cannot provide (nothing is fetched at run

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { spadeResetSchema, spadeStepSchema } from '../api/spadeStep';
 import { harnessErrorSchema } from '../api/harnessError';
 import type { AuditOptions, EnvAudit } from './auditOptions';
+import { runtimeKindSchema } from '../api/schemas';
 
 /**
  * Every message between the host and the Python harness (native/harness.py), defined once. The
@@ -104,7 +105,7 @@ export const spadeValidationSchema = z
 export type SpadeValidation = z.infer<typeof spadeValidationSchema>;
 
 export const harnessResultSchemas = {
-  ping: z.object({ runtime: z.enum(['pyodide', 'cpython']), python: z.string(), numpy: z.boolean() }).strict(),
+  ping: z.object({ runtime: runtimeKindSchema, python: z.string(), numpy: z.boolean() }).strict(),
   check_syntax: z
     .object({
       ok: z.boolean(),
@@ -121,7 +122,7 @@ export const harnessResultSchemas = {
       hasSolution: z.boolean(),
       /** False when the game certainly has no get_tools() (its tools are then []): no call needed. */
       mayHaveTools: z.boolean(),
-      runtime: z.enum(['pyodide', 'cpython']),
+      runtime: runtimeKindSchema,
       python: z.string(),
       spadeMode: z.boolean(),
       deterministic: z.boolean(),

@@ -149,7 +149,7 @@ export interface NativeOptions {
   /**
    * Audits' executors come from an audit zygote (native/host_zygote.py), a process beside the fork
    * server that puts up their common walls once and only forks. Off only to compare with executors
-   * forked by the server itself (a differential test, the zygote's figure in docs/isolation-figures.md).
+   * forked by the server itself (a differential test, the zygote's figure in bench/notes/isolation-figures.md).
    */
   auditZygote?: boolean;
   /** A file that keeps the interpreter probe's answer between processes (the CLI's data dir). */

@@ -75,7 +75,7 @@ export function createDispatcher(handlers: Handlers, log: (msg: string) => void 
     if (!parsed.success) {
       // Parsed again with reportInput, so a missing field (input undefined) reads "is required", not
       // "must be a number". Only refused input pays for it: passing reportInput on every call put
-      // zod on a slower path for all of them (load.ws_cpu_us_per_call, docs/bench-issue35.md).
+      // zod on a slower path for all of them (load.ws_cpu_us_per_call, bench/notes/bench-issue35.md).
       const reported = def.input.safeParse(input ?? {}, { reportInput: true });
       const error = reported.success ? parsed.error : reported.error;
       // People read sentences; scripts read the issues (path and zod's message) in details.

@@ -26,7 +26,7 @@ import { withAppendix, type Difficulty } from '../design/prompt';
 import { corpusMaxWords, CORPUS_SEED, spadeSource, workbenchSource, type PromptSource } from '../design/promptSource';
 import { ChatClient } from '../models/client';
 import { newRoundId, runRound } from '../design/round';
-import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/store';
+import { listRounds, markInterrupted, memoryRecords, roundSeq, roundView } from '../design/designStore';
 import type { PlayOutcome } from '../design/attempt';
 import { clusterAgentProblem, gameRunId, outcomeOfRun, playGameOn, roundSelection } from '../design/plays';
 import { packageRoot } from '../base/appInfo';

@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
-import { createRound, finishGame, finishRound, saveAttempt, startGame } from '../../core/design/store';
+import { createRound, finishGame, finishRound, saveAttempt, startGame } from '../../core/design/designStore';
 import type { AttemptRecord, GameRecord, PlayOutcome } from '../../core/design/attempt';
-import { RunStore } from '../../core/runs/store';
+import { RunStore } from '../../core/runs/runStore';
 import { spadeBlendScore } from '../../core/api/spadeBlend';
 
 let ctx: E2EContext | null = null;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import type { Services } from '../../core/services/services';
-import type { StepRecord } from '../../core/episodes/store';
+import type { StepRecord } from '../../core/episodes/episodeStore';
 
 // Issue 31 in Chromium against the web host, with the real Pyodide audit and real SQLite: the
 // leak's evidence and its replay say the same episode (seed, actions, the second reset, runtime,

@@ -1,6 +1,6 @@
 /**
  * STAND-IN, not a real runtime: a RuntimePort that plays games written in TypeScript, answering
- * the harness protocol (docs/PROTOCOL: reset/step/play/state/solution/tool/get_tools, with SPADE's
+ * the harness protocol (native/README.md, "Protocol": reset/step/play/state/solution/tool/get_tools, with SPADE's
  * converted `spade` object on every step) so the episode modules' logic is unit tested without an
  * interpreter. Integration tests run the same modules on real Pyodide and CPython.
  */

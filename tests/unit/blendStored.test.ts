@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openDatabase, type Db } from '../../core/memory/db';
-import { createRound, finishGame, finishRound, roundView, startGame } from '../../core/design/store';
+import { createRound, finishGame, finishRound, roundView, startGame } from '../../core/design/designStore';
 import type { GameRecord, PlayOutcome } from '../../core/design/attempt';
 import { blendParts } from '../../core/api/blendParts';
 import { SPADE_BLEND_DEFAULTS, spadeBlendScore, type SpadeBlendParams } from '../../core/api/spadeBlend';

@@ -77,7 +77,7 @@ describe('dispatcher', () => {
   });
 
   // zod's reportInput put every parse on a slower path (load.ws_cpu_us_per_call rose ~10%,
-  // docs/bench-issue35.md); it is needed only to word a refused input, so only that pays for it.
+  // bench/notes/bench-issue35.md); it is needed only to word a refused input, so only that pays for it.
   it('parses an accepted input once and plainly, and a refused one again to say what is missing', async () => {
     const { dispatch } = setup();
     const search = vi.spyOn(calls['memory.search'].input, 'safeParse');

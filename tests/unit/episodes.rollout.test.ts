@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../core/memory/db';
 import { memoryCatalog } from '../../core/episodes/catalog';
 import { EpisodeService } from '../../core/episodes/service';
-import { EpisodeStore } from '../../core/episodes/store';
+import { EpisodeStore } from '../../core/episodes/episodeStore';
 import { episodeReturn, pyClamp, spadeOf, spadeRegret } from '../../core/episodes/spade';
 import { injectHint } from '../../core/episodes/hint';
 import { parseEpisodeLine } from '../../core/episodes/jsonl';

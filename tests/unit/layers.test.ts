@@ -163,15 +163,15 @@ describe('core layer rule', () => {
     // The edges issue 45 removed: each is an error now.
     expect(await layer('core/runtime/x.ts', "import type { AuditOptions } from '../audit/types';\n")).toHaveLength(1);
     expect(await layer('core/runtime/x.ts', "import { packageRoot } from '../services/appInfo';\n")).toHaveLength(1);
-    expect(await layer('core/memory/x.ts', "import { RunStore } from '../runs/store';\n")).toHaveLength(1);
+    expect(await layer('core/memory/x.ts', "import { RunStore } from '../runs/runStore';\n")).toHaveLength(1);
     expect(await layer('core/models/x.ts', "import { modelPlayer } from '../episodes/agent';\n")).toHaveLength(1);
     expect(await layer('core/openenv/x.ts', "import { isLoopback } from '../host/webHost';\n")).toHaveLength(1);
     expect(await layer('core/jobs/backends/x.ts', "import { Services } from '../../services/services';\n")).toHaveLength(1);
     // Re-exports, dynamic imports and type imports tie folders together too.
-    expect(await layer('core/memory/x.ts', "export { RunStore } from '../runs/store';\n")).toHaveLength(1);
-    expect(await layer('core/memory/x.ts', "export * from '../runs/store';\n")).toHaveLength(1);
-    expect(await layer('core/memory/x.ts', "export const f = () => import('../runs/store');\n")).toHaveLength(1);
-    expect(await layer('core/memory/x.ts', "export type T = import('../runs/store').RunEnvRecord;\n")).toHaveLength(1);
+    expect(await layer('core/memory/x.ts', "export { RunStore } from '../runs/runStore';\n")).toHaveLength(1);
+    expect(await layer('core/memory/x.ts', "export * from '../runs/runStore';\n")).toHaveLength(1);
+    expect(await layer('core/memory/x.ts', "export const f = () => import('../runs/runStore');\n")).toHaveLength(1);
+    expect(await layer('core/memory/x.ts', "export type T = import('../runs/runStore').RunEnvRecord;\n")).toHaveLength(1);
     // base takes nothing of the engine.
     expect(await layer('core/base/x.ts', "import type { Db } from '../memory/db';\n")).toHaveLength(1);
     expect(await layer('core/base/x.ts', "import type { ErrorCode } from '../api/errors';\n")).toHaveLength(0);
@@ -187,7 +187,7 @@ describe('core layer rule', () => {
     expect(await layer('core/services/x.ts', "import { handlers } from '../handlers';\n")).toHaveLength(1);
     expect(await layer('core/host/x.ts', "import { handlers } from '../handlers';\n")).toHaveLength(0);
     expect(await layer('core/episodes/x.ts', "import { errorMessage } from '../api';\n")).toHaveLength(0);
-    const [msg] = await layer('core/memory/x.ts', "import { RunStore } from '../runs/store';\n");
+    const [msg] = await layer('core/memory/x.ts', "import { RunStore } from '../runs/runStore';\n");
     expect(msg).toContain('core/memory may not import core/runs');
   });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate, migrationChecksum, openDatabase, SchemaError, schemaVersion } from '../../core/memory/db';
 import { migrations } from '../../core/memory/migrations';
-import { EPISODES_BY_RUN_SQL } from '../../core/episodes/store';
+import { EPISODES_BY_RUN_SQL } from '../../core/episodes/episodeStore';
 import { ingest, search } from '../../core/memory/repository';
 import { searchableName } from '../../core/memory/parse';
 import { tempDir } from '../helpers/tmp';

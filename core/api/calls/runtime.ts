@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hashSchema, runtimeKindSchema } from '../schemas';
+import { hashSchema, runtimeChoiceSchema, runtimeKindSchema } from '../schemas';
 import { defineCall } from '../contract';
 import { MAX_ACTION_INPUT_CHARS } from '../spadeRules';
 import { harnessErrorSchema, type HarnessError } from '../harnessError';
@@ -14,13 +14,13 @@ const sessionId = z.string().min(1).max(100);
 const hash = hashSchema;
 const action = z.string().max(MAX_ACTION_INPUT_CHARS);
 
-export { runtimeKindSchema, type RuntimeKindName } from '../schemas';
+export { runtimeKindSchema, runtimeChoiceSchema, type RuntimeKind, type RuntimeChoice } from '../schemas';
 
 export { harnessErrorSchema };
 export type HarnessErrorData = HarnessError;
 
 /** What a game returned from step(), JSON-safe, with the real Python type of each item. */
-export const stepRecordSchema = z
+export const stepReplySchema = z
   .object({
     shape: z.enum(['tuple5', 'other']).optional(),
     observation: z.unknown().optional(),
@@ -36,9 +36,9 @@ export const stepRecordSchema = z
     state: z.unknown().optional(),
   })
   .loose();
-export type StepRecord = z.infer<typeof stepRecordSchema>;
+export type StepReply = z.infer<typeof stepReplySchema>;
 
-export const resetRecordSchema = z
+export const resetReplySchema = z
   .object({
     shape: z.enum(['tuple2', 'str', 'other']).optional(),
     observation: z.unknown().optional(),
@@ -48,7 +48,7 @@ export const resetRecordSchema = z
     error: harnessErrorSchema.optional(),
   })
   .loose();
-export type ResetRecord = z.infer<typeof resetRecordSchema>;
+export type ResetReply = z.infer<typeof resetReplySchema>;
 
 function reply<T extends z.ZodType>(result: T) {
   return z.object({
@@ -108,7 +108,7 @@ export const runtimeCalls = {
         source: z.string().max(4_000_000).optional(),
         versionHash: hash.optional(),
         /** auto: Pyodide unless the game needs numpy & co., then native CPython. */
-        runtime: z.enum(['auto', ...runtimeKindSchema.options]).optional(),
+        runtime: runtimeChoiceSchema.optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         /** respect: Cls() then Cls(max_turns=budget) (SPADE's training); legacy: the reverse. */
         mode: z.enum(['respect', 'legacy']).optional(),
@@ -137,13 +137,13 @@ export const runtimeCalls = {
     name: 'runtime.reset',
     summary: 'reset(seed) on a session; the seed also seeds the session’s own random module.',
     input: z.object({ sessionId, seed: z.number().int().nullable().optional() }).strict(),
-    output: reply(resetRecordSchema),
+    output: reply(resetReplySchema),
   }),
   'runtime.step': defineCall({
     name: 'runtime.step',
     summary: 'step(action) on a session.',
     input: z.object({ sessionId, action }).strict(),
-    output: reply(stepRecordSchema),
+    output: reply(stepReplySchema),
   }),
   'runtime.play': defineCall({
     name: 'runtime.play',
@@ -159,7 +159,7 @@ export const runtimeCalls = {
         withState: z.boolean().optional(),
       })
       .strict(),
-    output: reply(z.object({ reset: resetRecordSchema.optional(), steps: z.array(stepRecordSchema) })),
+    output: reply(z.object({ reset: resetReplySchema.optional(), steps: z.array(stepReplySchema) })),
   }),
   'runtime.state': defineCall({
     name: 'runtime.state',

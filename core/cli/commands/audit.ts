@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
-import { UsageError } from '../command';
+import { runtimeArg, UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { openDataDir } from '../../memory/cliDb';
 import { collectSources } from '../../audit/sources';
@@ -33,8 +33,7 @@ export const auditCommand: Command = {
       },
       strict: true,
     });
-    const runtime = values.runtime ?? 'cpython';
-    if (runtime !== 'cpython' && runtime !== 'pyodide') throw new UsageError(`--runtime must be cpython or pyodide, got ${runtime}`);
+    const runtime = runtimeArg(values.runtime, 'cpython', true);
     const output = outputOptions(values.format ?? 'table', values['fail-on'], values.out);
     if (!values.all && positionals.length !== 1) throw new UsageError('Give one PATH (a file or a folder of .py files) or --all');
     if (values.all && positionals.length) throw new UsageError('Give either PATH or --all, not both');

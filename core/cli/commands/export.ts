@@ -6,7 +6,7 @@ import { commandInfo } from '../catalog';
 import { exportEnvironmentsAsync } from '../../memory/exporter';
 import { selectIds } from '../../memory/repository';
 import { openDataDir } from '../../memory/cliDb';
-import { RunStore } from '../../runs/store';
+import { RunStore } from '../../runs/runStore';
 
 export const exportCommand: Command = {
   ...commandInfo('export'),

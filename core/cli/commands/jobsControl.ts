@@ -7,7 +7,7 @@ import { loadRecipes, type Recipe } from '../../jobs/recipes';
 import { isTerminal, type SshTarget } from '../../jobs/types';
 import type { Db } from '../../memory/db';
 import { importPaths } from '../../memory/importer';
-import { RunStore } from '../../runs/store';
+import { RunStore } from '../../runs/runStore';
 import { EventBus } from '../../server/events';
 import { UsageError, type CliIO } from '../command';
 

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
-import { UsageError } from '../command';
+import { runtimeArg, UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { RuntimeService } from '../../runtime/service';
 import type { SshConnection } from '../../jobs/ssh/connection';
@@ -74,8 +74,7 @@ export const playCommand: Command = {
     const budget = num(values['max-turns'], '--max-turns', SPADE_DEFAULT_BUDGET, (n) => int(n) && n >= 1 && n <= 10_000);
     // The embedded model's defaults fit a CPU model on this machine (LOCAL_SAMPLING); a server's are SPADE's.
     const concurrency = num(values.concurrency, '--concurrency', local ? LOCAL_SAMPLING.concurrency : 4, (n) => int(n) && n >= 1 && n <= 1024);
-    const runtime = values.runtime ?? 'auto';
-    if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    const runtime = runtimeArg(values.runtime, 'auto');
     let apiKey: string | null = null;
     if (values['api-key-env']) {
       apiKey = process.env[values['api-key-env']] ?? null;
@@ -122,7 +121,7 @@ export const playCommand: Command = {
         import('../../memory/repository'),
         import('../../episodes/catalog'),
         import('../../episodes/service'),
-        import('../../episodes/store'),
+        import('../../episodes/episodeStore'),
         import('../../episodes/agent'),
         import('../../runs/service'),
         import('../../memory/settingsStore'),

@@ -147,7 +147,7 @@ export const regretCommand: Command = {
     const { db, dataDir } = openDataDir(values['data-dir']);
     const [{ prepareRegretSweep, driveRegretSweep }, { EpisodeStore }, { RunService }, { memoryCatalog }, { SettingsStore }] = await Promise.all([
       import('../../runs/regretSweep'),
-      import('../../episodes/store'),
+      import('../../episodes/episodeStore'),
       import('../../runs/service'),
       import('../../episodes/catalog'),
       import('../../memory/settingsStore'),

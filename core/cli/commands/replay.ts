@@ -2,13 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
-import { UsageError } from '../command';
+import { runtimeArg, UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { openDatabase } from '../../memory/db';
 import { memoryCatalog, type EnvCatalog, type EnvSourceInfo } from '../../episodes/catalog';
 import { openDataDir } from '../../memory/cliDb';
 import { EpisodeService } from '../../episodes/service';
-import { EpisodeStore } from '../../episodes/store';
+import { EpisodeStore } from '../../episodes/episodeStore';
 import { parseActionsFile } from '../../episodes/actionsFile';
 import type { ReplayReport, StepView } from '../../api/calls/episodes';
 import { RuntimeService } from '../../runtime/service';
@@ -88,8 +88,7 @@ export const replayCommand: Command = {
     const file = positionals[0]!;
     if (!existsSync(file)) throw new UsageError(`No such file: ${file}`);
     // auto: the sandbox, unless the game needs what it lacks (numpy): as the app decides.
-    const runtime = values.runtime ?? 'auto';
-    if (runtime !== 'pyodide' && runtime !== 'cpython' && runtime !== 'auto') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    const runtime = runtimeArg(values.runtime, 'auto');
     // SPADE's budget (SpadeConfig.max_turns)
     const maxTurns = values['max-turns'] === undefined ? 30 : Number(values['max-turns']);
     if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new UsageError(`--max-turns must be a positive integer`);

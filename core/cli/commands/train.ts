@@ -11,7 +11,7 @@ import { appVersion } from '../../base/appInfo';
 import { openDataDir } from '../../memory/cliDb';
 import { memoryCatalog } from '../../episodes/catalog';
 import { EpisodeService } from '../../episodes/service';
-import { EpisodeStore } from '../../episodes/store';
+import { EpisodeStore } from '../../episodes/episodeStore';
 import { resolveEnvs, taskList } from '../../openenv/tasks';
 import { startOpenEnvServer } from '../../openenv/server';
 import type { Served } from '../../openenv/episode';

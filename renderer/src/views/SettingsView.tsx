@@ -1,5 +1,6 @@
 import { updateSettings, useApp } from '../store/app';
 import type { ViewProps } from './registry';
+import type { RuntimeKind } from '../../../core/api';
 
 export function SettingsView(_props: ViewProps<'settings'>) {
   const settings = useApp((s) => s.settings);
@@ -33,12 +34,12 @@ export function SettingsView(_props: ViewProps<'settings'>) {
           onChange={(e) => Number(e.target.value) >= 1 && void updateSettings({ maxTurns: Number(e.target.value) })}
         />
         <label htmlFor="set-runtime">Default runtime</label>
-        <select id="set-runtime" value={settings.defaultRuntime} onChange={(e) => void updateSettings({ defaultRuntime: e.target.value as 'pyodide' | 'cpython' })}>
+        <select id="set-runtime" value={settings.defaultRuntime} onChange={(e) => void updateSettings({ defaultRuntime: e.target.value as RuntimeKind })}>
           <option value="pyodide">Pyodide (sandboxed)</option>
           <option value="cpython">Native CPython (in bubblewrap)</option>
         </select>
         <label htmlFor="set-audit-runtime">Audits run in</label>
-        <select id="set-audit-runtime" value={settings.auditRuntime} onChange={(e) => void updateSettings({ auditRuntime: e.target.value as 'pyodide' | 'cpython' })}>
+        <select id="set-audit-runtime" value={settings.auditRuntime} onChange={(e) => void updateSettings({ auditRuntime: e.target.value as RuntimeKind })}>
           <option value="pyodide">Pyodide (sandboxed; games that need numpy go native)</option>
           <option value="cpython">Native CPython (in bubblewrap)</option>
         </select>

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditPool } from '../../../core/audit/pool';
 import { acceptanceAuditOptions, decideAcceptance, NOT_RUN_VALIDATOR, verdictLine, type AcceptancePolicy, type EnvValidatorStep } from '../../../core/design/acceptance';
 import { writeSpadeLayout } from '../../../core/design/round';
-import type { RoundView } from '../../../core/design/store';
+import type { RoundView } from '../../../core/design/designStore';
 import { DESIGN_PRESETS, presetById } from '../../../core/api/designPresets';
 
 const FIX = join(__dirname, '..', '..', 'fixtures');

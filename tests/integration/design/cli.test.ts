@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../../core/cli/main';
 import type { CliIO } from '../../../core/cli/command';
 import { openDataDir } from '../../../core/memory/cliDb';
-import { roundView } from '../../../core/design/store';
+import { roundView } from '../../../core/design/designStore';
 import { LocalEngine } from '../../../core/models/localEngine';
 import { tempDir } from '../../helpers/tmp';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';

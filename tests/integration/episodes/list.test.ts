@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
-import { EpisodeStore, type StepRecord } from '../../../core/episodes/store';
+import { EpisodeStore, type StepRecord } from '../../../core/episodes/episodeStore';
 import { tempDir } from '../../helpers/tmp';
 
 // The recorded list's filters over 351 episodes in a real SQLite file: environment, policy,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
-import { EpisodeStore, type StepRecord } from '../../../core/episodes/store';
+import { EpisodeStore, type StepRecord } from '../../../core/episodes/episodeStore';
 import { regretReport, reportLines } from '../../../core/episodes/regretReport';
 import { summarize, type JobResult } from '../../../core/episodes/regret';
 import type { RegretEnvSummary } from '../../../core/runs/regretSweep';

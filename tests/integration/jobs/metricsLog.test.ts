@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSpec } from '../../../core/jobs/launch';
 import { JobService } from '../../../core/jobs/service';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import { EventBus } from '../../../core/server/events';
 import { tempDir } from '../../helpers/tmp';
 import { waitState } from './helpers';

@@ -8,7 +8,7 @@ import { main } from '../../../core/cli/main';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { getEnvironment, ingest, search } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import { spadeBlendScore } from '../../../core/api/spadeBlend';
 import { DomainError } from '../../../core/errors';
 import { importPaths } from '../../../core/memory/importer';

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import { selectIds } from '../../../core/memory/repository';
 import { EXPORT_LAYOUT, EXPORT_ROUND_TRIP } from '../../../renderer/src/features/editor/exportLayout';
 import { tempDir } from '../../helpers/tmp';

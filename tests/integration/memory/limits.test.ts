@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import { getEnvironment, ingest, search, selectIds } from '../../../core/memory/repository';
 import { MAX_HINT_BYTES, MAX_SOURCE_BYTES } from '../../../core/api/limits';
 import { createHandlers } from '../../../core/handlers';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments } from '../../../core/memory/exporter';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import {
   addVersion,
   facets,

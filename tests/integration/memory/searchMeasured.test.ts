@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 // Search leaves the per-row measured subquery out while nothing is measured (load.ws_cpu_us_per_call,
-// docs/bench-issue35.md); the first measurement must show in the very next search, not a later one.
+// bench/notes/bench-issue35.md); the first measurement must show in the very next search, not a later one.
 it('asks for measured numbers only once a model run measured something, and shows the first one at once', async () => {
   const tmp = tempDir('spade-search-measured-');
   const services = new Services({ dataDir: join(tmp.dir, 'data'), shell: 'in-process' });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { exportEnvironments, exportEnvironmentsAsync } from '../../../core/memory/exporter';
-import { RunStore } from '../../../core/runs/store';
+import { RunStore } from '../../../core/runs/runStore';
 import { search, selectIds, setSeed, updateEnvironment } from '../../../core/memory/repository';
 import { main } from '../../../core/cli/main';
 import { tempDir } from '../../helpers/tmp';

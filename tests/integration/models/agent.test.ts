@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../core/memory/db';
 import { memoryCatalog } from '../../../core/episodes/catalog';
 import { EpisodeService } from '../../../core/episodes/service';
-import { EpisodeStore } from '../../../core/episodes/store';
+import { EpisodeStore } from '../../../core/episodes/episodeStore';
 import { firstPrompt } from '../../../core/episodes/hint';
 import { ChatClient, type EndpointConfig } from '../../../core/models/client';
 import { modelPlayer } from '../../../core/episodes/agent';

@@ -9,7 +9,7 @@ import type { SshTarget } from '../../../core/jobs/types';
 import { firstPrompt } from '../../../core/episodes/hint';
 import { memoryCatalog } from '../../../core/episodes/catalog';
 import { EpisodeService } from '../../../core/episodes/service';
-import { EpisodeStore } from '../../../core/episodes/store';
+import { EpisodeStore } from '../../../core/episodes/episodeStore';
 import { openDatabase } from '../../../core/memory/db';
 import { endpointSchema, type EndpointInput } from '../../../core/api/calls/models';
 import { ModelError } from '../../../core/models/client';

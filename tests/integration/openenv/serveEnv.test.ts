@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDataDir } from '../../../core/memory/cliDb';
 import { memoryCatalog } from '../../../core/episodes/catalog';
 import { EpisodeService } from '../../../core/episodes/service';
-import { EpisodeStore } from '../../../core/episodes/store';
+import { EpisodeStore } from '../../../core/episodes/episodeStore';
 import { episodeReturn } from '../../../core/episodes/spade';
 import { RuntimeService } from '../../../core/runtime/service';
 import type { StepView } from '../../../core/api/calls/episodes';

@@ -1,4 +1,4 @@
-import { readPyLiteral, type PyValue } from '../../../../core/api/pyLiteral';
+import { readPyLiteral, type PyLiteralValue } from '../../../../core/api/pyLiteral';
 import { logMessage, slimeForm } from '../../../../core/api/spadeMetrics';
 
 /**
@@ -19,7 +19,7 @@ function num(v: unknown): string {
   return Math.abs(v) >= 1000 || Math.abs(v) < 0.001 ? v.toExponential(3) : v.toFixed(3);
 }
 
-function pairs(entries: [string, PyValue][]): string {
+function pairs(entries: [string, PyLiteralValue][]): string {
   return entries.map(([k, v]) => `${DIM}${k}${RESET} ${num(v)}`).join('  ');
 }
 

@@ -26,6 +26,7 @@ export interface NewEpisode {
   meta?: Record<string, unknown>;
 }
 
+/** One stored reset or step of an episode (its row in `steps`); the harness's own reply to a step is core/api's StepReply. */
 export interface StepRecord {
   idx: number;
   kind: 'reset' | 'step';
