@@ -95,6 +95,20 @@ export class RunService {
     };
   }
 
+  /**
+   * One episode played outside the library (an environment served by another OpenEnv server,
+   * core/openenv/remoteRun.ts): no library episode to point at, so the row carries none.
+   */
+  recordRow(runId: string, row: RunEpisodeRow): void {
+    const run = this.store.get(runId);
+    if (!run) throw new DomainError('not_found', `No run ${runId}`);
+    this.d.db.transaction(() => {
+      this.store.recordEpisode(runId, row);
+      this.refreshEnv(run, row.envHash);
+    })();
+    this.d.changed?.(runId);
+  }
+
   end(id: string, status: Exclude<RunStatus, 'running'>, error: string | null = null): void {
     this.live.delete(id);
     this.store.finish(id, status, error);
