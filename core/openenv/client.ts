@@ -16,7 +16,7 @@
  * Every server is hostile here: a reply past its size cap or its time, a frame that is not JSON or not
  * an object, a socket that drops, all end as a DomainError saying what happened, never a hang.
  */
-import { WebSocket } from 'ws';
+import { WebSocket, type RawData } from 'ws';
 import { errorMessage } from '../api/errorMessage';
 import { DomainError, isUnreachable } from '../errors';
 
@@ -226,7 +226,13 @@ export class WireSession {
     readonly url: string,
   ) {
     this.ws = ws;
-    ws.on('message', (data, isBinary) => {
+    ws.on('message', (data, isBinary) => this.onFrame(data, isBinary));
+    ws.on('close', (code, reason) => this.drop(new DomainError('unavailable', `The server closed the session (${code}${reason.length ? `: ${reason.toString().slice(0, 200)}` : ''})`)));
+    ws.on('error', (e) => this.drop(new DomainError('unavailable', /max payload|Max payload/i.test(e.message) ? `The server sent a frame over the ${limits.maxReplyBytes}-byte cap; the session was dropped` : `The session's connection failed: ${e.message}`)));
+  }
+
+  private onFrame(data: RawData, isBinary: boolean): void {
+    {
       const w = this.waiting;
       this.waiting = null;
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
@@ -248,9 +254,7 @@ export class WireSession {
       } catch (e) {
         w.fail(e as Error);
       }
-    });
-    ws.on('close', (code, reason) => this.drop(new DomainError('unavailable', `The server closed the session (${code}${reason.length ? `: ${reason.toString().slice(0, 200)}` : ''})`)));
-    ws.on('error', (e) => this.drop(new DomainError('unavailable', /max payload|Max payload/i.test(e.message) ? `The server sent a frame over the ${limits.maxReplyBytes}-byte cap; the session was dropped` : `The session's connection failed: ${e.message}`)));
+    }
   }
 
   static async open(raw: string | URL, limits: ClientLimits = DEFAULT_LIMITS): Promise<WireSession> {
@@ -258,6 +262,9 @@ export class WireSession {
     const url = route(base, '/ws', true);
     const token = base.searchParams.get('token');
     const ws = new WebSocket(url, { maxPayload: limits.maxReplyBytes, handshakeTimeout: limits.connectTimeoutMs, followRedirects: false, ...(token ? { headers: { Authorization: `Bearer ${token}` } } : {}) });
+    // Frames that come with the handshake (a refusal: an error frame, then the close) are kept for the session.
+    const early: [RawData, boolean][] = [];
+    ws.on('message', (d, b) => early.push([d, b]));
     await new Promise<void>((resolve, reject) => {
       const fail = (e: Error) => {
         ws.removeAllListeners();
@@ -266,13 +273,19 @@ export class WireSession {
         reject(new DomainError('unavailable', `Cannot open a session at ${url.replace(/token=[^&]+/, 'token=…')}: ${e.message}`));
       };
       ws.once('open', () => {
-        ws.removeAllListeners();
+        ws.removeAllListeners('error');
+        ws.removeAllListeners('unexpected-response');
         resolve();
       });
       ws.once('error', fail);
       ws.once('unexpected-response', (_req, res) => fail(new Error(`the server answered ${res.statusCode} instead of a WebSocket`)));
     });
-    return new WireSession(ws, limits, base.href);
+    ws.removeAllListeners('message');
+    const closedEarly = ws.readyState !== ws.OPEN;
+    const session = new WireSession(ws, limits, base.href);
+    for (const [d, b] of early) session.onFrame(d, b);
+    if (closedEarly) session.drop(new DomainError('unavailable', 'The server closed the session as it opened'));
+    return session;
   }
 
   get closed(): boolean {

@@ -14,6 +14,9 @@ import type { EnvCatalog, EnvSourceInfo } from '../episodes/catalog';
 import { WireSession, type ClientLimits, type ServerInfo } from './client';
 import { observationText, playRemote, type RemoteActor, type RemoteEpisode } from './remotePlay';
 
+/** The hint a remote run plays with: the server's own (serve-env's), which the client never sees apart from the observation. */
+const SERVER_HINT = "(the server's own hint)";
+
 export function remoteHash(url: string): string {
   return createHash('sha256').update(`openenv:${url}`).digest('hex');
 }
@@ -26,7 +29,7 @@ export function remoteName(info: ServerInfo): string {
 /** The run service's catalog, knowing the served environment's name and whether it takes a hint. */
 export function remoteCatalog(inner: Pick<EnvCatalog, 'byHash'>, info: ServerInfo): Pick<EnvCatalog, 'byHash'> {
   const hash = remoteHash(info.url);
-  const self: EnvSourceInfo = { hash, source: '', name: remoteName(info), className: null, hint: info.hintMode === null || info.hintMode === 'off' ? null : '(the server\'s own hint)', toolUse: false, fileStem: null };
+  const self: EnvSourceInfo = { hash, source: '', name: remoteName(info), className: null, hint: info.hintMode === null || info.hintMode === 'off' ? null : SERVER_HINT, toolUse: false, fileStem: null };
   return { byHash: (h) => (h === hash ? self : inner.byHash(h)) };
 }
 
@@ -54,6 +57,7 @@ export interface RemoteRunSpec {
   client: Pick<ChatClient, 'complete'>;
   model: string;
   endpoint: string;
+  sampling: { temperature: number; topP: number; topK: number | null; maxTokens: number; thinking: boolean | null };
   arms: ('hint' | 'nohint')[];
   seeds: number;
   seedStart: number;
@@ -67,7 +71,7 @@ export interface RemoteRunSpec {
 
 export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`): Promise<{ runId: string; episodes: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] }> {
   const hash = remoteHash(spec.info.url);
-  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { baseUrl: spec.endpoint, model: spec.model, openenv: spec.info.url }, sampling: { temperature: 0, topP: 1, topK: null, maxTokens: 0, thinking: null } }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${spec.info.url}`, hashes: [hash], estimator: 'paired' });
+  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { baseUrl: spec.endpoint, model: spec.model, openenv: spec.info.url }, sampling: spec.sampling, hintText: spec.info.hintMode === null || spec.info.hintMode === 'off' ? null : SERVER_HINT }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${spec.info.url}`, hashes: [hash], estimator: 'paired' });
   const out: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] = [];
   let status: 'done' | 'failed' | 'cancelled' = 'done';
   let runError: string | null = null;

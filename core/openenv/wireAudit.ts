@@ -68,8 +68,13 @@ function check(id: WireCheckId, status: CheckStatus, message: string, evidence: 
 }
 
 async function malformed(info: ServerInfo, seed: number, pin: Record<string, unknown>, limits: ClientLimits): Promise<CheckResult & { id: WireCheckId }> {
-  const s = await WireSession.open(info.url, limits);
   const id = 'wire.malformed_action';
+  let s: WireSession;
+  try {
+    s = await WireSession.open(info.url, limits);
+  } catch (e) {
+    return check(id, 'fail', `Could not open a session: ${errorMessage(e)}`);
+  }
   try {
     await s.reset({ ...resetData(info, seed, false), ...pin });
     // No field the schema asks for, one it does not know: an action of the wrong shape on any server.

@@ -147,9 +147,11 @@ export class RunService {
     const run = this.store.get(id);
     if (!run) throw new DomainError('not_found', `No run ${id}`);
     const all = this.store.episodes(id);
+    // A version outside the library (an OpenEnv server's environment) keeps the name its run stored.
+    const stored = new Map(this.store.envs(id).map((e) => [e.envHash, e.envName]));
     const envs = run.hashes.map((h) => {
       const rows = all.filter((e) => e.envHash === h);
-      return { envHash: h, envName: this.nameOf(h), ...this.measureEnv(run, h, rows), episodes: rows };
+      return { envHash: h, envName: this.nameOf(h) ?? stored.get(h) ?? null, ...this.measureEnv(run, h, rows), episodes: rows };
     });
     return { run, live: this.live.has(id), ...this.countsOf(run), envs };
   }

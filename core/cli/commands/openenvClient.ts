@@ -118,11 +118,12 @@ async function playModel(io: CliIO, values: Record<string, string | boolean | un
   const seeds = int(values.seeds as string | undefined, '--seeds', 1, 1, 10_000);
   const seedStart = int(values['seed-start'] as string | undefined, '--seed-start', 0, 0, 2 ** 31 - 1);
   const model = (values.model as string | undefined) ?? DEFAULT_LOCAL_MODEL.name;
-  const client = new ChatClient({ baseUrl: endpoint, model, apiKey: null, temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens: int(values['max-tokens'] as string | undefined, '--max-tokens', local ? LOCAL_SAMPLING.maxTokens : SPADE_SAMPLING.maxTokens, 1, 1_000_000), thinking: null, turnTimeoutMs: SPADE_SAMPLING.turnTimeoutMs, retries: 2, concurrency: 1, stream: false });
+  const maxTokens = int(values['max-tokens'] as string | undefined, '--max-tokens', local ? LOCAL_SAMPLING.maxTokens : SPADE_SAMPLING.maxTokens, 1, 1_000_000);
+  const client = new ChatClient({ baseUrl: endpoint, model, apiKey: null, temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null, turnTimeoutMs: SPADE_SAMPLING.turnTimeoutMs, retries: 2, concurrency: 1, stream: false });
   const { db } = openDataDir(values['data-dir'] as string | undefined, (m) => io.err(m));
   try {
     const runs = new RunService({ db, catalog: remoteCatalog(memoryCatalog(db), info), minShare: () => new SettingsStore(db).get().runMinSuccess });
-    const r = await runRemote(runs, { info, client, model, endpoint, arms, seeds, seedStart, maxTurns, reset, onEpisode: (e, failed) => !values.json && io.out(`${e.hint ? 'hint' : 'nohint'} seed ${e.seed}: ${failed ? `failed: ${failed}` : `${e.turns.length - 1} turn(s), ended ${e.endedBy}, last reward ${e.lastReward ?? 'none'}`}`) });
+    const r = await runRemote(runs, { info, client, model, endpoint, sampling: { temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null }, arms, seeds, seedStart, maxTurns, reset, onEpisode: (e, failed) => !values.json && io.out(`${e.hint ? 'hint' : 'nohint'} seed ${e.seed}: ${failed ? `failed: ${failed}` : `${e.turns.length - 1} turn(s), ended ${e.endedBy}, last reward ${e.lastReward ?? 'none'}`}`) });
     const view = runs.get(r.runId);
     const env = view.envs[0];
     if (values.json) io.out(JSON.stringify({ run_id: r.runId, status: view.run.status, model, endpoint, url: info.url, hint_mode: info.hintMode, episodes: r.episodes, r_hint: env?.rHint ?? null, r_no_hint: env?.rNoHint ?? null, regret: env?.regret ?? null }, null, 2));
