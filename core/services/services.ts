@@ -24,6 +24,7 @@ import { PoolAuditService } from '../audit/dispatch/poolService';
 import { sweepRunningElsewhere } from '../audit/dispatch/sweepOwner';
 import { RegretSweepService } from '../episodes/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
+import { RemoteSessions } from '../openenv/remoteSessions';
 import { appVersion } from './appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
@@ -214,6 +215,15 @@ export class Services {
         return new OpenEnvService({ db: this.db, episodes: () => episodes, version: appVersion(), log: (m) => this.log('warn', 'openenv', m) });
       },
       (svc) => svc.close(),
+    );
+  }
+
+  /** Sessions on environments other OpenEnv servers serve (a URL), made on first use; closed with the app. */
+  get openenvRemote(): RemoteSessions {
+    return this.lazily(
+      'openenvRemote',
+      () => new RemoteSessions(),
+      (svc) => svc.closeAll(),
     );
   }
 
