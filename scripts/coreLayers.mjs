@@ -38,7 +38,7 @@ export const coreLayers = {
   // Audits of environments.
   audit: [...contract, 'server', 'runtime', 'memory', 'jobs', 'sweeps', 'episodes'],
   editor: [...contract, 'server', 'runtime', 'memory', 'audit'],
-  openenv: [...contract, 'server', 'runtime', 'memory', 'models', 'episodes'],
+  openenv: [...contract, 'server', 'runtime', 'memory', 'models', 'episodes', 'runs', 'audit'],
   design: [...contract, 'server', 'runtime', 'memory', 'jobs', 'sweeps', 'models', 'episodes', 'runs', 'audit'],
   train: [...contract, 'runtime', 'memory'],
   // Composition roots: they wire the layers above together, and nothing below imports them.

@@ -29,6 +29,21 @@ export const catalog: CommandInfo[] = [
     load: async () => (await import('./commands/serveEnv')).serveEnvCommand,
   },
   {
+    name: 'openenv-play',
+    summary: 'Play an environment another OpenEnv server serves (a URL): given actions, or a model as a model run',
+    usage:
+      'spade-workbench openenv-play --url URL [--seed S] [--hint] [--max-turns N] [--env NAME|HASH] [--actions FILE] [--json]\n' +
+      '       spade-workbench openenv-play --url URL --endpoint URL|local [--model NAME] [--seeds N] [--seed-start S] [--hint on|off|both] [--max-turns N] [--data-dir DIR] [--json]\n' +
+      "  FILE: one action text per line (JSON strings allowed). With --endpoint, the model plays each seed and the run is stored like any model run. --hint only where the server has one (serve-env's).",
+    load: async () => (await import('./commands/openenvClient')).openenvPlayCommand,
+  },
+  {
+    name: 'openenv-audit',
+    summary: "Audit an environment another OpenEnv server serves, over the wire: the wire.* checks (determinism, seed use, malformed actions, reward range), not SPADE's audit",
+    usage: 'spade-workbench openenv-audit --url URL [--seeds 0,1,2,3] [--actions FILE] [--max-turns N] [--reward-range LO,HI] [--env NAME|HASH] [--json]',
+    load: async () => (await import('./commands/openenvClient')).openenvAuditCommand,
+  },
+  {
     name: 'train',
     summary: "Train a model locally with GRPO (TRL + PEFT LoRA, in the training venv) on library environments served over OpenEnv's protocol, then evaluate base and checkpoint as model runs on held-back seeds",
     usage:

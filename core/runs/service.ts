@@ -95,6 +95,20 @@ export class RunService {
     };
   }
 
+  /**
+   * One episode played outside the library (an environment served by another OpenEnv server,
+   * core/openenv/remoteRun.ts): no library episode to point at, so the row carries none.
+   */
+  recordRow(runId: string, row: RunEpisodeRow): void {
+    const run = this.store.get(runId);
+    if (!run) throw new DomainError('not_found', `No run ${runId}`);
+    this.d.db.transaction(() => {
+      this.store.recordEpisode(runId, row);
+      this.refreshEnv(run, row.envHash);
+    })();
+    this.d.changed?.(runId);
+  }
+
   end(id: string, status: Exclude<RunStatus, 'running'>, error: string | null = null): void {
     this.live.delete(id);
     this.store.finish(id, status, error);
@@ -133,9 +147,11 @@ export class RunService {
     const run = this.store.get(id);
     if (!run) throw new DomainError('not_found', `No run ${id}`);
     const all = this.store.episodes(id);
+    // A version outside the library (an OpenEnv server's environment) keeps the name its run stored.
+    const stored = new Map(this.store.envs(id).map((e) => [e.envHash, e.envName]));
     const envs = run.hashes.map((h) => {
       const rows = all.filter((e) => e.envHash === h);
-      return { envHash: h, envName: this.nameOf(h), ...this.measureEnv(run, h, rows), episodes: rows };
+      return { envHash: h, envName: this.nameOf(h) ?? stored.get(h) ?? null, ...this.measureEnv(run, h, rows), episodes: rows };
     });
     return { run, live: this.live.has(id), ...this.countsOf(run), envs };
   }

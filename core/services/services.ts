@@ -25,6 +25,7 @@ import { PoolAuditService } from '../audit/poolService';
 import { sweepRunningElsewhere } from '../sweeps/sweepOwner';
 import { RegretSweepService } from '../runs/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
+import { RemoteSessions } from '../openenv/remoteSessions';
 import { appVersion } from '../base/appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
@@ -217,6 +218,15 @@ export class Services {
         return new OpenEnvService({ db: this.db, episodes: () => episodes, version: appVersion(), log: (m) => this.log('warn', 'openenv', m) });
       },
       (svc) => svc.close(),
+    );
+  }
+
+  /** Sessions on environments other OpenEnv servers serve (a URL), made on first use; closed with the app. */
+  get openenvRemote(): RemoteSessions {
+    return this.lazily(
+      'openenvRemote',
+      () => new RemoteSessions(),
+      (svc) => svc.closeAll(),
     );
   }
 

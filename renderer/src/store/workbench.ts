@@ -30,7 +30,8 @@ export type TabTarget =
   | { kind: 'job'; jobId: string }
   | { kind: 'runs'; a: string | null; b: string | null }
   | { kind: 'design'; parentEnvId: number | null; parentName: string | null }
-  | { kind: 'openenv' };
+  | { kind: 'openenv' }
+  | { kind: 'openenv-remote'; url: string };
 export type TabKind = TabTarget['kind'];
 export type TargetOf<K extends TabKind> = Extract<TabTarget, { kind: K }>;
 
@@ -42,6 +43,7 @@ export function tabId(t: TabTarget): string {
     case 'editor-export':
     case 'audit-dashboard':
     case 'openenv':
+    case 'openenv-remote':
       return t.kind;
     case 'scratch':
       return `scratch:${t.n}`;

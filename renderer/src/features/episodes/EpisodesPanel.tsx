@@ -8,6 +8,7 @@ import { ProgressLine } from '../../components/ProgressLine';
 import { useOpening } from './useOpening';
 import { episodeTitle, returnNote, openEpisode, openLlm, openPair, openRegret, subscribeEpisodes, useEpisodes } from './store';
 import { Visible } from '../../components/Visible';
+import { openOpenEnvUrl } from '../openenv/open';
 import { visibleText } from '../../components/visibleText';
 
 /** The Import section's wait, shown under its button rather than under Play. */
@@ -143,6 +144,9 @@ export function EpisodesPanel() {
           </button>
           <button disabled={!hash} data-testid="ep-llm" onClick={() => env && openLlm(env.hash, env.name)}>
             Model…
+          </button>
+          <button data-testid="ep-openenv-url" title="An environment another OpenEnv server serves, by its URL" onClick={() => openOpenEnvUrl()}>
+            OpenEnv URL…
           </button>
         </div>
         {opening && opening.label !== IMPORTING ? <ProgressLine label={opening.label} startedAt={opening.startedAt} detail={opening.detail} onCancel={cancelOpen} cancelling={opening.cancelling} testId="ep-opening" /> : null}

@@ -5,6 +5,7 @@ import { useCall } from '../../store/useCall';
 import { attempt } from '../../store/report';
 import { SelectionMatches, SELECTION_PLACEHOLDER } from '../../components/SelectionMatches';
 import { ErrorText } from '../../components/ErrorText';
+import { openOpenEnvUrl } from './open';
 
 const POLL_MS = 2000;
 
@@ -96,6 +97,9 @@ export function OpenEnvView() {
           <div className="openenv-url">
             Serving at <code data-testid="openenv-url">{status.url}</code>{' '}
             <button onClick={() => void navigator.clipboard?.writeText(status.url ?? '')}>Copy URL</button>{' '}
+            <button onClick={() => openOpenEnvUrl(status.url ?? '')} data-testid="openenv-open-url" title="Open it as a client would: step it, replay, audit it over the wire">
+              Open in the workbench
+            </button>{' '}
             <button disabled={busy !== null} onClick={() => void stop()} data-testid="openenv-stop">
               Stop server
             </button>
