@@ -1,7 +1,7 @@
 #!/bin/sh
 # The local GRPO recipe as a job (Jobs → "Train locally (GRPO)"): `spade-workbench train` over the
 # app's own library, set by the job's variables (the launch dialog's fields):
-#   TRAIN_SELECTION   the environments, a library query (required; e.g. is:seed, tag:NAME, skill:NAME)
+#   TRAIN_SELECTION   the environments, a library query (required; e.g. tag:seed for the seed pack, tag:NAME, skill:NAME)
 #   TRAIN_STEPS  TRAIN_GROUP_SIZE  TRAIN_PROMPTS_PER_STEP  TRAIN_LORA_RANK  TRAIN_LR  TRAIN_MAX_TURNS
 #   TRAIN_HINT_SHARE  TRAIN_MAX_NEW_TOKENS  TRAIN_MODEL  TRAIN_SEEDS  TRAIN_EVAL_SEEDS  TRAIN_BOXED_REWARD  TRAIN_RUNTIME
 #   SPADE_DATA_DIR    the library (the app's, filled in at launch)
