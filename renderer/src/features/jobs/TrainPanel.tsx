@@ -8,7 +8,8 @@ import { openJob } from './JobsPanel';
 import { useJobs } from './store';
 
 const ACTIVE = new Set(['submitting', 'pending', 'running', 'suspended']);
-const shortPath = (run: TrainRun, p: string): string => (run.runDir && p.startsWith(`${run.runDir}/`) ? p.slice(run.runDir.length + 1) : p);
+/** An adapter by its folder's name (adapter-final, checkpoint-N); the whole path is its tooltip. */
+const adapterName = (p: string): string => p.split('/').filter(Boolean).pop() ?? p;
 
 /**
  * A local GRPO job (train-grpo): its saved adapters, each with Evaluate (base and that adapter on the
@@ -66,7 +67,9 @@ export function TrainPanel({ job }: { job: JobSummary }) {
           <tbody>
             {evals.map((e) => (
               <tr key={`${e.base}:${e.checkpoint}`} data-testid="train-evaluation">
-                <td className="mono">{run ? shortPath(run, e.adapter) : e.adapter}</td>
+                <td className="mono" title={e.adapter}>
+                  {adapterName(e.adapter)}
+                </td>
                 <td className="mono">{e.base}</td>
                 <td className="mono">{e.checkpoint}</td>
                 <td>
