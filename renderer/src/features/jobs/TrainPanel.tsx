@@ -112,7 +112,7 @@ export function TrainPanel({ job }: { job: JobSummary }) {
             ))}
           </tbody>
         </table>
-      ) : run ? (
+      ) : run && !evals.length ? (
         <p className="muted" data-testid="train-no-checkpoints">
           No adapter saved yet{active ? ' (adapter-final when training ends; TRAIN_SAVE_EVERY=N saves checkpoint-N on the way)' : ''}.
         </p>
