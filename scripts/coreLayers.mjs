@@ -40,7 +40,8 @@ export const coreLayers = {
   editor: [...contract, 'server', 'runtime', 'memory', 'audit'],
   openenv: [...contract, 'server', 'runtime', 'memory', 'models', 'episodes', 'runs', 'audit'],
   design: [...contract, 'server', 'runtime', 'memory', 'jobs', 'sweeps', 'models', 'episodes', 'runs', 'audit'],
-  train: [...contract, 'runtime', 'memory'],
+  // The local GRPO run: its trainer's settings, and the evaluation of base and checkpoint as model runs.
+  train: [...contract, 'runtime', 'memory', 'models', 'episodes', 'runs'],
   // Composition roots: they wire the layers above together, and nothing below imports them.
   services: engine,
   handlers: [...engine, 'services'],

@@ -11,6 +11,7 @@ import { modelsCalls } from './calls/models';
 import { runsCalls, runsEvents } from './calls/runs';
 import { designCalls, designEvents } from './calls/design';
 import { openenvCalls } from './calls/openenv';
+import { trainCalls } from './calls/train';
 
 /**
  * The whole contract. Each domain declares its calls in calls/<domain>.ts and is spread in here;
@@ -29,6 +30,7 @@ export const calls = {
   ...runsCalls,
   ...designCalls,
   ...openenvCalls,
+  ...trainCalls,
 } as const;
 
 export const events = {

@@ -49,7 +49,8 @@ export const catalog: CommandInfo[] = [
     usage:
       'spade-workbench train --selection QUERY [--steps N] [--group-size G] [--prompts-per-step P] [--lora-rank R] [--lr LR] [--max-turns T]\n' +
       '       [--hint-share S] [--max-new-tokens M] [--model NAME|DIR|FILE.gguf] [--train-seeds N] [--eval-seeds N] [--boxed-reward W] [--out DIR]\n' +
-      '       [--no-eval] [--runtime auto|pyodide|cpython] [--train-venv DIR] [--data-dir DIR]\n' +
+      '       [--save-every N] [--no-eval | --evaluate ADAPTER_DIR] [--runtime auto|pyodide|cpython] [--train-venv DIR] [--data-dir DIR]\n' +
+      '  --evaluate plays base and a saved adapter (adapter-final or checkpoint-N) on the held-back seeds, without training.\n' +
       '  Default model: the embedded SmolLM2-135M-Instruct GGUF. CUDA when present, else CPU. The training venv is made on first use\n' +
       '  (~/.cache/spade-workbench/train-venv, or SPADE_WORKBENCH_TRAIN_VENV). --boxed-reward is an option beside SPADE\'s return (default 0).',
     load: async () => (await import('./commands/train')).trainCommand,

@@ -13,6 +13,7 @@ import { runsHandlers } from './runs';
 import { designHandlers } from './design';
 import { statsHandlers } from './stats';
 import { openenvHandlers } from './openenv';
+import { trainHandlers } from './train';
 
 /**
  * Every call in the contract must have a handler: the type below fails to compile otherwise. Each is
@@ -33,6 +34,7 @@ export function createHandlers(s: Services): Handlers {
     ...designHandlers(s),
     ...statsHandlers(s),
     ...openenvHandlers(s),
+    ...trainHandlers(s),
   };
   const wrapped: Record<string, (i: unknown, c: CallContext) => Promise<unknown>> = {};
   for (const [name, h] of Object.entries(all) as [string, (i: unknown, c: CallContext) => unknown][]) {

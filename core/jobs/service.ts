@@ -12,6 +12,8 @@ import { listConfigHosts, readSshConfig } from './ssh/config';
 import { KeychainSecretStore, MemorySecretStore, type Sealer, type SecretStore } from './secrets';
 import type { EnvironmentImporter } from './flowback';
 import type { JobRecord } from './types';
+import type { TrainRun } from '../api/calls/train';
+import { evaluateInput, trainRun } from './trainRun';
 
 export interface JobServiceDeps {
   db: Db;
@@ -128,6 +130,18 @@ export class JobService {
     const recipe = loadRecipes().find((r) => r.id === job.recipe);
     const a = await jobArtefacts(job, await this.manager.files(job), recipe);
     return this.submit(continueInput(job, recipe, a, loadDir));
+  }
+
+  /** A train-grpo job's adapters and finished evaluations (its run folder and log). */
+  trainRun(id: string): TrainRun {
+    const job = this.manager.get(id);
+    return trainRun(job, this.manager.readLog(id, 0, 1 << 26).text);
+  }
+
+  /** Evaluates one of a finished train-grpo job's adapters, as a new job. */
+  trainEvaluate(id: string, adapter: string): Promise<JobSummary> {
+    const job = this.manager.get(id);
+    return this.submit(evaluateInput(job, this.trainRun(id), adapter));
   }
 
   close(): Promise<void> {

@@ -12,9 +12,7 @@ import { errorMessage, type ImportProgress, type ImportSummary } from '../api';
 import type { EventBus } from '../server/events';
 import type { Db } from './db';
 import { importPaths, type WorkerImportOptions } from './importer';
-import { packageRoot } from '../base/appInfo';
-import { environmentCount } from './repository';
-import { readFlag, writeFlag } from './settingsStore';
+import { markSeedPackImported, seedPackDir, seedPackDue } from './seedPack';
 import { DomainError } from '../errors';
 
 interface ImportJob {
@@ -35,8 +33,6 @@ export interface MemoryServiceDeps {
   /** The bundled import worker; found next to the bundle by default (null: import on this thread). */
   workerFile?: string | null;
 }
-
-const SEED_FLAG = 'memory.seedPackImported';
 
 /** The bundled worker, used only when we run from the bundle ourselves (a source run imports in-process). */
 function workerFile(): string | null {
@@ -162,15 +158,13 @@ export class MemoryService {
    * pack is imported in the background. Once done it is never imported again, even if the user
    * deletes every environment.
    */
-  importSeedPackIfEmpty(seedDir = join(packageRoot(), 'resources', 'seed-pack')): ImportJob | null {
+  importSeedPackIfEmpty(seedDir = seedPackDir()): ImportJob | null {
     const db = this.deps.db;
-    if (!existsSync(seedDir) || this.deps.writesPaused?.()) return null;
-    if (readFlag(db, SEED_FLAG)) return null;
-    if (environmentCount(db) > 0) return null;
+    if (this.deps.writesPaused?.() || !seedPackDue(db, seedDir)) return null;
     const job = this.startImport([seedDir], { jobId: 'seed-pack' });
     void job.done.then((summary) => {
       if (summary && !summary.cancelled && !this.closed) {
-        writeFlag(db, SEED_FLAG, new Date().toISOString());
+        markSeedPackImported(db);
       }
     });
     return job;

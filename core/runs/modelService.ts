@@ -79,6 +79,8 @@ export class ModelService {
     selection?: string | undefined;
     estimator?: RegretEstimator | undefined;
     spade?: Partial<SpadeEstimatorOptions> | undefined;
+    /** Ends the run as Cancel does (a job's Stop, `train`'s evaluation): no new episode starts, model turns in flight are aborted. */
+    signal?: AbortSignal | undefined;
   }): Promise<ModelRun> {
     if (input.hintText !== undefined && input.hashes.length > 1) throw invalidInput('hintText overrides the hint of one environment; a selection plays each with its own');
     const cfg = this.config(input.endpoint);
@@ -114,8 +116,9 @@ export class ModelService {
     let status: 'done' | 'cancelled' | 'failed' = 'failed';
     let error: string | null = null;
     let cancelled = false;
+    const stop = () => void this.d.episodes.regretCancel(runId);
     try {
-      const r = await this.d.episodes.regretMany({
+      const playing = this.d.episodes.regretMany({
         hashes: input.hashes,
         estimator,
         ...(spade ? { spade } : {}),
@@ -130,12 +133,17 @@ export class ModelService {
         recorded,
         ...(input.hintText !== undefined ? { hintFor: () => input.hintText! } : {}),
       });
+      // regretMany registers the run before its first await, so the cancel finds it.
+      input.signal?.addEventListener('abort', stop, { once: true });
+      if (input.signal?.aborted) stop();
+      const r = await playing;
       cancelled = r.cancelled;
       status = r.cancelled ? 'cancelled' : 'done';
     } catch (e) {
       error = errorMessage(e);
       throw e;
     } finally {
+      input.signal?.removeEventListener('abort', stop);
       this.d.runs.end(runId, status, error);
     }
     return this.result(runId, cancelled);

@@ -27,6 +27,8 @@ export interface TrainSettings {
   boxedReward: number;
   trainSeeds: number;
   evalSeeds: number;
+  /** Save a checkpoint-N adapter every N steps (0: only adapter-final), each one evaluable. */
+  saveEvery: number;
   out: string;
 }
 
@@ -45,7 +47,7 @@ export function trainerArgv(s: TrainSettings, url: string): string[] {
     trainScript('spade_grpo.py'), '--url', url, '--model', s.model, ...(s.ggufFile ? ['--gguf-file', s.ggufFile] : []), '--out', s.out,
     '--steps', String(s.steps), '--group-size', String(s.groupSize), '--prompts-per-step', String(s.promptsPerStep),
     '--lora-rank', String(s.loraRank), '--lr', String(s.lr), '--max-turns', String(s.maxTurns), '--max-new-tokens', String(s.maxNewTokens),
-    '--hint-share', String(s.hintShare), '--boxed-reward', String(s.boxedReward),
+    '--hint-share', String(s.hintShare), '--boxed-reward', String(s.boxedReward), '--save-every', String(s.saveEvery),
   ];
 }
 

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from spade_openenv_client import Session, get_json  # noqa: E402
+from spade_openenv_client import OpenEnvError, Session, get_json  # noqa: E402
 
 
 BOXED = re.compile(r"\\boxed\{[^{}]*\}")
@@ -92,7 +92,22 @@ def build_rows(tasks: list[dict[str, Any]], hint_share: float, n: int, rng: rand
     return rows
 
 
+def failed(tok: Any, task_id: str, error: str) -> dict[str, Any]:
+    """An episode serve-env could not play (the game failed in its sandbox): said once, reward 0, nothing to learn from (mask 0)."""
+    emit("episode_failed", task=task_id, error=error[:2000])
+    prompt_ids: list[int] = tok.apply_chat_template([{"role": "user", "content": task_id}], add_generation_prompt=True, tokenize=True, return_dict=False)
+    return {"prompt_ids": prompt_ids, "completion_ids": [tok.eos_token_id], "env_mask": [0], "reward": 0.0, "spade_return": 0.0, "turns": 0, "failed": True}
+
+
 def play(model: Any, tok: Any, url: str, token: str | None, task_id: str, a: argparse.Namespace) -> dict[str, Any]:
+    """One episode over /ws; an episode the game fails in the sandbox is reported and scores 0, never ending the run."""
+    try:
+        return play_ok(model, tok, url, token, task_id, a)
+    except OpenEnvError as e:
+        return failed(tok, task_id, str(e))
+
+
+def play_ok(model: Any, tok: Any, url: str, token: str | None, task_id: str, a: argparse.Namespace) -> dict[str, Any]:
     """One episode over /ws: the token ids TRL trains on (model turns mask 1, observations mask 0) and the return."""
     import torch
 
@@ -170,7 +185,7 @@ def main(argv: list[str]) -> int:
         eps = [play(m, tok, a.url, a.token, p, a) for p in prompts]
         if was:
             m.train()
-        emit("rollout", episodes=len(eps), rewards=[e["reward"] for e in eps], spade_returns=[e["spade_return"] for e in eps], turns=[e["turns"] for e in eps])
+        emit("rollout", episodes=len(eps), rewards=[e["reward"] for e in eps], spade_returns=[e["spade_return"] for e in eps], turns=[e["turns"] for e in eps], failed=sum(1 for e in eps if e.get("failed")))
         return {
             "prompt_ids": [e["prompt_ids"] for e in eps],
             "completion_ids": [e["completion_ids"] for e in eps],

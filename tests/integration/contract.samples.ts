@@ -66,6 +66,8 @@ export const samples: Sample[] = [
   { call: 'jobs.stop', input: { id: 'no-such-job' } },
   { call: 'jobs.artefacts', input: { id: 'no-such-job' } },
   { call: 'jobs.continue', input: { id: 'no-such-job' } },
+  { call: 'train.checkpoints', input: { id: 'no-such-job' } },
+  { call: 'train.evaluate', input: { id: 'no-such-job', adapter: '/nowhere/adapter-final' } },
   { call: 'jobs.watch', input: { id: 'no-such-job' } },
   { call: 'jobs.remove', input: { id: 'no-such-job' } },
   { call: 'jobs.trustHost', input: { host: '127.0.0.1', port: 1, fingerprint: `SHA256:${'A'.repeat(43)}` } },

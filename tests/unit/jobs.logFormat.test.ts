@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STEP_INCREMENTS, formatLogChunk, formatLogLine, stepTickLabels } from '../../renderer/src/features/jobs/logFormat';
+import { STEP_INCREMENTS, fitRange, formatLogChunk, formatLogLine, stepTickLabels } from '../../renderer/src/features/jobs/logFormat';
 
 const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
@@ -25,5 +25,21 @@ describe('job log and chart formatting', () => {
   it('labels only whole-number steps', () => {
     expect(STEP_INCREMENTS.every((n) => Number.isInteger(n))).toBe(true);
     expect(stepTickLabels([1, 1.5, 2])).toEqual(['1', '', '2']);
+  });
+
+  it("fits a chart's y range to its data: a flat reward of 0 gets a small band, not 0..100", () => {
+    const [lo, hi] = fitRange(0, 0);
+    expect(lo).toBeLessThan(0);
+    expect(hi).toBeGreaterThan(0);
+    expect(hi - lo).toBeLessThanOrEqual(0.2);
+    // A reward between 0.25 and 0.5: the range covers it and is not much wider.
+    const [a, b] = fitRange(0.25, 0.5);
+    expect(a).toBeLessThanOrEqual(0.25);
+    expect(b).toBeGreaterThanOrEqual(0.5);
+    expect(b - a).toBeLessThan(0.3);
+    const [c, d] = fitRange(-2, -2);
+    expect(c).toBeLessThan(-2);
+    expect(d).toBeGreaterThan(-2);
+    expect(fitRange(null, null)).toEqual([0, 1]);
   });
 });

@@ -10,6 +10,7 @@ import { RuntimeService } from '../../runtime/service';
 import { appVersion } from '../../base/appInfo';
 import { openDataDir } from '../../memory/cliDb';
 import { memoryCatalog } from '../../episodes/catalog';
+import { importSeedPackIfDue } from '../../memory/seedPack';
 import { EpisodeService } from '../../episodes/service';
 import { EpisodeStore } from '../../episodes/episodeStore';
 import { resolveEnvs, taskList } from '../../openenv/tasks';
@@ -17,10 +18,8 @@ import { startOpenEnvServer } from '../../openenv/server';
 import type { Served } from '../../openenv/episode';
 import { resolveLocalModel } from '../../models/localModel';
 import { findOrCreateTrainVenv } from '../../train/venv';
-import { modelArgs, runPython, trainerArgv, trainScript, type TrainSettings } from '../../train/run';
-import { RunService } from '../../runs/service';
-import { SettingsStore } from '../../memory/settingsStore';
-import { fmtNum } from '../../memory/cliDb';
+import { modelArgs, runPython, trainerArgv, type TrainSettings } from '../../train/run';
+import { evaluateCheckpoint, notAnAdapter } from '../../train/evaluate';
 
 function num(v: string | undefined, name: string, dflt: number, ok: (n: number) => boolean): number {
   if (v === undefined) return dflt;
@@ -41,7 +40,7 @@ export const trainCommand: Command = {
         'prompts-per-step': { type: 'string' }, 'lora-rank': { type: 'string' }, lr: { type: 'string' }, 'max-turns': { type: 'string' },
         'max-new-tokens': { type: 'string' }, 'hint-share': { type: 'string' }, 'boxed-reward': { type: 'string' }, 'train-seeds': { type: 'string' },
         'eval-seeds': { type: 'string' }, out: { type: 'string' }, 'no-eval': { type: 'boolean' }, runtime: { type: 'string' }, 'data-dir': { type: 'string' },
-        'train-venv': { type: 'string' }, json: { type: 'boolean' },
+        'train-venv': { type: 'string' }, json: { type: 'boolean' }, evaluate: { type: 'string' }, 'save-every': { type: 'string' },
       },
       strict: true,
     });
@@ -62,11 +61,19 @@ export const trainCommand: Command = {
       boxedReward: num(values['boxed-reward'], '--boxed-reward', 0, (n) => n >= 0 && n <= 10),
       trainSeeds: num(values['train-seeds'], '--train-seeds', 4, int(1, 100_000)),
       evalSeeds: num(values['eval-seeds'], '--eval-seeds', 2, int(1, 10_000)),
+      saveEvery: num(values['save-every'], '--save-every', 0, int(0, 100_000)),
     };
+    if (values.evaluate !== undefined && values['no-eval']) throw new UsageError('--evaluate and --no-eval contradict each other');
+    const checkpoint = values.evaluate !== undefined ? resolve(values.evaluate) : null;
+    const bad = checkpoint ? notAnAdapter(checkpoint) : null;
+    if (bad) throw new UsageError(bad);
     const { db, dataDir } = openDataDir(values['data-dir'], (x) => io.err(x));
     const s: TrainSettings = { ...settings, out: resolve(values.out ?? join(dataDir, 'train', `grpo-${Date.now().toString(36)}`)) };
     let envs: ReturnType<typeof resolveEnvs>['envs'];
     try {
+      // A new data dir gets the seed pack, as the app's first start gives it (`tag:seed` selects it).
+      const pack = await importSeedPackIfDue(db);
+      if (pack) io.err(`train: a new library: imported the seed pack (${pack.imported} environments), as the app does on its first start`);
       const r = resolveEnvs(db, { selection: s.selection });
       for (const x of r.skipped) io.err(`left out: ${x}`);
       if (r.envs.length === 0) throw new UsageError(`No environment to train on matches "${s.selection}"`);
@@ -105,12 +112,29 @@ export const trainCommand: Command = {
       // The fork server starts once the venv is there and the port is bound: a command that ends
       // while it is still coming up leaves it running (as serve-env found, commit d95d291).
       if (runtime !== 'pyodide') rt.native.prestart();
-      io.err(`train: ${envs.length} environment(s), ${tasks.length} task(s) served at ${server.url}; checkpoints in ${s.out}`);
-      const code = await runPython(venv.python, trainerArgv(s, server.url), { line: (l) => io.out(l), err: (l) => io.err(l), signal: ac.signal, onStart: (c) => children.push(c) });
-      if (ac.signal.aborted) return io.err('train: cancelled'), 130;
-      if (code !== 0) return io.err(`train: the trainer exited with ${code}`), 1;
-      if (values['no-eval']) return 0;
-      return await evaluate(s, venv.python, dataDir, runtime, io, ac.signal, children);
+      io.err(`train: ${envs.length} environment(s), ${tasks.length} task(s) served at ${server.url}; ${checkpoint ? `evaluating ${checkpoint}` : `checkpoints in ${s.out}`}`);
+      if (!checkpoint) {
+        // Episodes the games failed in serve-env's sandbox score 0 and are reported, once each and at the end.
+        const failures: string[] = [];
+        const line = (l: string) => {
+          io.out(l);
+          if (l.includes('"episode_failed"')) failures.push(l);
+        };
+        const code = await runPython(venv.python, trainerArgv(s, server.url), { line, err: (l) => io.err(l), signal: ac.signal, onStart: (c) => children.push(c) });
+        if (failures.length) {
+          const first = JSON.parse(failures[0]!) as { task?: string; error?: string };
+          io.err(`train: ${failures.length} training episode(s) failed in the sandbox and scored 0; the first (${first.task ?? '?'}): ${first.error ?? '?'}`);
+        }
+        if (ac.signal.aborted) return io.err('train: cancelled'), 130;
+        if (code !== 0) return io.err(`train: the trainer exited with ${code}`), 1;
+        if (values['no-eval']) return 0;
+      }
+      const r = await evaluateCheckpoint({
+        s, adapter: checkpoint ?? join(s.out, 'adapter-final'), python: venv.python, db, episodes: svc, hashes: envs.map((e) => e.hash), runtime,
+        out: (l) => io.out(l), err: (l) => io.err(l), signal: ac.signal, onChild: (c) => children.push(c),
+      });
+      if (r.code === 130) io.err('train: cancelled');
+      return r.code;
     } finally {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -122,53 +146,3 @@ export const trainCommand: Command = {
     }
   },
 };
-
-/** Base model and checkpoint on the held-back seeds, hinted and unhinted, as two model runs; prints the comparison. */
-async function evaluate(s: TrainSettings, python: string, dataDir: string, runtime: string, io: CliIO, signal: AbortSignal, children: ChildProcess[]): Promise<number> {
-  const adapter = join(s.out, 'adapter-final');
-  let url: string | null = null;
-  let ready!: () => void;
-  const listening = new Promise<void>((r) => (ready = r));
-  const exited = runPython(python, [trainScript('spade_serve_model.py'), '--model', s.model, ...(s.ggufFile ? ['--gguf-file', s.ggufFile] : []), '--adapter', adapter, '--max-new-tokens', String(s.maxNewTokens)], {
-    line: (l) => {
-      try {
-        const j = JSON.parse(l) as { event?: string; url?: string };
-        if (j.event === 'listening' && j.url) (url = j.url), ready();
-      } catch {
-        io.err(l);
-      }
-    },
-    err: (l) => io.err(l),
-    signal,
-    onStart: (c) => children.push(c),
-  });
-  await Promise.race([listening, exited]);
-  if (!url) return io.err('train: the checkpoint server did not start'), 1;
-  const { playCommand } = await import('./play');
-  const ids: Record<string, string> = {};
-  for (const model of ['base', 'checkpoint']) {
-    let text = '';
-    const argv = ['--selection', s.selection, '--endpoint', url, '--model', model, '--seeds', String(s.evalSeeds), '--seed-start', String(s.trainSeeds), '--max-turns', String(s.maxTurns), '--max-tokens', String(s.maxNewTokens), '--runtime', runtime, '--data-dir', dataDir, '--json'];
-    const aborted = new Promise<number>((r) => (signal.aborted ? r(130) : signal.addEventListener('abort', () => r(130), { once: true })));
-    // Cancel does not wait for the plays to notice that the checkpoint server is gone.
-    const code = await Promise.race([playCommand.run(argv, { out: (t) => (text += t), err: (t) => io.err(t) }), aborted]);
-    if (signal.aborted) return 130;
-    const runId = (JSON.parse(text) as { run_id: string }).run_id;
-    if (code !== 0 && !runId) return io.err(`train: evaluating ${model} failed`), 1;
-    ids[model] = runId;
-    io.out(JSON.stringify({ event: 'evaluated', model, run_id: runId, adapter: model === 'checkpoint' ? adapter : null }));
-  }
-  const { db } = openDataDir(dataDir);
-  try {
-    const runs = new RunService({ db, catalog: memoryCatalog(db), minShare: () => new SettingsStore(db).get().runMinSuccess });
-    const c = runs.compare(ids.base!, ids.checkpoint!);
-    io.out(`before: run ${ids.base} (base model)   after: run ${ids.checkpoint} (checkpoint ${adapter})`);
-    io.out(`${'environment'.padEnd(28)} ${'regret A'.padStart(9)} ${'regret B'.padStart(9)} ${'Δ regret'.padStart(9)} ${'win A'.padStart(7)} ${'win B'.padStart(7)} ${'Δ win'.padStart(7)}`);
-    const sg = (v: number | null) => (v === null ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(3)}`);
-    for (const r of c.rows) io.out(`${(r.envName ?? r.envHash.slice(0, 12)).slice(0, 28).padEnd(28)} ${fmtNum(r.a?.regret ?? null, 3).padStart(9)} ${fmtNum(r.b?.regret ?? null, 3).padStart(9)} ${sg(r.regretDelta).padStart(9)} ${fmtNum(r.a?.winRate ?? null).padStart(7)} ${fmtNum(r.b?.winRate ?? null).padStart(7)} ${sg(r.winRateDelta).padStart(7)}`);
-    io.out(`compare: spade-workbench runs compare ${ids.base} ${ids.checkpoint}`);
-  } finally {
-    db.close();
-  }
-  return 0;
-}

@@ -13,7 +13,6 @@ import { readdirSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { buildSpec } from '../../../core/jobs/launch';
 import { openDataDir } from '../../../core/memory/cliDb';
-import { setSeed } from '../../../core/memory/repository';
 import { RunService } from '../../../core/runs/service';
 import { memoryCatalog } from '../../../core/episodes/catalog';
 import { trainVenvDir } from '../../../core/train/venv';
@@ -46,15 +45,11 @@ it('trains two GRPO steps with LoRA over serve-env, charts what TRL logs, and ev
   let r = { out: '' };
   const imp = await runCli(['import', pack, '--data-dir', data, '--quiet']);
   expect(imp.code, imp.err).toBe(0);
-  // As the app marks the seed pack on first start: the selection is the seed pack's `is:seed`.
-  const lib = openDataDir(data);
-  expect(setSeed(lib.db, [1, 2], true)).toBe(2);
-  lib.db.close();
   const { db: jdb, manager } = makeManager(data);
   try {
     const spec = buildSpec({
       name: 'grpo', backend: 'local', recipe: 'train-grpo', workdir: join(tmp.dir, 'work'), dataDir: data,
-      env: { TRAIN_SELECTION: 'is:seed', TRAIN_STEPS: '2', TRAIN_GROUP_SIZE: '2', TRAIN_PROMPTS_PER_STEP: '2', TRAIN_MAX_TURNS: '2', TRAIN_MAX_NEW_TOKENS: '32', TRAIN_BOXED_REWARD: '0.5', TRAIN_SEEDS: '2', TRAIN_EVAL_SEEDS: '1', TRAIN_RUNTIME: 'cpython' },
+      env: { TRAIN_SELECTION: 'tag:seed', TRAIN_STEPS: '2', TRAIN_GROUP_SIZE: '2', TRAIN_PROMPTS_PER_STEP: '2', TRAIN_MAX_TURNS: '2', TRAIN_MAX_NEW_TOKENS: '32', TRAIN_BOXED_REWARD: '0.5', TRAIN_SEEDS: '2', TRAIN_EVAL_SEEDS: '1', TRAIN_RUNTIME: 'cpython' },
     });
     expect(spec.env.SPADE_DATA_DIR).toBe(data);
     const job = await manager.submit(spec);
@@ -95,6 +90,46 @@ it('trains two GRPO steps with LoRA over serve-env, charts what TRL logs, and ev
     db.close();
   }
   expect(r.out).toContain(`runs compare ${ids[0]!.run_id} ${ids[1]!.run_id}`);
+  adapter = join(out, 'adapter-final');
+  evalData = data;
+});
+
+let adapter = '';
+let evalData = '';
+
+it('Cancel during the evaluation of a checkpoint ends the model plays (ModelService.play) and the server', { timeout: 600_000 }, async () => {
+  expect(adapter, 'needs the adapter of the test above').not.toBe('');
+  const { db: jdb, manager } = makeManager(evalData);
+  let baseRun = '';
+  try {
+    // Many held-back seeds, so it is still playing when cancelled.
+    const spec = buildSpec({ name: 'grpo-eval-cancel', backend: 'local', recipe: 'train-grpo', workdir: join(tmp.dir, 'work-eval'), dataDir: evalData, env: { TRAIN_SELECTION: 'tag:seed', TRAIN_EVALUATE: adapter, TRAIN_SEEDS: '2', TRAIN_EVAL_SEEDS: '200', TRAIN_MAX_TURNS: '2', TRAIN_MAX_NEW_TOKENS: '32', TRAIN_RUNTIME: 'cpython' } });
+    const job = await manager.submit(spec);
+    await waitFor('the base model to start playing', () => /evaluating base as run (\S+)/.test(manager.readLog(job.id, 0, 1 << 22).text), 400_000);
+    baseRun = /evaluating base as run (\S+)/.exec(manager.readLog(job.id, 0, 1 << 22).text)![1]!;
+    await waitFor('the base run record', () => {
+      const d = openDataDir(evalData).db;
+      try {
+        return new RunService({ db: d, catalog: memoryCatalog(d), minShare: () => 0.5 }).store.get(baseRun)?.status === 'running';
+      } finally {
+        d.close();
+      }
+    }, 120_000);
+    const stopped = await manager.stop(job.id);
+    expect(stopped.state).toBe('cancelled');
+    await waitFor('the checkpoint server to be gone', () => processesNaming(adapter).length === 0, 30_000);
+  } finally {
+    await manager.close();
+    jdb.close();
+  }
+  // The run ended cancelled, as Cancel leaves any model run (resumable): not left 'running', not played out.
+  const d = openDataDir(evalData).db;
+  try {
+    const run = new RunService({ db: d, catalog: memoryCatalog(d), minShare: () => 0.5 }).store.get(baseRun)!;
+    expect(run.status).toBe('cancelled');
+  } finally {
+    d.close();
+  }
 });
 
 /** Processes whose command line names `needle` (read from /proc). */

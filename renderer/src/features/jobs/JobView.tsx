@@ -9,6 +9,7 @@ import { GpuPanel } from './GpuPanel';
 import { LogView } from './LogView';
 import { MetricsCharts } from './MetricsCharts';
 import { StopConfirmDialog } from './StopConfirmDialog';
+import { TrainPanel } from './TrainPanel';
 import { STATE_ICON, subscribeJobs, useJobs } from './store';
 
 const ACTIVE = new Set(['submitting', 'pending', 'running', 'suspended']);
@@ -113,7 +114,8 @@ export function JobView({ tab }: ViewProps<'job'>) {
           ) : null}
         </div>
       ) : null}
-      <ArtefactsPanel job={j} />
+      {/* A local GRPO run has LoRA adapters and model-run evaluations, not SPADE's checkpoints. */}
+      {j.recipe === 'train-grpo' ? <TrainPanel job={j} /> : <ArtefactsPanel job={j} />}
       <div className="jobs-body">
         <div className="jobs-top">
           <MetricsCharts job={j} />

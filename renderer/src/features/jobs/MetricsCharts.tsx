@@ -6,7 +6,7 @@ import type { JobMetrics, JobSummary } from '../../../../core/api/calls/jobs';
 import { chartInfo, defaultChartKeys } from '../../../../core/api/spadeCharts';
 import { backend } from '../../store/app';
 import { useJobs } from './store';
-import { STEP_INCREMENTS, stepTickLabels } from './logFormat';
+import { STEP_INCREMENTS, fitRange, stepTickLabels } from './logFormat';
 
 type Series = { key: string; axis?: string; steps: number[]; values: number[] };
 type Games = JobMetrics['games'];
@@ -48,7 +48,8 @@ function Chart({ metric, a, b, nameA, nameB }: { metric: string; a: Series | und
         width,
         height: 180,
         series,
-        scales: { x: { time: false } },
+        // The y range fits the data (uPlot's default drew a flat reward of 0 on 0..100).
+        scales: { x: { time: false }, y: { range: (_u, lo, hi) => fitRange(lo, hi) } },
         // Steps are whole numbers: no 1.5 ticks.
         axes: [{ incrs: STEP_INCREMENTS, values: (_u, vals) => stepTickLabels(vals), label: axis, labelSize: 14, labelFont: '11px sans-serif' }, {}],
         legend: { show: true },

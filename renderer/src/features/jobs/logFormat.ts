@@ -69,3 +69,17 @@ export const STEP_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 100
 export function stepTickLabels(values: number[]): string[] {
   return values.map((v) => (Number.isInteger(v) ? String(v) : ''));
 }
+
+/**
+ * A chart's y range that fits its data: the lowest to the highest value with a little room, and a
+ * small band around a value that never changes (uPlot's default drew one reward of 0 on 0..100).
+ */
+export function fitRange(min: number | null, max: number | null): [number, number] {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
+  if (max === min) {
+    const pad = Math.abs(min) * 0.1 || 0.1;
+    return [min - pad, max + pad];
+  }
+  const pad = (max - min) * 0.08;
+  return [min - pad, max + pad];
+}
