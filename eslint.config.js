@@ -248,7 +248,7 @@ export default tseslint.config(
   },
   {
     files: ['core/**/*.ts', 'electron/**/*.ts'],
-    ignores: ['core/**/repository.ts', 'core/**/store.ts', 'core/**/*Store.ts', 'core/memory/db.ts', 'core/memory/migrations.ts', 'core/memory/migrations/*.ts'],
+    ignores: ['core/**/repository.ts', 'core/**/*Store.ts', 'core/memory/db.ts', 'core/memory/migrations.ts', 'core/memory/migrations/*.ts'],
     plugins: { spade },
     rules: { 'spade/sql-in-repositories': 'error' },
   },

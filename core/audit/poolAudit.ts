@@ -1,6 +1,6 @@
 import { search } from '../memory/repository';
 import type { Db } from '../memory/db';
-import { headHashes, targetsFor } from './store';
+import { headHashes, targetsFor } from './auditStore';
 import { buildReport, type AuditReport } from './report';
 import { toolInfo } from './runner';
 import type { AuditOptions } from './types';

@@ -7,7 +7,7 @@ import { AuditCancelled, AuditPool, type AuditControl } from './pool';
 import { DomainError } from '../errors';
 import { auditIn, PyodideAuditRunner } from './pyodideRunner';
 import type { RuntimeKind } from '../api/schemas';
-import { createBatch, envIdsWith, getAudit, getBatch, headHashes, listBatches, poolSummary, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './store';
+import { createBatch, envIdsWith, getAudit, getBatch, headHashes, listBatches, poolSummary, remainingInBatch, saveAudit, targetsFor, updateBatch, type StoredAudit } from './auditStore';
 import { checkSelected, PLAY_CHECKS, TOOL_CHECKS, verdictOf, type AuditOptions, type EnvAudit } from './types';
 import { errorMessage } from '../api';
 

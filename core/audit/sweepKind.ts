@@ -9,7 +9,7 @@ import { remoteExecutor, type DispatchSettings, type SweepTarget } from '../swee
 import { LocalExecutor } from './localExecutor';
 import { deadAudit, finishAudit } from './pool';
 import { reportEnv, type ReportEnv } from './report';
-import { auditSweeps, saveAudit } from './store';
+import { auditSweeps, saveAudit } from './auditStore';
 import { verdictOf, type AuditOptions, type EnvAudit } from './types';
 
 /**

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import type { JobStore } from './store';
+import type { JobStore } from './jobStore';
 import type { FileEntry, JobRecord, Transport } from './types';
 import { errorMessage } from '../api';
 import { DomainError } from '../errors';

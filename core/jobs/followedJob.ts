@@ -12,7 +12,7 @@ import { parseLogText } from './metrics';
 import { attachRunReturns } from '../memory/runStats';
 import { jobPaths, machineHome, outputPath } from './script';
 import type { SecretStore } from './secrets';
-import type { JobStore } from './store';
+import type { JobStore } from './jobStore';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type StatusReport } from './types';
 import type { GpuWatcher } from './gpu/watcher';
 import { errorMessage } from '../api';

@@ -14,7 +14,7 @@ import type { SecretStore } from './secrets';
 import { HostKeyError, type SshConnection } from './ssh/connection';
 import { SshHosts, type HostProbe } from './sshHosts';
 import { assertEnvName } from './shell';
-import { JobStore } from './store';
+import { JobStore } from './jobStore';
 import { isTerminal, type BackendKind, type JobBackend, type JobRecord, type JobSpec, type SshTarget, type Transport } from './types';
 import { DomainError, isUnreachable } from '../errors';
 import { GpuWatcher } from './gpu/watcher';

@@ -32,7 +32,7 @@ export function envIdUnderFolder(db: Db, folder: string, name: string, exactPath
   return r?.env_id ?? null;
 }
 
-/** The games' returns a job's log gave ([REGRET] lines, kept by core/jobs/store.ts). */
+/** The games' returns a job's log gave ([REGRET] lines, kept by core/jobs/jobStore.ts). */
 export function jobGameReturns(db: Db, jobId: string): { game: string; rHint: number | null; rNoHint: number | null; regret: number | null }[] {
   return stmt(db, 'SELECT game, r_hint AS rHint, r_no_hint AS rNoHint, regret FROM job_games WHERE job_id = ? ORDER BY game').all(jobId) as {
     game: string;

@@ -14,6 +14,7 @@ import { getEnvironmentByHash } from '../memory/repository';
 import { memoryCatalog } from '../episodes/catalog';
 import type { EpisodeService } from '../episodes/service';
 import { ModelService } from '../runs/modelService';
+import type { RuntimeChoice } from '../api/schemas';
 import { endpointSchema } from '../api/calls/models';
 import { errorMessage } from '../api/errors';
 import { SPADE_SAMPLING } from '../api/spadeSampling';
@@ -29,7 +30,7 @@ export interface EvalContext {
   db: Db;
   episodes: EpisodeService;
   hashes: string[];
-  runtime: 'auto' | 'pyodide' | 'cpython';
+  runtime: RuntimeChoice;
   out(line: string): void;
   err(line: string): void;
   signal: AbortSignal;

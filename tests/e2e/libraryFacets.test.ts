@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { saveAudit } from '../../core/audit/store';
+import { saveAudit } from '../../core/audit/auditStore';
 import type { CheckResult } from '../../core/audit/types';
 import { updateEnvironment } from '../../core/memory/repository';
 import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';

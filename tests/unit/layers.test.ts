@@ -41,7 +41,7 @@ describe('layer lint rule', () => {
 
   it('keeps handlers off repositories, stores and the database (they delegate to services)', async () => {
     expect(await messages('core/handlers/x.ts', "import { search } from '../memory/repository';\n")).toHaveLength(1);
-    expect(await messages('core/handlers/x.ts', "import { JobStore } from '../jobs/store';\n")).toHaveLength(1);
+    expect(await messages('core/handlers/x.ts', "import { JobStore } from '../jobs/jobStore';\n")).toHaveLength(1);
     expect(await messages('core/handlers/x.ts', "import { openDatabase } from '../memory/db';\n")).toHaveLength(1);
     expect(await messages('core/handlers/x.ts', "import { app } from 'electron';\n")).toHaveLength(1); // the layer rule still applies
     expect(await messages('core/handlers/x.ts', "import type { Services } from '../services/services';\n")).toHaveLength(0);
@@ -101,7 +101,7 @@ describe('one-way lint rules', () => {
     expect(await ruleMessages('core/memory/service.ts', tpl, 'spade/sql-in-repositories')).toHaveLength(1);
     expect(await ruleMessages('core/editor/service.ts', "const s = 'INSERT OR REPLACE INTO settings (key) VALUES (?)';\n", 'spade/sql-in-repositories')).toHaveLength(1);
     expect(await ruleMessages('core/memory/repository.ts', sql, 'spade/sql-in-repositories')).toHaveLength(0);
-    expect(await ruleMessages('core/jobs/store.ts', tpl, 'spade/sql-in-repositories')).toHaveLength(0);
+    expect(await ruleMessages('core/jobs/jobStore.ts', tpl, 'spade/sql-in-repositories')).toHaveLength(0);
     expect(await ruleMessages('core/memory/settingsStore.ts', sql, 'spade/sql-in-repositories')).toHaveLength(0);
     // Prose that happens to use the words is not SQL.
     expect(await ruleMessages('core/handlers/x.ts', "const m = 'select all, then update the list';\n", 'spade/sql-in-repositories')).toHaveLength(0);

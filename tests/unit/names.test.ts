@@ -45,6 +45,13 @@ describe('one name per concept (issue 45)', () => {
     expect(where(/^export (type|interface) PyValue\b/).map((h) => h.split(':')[0])).toEqual([join('core', 'models', 'pythonJson.ts')]);
   });
 
+  it('names every store file of core/ one way: <thing>Store.ts', () => {
+    // store.ts, xStore.ts and x-store.ts were three styles; one is left (issue 45).
+    const stores = [...text.keys()].filter((f) => f.startsWith('core') && /store\.ts$/i.test(f));
+    expect(stores.length).toBeGreaterThan(5);
+    expect(stores.filter((f) => !/\/[a-z][A-Za-z]*Store\.ts$/.test(f))).toEqual([]);
+  });
+
   it('reads --runtime in the contract spellings only', () => {
     expect(runtimeArg(undefined, 'auto')).toBe('auto');
     expect(runtimeArg('cpython', 'auto')).toBe('cpython');

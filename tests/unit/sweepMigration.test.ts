@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, schemaVersion, type Db } from '../../core/memory/db';
 import { migrations } from '../../core/memory/migrations';
 import { getSweep, recentSweeps, sweepCounts, sweepResults, addResult, createSweep } from '../../core/sweeps/sweepStore';
-import { auditSweeps } from '../../core/audit/store';
+import { auditSweeps } from '../../core/audit/auditStore';
 import { regretSweeps } from '../../core/episodes/regretRemote';
 import { tempDir } from '../helpers/tmp';
 

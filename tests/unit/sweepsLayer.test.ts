@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { auditSweeps } from '../../core/audit/store';
+import { auditSweeps } from '../../core/audit/auditStore';
 import { regretSweeps } from '../../core/episodes/regretRemote';
 import { openDatabase } from '../../core/memory/db';
 import { registerSweepKind, sweepKindInfo } from '../../core/sweeps/kinds';

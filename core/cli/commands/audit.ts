@@ -7,7 +7,7 @@ import { openDataDir } from '../../memory/cliDb';
 import { collectSources } from '../../audit/sources';
 import { auditToReport, type RunItem } from '../../audit/runner';
 import { outputOptions, writeReport } from './auditOutput';
-import { headHashes, saveAudit, targetsFor } from '../../audit/store';
+import { headHashes, saveAudit, targetsFor } from '../../audit/auditStore';
 import { validateCheckIds, type AuditOptions } from '../../audit/types';
 import { appVersion } from '../../base/appInfo';
 import { isPoolAudit, runPoolAudit } from './auditPool';

@@ -6,7 +6,7 @@ import type { Command, CliIO } from '../command';
 import { UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { openDataDir } from '../../memory/cliDb';
-import { JobStore } from '../../jobs/store';
+import { JobStore } from '../../jobs/jobStore';
 import { LogMirror } from '../../jobs/logMirror';
 import { metricsJson, parseMetricLine, parseRegretLine, type GameReturns, type MetricPoint } from '../../api/spadeMetrics';
 import { DomainError } from '../../errors';

@@ -131,7 +131,7 @@ export const playCommand: Command = {
       // through a forwarded channel of one SSH connection (the job's login, the workbench's known_hosts).
       let viaFetch: typeof fetch | undefined;
       if (cfg.via) {
-        const [{ JobStore }, { SshConnection }, { tunnelFetch }] = await Promise.all([import('../../jobs/store'), import('../../jobs/ssh/connection'), import('../../models/tunnel')]);
+        const [{ JobStore }, { SshConnection }, { tunnelFetch }] = await Promise.all([import('../../jobs/jobStore'), import('../../jobs/ssh/connection'), import('../../models/tunnel')]);
         const jobs = openDataDir(values['data-dir']);
         try {
           const job = new JobStore(jobs.db).get(cfg.via.jobId);

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
-import { UsageError } from '../command';
+import { runtimeArg, UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { RuntimeService } from '../../runtime/service';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
@@ -52,8 +52,7 @@ export const serveEnvCommand: Command = {
     const concurrency = int(values.concurrency, '--concurrency', 64, 1, 4096);
     const seeds = int(values.seeds, '--seeds', 8, 1, 100_000);
     const seedStart = int(values['seed-start'], '--seed-start', 0, 0, 2 ** 31 - 1);
-    const runtime = values.runtime ?? 'auto';
-    if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    const runtime = runtimeArg(values.runtime, 'auto');
 
     const { db, dataDir } = openDataDir(values['data-dir'], (m) => io.err(m));
     // What to serve is settled before any interpreter starts: a selection that matches nothing ends

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import type { CliIO, Command } from '../command';
-import { UsageError } from '../command';
+import { runtimeArg, UsageError } from '../command';
 import { commandInfo } from '../catalog';
 import { RuntimeService } from '../../runtime/service';
 import { appVersion } from '../../base/appInfo';
@@ -45,8 +45,7 @@ export const trainCommand: Command = {
       strict: true,
     });
     if (values.selection === undefined) throw new UsageError('Give --selection QUERY (the environments to train on)');
-    const runtime = values.runtime ?? 'auto';
-    if (runtime !== 'auto' && runtime !== 'pyodide' && runtime !== 'cpython') throw new UsageError(`--runtime must be auto, pyodide or cpython, got ${runtime}`);
+    const runtime = runtimeArg(values.runtime, 'auto');
     const m = modelArgs(values.model ?? resolveLocalModel('SmolLM2-135M-Instruct'));
     const settings: Omit<TrainSettings, 'out'> = {
       selection: values.selection, ...m,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../../core/cli/main';
 import { tempDir } from '../../helpers/tmp';
 import { collectSources } from '../../../core/audit/sources';
-import { getAudit } from '../../../core/audit/store';
+import { getAudit } from '../../../core/audit/auditStore';
 import { openDatabase } from '../../../core/memory/db';
 import { ingest } from '../../../core/memory/repository';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectSources } from '../../../core/audit/sources';
 import { AuditService } from '../../../core/audit/service';
-import { getBatch } from '../../../core/audit/store';
+import { getBatch } from '../../../core/audit/auditStore';
 import { PyodidePool } from '../../../core/runtime/pyodidePool';
 import { createHandlers } from '../../../core/handlers';
 import { ingest } from '../../../core/memory/repository';

@@ -5,7 +5,7 @@ import { createHandlers } from '../../../core/handlers';
 import { createDispatcher } from '../../../core/server/dispatcher';
 import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';
-import { JobStore } from '../../../core/jobs/store';
+import { JobStore } from '../../../core/jobs/jobStore';
 import { tempDir } from '../../helpers/tmp';
 import { ciRay, ciServices } from '../jobs/helpers';
 import { importPool, poolFiles } from './pool';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, EventPayload } from '../../../core/api';
 import { createHandlers } from '../../../core/handlers';
-import { JobStore } from '../../../core/jobs/store';
+import { JobStore } from '../../../core/jobs/jobStore';
 import { SshConnection } from '../../../core/jobs/ssh/connection';
 import { createDispatcher } from '../../../core/server/dispatcher';
 import { createInProcessBackend } from '../../../core/server/inProcess';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, EventPayload } from '../../../core/api';
 import type { RegretReport } from '../../../core/api/calls/runs';
 import { createHandlers } from '../../../core/handlers';
-import { JobStore } from '../../../core/jobs/store';
+import { JobStore } from '../../../core/jobs/jobStore';
 import { createDispatcher } from '../../../core/server/dispatcher';
 import { createInProcessBackend } from '../../../core/server/inProcess';
 import { Services } from '../../../core/services/services';

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { facets, search, selectIds, updateEnvironment } from '../../../core/memory/repository';
-import { saveAudit } from '../../../core/audit/store';
+import { saveAudit } from '../../../core/audit/auditStore';
 import type { CheckResult } from '../../../core/audit/types';
 import { tempDir } from '../../helpers/tmp';
 import { gameSource, write } from './fixtures';

@@ -4,7 +4,7 @@ import { main } from '../../../core/cli/main';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { ingest, matchingIds, search, selectIds } from '../../../core/memory/repository';
 import { sha256 } from '../../../core/memory/parse';
-import { saveAudit } from '../../../core/audit/store';
+import { saveAudit } from '../../../core/audit/auditStore';
 import { poolItems } from '../../../core/audit/poolAudit';
 import { regretItems } from '../../../core/runs/regretSweep';
 import { DomainError } from '../../../core/errors';

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../../core/memory/db';
 import { importPaths } from '../../../core/memory/importer';
 import { attachRunReturns } from '../../../core/memory/runStats';
-import { JobStore } from '../../../core/jobs/store';
+import { JobStore } from '../../../core/jobs/jobStore';
 import type { JobRecord } from '../../../core/jobs/types';
 import { tempDir } from '../../helpers/tmp';
 
