@@ -6,7 +6,7 @@
  *
  *   tag:NAME          tagged NAME (a curated set); several tags: every one
  *   skill:NAME        of that skill; several: any of them
- *   seed  /  is:seed  a seed-pack game (`"seed"`, quoted, is the word)
+ *   seed  /  is:seed  an environment marked seed (`"seed"`, quoted, is the word; the seed pack is `tag:seed`)
  *   is:rejected       a game SPADE rejected
  *   verdict:V         the head version's stored audit verdict (pass, warn, fail);
  *   verdict:CHECK=S   one check's status (`verdict:reset-leak=fail`)
@@ -137,7 +137,7 @@ export function parseQuery(text: string): ParsedQuery {
       }
       return;
     }
-    // The bare word `seed` selects seed-pack games (every game has `seed` in its code, so as a
+    // The bare word `seed` selects the environments marked seed (every game has `seed` in its code, so as a
     // word it would select everything anyway); quoted, it is the word.
     if (!t.quoted && (v === 'seed' || v === 'seeds')) {
       q.seed = true;

@@ -177,7 +177,8 @@ describe('editor in Chromium', () => {
     await page.waitForFunction(() => (document.querySelector('input[aria-label=Seed]') as HTMLInputElement | null)?.checked === true);
     const env = (await api.call('editor.open', { envId: a.envId })).env;
     expect(env.seed).toBe(true);
-    expect(env.tags).toEqual(['curated', 'sequences']);
+    // The seed pack tags its environments `seed` (resources/seed-pack/README.md).
+    expect(env.tags).toEqual(['curated', 'seed', 'sequences']);
     await screenshot(page, 'editor-curation');
 
     const out = tempDir('spade-e2e-export-');

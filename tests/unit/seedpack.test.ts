@@ -379,11 +379,12 @@ describe('seed pack layout', () => {
       indices.push(Number(m![2]));
       const spec = specOf(file);
       expect(Object.keys(spec).sort(), file).toEqual(
-        ['defect', 'description', 'kind', 'name', 'skill', 'seed', 'tags', ...(spec.needs ? ['needs'] : [])].sort(),
+        ['defect', 'description', 'kind', 'name', 'skill', 'tags', ...(spec.needs ? ['needs'] : [])].sort(),
       );
       expect(spec.kind).toBe('game');
-      // Imported as seeds tagged `seed`: `seed`, `is:seed` and `tag:seed` select the pack.
-      expect(spec).toMatchObject({ seed: true, tags: ['seed'] });
+      // Imported tagged `seed`, so `tag:seed` selects the pack; the seed flag stays the researcher's curation.
+      expect(spec).toMatchObject({ tags: ['seed'] });
+      expect(spec).not.toHaveProperty('seed');
       expect(GAME_SKILLS).toContain(spec.skill);
       expect(m![3]).toBe(spec.skill.toLowerCase().replace(/ /g, '_'));
       expect(spec.description.length).toBeGreaterThan(10);
@@ -414,9 +415,10 @@ describe('seed pack layout', () => {
     expect(readdirSync(TOOLS).filter((f) => !f.endsWith('.py')).sort()).toEqual(['manifest.json']);
     for (const e of manifest) {
       expect(Object.keys(e).sort()).toEqual(
-        ['file', 'hint', 'mean_reward', 'model_scale', 'name', 'recipe', 'seed', 'skill', 'solve_rate', 'source_run', 'step', 'tags'].sort(),
+        ['file', 'hint', 'mean_reward', 'model_scale', 'name', 'recipe', 'skill', 'solve_rate', 'source_run', 'step', 'tags'].sort(),
       );
-      expect(e).toMatchObject({ seed: true, tags: ['seed'], source_run: 'seed-pack', model_scale: null, recipe: 'hand-written', step: 0, mean_reward: null, solve_rate: null });
+      expect(e).not.toHaveProperty('seed');
+      expect(e).toMatchObject({ tags: ['seed'], source_run: 'seed-pack', model_scale: null, recipe: 'hand-written', step: 0, mean_reward: null, solve_rate: null });
       expect(TOOL_SKILLS).toContain(e.skill);
       expect(e.hint).toMatch(/^1\. .+ 2\. /);
       const source = readFileSync(join(TOOLS, e.file), 'utf8');
