@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RUNTIME_CHOICES, RUNTIME_KINDS } from './runtimeKinds';
 
 /**
  * Pieces several domains of the contract share. Declared once so a change (a longer hash, a third
@@ -16,9 +17,9 @@ export const idSchema = z.number().int().positive();
  * of spellings for it: the wire, the stored rows (audits.runtime, episodes.runtime) and every
  * module use these; "native" and "sandbox" name the runners, never a value of this type.
  */
-export const runtimeKindSchema = z.enum(['pyodide', 'cpython']);
+export const runtimeKindSchema = z.enum(RUNTIME_KINDS);
 export type RuntimeKind = z.infer<typeof runtimeKindSchema>;
 
 /** Where to run a game: a runtime, or `auto` (the sandbox unless the game needs native modules: core/runtime/choice.ts). */
-export const runtimeChoiceSchema = z.enum(['auto', ...runtimeKindSchema.options]);
+export const runtimeChoiceSchema = z.enum(RUNTIME_CHOICES);
 export type RuntimeChoice = z.infer<typeof runtimeChoiceSchema>;

@@ -1,4 +1,6 @@
-import { runtimeChoiceSchema, runtimeKindSchema, type RuntimeChoice, type RuntimeKind } from '../api/schemas';
+import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
+// The spellings without zod: --help and usage errors load nothing heavy (tests/integration/cli.test.ts).
+import { RUNTIME_CHOICES, RUNTIME_KINDS } from '../api/runtimeKinds';
 import { DomainError } from '../errors';
 
 /** A CLI subcommand. Output goes through `io` so tests can capture it without a subprocess. */
@@ -27,7 +29,7 @@ export class UsageError extends DomainError {
 export function runtimeArg(value: string | undefined, fallback: RuntimeChoice): RuntimeChoice;
 export function runtimeArg(value: string | undefined, fallback: RuntimeKind, onlyKinds: true): RuntimeKind;
 export function runtimeArg(value: string | undefined, fallback: RuntimeChoice, onlyKinds = false): RuntimeChoice {
-  const allowed: readonly string[] = onlyKinds ? runtimeKindSchema.options : runtimeChoiceSchema.options;
+  const allowed: readonly string[] = onlyKinds ? RUNTIME_KINDS : RUNTIME_CHOICES;
   const v = value ?? fallback;
   if (!allowed.includes(v)) throw new UsageError(`--runtime must be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}, got ${v}`);
   return v as RuntimeChoice;

@@ -32,8 +32,9 @@ function where(re: RegExp, skip: (file: string) => boolean = () => false): strin
 }
 
 describe('one name per concept (issue 45)', () => {
-  it('spells the runtime kind once: core/api/schemas.ts, and every other module names RuntimeKind or RuntimeChoice', () => {
+  it('spells the runtime kind once: core/api/runtimeKinds.ts (schemas.ts types it), and every other module names RuntimeKind or RuntimeChoice', () => {
     const definition = (f: string) => f === join('core', 'api', 'schemas.ts');
+    expect(where(/\[\s*'(pyodide|cpython)',\s*'(pyodide|cpython)'/, (f) => f === join('core', 'api', 'runtimeKinds.ts'))).toEqual([]);
     expect(where(/'pyodide'\s*\|\s*'cpython'|'cpython'\s*\|\s*'pyodide'|z\.enum\(\[\s*'(pyodide|cpython)'/, definition)).toEqual([]);
     expect(where(/\b(AuditRuntime|AuditRuntimeKind|RuntimeKindName)\b/)).toEqual([]);
     // Defined once; other modules may re-export that one type under the same name, never define another.
