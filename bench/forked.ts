@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import { Slots } from '../core/base/slots';
 import { join } from 'node:path';
 import { finishAudit } from '../core/audit/pool';
 import type { AuditOptions, EnvAudit } from '../core/audit/types';
@@ -19,15 +20,16 @@ const PRELOAD: Record<NativeTier, string[]> = { lean: ['numpy'], full: ['numpy',
  */
 export class UnwalledPool {
   private readonly servers = new Map<NativeTier, ForkServer>();
-  private active = 0;
-  private readonly queue: (() => void)[] = [];
+  private readonly slots: Slots;
   private seq = 0;
 
   constructor(
     private readonly python: string,
     private readonly workers: number,
     private readonly envTimeoutSec = 120,
-  ) {}
+  ) {
+    this.slots = new Slots(workers);
+  }
 
   private server(tier: NativeTier): ForkServer {
     let s = this.servers.get(tier);
@@ -48,23 +50,9 @@ export class UnwalledPool {
     }
   }
 
-  private async slot(): Promise<void> {
-    if (this.active < this.workers) {
-      this.active++;
-      return;
-    }
-    await new Promise<void>((r) => this.queue.push(r));
-  }
-
-  private release(): void {
-    const next = this.queue.shift();
-    if (next) next();
-    else this.active--;
-  }
-
   /** One audit, as AuditPool.audit runs it (no cancel, no phases streamed). */
   async audit(source: string, options: AuditOptions = {}): Promise<EnvAudit> {
-    await this.slot();
+    await this.slots.take();
     const started = Date.now();
     try {
       const s = await this.server(nativeTier(source)).open(`audit-${++this.seq}`, { timeoutSec: this.envTimeoutSec, judge: true, auditHook: false });
@@ -76,7 +64,7 @@ export class UnwalledPool {
         s.close();
       }
     } finally {
-      this.release();
+      this.slots.give();
     }
   }
 

@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { Slots } from '../base/slots';
 import type { SandboxViolation } from '../runtime/supervisor';
 import { NativeRuntime } from '../runtime/native';
 import type { HarnessReply } from '../runtime/types';
@@ -128,14 +129,14 @@ export class AuditPool {
   private readonly native: NativeRuntime;
   private readonly size: number;
   private readonly envTimeoutMs: number;
-  private active = 0;
-  private readonly queue: (() => void)[] = [];
+  private readonly slots: Slots;
   private closed = false;
   private seq = 0;
   restarts = 0;
 
   constructor(private readonly opts: PoolOptions = {}) {
     this.size = Math.max(1, opts.workers ?? Math.max(1, cpus().length));
+    this.slots = new Slots(this.size);
     this.envTimeoutMs = (opts.envTimeoutSec ?? 120) * 1000;
     this.native = new NativeRuntime({
       timeoutMs: () => this.envTimeoutMs,
@@ -161,23 +162,9 @@ export class AuditPool {
     return this.native.unavailable();
   }
 
-  private async slot(): Promise<void> {
-    if (this.active < this.size) {
-      this.active++;
-      return;
-    }
-    await new Promise<void>((r) => this.queue.push(r));
-  }
-
-  private release(): void {
-    const next = this.queue.shift();
-    if (next) next();
-    else this.active--;
-  }
-
   async audit(source: string, options: AuditOptions = {}, ctl: AuditControl = {}): Promise<EnvAudit> {
     if (this.closed) throw new Error('the audit pool is closed');
-    await this.slot();
+    await this.slots.take();
     const started = Date.now();
     try {
       if (this.closed) throw new Error('the audit pool is closed');
@@ -201,13 +188,13 @@ export class AuditPool {
         s.close();
       }
     } finally {
-      this.release();
+      this.slots.give();
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const r of this.queue.splice(0)) r();
+    this.slots.wakeAll();
     await this.native.shutdown();
   }
 }
