@@ -106,6 +106,9 @@ describe('issue 46 in Chromium at 1440 and 1024 px', () => {
       // No header is cut ("Win M…"), with a sort arrow on too.
       await page.locator('.lib-header .lib-th', { hasText: 'Regret' }).click();
       await page.locator('.lib-header .lib-th.active', { hasText: 'Regret' }).waitFor();
+      // A new sort reloads the rows: wait until both are back before measuring them (on a loaded
+      // machine the table was caught empty: "Cannot read properties of null").
+      await page.waitForFunction(() => document.querySelectorAll('[data-testid=library-row]').length === 2);
       expect.soft(await overflowing(page, '.lib-header .lib-th'), `headers at ${w}`).toEqual([]);
       // Every visible cell of a row lies under the header of its column (the rating sat under Model).
       const misplaced = await page.evaluate(() => {
