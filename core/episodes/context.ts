@@ -3,6 +3,7 @@ import { DomainError } from '../errors';
 import type { EnvCatalog, EnvSourceInfo } from './catalog';
 import { EnvSession, type PlayMode, type RuntimePort } from './session';
 import type { EpisodeMeta, EpisodeStore } from './episodeStore';
+import type { RemoteEpisodePort } from './remotePort';
 
 import type { RuntimeChoice, RuntimeKind } from '../api/schemas';
 
@@ -15,6 +16,8 @@ export interface EpisodeDeps {
   runtime: RuntimePort;
   defaults(): { maxTurns: number };
   changed?(ids: number[]): void;
+  /** Episodes played over OpenEnv's protocol (runtime 'openenv'); without it they are records only. */
+  remote?(ctx: EpisodeContext): RemoteEpisodePort;
   /** A regret run that has a runId finished one more episode. */
   regretProgress?(p: { runId: string; done: number; total: number; etaSec: number | null }): void;
 }

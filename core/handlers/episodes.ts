@@ -11,6 +11,7 @@ export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
     'episodes.get': ({ id }) => svc().get(id),
     'episodes.inspect': ({ id, idx }) => svc().inspect(id, idx),
     'episodes.open': (i) => svc().open(i),
+    'episodes.openRemote': (i) => svc().openRemote(i),
     'episodes.act': ({ id, action, extract, requestId }) => svc().act(id, action, extract, undefined, requestId),
     'episodes.resetAgain': ({ id, seed, requestId }) => svc().resetAgain(id, seed, requestId),
     'episodes.run': ({ id, policy, until, maxSteps, requestId }) => svc().run(id, policy, until, maxSteps, requestId),

@@ -21,8 +21,10 @@ export function remoteHash(url: string): string {
   return createHash('sha256').update(`openenv:${url}`).digest('hex');
 }
 
-export function remoteName(info: ServerInfo): string {
-  const n = typeof info.metadata.name === 'string' ? info.metadata.name.slice(0, 100) : 'OpenEnv environment';
+/** The served game's name where the server says it (serve-env's first task, the one pinOf plays), else the server's. */
+export function remoteName(info: Pick<ServerInfo, 'metadata' | 'tasks' | 'url'>): string {
+  const task = info.tasks?.tasks[0]?.env_name;
+  const n = typeof task === 'string' && task ? task.slice(0, 100) : typeof info.metadata.name === 'string' ? info.metadata.name.slice(0, 100) : 'OpenEnv environment';
   return `${n} (OpenEnv ${new URL(info.url).host})`;
 }
 

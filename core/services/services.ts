@@ -25,6 +25,7 @@ import { PoolAuditService } from '../audit/poolService';
 import { sweepRunningElsewhere } from '../sweeps/sweepOwner';
 import { RegretSweepService } from '../runs/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
+import { RemoteEpisodes } from '../openenv/remoteEpisodes';
 import { RemoteSessions } from '../openenv/remoteSessions';
 import { appVersion } from '../base/appInfo';
 
@@ -202,6 +203,7 @@ export class Services {
           runtime: this.runtime,
           defaults: () => ({ maxTurns: this.settings.get().maxTurns }),
           changed: (ids) => this.events.emit('episodes.changed', { ids }),
+          remote: (ctx) => new RemoteEpisodes(ctx),
           regretProgress: (p) => this.events.emit('episodes.regretProgress', p),
         }),
       (svc) => svc.closeAll(),

@@ -232,6 +232,23 @@ export const episodesCalls = {
       .strict(),
     output: episodeWithSteps,
   }),
+  'episodes.openRemote': defineCall({
+    name: 'episodes.openRemote',
+    summary:
+      "Open an environment another OpenEnv server serves (its base URL) as a recorded episode (runtime 'openenv'): a /ws session, reset with the seed, and the hint where the server has one (the workbench's serve-env). It is then stepped, reset, scrubbed and replayed through the other episodes.* calls.",
+    input: z
+      .object({
+        url: z.string().min(1).max(2000),
+        seed: seed.nullable().default(0),
+        hint: z.boolean().default(false),
+        maxTurns: z.number().int().min(1).max(10_000).optional(),
+        label: z.string().max(200).optional(),
+        /** episodes.openCancel with it stops this open while it waits. */
+        requestId: openRequestId.optional(),
+      })
+      .strict(),
+    output: episodeWithSteps,
+  }),
   'episodes.openCancel': defineCall({
     name: 'episodes.openCancel',
     summary: 'Stop an episodes.open that is still waiting (interpreter start, load, first reset): nothing is recorded, no session stays open, and the open fails with cancelled.',

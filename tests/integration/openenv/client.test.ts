@@ -111,7 +111,10 @@ describe('the OpenEnv client against serve-env', () => {
     // The server's hint counts as the run's hint, so the hinted arm is measured (not "hint generation failed").
     expect(view.envs[0]!.rHint).not.toBeNull();
     expect(view.envs[0]!.rNoHint).not.toBeNull();
-    expect(view.envs[0]!.envName).toMatch(/^spade-workbench \(OpenEnv 127\.0\.0\.1:\d+\)$/);
+    // Named by the served game (serve-env's first task, the one played), then where it was served.
+    const game = (await describeServer(server.url)).tasks!.tasks[0]!.env_name as string;
+    expect(game).toMatch(/Env$/);
+    expect(view.envs[0]!.envName).toBe(`${game} (OpenEnv 127.0.0.1:${server.port})`);
   });
 
   it('refuses the hint on a server that serves unhinted episodes only, before playing', async () => {

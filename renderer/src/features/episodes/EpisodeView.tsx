@@ -68,6 +68,8 @@ export function EpisodeView({ tab }: ViewProps<'episode'>) {
   const series = useMemo(() => [{ label: 'return', values: ctl.steps.map((s) => s.cumReturn), color: '#2f7ed8' }], [ctl.steps]);
   if (!ep) return <div className="ep-view">{ctl.error ? <p className="ep-error">{ctl.error}</p> : <p className="muted">Loading…</p>}</div>;
   const replayOf = typeof ep.meta.lastReplay === 'number' ? ep.meta.lastReplay : null;
+  // An environment another OpenEnv server serves (core/openenv/remoteEpisodes.ts): its URL.
+  const remote = ep.runtime === 'openenv' ? String((ep.meta.openenv as { url?: unknown } | undefined)?.url ?? '') : null;
   return (
     <div className="ep-view" data-testid="episode-view" data-episode={ctl.id} data-steps={ctl.steps.length}>
       <div className="ep-header">
@@ -119,7 +121,14 @@ export function EpisodeView({ tab }: ViewProps<'episode'>) {
       ) : null}
       {replayMsg ? <div className="ep-note" data-testid="replay-result">{replayMsg}</div> : null}
       {ctl.error ? <div className="ep-error">{ctl.error}</div> : null}
-      {ep.origin === 'played' ? (
+      {ep.origin === 'played' && remote ? (
+        <div className="ep-controls">
+          <div className="ep-note" data-testid="remote-episode-note">
+            Played over OpenEnv at <code>{remote}</code>: each action goes to that server as typed; observations, rewards, the end and the hint ({ep.hintEnabled ? 'on' : 'off'}) are the server&apos;s, and the state is its observation and its <code>state</code> answer. A model plays it as a run record from the OpenEnv URL page.
+          </div>
+          <ActionBar busy={ctl.busy} onAct={(a) => void ctl.act(a)} onReset={() => void ctl.resetAgain()} />
+        </div>
+      ) : ep.origin === 'played' ? (
         <div className="ep-controls">
           <ActionBar busy={ctl.busy} onAct={(a) => void ctl.act(a)} onReset={() => void ctl.resetAgain()} />
           <RunBar

@@ -5,6 +5,9 @@ import { backend } from '../../store/app';
 import { useCall } from '../../store/useCall';
 import { attempt } from '../../store/report';
 import { ErrorText } from '../../components/ErrorText';
+import { openEpisode } from '../episodes/store';
+import { useOpening } from '../episodes/useOpening';
+import { WorkProgress } from '../episodes/WorkProgress';
 
 type Turn = RemoteEnvView['turns'][number];
 
@@ -33,6 +36,7 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
   const [view, setView] = useState<RemoteEnvView | null>(null);
   const [sel, setSel] = useState<number | null>(null);
   const { busy, error, run, setError } = useCall('openenv');
+  const opening = useOpening();
 
   useEffect(() => {
     if (tab.target.url) setUrl(tab.target.url);
@@ -65,6 +69,17 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
     setView(null);
     took(await run('Opening the environment', () => backend().call('openenv.remote.open', { url: url.trim(), seed: s, hint })));
   };
+  /** The environment as a recorded episode (runtime 'openenv'), in the episode view: step, scrub, replay. */
+  const openAsEpisode = async () => {
+    const s = seedValue();
+    if (s === undefined) return;
+    await run('Opening the environment as an episode', () =>
+      opening.run('Opening the OpenEnv episode', async (requestId) => {
+        const r = await backend().call('episodes.openRemote', { url: url.trim(), seed: s, hint, requestId: requestId() });
+        openEpisode(r.episode);
+      }),
+    );
+  };
   const step = async () => {
     if (!view) return;
     const v = await run('Stepping', () => backend().call('openenv.remote.step', { id: view.id, text }));
@@ -94,10 +109,14 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
         <label title="Only where the server takes a hint (the workbench's serve-env)">
           <input type="checkbox" checked={hint} onChange={(e) => setHint(e.target.checked)} data-testid="remote-hint" /> hint
         </label>
-        <button className="primary" disabled={busy !== null || !url.trim()} onClick={() => void open()} data-testid="remote-open">
-          Open
+        <button className="primary" disabled={busy !== null || !url.trim()} onClick={() => void openAsEpisode()} data-testid="remote-open-episode" title="A recorded episode in the episode view: step, scrub, replay and compare; it stays in Episodes">
+          Open in the episode view
+        </button>
+        <button disabled={busy !== null || !url.trim()} onClick={() => void open()} data-testid="remote-open" title="A session on this page, for a quick look and the wire audit; not recorded">
+          Open here
         </button>
       </div>
+      <WorkProgress work={opening.opening} onCancel={opening.cancel} testId="remote-opening" />
       {busy && <div className="muted">{busy}…</div>}
       <ErrorText error={error} />
       {view && (
