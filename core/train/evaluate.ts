@@ -79,7 +79,8 @@ export async function evaluateCheckpoint(c: EvalContext): Promise<EvalResult> {
   });
   const ids: Record<string, string> = {};
   for (const model of ['base', 'checkpoint'] as const) {
-    const endpoint = endpointSchema.parse({ baseUrl: url, model, temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens: c.s.maxNewTokens, concurrency: 4 });
+    // Eight episodes at once: the server generates the requests that wait together in one batch (spade_batcher.py).
+    const endpoint = endpointSchema.parse({ baseUrl: url, model, temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens: c.s.maxNewTokens, concurrency: 8 });
     const runId = `run-${Date.now().toString(36)}-${model}`;
     c.err(`train: evaluating ${model} as run ${runId} (${c.hashes.length} environment(s), seeds ${c.s.trainSeeds}..${c.s.trainSeeds + c.s.evalSeeds - 1}, hinted and unhinted)`);
     try {

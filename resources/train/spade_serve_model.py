@@ -3,7 +3,8 @@
 `spade-workbench train` evaluates the checkpoint as a model run through the workbench's own model
 client (core/models/client.ts), which speaks OpenAI's /v1/chat/completions. This serves the base
 model and the LoRA adapter from one process: the model name `base` answers with the adapter off,
-`checkpoint` with it on, so both runs use the same weights and the same sampling. Binds 127.0.0.1.
+`checkpoint` with it on, so both runs use the same weights and the same sampling. Requests that wait
+at the same time are generated together (spade_batcher.py). Binds 127.0.0.1.
 
   python spade_serve_model.py --model DIR [--gguf-file F] --adapter DIR [--port P]
 """
@@ -12,8 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -25,6 +26,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--adapter", required=True)
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--max-batch", type=int, default=8)
     a = p.parse_args(argv)
     import torch
     from peft import PeftModel
@@ -36,7 +38,10 @@ def main(argv: list[str]) -> int:
     base = AutoModelForCausalLM.from_pretrained(a.model, dtype=torch.float32, **kw).to(device)
     model = PeftModel.from_pretrained(base, a.adapter).to(device)
     model.eval()
-    lock = threading.Lock()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from spade_batcher import Batcher, generate_batch
+
+    batcher = Batcher(lambda key, prompts: generate_batch(model, tok, device, key, prompts, model.disable_adapter), max_batch=a.max_batch)
 
     def complete(body: dict[str, Any]) -> dict[str, Any]:
         name = str(body.get("model") or "checkpoint")
@@ -44,29 +49,18 @@ def main(argv: list[str]) -> int:
             raise ValueError(f"unknown model {name!r}: this server has base and checkpoint")
         msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in body.get("messages", [])]
         ids = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
-        x = torch.tensor([ids], device=device)
         temp = float(body.get("temperature") if body.get("temperature") is not None else 1.0)
-        max_new = int(body.get("max_tokens") or body.get("max_completion_tokens") or a.max_new_tokens)
-        gen: dict[str, Any] = {"max_new_tokens": min(max_new, a.max_new_tokens), "pad_token_id": tok.pad_token_id or tok.eos_token_id, "attention_mask": torch.ones_like(x)}
-        if temp > 0:
-            gen.update(do_sample=True, temperature=temp, top_p=float(body.get("top_p") or 1.0))
-        else:
-            gen.update(do_sample=False)
-        with lock, torch.no_grad():
-            if name == "base":
-                with model.disable_adapter():
-                    out = model.generate(x, **gen)
-            else:
-                out = model.generate(x, **gen)
-        new = out[0, x.shape[1]:].tolist()
-        finish = "stop" if new and new[-1] == tok.eos_token_id else "length"
+        max_new = min(int(body.get("max_tokens") or body.get("max_completion_tokens") or a.max_new_tokens), a.max_new_tokens)
+        top_k = int(body.get("top_k") or 0)
+        # Requests sampled alike share a batch (spade_batcher.py); each gets its own tokens back.
+        new, ended = batcher.submit((name, temp, float(body.get("top_p") or 1.0), top_k, max_new), list(ids))
         text = tok.decode(new, skip_special_tokens=True)
         return {
             "id": f"chatcmpl-{int(time.time() * 1000)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop" if ended else "length"}],
             "usage": {"prompt_tokens": len(ids), "completion_tokens": len(new), "total_tokens": len(ids) + len(new)},
         }
 
