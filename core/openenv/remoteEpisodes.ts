@@ -23,12 +23,12 @@ import { errorMessage } from '../api/errorMessage';
 import type { ReplayReport } from '../api/calls/episodes';
 import type { EpisodeContext } from '../episodes/context';
 import { stepDetail, summaryOf } from '../episodes/episodeViews';
-import type { StepRecord } from '../episodes/episodeStore';
+import type { EpisodeStore, StepRecord } from '../episodes/episodeStore';
 import { firstDivergence } from '../episodes/replay';
 import type { StateNode, StateTree } from '../episodes/stateDiff';
 import { REMOTE_RUNTIME, type RemoteEpisodePort, type StepResult } from '../episodes/remotePort';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo, type StepResultWire } from './client';
-import { actionFor, observationText, pinOf, resetData } from './remotePlay';
+import { actionFor, observationText, pinOf, resetData, type RemoteEpisode } from './remotePlay';
 import { remoteHash, remoteName } from './remoteRun';
 
 /** What an episode's meta keeps of its server, enough to open a fresh session on it after a restart. */
@@ -50,6 +50,50 @@ interface Live {
 function stable(obs: Record<string, unknown> | null): Record<string, unknown> | null {
   if (!obs) return null;
   return Object.fromEntries(Object.entries(obs).filter(([k]) => k !== 'workbench_episode' && k !== 'episode_id'));
+}
+
+/** A server's answer (reset or step) as a recorded step; `serverState` what its `state` message said, if asked. */
+export function stepOfWire(base: Pick<StepRecord, 'idx' | 'kind' | 'action' | 'rawAction' | 'seed'>, r: Pick<StepResultWire, 'observation' | 'reward' | 'done'>, serverState: Record<string, unknown> | null): StepRecord {
+  const obs = stable(r.observation);
+  const term = typeof obs?.terminated === 'boolean' ? obs.terminated : r.done;
+  const trunc = typeof obs?.truncated === 'boolean' ? obs.truncated : false;
+  const step = base.kind === 'step';
+  return {
+    ...base,
+    observation: observationText(obs),
+    reward: step ? r.reward : null,
+    // `done` ends it: a server that says done without either flag ended it by its own rule.
+    terminated: step && r.done && !trunc ? true : step ? term : false,
+    truncated: step && r.done ? trunc : false,
+    info: {},
+    error: null,
+    state: jsonStateTree(r.observation, serverState),
+    types: null,
+    spade: null,
+  };
+}
+
+/** A failed step (the server's refusal, a dropped session) as a recorded step. */
+function failedStep(idx: number, text: string, e: unknown): StepRecord {
+  const type = e instanceof Error && 'serverCode' in e ? String((e as { serverCode: unknown }).serverCode) : e instanceof Error && 'code' in e ? String((e as { code: unknown }).code) : 'ServerError';
+  return { idx, kind: 'step', action: text, rawAction: null, seed: null, observation: null, reward: null, terminated: false, truncated: false, info: {}, error: { kind: 'server', type, message: errorMessage(e) }, state: null, types: null };
+}
+
+/**
+ * Records an episode played over the wire (remotePlay.ts's playRemote: a model run's episode) as an
+ * episode of the store, so a run row links to a record the episode view opens and replays. The
+ * server's `state` was not asked during the play: each step's server_state is None.
+ */
+export function recordRemoteEpisode(store: EpisodeStore, info: Pick<ServerInfo, 'url' | 'metadata' | 'tasks' | 'hintMode' | 'textField'>, ep: RemoteEpisode, o: { maxTurns: number; policy: Record<string, unknown>; label: string; pin: Record<string, unknown> }): number {
+  const meta: RemoteMeta = { url: info.url, hintMode: info.hintMode, textField: info.textField, pin: o.pin };
+  const id = store.create({ envHash: remoteHash(info.url), envName: remoteName(info), className: null, seed: ep.seed, hintEnabled: ep.hint, hintText: null, maxTurns: o.maxTurns, runtime: REMOTE_RUNTIME, origin: 'played', label: o.label, policy: o.policy, meta: { openenv: meta, endedBy: ep.endedBy } });
+  const steps = ep.turns.map((t): StepRecord => {
+    if (t.idx === 0) return stepOfWire({ idx: 0, kind: 'reset', action: null, rawAction: null, seed: ep.seed }, { observation: t.observation ?? {}, reward: null, done: false }, null);
+    if (t.error !== null || !t.observation) return failedStep(t.idx, t.text ?? '', new Error(t.error ?? 'no observation'));
+    return stepOfWire({ idx: t.idx, kind: 'step', action: t.text, rawAction: null, seed: null }, { observation: t.observation, reward: t.reward, done: t.done }, null);
+  });
+  store.appendSteps(id, steps);
+  return id;
 }
 
 const MAX_RECORD = 10_000;
@@ -146,22 +190,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
   }
 
   private async record(session: WireSession, r: StepResultWire, base: Pick<StepRecord, 'idx' | 'kind' | 'action' | 'rawAction' | 'seed'>): Promise<StepRecord> {
-    const obs = stable(r.observation);
-    const term = typeof obs?.terminated === 'boolean' ? obs.terminated : r.done;
-    const trunc = typeof obs?.truncated === 'boolean' ? obs.truncated : false;
-    return {
-      ...base,
-      observation: observationText(obs),
-      reward: base.kind === 'reset' ? null : r.reward,
-      // `done` ends it: a server that says done without either flag ended it by its own rule.
-      terminated: base.kind === 'step' && r.done && !trunc ? true : base.kind === 'step' ? term : false,
-      truncated: base.kind === 'step' && r.done ? trunc : false,
-      info: {},
-      error: null,
-      state: jsonStateTree(r.observation, await this.serverState(session)),
-      types: null,
-      spade: null,
-    };
+    return stepOfWire(base, r, await this.serverState(session));
   }
 
   private async resetOn(session: WireSession, meta: RemoteMeta, hint: boolean, idx: number, seed: number | null): Promise<StepRecord> {
@@ -176,7 +205,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
       return await this.record(session, await session.step(action), { idx, kind: 'step', action: text, rawAction: null, seed: null });
     } catch (e) {
       if (session.closed) throw e;
-      return { idx, kind: 'step', action: text, rawAction: null, seed: null, observation: null, reward: null, terminated: false, truncated: false, info: {}, error: { kind: 'server', type: e instanceof Error && 'code' in e ? String((e as { code: unknown }).code) : 'ServerError', message: errorMessage(e) }, state: null, types: null };
+      return failedStep(idx, text, e);
     }
   }
 

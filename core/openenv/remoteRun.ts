@@ -69,6 +69,8 @@ export interface RemoteRunSpec {
   limits?: ClientLimits;
   signal?: AbortSignal;
   onEpisode?: (e: RemoteEpisode, failed: string | null) => void;
+  /** Keeps each played episode as a record (remoteEpisodes.ts's recordRemoteEpisode): its id goes into the run's row. */
+  record?: (e: RemoteEpisode, policy: Record<string, unknown>) => number;
 }
 
 export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`): Promise<{ runId: string; episodes: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] }> {
@@ -101,7 +103,8 @@ export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `
         }
         const ret = failed ? null : (ep?.lastReward ?? 0);
         const endedBy = failed ? 'error' : ep!.endedBy === 'done' ? 'env' : 'budget';
-        runs.recordRow(runId, { envHash: hash, hint, seed, status: failed ? 'failed' : 'ok', ret, endedBy, error: failed, episodeId: null });
+        const episodeId = ep && spec.record ? spec.record(ep, { kind: 'llm', model: spec.model, endpoint: spec.endpoint, runId, ...spec.sampling }) : null;
+        runs.recordRow(runId, { envHash: hash, hint, seed, status: failed ? 'failed' : 'ok', ret, endedBy, error: failed, episodeId });
         out.push({ seed, hint, ret, endedBy, error: failed, turns: ep ? ep.turns.length - 1 : 0 });
         if (ep) spec.onEpisode?.(ep, failed);
       }

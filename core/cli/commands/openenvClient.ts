@@ -98,7 +98,7 @@ export const openenvPlayCommand: Command = {
 
 async function playModel(io: CliIO, values: Record<string, string | boolean | undefined>, info: Awaited<ReturnType<typeof describeServer>>, maxTurns: number, reset: Record<string, unknown>): Promise<number> {
   const endpoint = String(values.endpoint);
-  const [{ ChatClient, SPADE_SAMPLING }, { DEFAULT_LOCAL_MODEL, isLocalEndpoint, LOCAL_SAMPLING }, { LocalEngine }, { openDataDir }, { RunService }, { SettingsStore }, { memoryCatalog }, { remoteCatalog, runRemote }] = await Promise.all([
+  const [{ ChatClient, SPADE_SAMPLING }, { DEFAULT_LOCAL_MODEL, isLocalEndpoint, LOCAL_SAMPLING }, { LocalEngine }, { openDataDir }, { RunService }, { SettingsStore }, { memoryCatalog }, { remoteCatalog, runRemote }, { EpisodeStore }, { recordRemoteEpisode }] = await Promise.all([
     import('../../models/client'),
     import('../../models/localModel'),
     import('../../models/localEngine'),
@@ -107,6 +107,8 @@ async function playModel(io: CliIO, values: Record<string, string | boolean | un
     import('../../memory/settingsStore'),
     import('../../episodes/catalog'),
     import('../../openenv/remoteRun'),
+    import('../../episodes/episodeStore'),
+    import('../../openenv/remoteEpisodes'),
   ]);
   const local = isLocalEndpoint(endpoint);
   if (!local && !/^https?:\/\//.test(endpoint)) throw new UsageError(`--endpoint must be an http(s) URL or local, got ${endpoint}`);
@@ -123,7 +125,9 @@ async function playModel(io: CliIO, values: Record<string, string | boolean | un
   const { db } = openDataDir(values['data-dir'] as string | undefined, (m) => io.err(m));
   try {
     const runs = new RunService({ db, catalog: remoteCatalog(memoryCatalog(db), info), minShare: () => new SettingsStore(db).get().runMinSuccess });
-    const r = await runRemote(runs, { info, client, model, endpoint, sampling: { temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null }, arms, seeds, seedStart, maxTurns, reset, onEpisode: (e, failed) => !values.json && io.out(`${e.hint ? 'hint' : 'nohint'} seed ${e.seed}: ${failed ? `failed: ${failed}` : `${e.turns.length - 1} turn(s), ended ${e.endedBy}, last reward ${e.lastReward ?? 'none'}`}`) });
+    // Each episode is kept as a record the episode view opens and replays (runtime 'openenv').
+    const episodes = new EpisodeStore(db);
+    const r = await runRemote(runs, { info, client, model, endpoint, sampling: { temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null }, arms, seeds, seedStart, maxTurns, reset, record: (e, policy) => recordRemoteEpisode(episodes, info, e, { maxTurns, policy, label: `openenv-play ${model}`, pin: reset }), onEpisode: (e, failed) => !values.json && io.out(`${e.hint ? 'hint' : 'nohint'} seed ${e.seed}: ${failed ? `failed: ${failed}` : `${e.turns.length - 1} turn(s), ended ${e.endedBy}, last reward ${e.lastReward ?? 'none'}`}`) });
     const view = runs.get(r.runId);
     const env = view.envs[0];
     if (values.json) io.out(JSON.stringify({ run_id: r.runId, status: view.run.status, model, endpoint, url: info.url, hint_mode: info.hintMode, episodes: r.episodes, r_hint: env?.rHint ?? null, r_no_hint: env?.rNoHint ?? null, regret: env?.regret ?? null }, null, 2));

@@ -13,6 +13,7 @@ import { pinOf, playRemote, scriptedActor } from '../../../core/openenv/remotePl
 import { remoteHash } from '../../../core/openenv/remoteRun';
 import { auditWire } from '../../../core/openenv/wireAudit';
 import { tempDir } from '../../helpers/tmp';
+import { openDatabase } from '../../../core/memory/db';
 import { ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
 
 const GAME = join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_001_pattern_recognition.py');
@@ -115,6 +116,18 @@ describe('the OpenEnv client against serve-env', () => {
     const game = (await describeServer(server.url)).tasks!.tasks[0]!.env_name as string;
     expect(game).toMatch(/Env$/);
     expect(view.envs[0]!.envName).toBe(`${game} (OpenEnv 127.0.0.1:${server.port})`);
+    // Each episode is kept as a record (runtime openenv) the run's row links to, its turns as played.
+    const db = openDatabase(join(data, 'workbench.sqlite'));
+    try {
+      const rows = db.prepare(`SELECT r.hint, r.episode_id, e.runtime, e.hint_enabled, e.step_count FROM model_run_episodes r JOIN episodes e ON e.id = r.episode_id WHERE r.run_id = ? ORDER BY r.hint DESC`).all(out.run_id) as { hint: number; episode_id: number; runtime: string; hint_enabled: number; step_count: number }[];
+      expect(rows.map((x) => [x.hint, x.runtime, x.hint_enabled])).toEqual([
+        [1, 'openenv', 1],
+        [0, 'openenv', 0],
+      ]);
+      expect(rows.map((x) => x.step_count)).toEqual([...out.episodes].sort((a, b) => Number(b.hint) - Number(a.hint)).map((e) => e.turns + 1));
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses the hint on a server that serves unhinted episodes only, before playing', async () => {

@@ -17,9 +17,10 @@ import { openDatabase, type Db } from '../../../core/memory/db';
 import { EpisodeStore } from '../../../core/episodes/episodeStore';
 import { EpisodeService } from '../../../core/episodes/service';
 import type { RuntimePort } from '../../../core/episodes/session';
-import { RemoteEpisodes } from '../../../core/openenv/remoteEpisodes';
+import { recordRemoteEpisode, RemoteEpisodes } from '../../../core/openenv/remoteEpisodes';
+import { pinOf, playRemote, scriptedActor } from '../../../core/openenv/remotePlay';
 import { remoteHash } from '../../../core/openenv/remoteRun';
-import { describeServer, type ClientLimits } from '../../../core/openenv/client';
+import { describeServer, WireSession, type ClientLimits } from '../../../core/openenv/client';
 import { tempDir } from '../../helpers/tmp';
 import { ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
 
@@ -137,6 +138,20 @@ describe('an OpenEnv environment as a recorded episode', () => {
     const s = await svc.scrub(episode.id, 1);
     expect(s.detail.step.action).toBe('\\boxed{5}');
     expect(s.reexecuted).toBe(0);
+  });
+
+  it("keeps a model run's episode (played with playRemote) as a record that replays the same", async () => {
+    const info = await describeServer(server.url);
+    const ws = await WireSession.open(server.url);
+    const ep = await playRemote(ws, info, { seed: 2, hint: true, maxTurns: 3, actor: scriptedActor(['\\boxed{1}', '\\boxed{2}']), reset: pinOf(info) });
+    await ws.close();
+    const id = recordRemoteEpisode(new EpisodeStore(db), info, ep, { maxTurns: 3, policy: { kind: 'llm', model: 'm' }, label: 'a model run', pin: pinOf(info) });
+    const { episode, steps } = svc.get(id);
+    expect(episode).toMatchObject({ runtime: 'openenv', hintEnabled: true, stepCount: 3, live: false });
+    expect(steps.map((s) => s.action)).toEqual([null, '\\boxed{1}', '\\boxed{2}']);
+    const rep = await svc.replay(id);
+    expect(rep.divergence).toBeNull();
+    expect(rep.compared).toBe(3);
   });
 
   it('flags a server that answers differently: Replay & compare at the reset, and no silent re-play', async () => {
