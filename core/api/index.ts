@@ -11,6 +11,7 @@ import { modelsCalls } from './calls/models';
 import { runsCalls, runsEvents } from './calls/runs';
 import { designCalls, designEvents } from './calls/design';
 import { openenvCalls } from './calls/openenv';
+import { openenvClientCalls } from './calls/openenvClient';
 import { trainCalls } from './calls/train';
 
 /**
@@ -30,6 +31,7 @@ export const calls = {
   ...runsCalls,
   ...designCalls,
   ...openenvCalls,
+  ...openenvClientCalls,
   ...trainCalls,
 } as const;
 

@@ -40,7 +40,7 @@ export const catalog: CommandInfo[] = [
   {
     name: 'openenv-audit',
     summary: "Audit an environment another OpenEnv server serves, over the wire: the wire.* checks (determinism, seed use, malformed actions, reward range), not SPADE's audit",
-    usage: 'spade-workbench openenv-audit --url URL [--seeds 0,1,2,3] [--actions FILE] [--max-turns N] [--reward-range LO,HI] [--env NAME|HASH] [--json]',
+    usage: 'spade-workbench openenv-audit --url URL [--seeds 0,1,2,3] [--actions FILE] [--max-turns N] [--reward-range LO,HI] [--env NAME|HASH] [--data-dir DIR] [--json]',
     load: async () => (await import('./commands/openenvClient')).openenvAuditCommand,
   },
   {

@@ -23,7 +23,8 @@ export function episodesHandlers(s: Services): Pick<Handlers, EpisodeCalls> {
     'episodes.exportJsonl': ({ ids }) => svc().exportJsonl(ids),
     'episodes.importJsonl': ({ text }) => svc().importJsonl(text),
     'episodes.regret': (i) => svc().regret(i),
-    'episodes.regretCancel': ({ runId }) => ({ cancelled: svc().regretCancel(runId) }),
+    // One Cancel for every model run (the Runs page's): a regret run, or a model's play of an OpenEnv server.
+    'episodes.regretCancel': ({ runId }) => ({ cancelled: svc().regretCancel(runId) || s.openenvPlays.cancel(runId) }),
     'episodes.openCancel': ({ requestId }) => ({ cancelled: svc().openCancel(requestId) }),
     'episodes.cancel': ({ requestId }) => ({ cancelled: svc().cancel(requestId) }),
   };

@@ -10,7 +10,8 @@ export function runsHandlers(s: Services): Pick<Handlers, RunCalls> {
     'runs.get': ({ id }) => s.runs.get(id),
     'runs.compare': ({ a, b }) => s.runs.compare(a, b),
     'runs.measured': ({ hashes }) => s.runs.measurements(hashes),
-    'runs.resume': ({ id }) => s.models.resume(id),
+    // A model's play of an OpenEnv server resumes against that server (its environment is not in the library).
+    'runs.resume': ({ id }) => (s.openenvPlays.isOpenEnvRun(id) ? s.openenvPlays.resume(id) : s.models.resume(id)),
     'runs.delete': ({ id }) => ({ deleted: s.runs.delete(id) }),
     'runs.sweepStart': (i) => s.regretSweeps.start(i),
     'runs.sweeps': ({ limit }) => s.regretSweeps.list(limit ?? 20),

@@ -279,4 +279,25 @@ export const migrations: Migration[] = [
     `,
     step: 'carrySweepTables',
   },
+  {
+    version: 21,
+    name: 'wire audits',
+    // The workbench's own checks of an OpenEnv server over the wire (core/openenv/wireAudit.ts: the
+    // wire.* ids, not SPADE's audit), kept per URL: the app's "Audit over the wire" and the CLI's
+    // openenv-audit. The URL is stored without its ?token= (core/openenv/wireAuditStore.ts).
+    sql: `
+      CREATE TABLE wire_audits (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        url TEXT NOT NULL,
+        server_name TEXT,
+        server_version TEXT,
+        verdict TEXT NOT NULL CHECK (verdict IN ('pass', 'warn', 'fail')),
+        checks TEXT NOT NULL,
+        elapsed_ms REAL NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('app', 'cli')),
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX wire_audits_url ON wire_audits(url, created_at);
+    `,
+  },
 ];

@@ -17,8 +17,37 @@ import { observationText, playRemote, type RemoteActor, type RemoteEpisode } fro
 /** The hint a remote run plays with: the server's own (serve-env's), which the client never sees apart from the observation. */
 const SERVER_HINT = "(the server's own hint)";
 
+/**
+ * The URL as stored (a run's selection and config, a wire audit): without its `?token=`, which is a
+ * secret (serve-env's web-host token rule) and never written to the database.
+ */
+export function publicUrl(url: string): string {
+  const u = new URL(url);
+  u.searchParams.delete('token');
+  return u.href;
+}
+
 export function remoteHash(url: string): string {
-  return createHash('sha256').update(`openenv:${url}`).digest('hex');
+  return createHash('sha256').update(`openenv:${publicUrl(url)}`).digest('hex');
+}
+
+/**
+ * The names of the servers this process has played, for a run service whose catalog is the
+ * library's (the app's): the run's rows then say the environment is the OpenEnv server.
+ */
+export class RemoteEnvNames {
+  private readonly known = new Map<string, EnvSourceInfo>();
+
+  add(info: ServerInfo): void {
+    const one = remoteCatalog({ byHash: () => null }, info);
+    const hash = remoteHash(info.url);
+    const self = one.byHash(hash);
+    if (self) this.known.set(hash, self);
+  }
+
+  over(inner: Pick<EnvCatalog, 'byHash'>): Pick<EnvCatalog, 'byHash'> {
+    return { byHash: (h) => this.known.get(h) ?? inner.byHash(h) };
+  }
 }
 
 /** The served game's name where the server says it (serve-env's first task, the one pinOf plays), else the server's. */
@@ -71,11 +100,20 @@ export interface RemoteRunSpec {
   onEpisode?: (e: RemoteEpisode, failed: string | null) => void;
   /** Keeps each played episode as a record (remoteEpisodes.ts's recordRemoteEpisode): its id goes into the run's row. */
   record?: (e: RemoteEpisode, policy: Record<string, unknown>) => number;
+  /** After each episode recorded (or skipped): how many of the run's episodes are done. */
+  onProgress?: (done: number, total: number) => void;
+  /** The endpoint as the run keeps it (the app's: as given, a key only by its secret's name); default: its URL and model. */
+  endpointConfig?: Record<string, unknown>;
+  /** Episodes already played well (a resume): not played again. */
+  skip?: (hint: boolean, seed: number) => boolean;
 }
 
 export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`): Promise<{ runId: string; episodes: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] }> {
   const hash = remoteHash(spec.info.url);
-  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { baseUrl: spec.endpoint, model: spec.model, openenv: spec.info.url }, sampling: spec.sampling, hintText: spec.info.hintMode === null || spec.info.hintMode === 'off' ? null : SERVER_HINT }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${spec.info.url}`, hashes: [hash], estimator: 'paired' });
+  const url = publicUrl(spec.info.url);
+  const total = spec.arms.length * spec.seeds;
+  let done = 0;
+  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { ...(spec.endpointConfig ?? { baseUrl: spec.endpoint, model: spec.model }), openenv: url }, sampling: spec.sampling, hintText: spec.info.hintMode === null || spec.info.hintMode === 'off' ? null : SERVER_HINT }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${url}`, hashes: [hash], estimator: 'paired' });
   const out: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] = [];
   let status: 'done' | 'failed' | 'cancelled' = 'done';
   let runError: string | null = null;
@@ -87,6 +125,10 @@ export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `
           return { runId, episodes: out };
         }
         const hint = arm === 'hint';
+        if (spec.skip?.(hint, seed)) {
+          spec.onProgress?.(++done, total);
+          continue;
+        }
         let ep: RemoteEpisode | null = null;
         let failed: string | null = null;
         try {
@@ -101,12 +143,18 @@ export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `
         } catch (e) {
           failed = errorMessage(e);
         }
+        // An episode cut by Cancel is not a failure of the server or the model: it is left unrecorded, to play on a resume.
+        if (spec.signal?.aborted) {
+          status = 'cancelled';
+          return { runId, episodes: out };
+        }
         const ret = failed ? null : (ep?.lastReward ?? 0);
         const endedBy = failed ? 'error' : ep!.endedBy === 'done' ? 'env' : 'budget';
         const episodeId = ep && spec.record ? spec.record(ep, { kind: 'llm', model: spec.model, endpoint: spec.endpoint, runId, ...spec.sampling }) : null;
         runs.recordRow(runId, { envHash: hash, hint, seed, status: failed ? 'failed' : 'ok', ret, endedBy, error: failed, episodeId });
         out.push({ seed, hint, ret, endedBy, error: failed, turns: ep ? ep.turns.length - 1 : 0 });
         if (ep) spec.onEpisode?.(ep, failed);
+        spec.onProgress?.(++done, total);
       }
     }
     return { runId, episodes: out };

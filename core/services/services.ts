@@ -27,6 +27,9 @@ import { RegretSweepService } from '../runs/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
 import { RemoteEpisodes } from '../openenv/remoteEpisodes';
 import { RemoteSessions } from '../openenv/remoteSessions';
+import { RemotePlays } from '../openenv/remotePlays';
+import { RemoteEnvNames } from '../openenv/remoteRun';
+import { WireAuditStore } from '../openenv/wireAuditStore';
 import { appVersion } from '../base/appInfo';
 
 export type Shell = 'electron' | 'web' | 'in-process';
@@ -76,6 +79,8 @@ export class Services {
   /** The user chose to keep writing to a file that failed its check. */
   private writesAllowedAnyway = false;
   private readonly made = new Map<string, unknown>();
+  /** The OpenEnv servers a model played here, named in the run records (core/openenv/remotePlays.ts). */
+  private readonly remoteEnvNames = new RemoteEnvNames();
 
   constructor(opts: ServiceOptions) {
     this.dataDir = opts.dataDir;
@@ -232,6 +237,27 @@ export class Services {
     );
   }
 
+  /** Model plays of an environment another OpenEnv server serves, as run records; stopped (their records ended) when the app closes. */
+  get openenvPlays(): RemotePlays {
+    return this.lazily(
+      'openenvPlays',
+      () =>
+        new RemotePlays({
+          runs: () => this.runs,
+          models: () => this.models,
+          names: this.remoteEnvNames,
+          progress: (p) => this.events.emit('episodes.regretProgress', p),
+          defaultMaxTurns: () => this.settings.get().maxTurns,
+        }),
+      (svc) => svc.closeAll(),
+    );
+  }
+
+  /** The wire audits of OpenEnv servers, kept (migration 21). */
+  get wireAudits(): WireAuditStore {
+    return this.lazily('wireAudits', () => new WireAuditStore(this.db), () => {});
+  }
+
   /** The editor, made on first use; its syntax-checker process lives and dies with it. */
   get editor(): EditorService {
     return this.lazily(
@@ -263,7 +289,7 @@ export class Services {
       const svc = new RunService({
         db: this.db,
         minShare: () => this.settings.get().runMinSuccess,
-        catalog: memoryCatalog(this.db),
+        catalog: this.remoteEnvNames.over(memoryCatalog(this.db)),
         changed: (runId) => this.events.emit('runs.changed', { runId }),
       });
       // A regret sweep's run another process is playing (the CLI on this memory file) is not interrupted.

@@ -129,6 +129,9 @@ export const samples: Sample[] = [
   { call: 'openenv.remote.audit', input: { id: 'remote-none' } },
   { call: 'openenv.remote.show', input: { id: 'remote-none' } },
   { call: 'openenv.remote.close', input: { id: 'remote-none' } },
+  // openenv.remote.play: nothing answers at the URL (refused before a run record); no audits kept for it.
+  { call: 'openenv.remote.play', input: { url: 'http://127.0.0.1:1', endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm' } } },
+  { call: 'openenv.remote.audits', input: { url: 'http://127.0.0.1:1' } },
   { call: 'design.list', input: {} },
   { call: 'design.get', input: { id: 'no-such-round' } },
   { call: 'design.cancel', input: { id: 'no-such-round' } },
@@ -191,6 +194,8 @@ export const invalidSamples: { call: CallName; input: unknown }[] = [
   { call: 'openenv.start', input: { selection: 'guess', hint: 'sometimes' } },
   { call: 'openenv.remote.open', input: { url: 'file:///etc/passwd' } },
   { call: 'openenv.remote.open', input: { url: 'http://127.0.0.1:1', seed: -1 } },
+  { call: 'openenv.remote.play', input: { url: 'http://127.0.0.1:1', endpoint: { baseUrl: 'local', model: 'm' }, arms: [] } },
+  { call: 'openenv.remote.audits', input: { url: 'http://127.0.0.1:1', limit: 0 } },
   { call: 'settings.update', input: { theme: 'purple' } },
   { call: 'settings.update', input: { stepTimeoutSec: 0 } },
   { call: 'app.openExternal', input: { url: 'file:///etc/passwd' } },

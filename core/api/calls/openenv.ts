@@ -25,7 +25,7 @@ export const openEnvStatusSchema = z.object({
 export type OpenEnvStatus = z.infer<typeof openEnvStatusSchema>;
 
 const turnSchema = z.object({ idx: z.number().int(), text: z.string().nullable(), action: z.record(z.string(), z.unknown()).nullable(), observation: z.record(z.string(), z.unknown()).nullable(), reward: z.number().nullable(), done: z.boolean(), error: z.string().nullable() });
-const wireCheckSchema = z.object({ id: z.enum(['wire.determinism', 'wire.seed_use', 'wire.malformed_action', 'wire.reward_range']), status: z.enum(['pass', 'warn', 'fail', 'skip']), message: z.string(), evidence: z.record(z.string(), z.unknown()) });
+export const wireCheckSchema = z.object({ id: z.enum(['wire.determinism', 'wire.seed_use', 'wire.malformed_action', 'wire.reward_range']), status: z.enum(['pass', 'warn', 'fail', 'skip']), message: z.string(), evidence: z.record(z.string(), z.unknown()) });
 
 /** An environment another OpenEnv server serves, open in the app (core/openenv/remoteSessions.ts). */
 export const remoteViewSchema = z.object({

@@ -3,7 +3,8 @@
  * core/openenv/client.ts. The environment's code runs wherever that server runs it; nothing of it
  * runs here.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CliIO, Command } from '../command';
 import { UsageError } from '../command';
@@ -12,6 +13,9 @@ import { describeServer, parseServerUrl, WireSession } from '../../openenv/clien
 import { observationText, pinOf, playRemote, scriptedActor, type RemoteTurn } from '../../openenv/remotePlay';
 import { auditWire, DEFAULT_WIRE_AUDIT } from '../../openenv/wireAudit';
 import { SPADE_DEFAULT_BUDGET } from '../../episodes/spade';
+import { defaultDataDir } from '../../base/dataDir';
+import { errorMessage } from '../../api/errorMessage';
+import type { WireAudit } from '../../openenv/wireAudit';
 
 function int(v: string | undefined, name: string, dflt: number, lo: number, hi: number): number {
   if (v === undefined) return dflt;
@@ -144,7 +148,7 @@ export const openenvAuditCommand: Command = {
   async run(argv, io) {
     const { values } = parseArgs({
       args: argv,
-      options: { url: { type: 'string' }, seeds: { type: 'string' }, actions: { type: 'string' }, 'max-turns': { type: 'string' }, 'reward-range': { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' } },
+      options: { url: { type: 'string' }, seeds: { type: 'string' }, actions: { type: 'string' }, 'max-turns': { type: 'string' }, 'reward-range': { type: 'string' }, env: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } },
       strict: true,
     });
     const base = url(values.url);
@@ -163,6 +167,7 @@ export const openenvAuditCommand: Command = {
       ...(values.actions !== undefined ? { actions: readActions(values.actions) } : {}),
       ...(values.env !== undefined ? { reset: { env: values.env } } : {}),
     });
+    await keepAudit(a, values['data-dir'], io);
     if (values.json) io.out(JSON.stringify(a, null, 2));
     else {
       io.out(`Wire audit of ${a.url} (${a.server.name ?? 'unnamed'}): ${a.verdict}. These are checks over OpenEnv's protocol, not SPADE's audit.`);
@@ -171,3 +176,21 @@ export const openenvAuditCommand: Command = {
     return a.verdict === 'fail' ? 1 : 0;
   },
 };
+
+/**
+ * The audit kept with the app's (the OpenEnv URL page lists them): in --data-dir, or in the default
+ * data dir when a workbench database is already there; never a new database made for it. The output
+ * stays as it was; a database that refuses the write is said on stderr, the audit still printed.
+ */
+async function keepAudit(a: WireAudit, dataDir: string | undefined, io: CliIO): Promise<void> {
+  if (dataDir === undefined && !existsSync(join(defaultDataDir(), 'workbench.sqlite'))) return;
+  const [{ openDataDir }, { WireAuditStore }] = await Promise.all([import('../../memory/cliDb'), import('../../openenv/wireAuditStore')]);
+  const { db } = openDataDir(dataDir, (m) => io.err(m));
+  try {
+    new WireAuditStore(db).add(a, 'cli');
+  } catch (e) {
+    io.err(`warning: the audit was not kept in the database: ${errorMessage(e)}`);
+  } finally {
+    db.close();
+  }
+}
