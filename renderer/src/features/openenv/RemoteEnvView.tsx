@@ -8,6 +8,8 @@ import { ErrorText } from '../../components/ErrorText';
 import { openEpisode } from '../episodes/store';
 import { useOpening } from '../episodes/useOpening';
 import { WorkProgress } from '../episodes/WorkProgress';
+import { RemotePlayPanel } from './RemotePlayPanel';
+import { WireAuditHistory } from './WireAuditHistory';
 
 type Turn = RemoteEnvView['turns'][number];
 
@@ -191,6 +193,8 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
           )}
         </div>
       )}
+      <RemotePlayPanel url={url.trim()} hintMode={view?.server.hintMode} />
+      <WireAuditHistory url={url.trim()} latest={view?.audit} />
     </div>
   );
 }
