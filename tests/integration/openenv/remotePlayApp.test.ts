@@ -17,6 +17,8 @@ import { createDispatcher } from '../../../core/server/dispatcher';
 import { createHandlers } from '../../../core/handlers';
 import { Services } from '../../../core/services/services';
 import { remoteHash } from '../../../core/openenv/remoteRun';
+import { LocalEngine } from '../../../core/models/localEngine';
+import { DEFAULT_LOCAL_MODEL } from '../../../core/models/localModel';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
 import { tempDir } from '../../helpers/tmp';
 import { ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
@@ -51,6 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   openGate();
   await s?.close();
+  await LocalEngine.closeAll();
   await model?.close();
   await served?.stop();
   tmp.cleanup();
@@ -123,6 +126,18 @@ describe('openenv.remote.play: a model plays a served environment as a run recor
       [false, 1, false],
       [false, 2, false],
     ]);
+  });
+
+  it('plays with the embedded model (`local`, the endpoint the app\'s model plays take) on both arms', async () => {
+    const r = await call<ModelRun>('openenv.remote.play', { runId: 'remote-local', url: served.url, endpoint: { baseUrl: 'local', model: DEFAULT_LOCAL_MODEL.name, maxTokens: 16, concurrency: 1, retries: 0 }, seeds: 1, arms: ['hint', 'nohint'], maxTurns: 1 });
+    expect(r.status).toBe('done');
+    expect(r.model).toBe(DEFAULT_LOCAL_MODEL.name);
+    expect(r.episodes.map((e) => [e.hint, e.seed, e.failed, e.error]).sort((x, y) => Number(y[0]) - Number(x[0]))).toEqual([
+      [true, 0, false, null],
+      [false, 0, false, null],
+    ]);
+    const view = await call<{ run: { endpoint: string } }>('runs.get', { id: 'remote-local' });
+    expect(view.run.endpoint).toBe('local');
   });
 
   it('refuses the hinted arm where the server has no hint, and a URL where nothing answers, before any record', async () => {
