@@ -13,6 +13,7 @@ import type { ModelService } from '../runs/modelService';
 import type { RunService } from '../runs/service';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, type ClientLimits, type ServerInfo } from './client';
 import { pinOf } from './remotePlay';
+import type { RemoteEpisode } from './remotePlay';
 import { runRemote, type RemoteEnvNames } from './remoteRun';
 
 export interface RemotePlayInput {
@@ -32,6 +33,8 @@ export interface RemotePlaysDeps {
   names: RemoteEnvNames;
   progress(p: { runId: string; done: number; total: number; etaSec: number | null }): void;
   defaultMaxTurns(): number;
+  /** Keeps a played episode as a record the episode view opens (remoteEpisodes.ts's recordRemoteEpisode); its id goes into the run's row. */
+  record?(info: ServerInfo, e: RemoteEpisode, o: { maxTurns: number; policy: Record<string, unknown>; label: string; pin: Record<string, unknown> }): number;
   limits?: ClientLimits;
 }
 
@@ -67,6 +70,9 @@ export class RemotePlays {
     checkArms(info, input.arms);
     this.d.names.add(info);
     const started = performance.now();
+    const maxTurns = input.maxTurns ?? this.d.defaultMaxTurns();
+    const pin = pinOf(info);
+    const record = this.d.record;
     let fresh = 0;
     const r = await runRemote(
       this.d.runs(),
@@ -81,8 +87,9 @@ export class RemotePlays {
         arms: input.arms,
         seeds: input.seeds,
         seedStart: input.seedStart,
-        maxTurns: input.maxTurns ?? this.d.defaultMaxTurns(),
-        reset: pinOf(info),
+        maxTurns,
+        reset: pin,
+        ...(record ? { record: (e: RemoteEpisode, policy: Record<string, unknown>) => record(info, e, { maxTurns, policy, label: `openenv.remote.play ${cfg.model}`, pin }) } : {}),
         limits,
         signal: abort.signal,
         ...(skip ? { skip } : {}),

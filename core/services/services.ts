@@ -25,7 +25,7 @@ import { PoolAuditService } from '../audit/poolService';
 import { sweepRunningElsewhere } from '../sweeps/sweepOwner';
 import { RegretSweepService } from '../runs/regretSweepService';
 import { OpenEnvService } from '../openenv/service';
-import { RemoteEpisodes } from '../openenv/remoteEpisodes';
+import { RemoteEpisodes, recordRemoteEpisode } from '../openenv/remoteEpisodes';
 import { RemoteSessions } from '../openenv/remoteSessions';
 import { RemotePlays } from '../openenv/remotePlays';
 import { RemoteEnvNames } from '../openenv/remoteRun';
@@ -248,6 +248,11 @@ export class Services {
           names: this.remoteEnvNames,
           progress: (p) => this.events.emit('episodes.regretProgress', p),
           defaultMaxTurns: () => this.settings.get().maxTurns,
+          record: (info, e, o) => {
+            const id = recordRemoteEpisode(this.episodes.ctx.d.store, info, e, o);
+            this.events.emit('episodes.changed', { ids: [id] });
+            return id;
+          },
         }),
       (svc) => svc.closeAll(),
     );

@@ -74,7 +74,7 @@ describe('an OpenEnv URL played by a model as a run record, and its wire audits 
       expect(await row.textContent()).toContain(`openenv:${new URL(url).href}`);
       expect(await row.textContent()).toContain('4/4');
       await page.getByTestId('runs-detail').waitFor();
-      expect(await page.getByTestId('runs-detail').textContent()).toMatch(/spade-workbench \(OpenEnv 127\.0\.0\.1:\d+\)/);
+      expect(await page.getByTestId('runs-detail').textContent()).toMatch(/\w+Env \(OpenEnv 127\.0\.0\.1:\d+\)/);
       await screenshot(page, `openenv-remote-play-runs-${width}`);
 
       // Cancel: a second run held on its second episode stops, cancelled, with what finished kept.

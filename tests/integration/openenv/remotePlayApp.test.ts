@@ -86,11 +86,19 @@ describe('openenv.remote.play: a model plays a served environment as a run recor
     const list = await call<{ rows: { id: string; selection: string | null; status: string; episodes: { total: number; expected: number } }[] }>('runs.list', {});
     const row = list.rows.find((x) => x.id === 'remote-both')!;
     expect(row).toMatchObject({ status: 'done', selection: `openenv:${new URL(served.url).href}`, episodes: { total: 4, expected: 4 } });
-    const view = await call<{ run: { runtime: string; hashes: string[]; config: { endpoint: Record<string, unknown> } }; envs: { envName: string | null; rHint: number | null; rNoHint: number | null; episodes: unknown[] }[] }>('runs.get', { id: 'remote-both' });
+    const view = await call<{ run: { runtime: string; hashes: string[]; config: { endpoint: Record<string, unknown> } }; envs: { envName: string | null; rHint: number | null; rNoHint: number | null; episodes: { episodeId: number | null; hint: boolean; seed: number }[] }[] }>('runs.get', { id: 'remote-both' });
     expect(view.run.runtime).toBe('openenv');
     expect(view.run.hashes).toEqual([remoteHash(new URL(served.url).href)]);
-    expect(view.envs[0]!.envName).toMatch(/^spade-workbench \(OpenEnv 127\.0\.0\.1:\d+\)$/);
+    // Named as the served game at the server (serve-env's first task).
+    expect(view.envs[0]!.envName).toMatch(/^SequencePatternEnv \(OpenEnv 127\.0\.0\.1:\d+\)$/);
     expect(view.envs[0]!.episodes).toHaveLength(4);
+    // Each row links to the episode kept for it (runtime openenv), which the episode view opens.
+    for (const row of view.envs[0]!.episodes) {
+      expect(row.episodeId).not.toBeNull();
+      const ep = await call<{ episode: { runtime: string; seed: number | null; hintEnabled: boolean }; steps: unknown[] }>('episodes.get', { id: row.episodeId });
+      expect(ep.episode).toMatchObject({ runtime: 'openenv', seed: row.seed, hintEnabled: row.hint });
+      expect(ep.steps.length).toBeGreaterThan(1);
+    }
     expect(view.envs[0]!.rHint).not.toBeNull();
     expect(view.envs[0]!.rNoHint).not.toBeNull();
     // The endpoint kept as given, so a resume plays with the same settings.

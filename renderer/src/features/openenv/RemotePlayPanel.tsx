@@ -25,7 +25,7 @@ function savedEndpoint(): EndpointInput {
 }
 
 function armsNote(mode: HintMode | undefined): string {
-  if (mode === undefined) return 'The hinted arm plays only where the server takes a hint (the workbench’s serve-env; Open says which).';
+  if (mode === undefined) return 'The hinted arm plays only where the server takes a hint (the workbench’s serve-env; Open here says which).';
   if (mode === null) return 'This server has no hint (only the workbench’s serve-env says it takes one): it is played unhinted only.';
   if (mode === 'off') return 'This server serves unhinted episodes only.';
   if (mode === 'on') return 'This server serves hinted episodes only.';
