@@ -29,10 +29,11 @@ import type { StateNode, StateTree } from '../episodes/stateDiff';
 import { REMOTE_RUNTIME, type RemoteEpisodePort, type StepResult } from '../episodes/remotePort';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo, type StepResultWire } from './client';
 import { actionFor, observationText, pinOf, resetData, type RemoteEpisode } from './remotePlay';
-import { remoteHash, remoteName } from './remoteRun';
+import { publicUrl, remoteHash, remoteName } from './remoteRun';
 
 /** What an episode's meta keeps of its server, enough to open a fresh session on it after a restart. */
 interface RemoteMeta {
+  /** Without its `?token=` (publicUrl): a secret is never written to the library. */
   url: string;
   hintMode: ServerInfo['hintMode'];
   textField: string | null;
@@ -85,7 +86,7 @@ function failedStep(idx: number, text: string, e: unknown): StepRecord {
  * server's `state` was not asked during the play: each step's server_state is None.
  */
 export function recordRemoteEpisode(store: EpisodeStore, info: Pick<ServerInfo, 'url' | 'metadata' | 'tasks' | 'hintMode' | 'textField'>, ep: RemoteEpisode, o: { maxTurns: number; policy: Record<string, unknown>; label: string; pin: Record<string, unknown> }): number {
-  const meta: RemoteMeta = { url: info.url, hintMode: info.hintMode, textField: info.textField, pin: o.pin };
+  const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: o.pin };
   const id = store.create({ envHash: remoteHash(info.url), envName: remoteName(info), className: null, seed: ep.seed, hintEnabled: ep.hint, hintText: null, maxTurns: o.maxTurns, runtime: REMOTE_RUNTIME, origin: 'played', label: o.label, policy: o.policy, meta: { openenv: meta, endedBy: ep.endedBy } });
   const steps = ep.turns.map((t): StepRecord => {
     if (t.idx === 0) return stepOfWire({ idx: 0, kind: 'reset', action: null, rawAction: null, seed: ep.seed }, { observation: t.observation ?? {}, reward: null, done: false }, null);
@@ -94,6 +95,23 @@ export function recordRemoteEpisode(store: EpisodeStore, info: Pick<ServerInfo, 
   });
   store.appendSteps(id, steps);
   return id;
+}
+
+/**
+ * The URLs with a token this process has played, by their public form: a record re-plays on the
+ * server it was made on with the token it was made with, while the app runs; after a restart the
+ * URL is opened again with its token (the server's refusal says so).
+ */
+const withToken = new Map<string, string>();
+
+function remember(url: string): string {
+  const pub = publicUrl(url);
+  if (pub !== url) withToken.set(pub, url);
+  return pub;
+}
+
+function connectUrl(meta: RemoteMeta): string {
+  return withToken.get(meta.url) ?? meta.url;
 }
 
 const MAX_RECORD = 10_000;
@@ -141,7 +159,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
     const info = await describeServer(parseServerUrl(o.url), this.limits);
     // Refuses a hint the server has not (and an unhinted play on a hint-only server) before any session.
     resetData(info, o.seed, o.hint);
-    const meta: RemoteMeta = { url: info.url, hintMode: info.hintMode, textField: info.textField, pin: pinOf(info) };
+    const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: pinOf(info) };
     const session = await WireSession.open(info.url, this.limits);
     const stop = () => void session.close();
     o.signal?.addEventListener('abort', stop, { once: true });
@@ -160,7 +178,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
         maxTurns: o.maxTurns ?? this.ctx.d.defaults().maxTurns,
         runtime: REMOTE_RUNTIME,
         origin: 'played',
-        label: o.label ?? `OpenEnv ${new URL(info.url).host}`,
+        label: o.label ?? `OpenEnv ${new URL(meta.url).host}`,
         policy: { kind: 'interactive' },
         meta: { openenv: meta, server: { name: info.metadata.name ?? null, version: info.metadata.version ?? null } },
       });
@@ -268,7 +286,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
     const meta = this.remoteMeta(id);
     const m = this.ctx.meta(id);
     const seg = this.sinceLastReset(id);
-    const session = await WireSession.open(meta.url, this.limits);
+    const session = await WireSession.open(connectUrl(meta), this.limits);
     const fresh: Live = { info: meta, session, cursor: m.stepCount - 1 };
     const again = await this.watched(id, session, signal, () => this.replaySegment(session, meta, m.hintEnabled, seg, signal)).catch(async (e: unknown) => {
       await session.close();
@@ -313,7 +331,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
       // A reset needs no history: a session the server dropped is replaced by a fresh one.
       let l = this.live.get(id);
       if (!l || l.session.closed) {
-        l = { info: meta, session: await WireSession.open(meta.url, this.limits), cursor: m.stepCount - 1 };
+        l = { info: meta, session: await WireSession.open(connectUrl(meta), this.limits), cursor: m.stepCount - 1 };
         this.live.set(id, l);
       }
       const session = l.session;
@@ -334,7 +352,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
     const m = this.ctx.meta(id);
     const store = this.ctx.d.store;
     const recorded = store.steps(id, true);
-    const session = await WireSession.open(meta.url, this.limits);
+    const session = await WireSession.open(connectUrl(meta), this.limits);
     const replayed: StepRecord[] = [];
     const stop = () => void session.close();
     signal?.addEventListener('abort', stop, { once: true });

@@ -193,6 +193,8 @@ export class NativeRuntime {
   private readonly servers = new Map<string, ForkServer>();
   private readonly sessions = new Map<string, ForkedSession>();
   private readonly opts: Required<Omit<NativeOptions, 'paths' | 'log' | 'networkNamespace' | 'pythonPath' | 'allowUnsandboxed' | 'auditHook' | 'auditZygote' | 'pythonProbeCache'>>;
+  /** Set by shutdown(): a prestart() whose probes answer later starts no fork server nobody would stop. */
+  private shut = false;
   /** prestart()'s probes, while they run: open() waits on them instead of probing again, blocking. */
   private probing?: Promise<void>;
   private readonly paths: RuntimePaths;
@@ -286,7 +288,7 @@ export class NativeRuntime {
    * probes run as children too, so nothing here blocks the event loop. Failures surface at open().
    */
   prestart(source?: string): void {
-    if (this.probing) return;
+    if (this.probing || this.shut) return;
     const tier = source === undefined ? 'lean' : nativeTier(source);
     const python = this.options.pythonPath ? Promise.resolve(null) : probePythonAsync(this.options.pythonProbeCache);
     const sandbox = probeOsSandboxAsync();
@@ -302,6 +304,8 @@ export class NativeRuntime {
     if (bwrap) {
       void python
         .then(() => {
+          // Shut down while the probe ran (a command stopped as it started): nothing may start after.
+          if (this.shut) return;
           const py = this.python();
           if (!py) return;
           return this.server(false, tier, () => sandboxedPython({ python: py.path, pythonDirs: py.dirs, nativeDir: this.paths.nativeDir, config: this.serverConfig(tier), env: baseEnv(false) }, bwrap)).start();
@@ -320,7 +324,7 @@ export class NativeRuntime {
             void early.shutdown();
           }
         }
-        if (this.unavailable()) return;
+        if (this.unavailable() || this.shut) return;
         return this.server(false, tier).start();
       })
       .catch(() => {});
@@ -445,6 +449,7 @@ export class NativeRuntime {
   }
 
   async shutdown(): Promise<void> {
+    this.shut = true;
     this.sessions.clear();
     await Promise.all([...this.servers.values()].map((s) => s.shutdown()));
     this.servers.clear();

@@ -154,6 +154,25 @@ describe('an OpenEnv environment as a recorded episode', () => {
     expect(rep.compared).toBe(3);
   });
 
+  it("plays a server that wants a token with it, and never writes the token to the library", async () => {
+    const other = await serveEnv(['1', '--data-dir', data, '--host', '127.0.0.2', '--runtime', 'cpython', '--seeds', '2']);
+    try {
+      const withToken = `${other.url}?token=${other.token!}`;
+      const { episode } = await svc.openRemote({ url: withToken, seed: 0, hint: false });
+      await svc.act(episode.id, '\\boxed{3}', true);
+      await svc.close(episode.id);
+      // Re-played on a fresh session (with the token this process holds) to go on.
+      await svc.act(episode.id, '\\boxed{4}', true);
+      expect(svc.get(episode.id).episode.stepCount).toBe(3);
+      expect((svc.meta(episode.id).meta.openenv as { url: string }).url).toBe(new URL(other.url).href);
+      const rows = db.prepare(`SELECT count(*) AS n FROM episodes WHERE meta LIKE ? OR label LIKE ? OR env_name LIKE ?`).get(...Array(3).fill(`%${other.token!}%`)) as { n: number };
+      expect(rows.n).toBe(0);
+      expect(episode.envHash).toBe(remoteHash(other.url));
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('flags a server that answers differently: Replay & compare at the reset, and no silent re-play', async () => {
     const { episode } = await svc.openRemote({ url: `${hostileBase}/random`, seed: 0, hint: false });
     await svc.act(episode.id, 'a', true);
