@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openUrlPage, serveGuessingGames } from '../helpers/openenvPage';
 
 let ctx: E2EContext | null = null;
 afterEach(async () => {
@@ -12,20 +13,15 @@ describe('an environment at an OpenEnv URL, in the episode view (Chromium)', () 
     it(`opens it as a recorded episode, steps it, scrubs its state and replays it (${width} px)`, async () => {
       ctx = await openWorkbench({ viewport: { width, height: 860 } });
       const { page } = ctx;
-      await waitForPack(ctx.app.services, 20);
-      // A served environment: the app's own OpenEnv server over the seed pack's guessing games, hint both.
-      const served = await ctx.app.services.openenv.start({ selection: 'guess', port: 0, hint: 'both', maxTurns: 6, concurrency: 8, seeds: 2, seedStart: 0 });
-
-      await runCommand(page, 'Open OpenEnv URL');
-      await page.getByTestId('remote-env-view').waitFor();
-      await page.getByTestId('remote-url').fill(served.url!);
+      const url = await serveGuessingGames(ctx);
+      await openUrlPage(page, url);
       await page.getByTestId('remote-seed').fill('1');
       await page.getByTestId('remote-hint').check();
       await page.getByTestId('remote-open-episode').click();
 
       const view = page.getByTestId('episode-view');
       await view.waitFor();
-      expect(await page.getByTestId('remote-episode-note').textContent()).toContain(`Played over OpenEnv at ${new URL(served.url!).href}`);
+      expect(await page.getByTestId('remote-episode-note').textContent()).toContain(`Played over OpenEnv at ${new URL(url).href}`);
       // The first observation is the server's, with SPADE's hint in it (the server's, not injected again).
       expect((await page.getByTestId('step-observation').textContent())!.split('HINT:').length).toBe(2);
       // No scripted policy or model turn of ours on a remote game.

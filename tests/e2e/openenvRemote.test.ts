@@ -1,7 +1,8 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openUrlPage, serveGuessingGames } from '../helpers/openenvPage';
 
 let ctx: E2EContext | null = null;
 
@@ -24,13 +25,8 @@ describe('an environment at an OpenEnv URL, in Chromium', () => {
     it(`opens a served environment by URL, steps it, replays it and shows the wire audit (${width} px)`, async () => {
       ctx = await openWorkbench({ viewport: { width, height: 860 } });
       const { page } = ctx;
-      await waitForPack(ctx.app.services, 20);
-      // A served environment: the app's own OpenEnv server over the seed pack's guessing games, hint both.
-      const served = await ctx.app.services.openenv.start({ selection: 'guess', port: 0, hint: 'both', maxTurns: 6, concurrency: 8, seeds: 2, seedStart: 0 });
-      const url = served.url!;
-
-      await runCommand(page, 'Open OpenEnv URL');
-      await page.getByTestId('remote-env-view').waitFor();
+      const url = await serveGuessingGames(ctx);
+      await openUrlPage(page, url);
       // Nothing answers there: a clear error, nothing opened.
       const dead = await closedPort();
       await page.getByTestId('remote-url').fill(`http://127.0.0.1:${dead}`);

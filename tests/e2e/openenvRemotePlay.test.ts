@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openUrlPage, serveGuessingGames } from '../helpers/openenvPage';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 
 let ctx: E2EContext | null = null;
@@ -30,14 +31,8 @@ describe('an OpenEnv URL played by a model as a run record, and its wire audits 
       };
       ctx = await openWorkbench({ viewport: { width, height: 900 } });
       const { page } = ctx;
-      await waitForPack(ctx.app.services, 20);
-      // The app's own OpenEnv server over the seed pack's guessing games, hint both: the URL to play.
-      const served = await ctx.app.services.openenv.start({ selection: 'guess', port: 0, hint: 'both', maxTurns: 6, concurrency: 8, seeds: 2, seedStart: 0 });
-      const url = served.url!;
-
-      await runCommand(page, 'Open OpenEnv URL');
-      await page.getByTestId('remote-env-view').waitFor();
-      await page.getByTestId('remote-url').fill(url);
+      const url = await serveGuessingGames(ctx);
+      await openUrlPage(page, url);
       await page.getByTestId('remote-open').click();
       await page.getByTestId('remote-open-view').waitFor();
 

@@ -4,7 +4,7 @@
  * hinted), the wire audit passes there, and `openenv-play --endpoint local` (the embedded model)
  * stores a model run whose environment is the URL.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StepView } from '../../../core/api/calls/episodes';
@@ -14,7 +14,7 @@ import { remoteHash } from '../../../core/openenv/remoteRun';
 import { auditWire } from '../../../core/openenv/wireAudit';
 import { tempDir } from '../../helpers/tmp';
 import { openDatabase } from '../../../core/memory/db';
-import { ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
+import { cliReplay, ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
 
 const GAME = join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_001_pattern_recognition.py');
 const HINT = readFileSync(GAME.replace(/\.py$/, '_hint.txt'), 'utf8');
@@ -32,14 +32,8 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-async function replayOf(seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
-  const acts = join(tmp.dir, `acts-${seed}-${hint}.txt`);
-  writeFileSync(acts, actions.map((a) => JSON.stringify(a)).join('\n'));
-  const hintFile = join(tmp.dir, 'hint.txt');
-  writeFileSync(hintFile, HINT);
-  const r = await runCli(['replay', GAME, '--max-turns', '6', '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
-  expect(r.code, r.err).toBe(0);
-  return (JSON.parse(r.out) as { episodes: { steps: StepView[] }[] }).episodes[0]!.steps;
+function replayOf(seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
+  return cliReplay(tmp.dir, GAME, HINT, seed, actions, hint);
 }
 
 describe('the OpenEnv client against serve-env', () => {

@@ -6,7 +6,7 @@
  * answers differently every time, one that drops the socket, one that never answers) each gets a clear
  * error or a flagged divergence, and nothing recorded is lost.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { pinOf, playRemote, scriptedActor } from '../../../core/openenv/remotePl
 import { remoteHash } from '../../../core/openenv/remoteRun';
 import { describeServer, WireSession, type ClientLimits } from '../../../core/openenv/client';
 import { tempDir } from '../../helpers/tmp';
-import { ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
+import { cliReplay, ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
 
 const GAME = join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_001_pattern_recognition.py');
 const HINT = readFileSync(GAME.replace(/\.py$/, '_hint.txt'), 'utf8');
@@ -89,14 +89,8 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
-async function replayOf(seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
-  const acts = join(tmp.dir, `acts-${seed}-${hint}.txt`);
-  writeFileSync(acts, actions.map((a) => JSON.stringify(a)).join('\n'));
-  const hintFile = join(tmp.dir, 'hint.txt');
-  writeFileSync(hintFile, HINT);
-  const r = await runCli(['replay', GAME, '--max-turns', '6', '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
-  expect(r.code, r.err).toBe(0);
-  return (JSON.parse(r.out) as { episodes: { steps: StepView[] }[] }).episodes[0]!.steps;
+function replayOf(seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
+  return cliReplay(tmp.dir, GAME, HINT, seed, actions, hint);
 }
 
 describe('an OpenEnv environment as a recorded episode', () => {

@@ -15,7 +15,7 @@ import { episodeReturn } from '../../../core/episodes/spade';
 import { RuntimeService } from '../../../core/runtime/service';
 import type { StepView } from '../../../core/api/calls/episodes';
 import { tempDir } from '../../helpers/tmp';
-import { openenvVenv, python, ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
+import { cliReplay, openenvVenv, python, ROOT, runCli, serveEnv, type Served } from './serveEnvHelpers';
 
 const GAME = join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_001_pattern_recognition.py');
 const HINT = readFileSync(GAME.replace(/\.py$/, '_hint.txt'), 'utf8');
@@ -70,14 +70,8 @@ interface Played {
   after_end: string | null;
 }
 
-async function replayOf(seed: number, actions: string[], hint: boolean, game = GAME): Promise<StepView[]> {
-  const acts = join(tmp.dir, `acts-${seed}-${hint}.txt`);
-  writeFileSync(acts, actions.map((a) => JSON.stringify(a)).join('\n'));
-  const hintFile = join(tmp.dir, 'hint.txt');
-  writeFileSync(hintFile, HINT);
-  const r = await runCli(['replay', game, '--max-turns', '6', '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
-  expect(r.code, r.err).toBe(0);
-  return (JSON.parse(r.out) as { episodes: { steps: StepView[] }[] }).episodes[0]!.steps;
+function replayOf(seed: number, actions: string[], hint: boolean, game = GAME): Promise<StepView[]> {
+  return cliReplay(tmp.dir, game, HINT, seed, actions, hint);
 }
 
 function expectSame(played: Played, replay: StepView[]): void {

@@ -1,8 +1,9 @@
 /** Starting `spade-workbench serve-env` as its own process, and talking to it as OpenEnv's tools do. */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WebSocket } from 'ws';
+import type { StepView } from '../../../core/api/calls/episodes';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 export const CLI = join(ROOT, 'bin', 'spade-workbench.mjs');
@@ -93,4 +94,18 @@ export function python(venv: string, args: string[]): Promise<{ code: number; ou
   return new Promise((done) => {
     execFile(join(venv, 'bin', 'python'), args, { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (e, out, err) => done({ code: e ? ((e as { code?: number }).code ?? 1) : 0, out, err }));
   });
+}
+
+/**
+ * The workbench's own replay of `game` (the CLI's `replay`, max 6 turns as the tests serve it) with
+ * these actions from `seed`, hinted with `hintText` or not: what an OpenEnv play must equal.
+ */
+export async function cliReplay(dir: string, game: string, hintText: string, seed: number, actions: string[], hint: boolean): Promise<StepView[]> {
+  const acts = join(dir, `acts-${seed}-${hint}-${Date.now()}.txt`);
+  writeFileSync(acts, actions.map((a) => JSON.stringify(a)).join('\n'));
+  const hintFile = join(dir, `hint-${seed}.txt`);
+  writeFileSync(hintFile, hintText);
+  const r = await runCli(['replay', game, '--max-turns', '6', '--seed', String(seed), '--actions', acts, ...(hint ? ['--hint-file', hintFile] : []), '--json']);
+  if (r.code !== 0) throw new Error(`replay exited ${r.code}: ${r.err}`);
+  return (JSON.parse(r.out) as { episodes: { steps: StepView[] }[] }).episodes[0]!.steps;
 }

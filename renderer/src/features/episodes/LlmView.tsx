@@ -8,21 +8,10 @@ import { attempt } from '../../store/report';
 import { openEpisode } from './store';
 import { subscribeJobs, useJobs } from '../jobs/store';
 import { fmt, newRunId, RegretRow, RunProgress, SeedRange, useRegretRun } from './regretParts';
+import { saveEndpoint, savedEndpoint } from '../../store/savedEndpoint';
 
 type Run = CallOutput<'models.play'>;
 type Episode = Run['episodes'][number];
-
-const ENDPOINT_KEY = 'spade.llm.endpoint';
-
-function savedEndpoint(): EndpointInput {
-  try {
-    const v = JSON.parse(localStorage.getItem(ENDPOINT_KEY) ?? 'null') as EndpointInput | null;
-    if (v && typeof v.baseUrl === 'string') return v;
-  } catch {
-    // a corrupt saved value: start from the defaults
-  }
-  return { baseUrl: 'http://127.0.0.1:30000/v1', model: '', apiKeySecret: null, temperature: 1, topP: 0.95, topK: 20, maxTokens: 8192, thinking: null, concurrency: 8 };
-}
 
 /** Counts of episode returns per bin (SPADE returns lie in [-1, 1]). */
 function histogram(values: number[]): number[] {
@@ -147,7 +136,7 @@ export function LlmView({ tab }: ViewProps<'episode-llm'>) {
   const go = (resume: boolean) => {
     const id = resume && lastRun.current ? lastRun.current : newRunId('llm');
     lastRun.current = id;
-    localStorage.setItem(ENDPOINT_KEY, JSON.stringify(ep));
+    saveEndpoint(ep);
     return play(id, async () => {
       if (key && ep.apiKeySecret) await backend().call('jobs.setSecret', { name: ep.apiKeySecret, value: key });
       const hashes = scope === 'env' ? [tab.target.hash] : (await backend().call('memory.search', { query, limit: 1000 })).rows.map((e) => e.hash);

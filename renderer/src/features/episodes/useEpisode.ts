@@ -4,6 +4,7 @@ import type { EpisodeSummary, StepDetail, StepView } from '../../../../core/api/
 import { backend } from '../../store/app';
 import { attempt } from '../../store/report';
 import { useCall } from '../../store/useCall';
+import { storedEndpoint } from '../../store/savedEndpoint';
 
 export type RunInput = Omit<CallInput<'episodes.run'>, 'id'>;
 
@@ -214,12 +215,11 @@ export function useEpisode(initialId: number, initialIdx = 0): EpisodeController
         return r;
       }, false),
     modelTurn: async (untilDone) => {
-      const saved = localStorage.getItem('spade.llm.endpoint');
-      if (!saved) {
+      const endpoint = storedEndpoint();
+      if (!endpoint) {
         setError("No model endpoint yet: set one in 'Play with a model' (Model… in the Episodes panel)");
         return null;
       }
-      const endpoint = JSON.parse(saved) as CallInput<'models.turn'>['endpoint'];
       return tracked(untilDone ? 'Model: until done' : 'Model turn', async (requestId) => {
         let cur = id;
         for (let n = 0; n < 10_000; n++) {

@@ -7,22 +7,10 @@ import { attempt } from '../../store/report';
 import { ErrorText } from '../../components/ErrorText';
 import { fmt, newRunId, RunProgress, SeedRange, useRegretRun } from '../episodes/regretParts';
 import { openRuns } from '../runs/open';
+import { saveEndpoint, savedEndpoint } from '../../store/savedEndpoint';
 
 type Run = CallOutput<'openenv.remote.play'>;
 type HintMode = 'on' | 'off' | 'both' | null;
-
-/** The endpoint the app's model plays last used (the Play with a model page keeps it under this key too). */
-const ENDPOINT_KEY = 'spade.llm.endpoint';
-
-function savedEndpoint(): EndpointInput {
-  try {
-    const v = JSON.parse(localStorage.getItem(ENDPOINT_KEY) ?? 'null') as EndpointInput | null;
-    if (v && typeof v.baseUrl === 'string') return v;
-  } catch {
-    // a corrupt saved value: start from the defaults
-  }
-  return { baseUrl: 'http://127.0.0.1:30000/v1', model: '' };
-}
 
 function armsNote(mode: HintMode | undefined): string {
   if (mode === undefined) return 'The hinted arm plays only where the server takes a hint (the workbench’s serve-env; Open here says which).';
@@ -58,7 +46,7 @@ export function RemotePlayPanel({ url, hintMode }: { url: string; hintMode: Hint
     if (!ep.model) return setError('Give the model’s name (or choose the local model)');
     if (!arms.length) return setError('Choose an arm to play');
     const id = newRunId('openenv');
-    localStorage.setItem(ENDPOINT_KEY, JSON.stringify(ep));
+    saveEndpoint(ep);
     setRun(null);
     return play(id, async () => {
       setProgress({ runId: id, done: 0, total: seeds * arms.length, etaSec: null });
@@ -71,7 +59,7 @@ export function RemotePlayPanel({ url, hintMode }: { url: string; hintMode: Hint
     <section className="remote-play" data-testid="remote-play">
       <h3>Play with a model, as a run record</h3>
       <p className="muted">
-        Each seed of each arm is one episode on a fresh session at the URL; the runs are kept in Runs, their environment named as the OpenEnv server. {armsNote(hintMode)}
+        Each seed of each arm is one episode on a fresh session at the URL; the runs are kept in Runs, each environment named after the served game and its server. {armsNote(hintMode)}
       </p>
       <div className="openenv-form">
         <label className="remote-play-endpoint">

@@ -1,10 +1,9 @@
 import type { CallOutput } from '../../../../core/api';
 import type { SweepPolicyInput } from '../../../../core/api/calls/runs';
+import { ENDPOINT_KEY as LLM_ENDPOINT_KEY } from '../../store/savedEndpoint';
 
 export type ModelPolicy = Extract<SweepPolicyInput, { kind: 'model' }>;
 
-/** Where Episodes → Play with a model keeps the endpoint last played with (LlmView). */
-const LLM_ENDPOINT_KEY = 'spade.llm.endpoint';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const secretName = (v: unknown): string | undefined => (typeof v === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v) && v.length <= 100 ? v : undefined);
