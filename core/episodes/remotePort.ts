@@ -18,7 +18,7 @@ export interface StepResult {
 
 export interface RemoteEpisodePort {
   /** Opens a session on the server at `url`, resets it and starts a record: the new episode's id. */
-  open(o: { url: string; seed: number | null; hint: boolean; maxTurns?: number; label?: string; signal?: AbortSignal }): Promise<number>;
+  open(o: { url: string; seed: number | null; hint: boolean; env?: string; maxTurns?: number; label?: string; signal?: AbortSignal }): Promise<number>;
   /** Where the episode's live session stands (its last step), or null when it has none. */
   cursor(id: number): number | null;
   act(id: number, text: string, signal?: AbortSignal): Promise<StepResult>;

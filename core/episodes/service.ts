@@ -53,12 +53,12 @@ export class EpisodeService {
   }
 
   /** Opens an environment another OpenEnv server serves as a recorded episode (see remotePort.ts). */
-  async openRemote(input: { url: string; seed: number | null; hint: boolean; maxTurns?: number | undefined; label?: string | undefined; requestId?: string | undefined }) {
+  async openRemote(input: { url: string; seed: number | null; hint: boolean; env?: string | undefined; maxTurns?: number | undefined; label?: string | undefined; requestId?: string | undefined }) {
     if (!this.remote) throw new DomainError('unavailable', 'This host plays no OpenEnv episodes');
     const remote = this.remote;
     const { requestId, ...o } = input;
     const id = await this.sessions.cancellable(requestId, 'Opening the OpenEnv episode', (signal) =>
-      remote.open({ url: o.url, seed: o.seed, hint: o.hint, ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}), ...(o.label !== undefined ? { label: o.label } : {}), ...(signal ? { signal } : {}) }),
+      remote.open({ url: o.url, seed: o.seed, hint: o.hint, ...(o.env !== undefined ? { env: o.env } : {}), ...(o.maxTurns !== undefined ? { maxTurns: o.maxTurns } : {}), ...(o.label !== undefined ? { label: o.label } : {}), ...(signal ? { signal } : {}) }),
     );
     return this.get(id);
   }

@@ -87,7 +87,7 @@ function failedStep(idx: number, text: string, e: unknown): StepRecord {
  */
 export function recordRemoteEpisode(store: EpisodeStore, info: Pick<ServerInfo, 'url' | 'metadata' | 'tasks' | 'hintMode' | 'textField'>, ep: RemoteEpisode, o: { maxTurns: number; policy: Record<string, unknown>; label: string; pin: Record<string, unknown> }): number {
   const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: o.pin };
-  const id = store.create({ envHash: remoteHash(info.url), envName: remoteName(info), className: null, seed: ep.seed, hintEnabled: ep.hint, hintText: null, maxTurns: o.maxTurns, runtime: REMOTE_RUNTIME, origin: 'played', label: o.label, policy: o.policy, meta: { openenv: meta, endedBy: ep.endedBy } });
+  const id = store.create({ envHash: remoteHash(info.url, o.pin), envName: remoteName(info, o.pin), className: null, seed: ep.seed, hintEnabled: ep.hint, hintText: null, maxTurns: o.maxTurns, runtime: REMOTE_RUNTIME, origin: 'played', label: o.label, policy: o.policy, meta: { openenv: meta, endedBy: ep.endedBy } });
   const steps = ep.turns.map((t): StepRecord => {
     if (t.idx === 0) return stepOfWire({ idx: 0, kind: 'reset', action: null, rawAction: null, seed: ep.seed }, { observation: t.observation ?? {}, reward: null, done: false }, null);
     if (t.error !== null || !t.observation) return failedStep(t.idx, t.text ?? '', new Error(t.error ?? 'no observation'));
@@ -155,11 +155,13 @@ export class RemoteEpisodes implements RemoteEpisodePort {
   }
 
   /** Opens a session on the server, resets it and starts a record; the episode's id. */
-  async open(o: { url: string; seed: number | null; hint: boolean; maxTurns?: number; label?: string; signal?: AbortSignal }): Promise<number> {
+  async open(o: { url: string; seed: number | null; hint: boolean; env?: string; maxTurns?: number; label?: string; signal?: AbortSignal }): Promise<number> {
     const info = await describeServer(parseServerUrl(o.url), this.limits);
     // Refuses a hint the server has not (and an unhinted play on a hint-only server) before any session.
     resetData(info, o.seed, o.hint);
-    const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: pinOf(info) };
+    // A game of a server that serves several (serve-env's `env`, one of its /tasks), else its first.
+    if (o.env !== undefined && !(info.tasks?.tasks ?? []).some((t) => t.env_hash === o.env)) throw new DomainError('invalid_input', `This server serves no game ${o.env.slice(0, 12)} (its GET /tasks lists the games it serves)`);
+    const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: o.env !== undefined ? { env: o.env } : pinOf(info) };
     const session = await WireSession.open(info.url, this.limits);
     const stop = () => void session.close();
     o.signal?.addEventListener('abort', stop, { once: true });
@@ -168,8 +170,8 @@ export class RemoteEpisodes implements RemoteEpisodePort {
       if (o.signal?.aborted) throw new DomainError('cancelled', 'Opening the OpenEnv episode was cancelled');
       const store = this.ctx.d.store;
       const id = store.create({
-        envHash: remoteHash(info.url),
-        envName: remoteName(info),
+        envHash: remoteHash(info.url, meta.pin),
+        envName: remoteName(info, meta.pin),
         className: null,
         seed: o.seed,
         hintEnabled: o.hint,

@@ -68,7 +68,7 @@ export class RemotePlays {
     const limits = this.d.limits ?? DEFAULT_LIMITS;
     const info = await describeServer(parseServerUrl(input.url), limits);
     checkArms(info, input.arms);
-    this.d.names.add(info);
+    this.d.names.add(info, pinOf(info));
     const started = performance.now();
     const maxTurns = input.maxTurns ?? this.d.defaultMaxTurns();
     const pin = pinOf(info);

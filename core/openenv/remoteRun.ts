@@ -27,8 +27,17 @@ export function publicUrl(url: string): string {
   return u.href;
 }
 
-export function remoteHash(url: string): string {
-  return createHash('sha256').update(`openenv:${publicUrl(url)}`).digest('hex');
+/** Reset fields that pin one game on a server that serves several (remotePlay.ts's pinOf: serve-env's `env`). */
+export type Pin = Record<string, unknown>;
+
+/**
+ * The "environment" a remote play records: the server's public URL and, on a server that serves
+ * several games, the game pinned (serve-env's `env`), so two games of one server never share a hash
+ * (and a run's per-environment rows never mix them). No library version has such a hash.
+ */
+export function remoteHash(url: string, pin: Pin = {}): string {
+  const env = typeof pin.env === 'string' ? `#env=${pin.env}` : '';
+  return createHash('sha256').update(`openenv:${publicUrl(url)}${env}`).digest('hex');
 }
 
 /**
@@ -38,9 +47,9 @@ export function remoteHash(url: string): string {
 export class RemoteEnvNames {
   private readonly known = new Map<string, EnvSourceInfo>();
 
-  add(info: ServerInfo): void {
-    const one = remoteCatalog({ byHash: () => null }, info);
-    const hash = remoteHash(info.url);
+  add(info: ServerInfo, pin: Pin = {}): void {
+    const one = remoteCatalog({ byHash: () => null }, info, pin);
+    const hash = remoteHash(info.url, pin);
     const self = one.byHash(hash);
     if (self) this.known.set(hash, self);
   }
@@ -50,17 +59,18 @@ export class RemoteEnvNames {
   }
 }
 
-/** The served game's name where the server says it (serve-env's first task, the one pinOf plays), else the server's. */
-export function remoteName(info: Pick<ServerInfo, 'metadata' | 'tasks' | 'url'>): string {
-  const task = info.tasks?.tasks[0]?.env_name;
+/** The served game's name where the server says it (serve-env's task of the pinned game, else its first), else the server's. */
+export function remoteName(info: Pick<ServerInfo, 'metadata' | 'tasks' | 'url'>, pin: Pin = {}): string {
+  const tasks = info.tasks?.tasks ?? [];
+  const task = (typeof pin.env === 'string' ? tasks.find((t) => t.env_hash === pin.env) : tasks[0])?.env_name;
   const n = typeof task === 'string' && task ? task.slice(0, 100) : typeof info.metadata.name === 'string' ? info.metadata.name.slice(0, 100) : 'OpenEnv environment';
   return `${n} (OpenEnv ${new URL(info.url).host})`;
 }
 
 /** The run service's catalog, knowing the served environment's name and whether it takes a hint. */
-export function remoteCatalog(inner: Pick<EnvCatalog, 'byHash'>, info: ServerInfo): Pick<EnvCatalog, 'byHash'> {
-  const hash = remoteHash(info.url);
-  const self: EnvSourceInfo = { hash, source: '', name: remoteName(info), className: null, hint: info.hintMode === null || info.hintMode === 'off' ? null : SERVER_HINT, toolUse: false, fileStem: null };
+export function remoteCatalog(inner: Pick<EnvCatalog, 'byHash'>, info: ServerInfo, pin: Pin = {}): Pick<EnvCatalog, 'byHash'> {
+  const hash = remoteHash(info.url, pin);
+  const self: EnvSourceInfo = { hash, source: '', name: remoteName(info, pin), className: null, hint: info.hintMode === null || info.hintMode === 'off' ? null : SERVER_HINT, toolUse: false, fileStem: null };
   return { byHash: (h) => (h === hash ? self : inner.byHash(h)) };
 }
 
@@ -109,7 +119,7 @@ export interface RemoteRunSpec {
 }
 
 export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `run-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`): Promise<{ runId: string; episodes: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] }> {
-  const hash = remoteHash(spec.info.url);
+  const hash = remoteHash(spec.info.url, spec.reset ?? {});
   const url = publicUrl(spec.info.url);
   const total = spec.arms.length * spec.seeds;
   let done = 0;

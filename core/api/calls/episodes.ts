@@ -241,6 +241,8 @@ export const episodesCalls = {
         url: z.string().min(1).max(2000),
         seed: seed.nullable().default(0),
         hint: z.boolean().default(false),
+        /** On a serve-env that serves several games, the one to play (an env_hash of its GET /tasks); default its first. */
+        env: hash.optional(),
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         label: z.string().max(200).optional(),
         /** episodes.openCancel with it stops this open while it waits. */

@@ -128,7 +128,7 @@ async function playModel(io: CliIO, values: Record<string, string | boolean | un
   const client = new ChatClient({ baseUrl: endpoint, model, apiKey: null, temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null, turnTimeoutMs: SPADE_SAMPLING.turnTimeoutMs, retries: 2, concurrency: 1, stream: false });
   const { db } = openDataDir(values['data-dir'] as string | undefined, (m) => io.err(m));
   try {
-    const runs = new RunService({ db, catalog: remoteCatalog(memoryCatalog(db), info), minShare: () => new SettingsStore(db).get().runMinSuccess });
+    const runs = new RunService({ db, catalog: remoteCatalog(memoryCatalog(db), info, reset), minShare: () => new SettingsStore(db).get().runMinSuccess });
     // Each episode is kept as a record the episode view opens and replays (runtime 'openenv').
     const episodes = new EpisodeStore(db);
     const r = await runRemote(runs, { info, client, model, endpoint, sampling: { temperature: SPADE_SAMPLING.temperature, topP: SPADE_SAMPLING.topP, topK: SPADE_SAMPLING.topK, maxTokens, thinking: null }, arms, seeds, seedStart, maxTurns, reset, record: (e, policy) => recordRemoteEpisode(episodes, info, e, { maxTurns, policy, label: `openenv-play ${model}`, pin: reset }), onEpisode: (e, failed) => !values.json && io.out(`${e.hint ? 'hint' : 'nohint'} seed ${e.seed}: ${failed ? `failed: ${failed}` : `${e.turns.length - 1} turn(s), ended ${e.endedBy}, last reward ${e.lastReward ?? 'none'}`}`) });

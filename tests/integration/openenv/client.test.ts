@@ -101,7 +101,7 @@ describe('the OpenEnv client against serve-env', () => {
     expect(shown.code, shown.err).toBe(0);
     const view = JSON.parse(shown.out) as { run: { runtime: string; hashes: string[]; model: string }; envs: { envHash: string; envName: string; okHint: number; okNoHint: number; rHint: number | null; rNoHint: number | null }[] };
     expect(view.run.runtime).toBe('openenv');
-    expect(view.run.hashes).toEqual([remoteHash(new URL(server.url).href)]);
+    expect(view.run.hashes).toEqual([remoteHash(new URL(server.url).href, pinOf(await describeServer(server.url)))]);
     expect(view.envs[0]).toMatchObject({ okHint: 1, okNoHint: 1 });
     // The server's hint counts as the run's hint, so the hinted arm is measured (not "hint generation failed").
     expect(view.envs[0]!.rHint).not.toBeNull();

@@ -99,7 +99,7 @@ describe('an OpenEnv environment as a recorded episode', () => {
     for (const [seed, hint] of [[3, false], [2, true]] as const) {
       const opened = await svc.openRemote({ url: server.url, seed, hint });
       const id = opened.episode.id;
-      expect(opened.episode).toMatchObject({ runtime: 'openenv', origin: 'played', envHash: remoteHash((await describeServer(server.url)).url), live: true, hintEnabled: hint, hintText: null });
+      expect(opened.episode).toMatchObject({ runtime: 'openenv', origin: 'played', envHash: remoteHash(server.url, pinOf(await describeServer(server.url))), live: true, hintEnabled: hint, hintText: null });
       expect(opened.episode.envName).toBe(`${(await describeServer(server.url)).tasks!.tasks[0]!.env_name as string} (OpenEnv 127.0.0.1:${server.port})`);
       for (const a of actions) await svc.act(id, a, true);
       const { steps } = svc.get(id);
@@ -161,9 +161,35 @@ describe('an OpenEnv environment as a recorded episode', () => {
       expect((svc.meta(episode.id).meta.openenv as { url: string }).url).toBe(new URL(other.url).href);
       const rows = db.prepare(`SELECT count(*) AS n FROM episodes WHERE meta LIKE ? OR label LIKE ? OR env_name LIKE ?`).get(...Array(3).fill(`%${other.token!}%`)) as { n: number };
       expect(rows.n).toBe(0);
-      expect(episode.envHash).toBe(remoteHash(other.url));
+      expect(episode.envHash).toBe(remoteHash(other.url, pinOf(await describeServer(withToken))));
     } finally {
       await other.stop();
+    }
+  });
+
+  it('tells two games of one server apart: the game is in the hash, the name and every re-play; one it does not serve is refused', async () => {
+    const game2 = join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_002_logical_deduction.py');
+    const data2 = join(tmp.dir, 'data2');
+    for (const g of [GAME, game2]) expect((await runCli(['import', g, '--data-dir', data2, '--quiet'])).code).toBe(0);
+    const two = await serveEnv(['1', '2', '--data-dir', data2, '--seeds', '2', '--runtime', 'cpython']);
+    try {
+      const info = await describeServer(two.url);
+      const games = [...new Map(info.tasks!.tasks.map((t) => [t.env_hash as string, t.env_name as string])).entries()];
+      expect(games.length).toBe(2);
+      const first = await svc.openRemote({ url: two.url, seed: 0, hint: false });
+      const second = await svc.openRemote({ url: two.url, seed: 0, hint: false, env: games[1]![0] });
+      expect(first.episode.envName).toBe(`${games[0]![1]} (OpenEnv 127.0.0.1:${two.port})`);
+      expect(second.episode.envName).toBe(`${games[1]![1]} (OpenEnv 127.0.0.1:${two.port})`);
+      expect(second.episode.envHash).not.toBe(first.episode.envHash);
+      expect(second.steps[0]!.observation).not.toBe(first.steps[0]!.observation);
+      // After its session is gone the record re-plays on its own game, not the server's first.
+      await svc.act(second.episode.id, '\\boxed{1}', true);
+      await svc.close(second.episode.id);
+      await svc.act(second.episode.id, '\\boxed{2}', true);
+      expect((await svc.replay(second.episode.id)).divergence).toBeNull();
+      await expect(svc.openRemote({ url: two.url, seed: 0, hint: false, env: 'f'.repeat(64) })).rejects.toThrow(/serves no game ffffffffffff/);
+    } finally {
+      await two.stop();
     }
   });
 

@@ -17,6 +17,8 @@ import { createDispatcher } from '../../../core/server/dispatcher';
 import { createHandlers } from '../../../core/handlers';
 import { Services } from '../../../core/services/services';
 import { remoteHash } from '../../../core/openenv/remoteRun';
+import { pinOf } from '../../../core/openenv/remotePlay';
+import { describeServer } from '../../../core/openenv/client';
 import { LocalEngine } from '../../../core/models/localEngine';
 import { DEFAULT_LOCAL_MODEL } from '../../../core/models/localModel';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
@@ -88,7 +90,8 @@ describe('openenv.remote.play: a model plays a served environment as a run recor
     expect(row).toMatchObject({ status: 'done', selection: `openenv:${new URL(served.url).href}`, episodes: { total: 4, expected: 4 } });
     const view = await call<{ run: { runtime: string; hashes: string[]; config: { endpoint: Record<string, unknown> } }; envs: { envName: string | null; rHint: number | null; rNoHint: number | null; episodes: { episodeId: number | null; hint: boolean; seed: number }[] }[] }>('runs.get', { id: 'remote-both' });
     expect(view.run.runtime).toBe('openenv');
-    expect(view.run.hashes).toEqual([remoteHash(new URL(served.url).href)]);
+    // The server and the game it plays (serve-env's first task), not the URL alone.
+    expect(view.run.hashes).toEqual([remoteHash(new URL(served.url).href, pinOf(await describeServer(served.url)))]);
     // Named as the served game at the server (serve-env's first task).
     expect(view.envs[0]!.envName).toMatch(/^SequencePatternEnv \(OpenEnv 127\.0\.0\.1:\d+\)$/);
     expect(view.envs[0]!.episodes).toHaveLength(4);
