@@ -1,6 +1,7 @@
 import type { CallName } from '../api';
 import type { Handlers } from '../server/dispatcher';
 import type { Services } from '../services/services';
+import { describeGames } from '../openenv/remotePlays';
 
 type OpenEnvCalls = Extract<CallName, `openenv.${string}`>;
 
@@ -21,6 +22,7 @@ export function openenvHandlers(s: Services): Pick<Handlers, OpenEnvCalls> {
     },
     'openenv.remote.audits': ({ url, limit }) => ({ url, audits: s.wireAudits.list(url, limit) }),
     'openenv.remote.play': (i) => s.openenvPlays.play(i),
+    'openenv.remote.describe': ({ url }) => describeGames(url),
     'openenv.remote.show': (i) => s.openenvRemote.show(i.id),
     'openenv.remote.close': async (i) => ({ closed: await s.openenvRemote.close(i.id) }),
   };

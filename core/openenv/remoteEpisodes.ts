@@ -28,7 +28,8 @@ import { firstDivergence } from '../episodes/replay';
 import type { StateNode, StateTree } from '../episodes/stateDiff';
 import { REMOTE_RUNTIME, type RemoteEpisodePort, type StepResult } from '../episodes/remotePort';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo, type StepResultWire } from './client';
-import { actionFor, observationText, pinOf, resetData, type RemoteEpisode } from './remotePlay';
+import { actionFor, observationText, resetData, type RemoteEpisode } from './remotePlay';
+import { gamePin } from './remotePlays';
 import { publicUrl, remoteHash, remoteName } from './remoteRun';
 
 /** What an episode's meta keeps of its server, enough to open a fresh session on it after a restart. */
@@ -160,8 +161,7 @@ export class RemoteEpisodes implements RemoteEpisodePort {
     // Refuses a hint the server has not (and an unhinted play on a hint-only server) before any session.
     resetData(info, o.seed, o.hint);
     // A game of a server that serves several (serve-env's `env`, one of its /tasks), else its first.
-    if (o.env !== undefined && !(info.tasks?.tasks ?? []).some((t) => t.env_hash === o.env)) throw new DomainError('invalid_input', `This server serves no game ${o.env.slice(0, 12)} (its GET /tasks lists the games it serves)`);
-    const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: o.env !== undefined ? { env: o.env } : pinOf(info) };
+    const meta: RemoteMeta = { url: remember(info.url), hintMode: info.hintMode, textField: info.textField, pin: gamePin(info, o.env) };
     const session = await WireSession.open(info.url, this.limits);
     const stop = () => void session.close();
     o.signal?.addEventListener('abort', stop, { once: true });

@@ -14,7 +14,7 @@ import type { RunService } from '../runs/service';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, type ClientLimits, type ServerInfo } from './client';
 import { pinOf } from './remotePlay';
 import type { RemoteEpisode } from './remotePlay';
-import { runRemote, type RemoteEnvNames } from './remoteRun';
+import { publicUrl, runRemote, type RemoteEnvNames } from './remoteRun';
 
 export interface RemotePlayInput {
   url: string;
@@ -24,6 +24,8 @@ export interface RemotePlayInput {
   arms: ('hint' | 'nohint')[];
   maxTurns?: number | undefined;
   runId?: string | undefined;
+  /** On a serve-env that serves several games, the one to play (an env_hash of its /tasks); default its first. */
+  env?: string | undefined;
 }
 
 export interface RemotePlaysDeps {
@@ -44,6 +46,23 @@ export function checkArms(info: Pick<ServerInfo, 'hintMode'>, arms: ('hint' | 'n
     throw new DomainError('invalid_input', info.hintMode === null ? "This server has no hint (only the workbench's serve-env says it takes one): play the unhinted arm only" : 'This server serves unhinted episodes only (--hint off): play the unhinted arm only');
   }
   if (arms.includes('nohint') && info.hintMode === 'on') throw new DomainError('invalid_input', 'This server serves hinted episodes only (--hint on): play the hinted arm only');
+}
+
+/** The reset fields that play `env` on this server (one of its /tasks' games), or its first game's when none is asked for. */
+export function gamePin(info: Pick<ServerInfo, 'tasks'>, env: string | undefined): Record<string, unknown> {
+  if (env === undefined) return pinOf(info);
+  if (!(info.tasks?.tasks ?? []).some((t) => t.env_hash === env)) throw new DomainError('invalid_input', `This server serves no game ${env.slice(0, 12)} (its GET /tasks lists the games it serves)`);
+  return { env };
+}
+
+/** What a server says of itself, for the URL page: its name, hint mode, action field and the games it serves (serve-env's /tasks, each once). */
+export async function describeGames(url: string, limits: ClientLimits = DEFAULT_LIMITS): Promise<{ url: string; name: string | null; hintMode: ServerInfo['hintMode']; textField: string | null; games: { env: string; name: string }[] }> {
+  const info = await describeServer(parseServerUrl(url), limits);
+  const games = new Map<string, string>();
+  for (const t of info.tasks?.tasks ?? []) {
+    if (typeof t.env_hash === 'string' && !games.has(t.env_hash)) games.set(t.env_hash, typeof t.env_name === 'string' ? t.env_name.slice(0, 200) : t.env_hash.slice(0, 12));
+  }
+  return { url: publicUrl(info.url), name: typeof info.metadata.name === 'string' ? info.metadata.name.slice(0, 200) : null, hintMode: info.hintMode, textField: info.textField, games: [...games].map(([env, name]) => ({ env, name })) };
 }
 
 export class RemotePlays {
@@ -68,10 +87,10 @@ export class RemotePlays {
     const limits = this.d.limits ?? DEFAULT_LIMITS;
     const info = await describeServer(parseServerUrl(input.url), limits);
     checkArms(info, input.arms);
-    this.d.names.add(info, pinOf(info));
+    const pin = gamePin(info, input.env);
+    this.d.names.add(info, pin);
     const started = performance.now();
     const maxTurns = input.maxTurns ?? this.d.defaultMaxTurns();
-    const pin = pinOf(info);
     const record = this.d.record;
     let fresh = 0;
     const r = await runRemote(
@@ -117,7 +136,8 @@ export class RemotePlays {
     const parsed = endpointSchema.safeParse(kept);
     if (!parsed.success) throw new DomainError('invalid_input', `Run ${runId} was played from the command line with an endpoint the app cannot rebuild (${parsed.error.issues[0]?.message ?? 'unknown'}); play it again with openenv-play`);
     const ok = new Set(runs.store.episodes(runId).filter((e) => e.status === 'ok').map((e) => `${e.hint ? 'h' : 'n'}:${e.seed}`));
-    return this.play({ url, endpoint: parsed.data, seeds: run.seeds, seedStart: run.seedStart, arms: run.arms, maxTurns: run.maxTurns, runId }, (hint, seed) => ok.has(`${hint ? 'h' : 'n'}:${seed}`));
+    const env = typeof run.config.endpoint.openenvGame === 'string' ? run.config.endpoint.openenvGame : undefined;
+    return this.play({ url, endpoint: parsed.data, seeds: run.seeds, seedStart: run.seedStart, arms: run.arms, maxTurns: run.maxTurns, runId, env }, (hint, seed) => ok.has(`${hint ? 'h' : 'n'}:${seed}`));
   }
 
   /** Asks a play to stop: no new episode starts, the model turn in flight is aborted. */

@@ -123,7 +123,7 @@ export async function runRemote(runs: RunService, spec: RemoteRunSpec, runId = `
   const url = publicUrl(spec.info.url);
   const total = spec.arms.length * spec.seeds;
   let done = 0;
-  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { ...(spec.endpointConfig ?? { baseUrl: spec.endpoint, model: spec.model }), openenv: url }, sampling: spec.sampling, hintText: spec.info.hintMode === null || spec.info.hintMode === 'off' ? null : SERVER_HINT }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${url}`, hashes: [hash], estimator: 'paired' });
+  runs.begin({ id: runId, model: spec.model, endpoint: spec.endpoint, config: { endpoint: { ...(spec.endpointConfig ?? { baseUrl: spec.endpoint, model: spec.model }), openenv: url, ...(typeof spec.reset?.env === 'string' ? { openenvGame: spec.reset.env } : {}) }, sampling: spec.sampling, hintText: spec.info.hintMode === null || spec.info.hintMode === 'off' ? null : SERVER_HINT }, hintSource: spec.info.hintMode === null ? 'none' : 'server', seeds: spec.seeds, seedStart: spec.seedStart, arms: spec.arms, maxTurns: spec.maxTurns, runtime: 'openenv', selection: `openenv:${url}`, hashes: [hash], estimator: 'paired' });
   const out: { seed: number; hint: boolean; ret: number | null; endedBy: string; error: string | null; turns: number }[] = [];
   let status: 'done' | 'failed' | 'cancelled' = 'done';
   let runError: string | null = null;

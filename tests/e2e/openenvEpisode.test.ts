@@ -53,6 +53,17 @@ describe('an environment at an OpenEnv URL, in the episode view (Chromium)', () 
       const rows = await ctx.app.services.episodes.list({ limit: 50, offset: 0 });
       expect(rows.rows.filter((r) => r.runtime === 'openenv').map((r) => r.origin).sort()).toEqual(['played', 'replay']);
       expect(await view.evaluate((e) => e.scrollWidth <= e.clientWidth + 1)).toBe(true);
+
+      // The server serves several games: another one opens as its own episode, named as that game.
+      await page.getByRole('tab', { name: 'OpenEnv URL' }).click();
+      const picker = page.getByTestId('remote-game');
+      await picker.waitFor();
+      const names = await picker.locator('option').allTextContents();
+      expect(names.length).toBeGreaterThan(1);
+      await picker.selectOption({ label: names[1]! });
+      await page.getByTestId('remote-open-episode').click();
+      await page.waitForFunction((n) => document.querySelector('.tab-pane:not([hidden]) [data-testid=episode-view] .ep-header strong')?.textContent?.startsWith(`${n} (OpenEnv`), names[1]!);
+      await screenshot(page, `openenv-episode-second-game-${width}`);
       expect(ctx.errors).toEqual([]);
     });
   }

@@ -95,6 +95,7 @@ export const samples: Sample[] = [
   { call: 'episodes.openCancel', input: { requestId: 'no-such-open' } },
   // A port nothing listens on: both apps refuse the open the same way, before any record.
   { call: 'episodes.openRemote', input: { url: 'http://127.0.0.1:1', seed: 0 } },
+  { call: 'openenv.remote.describe', input: { url: 'http://127.0.0.1:1' } },
   { call: 'episodes.cancel', input: { requestId: 'no-such-request' } },
   // models: a port nothing listens on answers at once; no environment in the library to play.
   { call: 'models.ping', input: { endpoint: { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', retries: 0 } }, volatile: ['latencyMs'] },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineCall } from '../contract';
 import { endpointSchema, runOutput } from './models';
 import { wireCheckSchema } from './openenv';
+import { hashSchema } from '../schemas';
 
 /**
  * The workbench as a client of another OpenEnv server (a URL), beyond stepping it by hand
@@ -40,9 +41,23 @@ export const openenvClientCalls = {
         maxTurns: z.number().int().min(1).max(10_000).optional(),
         /** Chosen by the caller: progress and Cancel name the run by it. */
         runId: runId.optional(),
+        /** On a serve-env that serves several games, the one to play (an env_hash of its GET /tasks); default its first. */
+        env: hashSchema.optional(),
       })
       .strict(),
     output: runOutput,
+  }),
+  'openenv.remote.describe': defineCall({
+    name: 'openenv.remote.describe',
+    summary: "What an OpenEnv server says of itself (GET /health, /metadata, /schema, and serve-env's /tasks): its name, hint mode, action field and the games it serves (serve-env's, each by its env_hash; one unnamed game elsewhere).",
+    input: z.object({ url: z.string().min(1).max(2000) }).strict(),
+    output: z.object({
+      url: z.string(),
+      name: z.string().nullable(),
+      hintMode: z.enum(['on', 'off', 'both']).nullable(),
+      textField: z.string().nullable(),
+      games: z.array(z.object({ env: z.string(), name: z.string() })),
+    }),
   }),
   'openenv.remote.audits': defineCall({
     name: 'openenv.remote.audits',

@@ -18,7 +18,7 @@ import { createHandlers } from '../../../core/handlers';
 import { Services } from '../../../core/services/services';
 import { remoteHash } from '../../../core/openenv/remoteRun';
 import { pinOf } from '../../../core/openenv/remotePlay';
-import { describeServer } from '../../../core/openenv/client';
+import { describeServer, WireSession } from '../../../core/openenv/client';
 import { LocalEngine } from '../../../core/models/localEngine';
 import { DEFAULT_LOCAL_MODEL } from '../../../core/models/localModel';
 import { startStandIn, type StandIn } from '../../helpers/standInOpenAi';
@@ -38,6 +38,17 @@ let gate: Promise<void> | null = null;
 let openGate: () => void = () => {};
 
 const call = <T,>(name: string, input: unknown) => dispatch(name, input, { transport: 'in-process' }) as Promise<T>;
+
+/** The first observation's text of game `env` at `url` (seed 0, unhinted), read on a session of its own. */
+async function svcEpisodeText(url: string, env: string): Promise<string> {
+  const ws = await WireSession.open(url);
+  try {
+    const r = await ws.reset({ seed: 0, hint: false, env });
+    return String(r.observation.text);
+  } finally {
+    await ws.close();
+  }
+}
 const endpoint = (url: string) => ({ baseUrl: url, model: 'stand-in', retries: 0, maxTokens: 64 });
 const firstUser = (b: Record<string, unknown>) => String((b.messages as { role: string; content: string }[]).find((m) => m.role === 'user')?.content ?? '');
 
@@ -149,6 +160,33 @@ describe('openenv.remote.play: a model plays a served environment as a run recor
     ]);
     const view = await call<{ run: { endpoint: string } }>('runs.get', { id: 'remote-local' });
     expect(view.run.endpoint).toBe('local');
+  });
+
+  it('plays the game asked for on a server that serves several: its hash, its name, its text; a resume keeps it', async () => {
+    const data2 = join(tmp.dir, 'served2');
+    for (const g of [GAME, join(ROOT, 'resources', 'seed-pack', 'games', 'game_00000_002_logical_deduction.py')]) expect((await runCli(['import', g, '--data-dir', data2, '--quiet'])).code).toBe(0);
+    const two = await serveEnv(['1', '2', '--data-dir', data2, '--seeds', '2', '--runtime', 'cpython', '--max-turns', '2']);
+    const asked: string[] = [];
+    const m2 = await startStandIn((b) => (asked.push(firstUser(b)), { content: '\\boxed{1}' }));
+    try {
+      const d = await call<{ url: string; games: { env: string; name: string }[] }>('openenv.remote.describe', { url: two.url });
+      expect(d.games.length).toBe(2);
+      const [, second] = d.games;
+      await call<ModelRun>('openenv.remote.play', { runId: 'remote-second', url: two.url, endpoint: endpoint(m2.url), seeds: 1, seedStart: 0, arms: ['nohint'], maxTurns: 1, env: second!.env });
+      const view = await call<{ run: { hashes: string[]; config: { endpoint: Record<string, unknown> } }; envs: { envName: string | null }[] }>('runs.get', { id: 'remote-second' });
+      expect(view.run.hashes).toEqual([remoteHash(two.url, { env: second!.env })]);
+      expect(view.run.config.endpoint.openenvGame).toBe(second!.env);
+      expect(view.envs[0]!.envName).toBe(`${second!.name} (OpenEnv 127.0.0.1:${two.port})`);
+      // What the model read is the second game's first observation, not the first game's.
+      const shown = await svcEpisodeText(two.url, second!.env);
+      expect(asked[0]).toContain(shown.slice(0, 80));
+      await call<ModelRun>('runs.resume', { id: 'remote-second' });
+      expect((await call<{ run: { hashes: string[] } }>('runs.get', { id: 'remote-second' })).run.hashes).toEqual(view.run.hashes);
+      await expect(call('openenv.remote.play', { url: two.url, endpoint: endpoint(m2.url), seeds: 1, arms: ['nohint'], env: 'e'.repeat(64) })).rejects.toThrow(/serves no game eeeeeeeeeeee/);
+    } finally {
+      await m2.close();
+      await two.stop();
+    }
   });
 
   it('refuses the hinted arm where the server has no hint, and a URL where nothing answers, before any record', async () => {

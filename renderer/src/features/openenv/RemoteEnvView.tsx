@@ -10,6 +10,7 @@ import { useOpening } from '../episodes/useOpening';
 import { WorkProgress } from '../episodes/WorkProgress';
 import { RemotePlayPanel } from './RemotePlayPanel';
 import { WireAuditHistory } from './WireAuditHistory';
+import { GamePicker, useServedGames } from './GamePicker';
 
 type Turn = RemoteEnvView['turns'][number];
 
@@ -37,6 +38,7 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
   const [text, setText] = useState('');
   const [view, setView] = useState<RemoteEnvView | null>(null);
   const [sel, setSel] = useState<number | null>(null);
+  const served = useServedGames(url.trim());
   const { busy, error, run, setError } = useCall('openenv');
   const opening = useOpening();
 
@@ -77,7 +79,7 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
     if (s === undefined) return;
     await run('Opening the environment as an episode', () =>
       opening.run('Opening the OpenEnv episode', async (requestId) => {
-        const r = await backend().call('episodes.openRemote', { url: url.trim(), seed: s, hint, requestId: requestId() });
+        const r = await backend().call('episodes.openRemote', { url: url.trim(), seed: s, hint, requestId: requestId(), ...(served.game ? { env: served.game } : {}) });
         openEpisode(r.episode);
       }),
     );
@@ -108,6 +110,7 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
         <label>
           Seed <input value={seed} onChange={(e) => setSeed(e.target.value)} style={{ width: 70 }} data-testid="remote-seed" title="Empty: no seed" />
         </label>
+        <GamePicker {...served} />
         <label title="Only where the server takes a hint (the workbench's serve-env)">
           <input type="checkbox" checked={hint} onChange={(e) => setHint(e.target.checked)} data-testid="remote-hint" /> hint
         </label>
@@ -193,7 +196,7 @@ export function RemoteEnvView({ tab }: ViewProps<'openenv-remote'>) {
           )}
         </div>
       )}
-      <RemotePlayPanel url={url.trim()} hintMode={view?.server.hintMode} />
+      <RemotePlayPanel url={url.trim()} hintMode={view?.server.hintMode} env={served.game} />
       <WireAuditHistory url={url.trim()} latest={view?.audit} />
     </div>
   );

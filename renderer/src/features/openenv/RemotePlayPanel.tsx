@@ -25,7 +25,7 @@ function armsNote(mode: HintMode | undefined): string {
  * seeds per arm, the endpoint as the app's other model plays take it (or the embedded model),
  * progress and Cancel as the regret runs have them, the run then in Runs.
  */
-export function RemotePlayPanel({ url, hintMode }: { url: string; hintMode: HintMode | undefined }) {
+export function RemotePlayPanel({ url, hintMode, env: game }: { url: string; hintMode: HintMode | undefined; env?: string | undefined }) {
   const [ep, setEp] = useState<EndpointInput>(savedEndpoint);
   const [seeds, setSeeds] = useState(2);
   const [start, setStart] = useState(0);
@@ -50,7 +50,7 @@ export function RemotePlayPanel({ url, hintMode }: { url: string; hintMode: Hint
     setRun(null);
     return play(id, async () => {
       setProgress({ runId: id, done: 0, total: seeds * arms.length, etaSec: null });
-      setRun(await backend().call('openenv.remote.play', { runId: id, url, endpoint: ep, seeds, seedStart: start, arms: [...arms], ...(budget !== '' ? { maxTurns: budget } : {}) }));
+      setRun(await backend().call('openenv.remote.play', { runId: id, url, endpoint: ep, seeds, seedStart: start, arms: [...arms], ...(budget !== '' ? { maxTurns: budget } : {}), ...(game ? { env: game } : {}) }));
     });
   };
 
