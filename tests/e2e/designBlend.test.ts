@@ -190,7 +190,8 @@ describe("the designer's reward per game in Chromium", () => {
       await page.locator('.lib-header .lib-th', { hasText: 'Blend' }).click();
       await page.locator('.lib-header .lib-th.active', { hasText: 'Blend' }).waitFor();
       await page.waitForFunction((n) => [...document.querySelectorAll('[data-testid=library-blend]')].filter((e) => e.textContent !== '–').length >= n, want.length);
-      expect((await blends()).slice(0, want.length)).toEqual(want);
+      // The sorted rows come back in a re-render after the search is cleared: read them until they settle.
+      await expect.poll(async () => (await blends()).slice(0, want.length), { timeout: 15_000 }).toEqual(want);
       expect(await page.getByTestId('library-blend').first().getAttribute('title')).toContain("SPADE's designer blend");
       // The header sorted; now the query language does: header off (desc -> asc -> off), sort:blend typed.
       await page.locator('.lib-header .lib-th', { hasText: 'Blend' }).click();
