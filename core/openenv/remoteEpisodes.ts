@@ -28,7 +28,7 @@ import { firstDivergence } from '../episodes/replay';
 import type { StateNode, StateTree } from '../episodes/stateDiff';
 import { REMOTE_RUNTIME, type RemoteEpisodePort, type StepResult } from '../episodes/remotePort';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo, type StepResultWire } from './client';
-import { actionFor, observationText, resetData, type RemoteEpisode } from './remotePlay';
+import { actionFor, observationText, resetData, withoutEpisodeIds, type RemoteEpisode } from './remotePlay';
 import { gamePin } from './remotePlays';
 import { publicUrl, remoteHash, remoteName } from './remoteRun';
 
@@ -48,15 +48,9 @@ interface Live {
   cursor: number;
 }
 
-/** Ids a server gives each episode (serve-env's recorded episode, OpenEnv's episode_id): left out of what is compared. */
-function stable(obs: Record<string, unknown> | null): Record<string, unknown> | null {
-  if (!obs) return null;
-  return Object.fromEntries(Object.entries(obs).filter(([k]) => k !== 'workbench_episode' && k !== 'episode_id'));
-}
-
 /** A server's answer (reset or step) as a recorded step; `serverState` what its `state` message said, if asked. */
 export function stepOfWire(base: Pick<StepRecord, 'idx' | 'kind' | 'action' | 'rawAction' | 'seed'>, r: Pick<StepResultWire, 'observation' | 'reward' | 'done'>, serverState: Record<string, unknown> | null): StepRecord {
-  const obs = stable(r.observation);
+  const obs = withoutEpisodeIds(r.observation);
   const term = typeof obs?.terminated === 'boolean' ? obs.terminated : r.done;
   const trunc = typeof obs?.truncated === 'boolean' ? obs.truncated : false;
   const step = base.kind === 'step';

@@ -111,3 +111,9 @@ export function pinOf(info: Pick<ServerInfo, 'tasks'>): Record<string, unknown> 
   const h = info.tasks?.tasks[0]?.env_hash;
   return typeof h === 'string' ? { env: h } : {};
 }
+
+/** An observation without the ids a server gives each episode (serve-env's recorded episode, OpenEnv's episode_id): what two sessions of one game compare on. */
+export function withoutEpisodeIds(obs: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (!obs) return null;
+  return Object.fromEntries(Object.entries(obs).filter(([k]) => k !== 'workbench_episode' && k !== 'episode_id'));
+}

@@ -8,7 +8,7 @@
 import { DomainError } from '../errors';
 import { errorMessage } from '../api/errorMessage';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo } from './client';
-import { actionFor, pinOf, resetData, turnOf, type RemoteTurn } from './remotePlay';
+import { actionFor, pinOf, resetData, turnOf, withoutEpisodeIds, type RemoteTurn } from './remotePlay';
 import { auditWire, type WireAudit } from './wireAudit';
 
 export interface RemoteView {
@@ -130,7 +130,7 @@ export class RemoteSessions {
       const s = await WireSession.open(e.info.url, this.limits);
       let divergence: number | null = null;
       let replayed = 0;
-      const same = (a: RemoteTurn, b: RemoteTurn) => JSON.stringify([stable(a.observation), a.reward, a.done, a.error !== null]) === JSON.stringify([stable(b.observation), b.reward, b.done, b.error !== null]);
+      const same = (a: RemoteTurn, b: RemoteTurn) => JSON.stringify([withoutEpisodeIds(a.observation), a.reward, a.done, a.error !== null]) === JSON.stringify([withoutEpisodeIds(b.observation), b.reward, b.done, b.error !== null]);
       try {
         for (const t of rec) {
           let again: RemoteTurn;
@@ -184,8 +184,3 @@ export class RemoteSessions {
   }
 }
 
-/** Per-episode ids a server may put in an observation (serve-env's recorded episode). */
-function stable(obs: Record<string, unknown> | null): unknown {
-  if (!obs) return null;
-  return Object.fromEntries(Object.entries(obs).filter(([k]) => k !== 'workbench_episode' && k !== 'episode_id'));
-}
