@@ -5,15 +5,28 @@
 // side, both finished 2,021 s after they started (unit+integration 1,868 s, e2e 1,412 s), where CI ran
 // them one after the other.
 // Arguments after the script go to both vitest runs (e.g. a file filter and --passWithNoTests).
+//
+// The two sides' lines interleave, and CI keeps only the tail of a long log: a failure printed by the
+// side that finished first was lost under the other's lines (CI's run of 939429b said only "e2e FAILED").
+// So each side also writes vitest's JSON report, and the last lines printed here name every failed test
+// with the start of its error.
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { failuresOf } from './vitest-failures.mjs';
 
 const extra = process.argv.slice(2);
 const vitest = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+const reports = mkdtempSync(join(tmpdir(), 'spade-test-parallel-'));
 const sides = [
-  { name: 'unit', args: ['vitest', 'run', '--project', 'unit', '--project', 'integration', ...extra] },
-  { name: 'e2e', args: ['vitest', 'run', '--project', 'e2e', ...extra] },
-];
+  { name: 'unit', args: ['vitest', 'run', '--project', 'unit', '--project', 'integration'] },
+  { name: 'e2e', args: ['vitest', 'run', '--project', 'e2e'] },
+].map((s) => {
+  const report = join(reports, `${s.name}.json`);
+  return { ...s, report, args: [...s.args, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...extra] };
+});
 const started = Date.now();
 
 function run(side) {
@@ -27,9 +40,28 @@ function run(side) {
   });
 }
 
+// Strips colour codes so the summary reads the same in a file as in a terminal.
+const plain = (s) => s.replace(/\u001b\[[0-9;]*m/g, '');
+
+function summarise(side) {
+  let failures;
+  try {
+    failures = failuresOf(readFileSync(side.report, 'utf8'));
+  } catch (e) {
+    return [`test-parallel: ${side.name}: no JSON report to summarise (${e.code ?? e.message}); its failures are in the lines above`];
+  }
+  return failures.map((f) => {
+    const file = f.file.startsWith(process.cwd()) ? f.file.slice(process.cwd().length + 1) : f.file;
+    const message = plain(f.message).split('\n').filter((l) => l.trim() !== '' && !/^\s*at .*(node_modules|node:internal|<anonymous>)/.test(l)).slice(0, 12).join('\n      ');
+    return `test-parallel: ${side.name} FAILED ${file} > ${f.test}\n      ${message.slice(0, 2000)}`;
+  });
+}
+
 // Ctrl-C reaches both children through the process group; nothing to forward.
 const results = await Promise.all(sides.map(run));
 const secs = Math.round((Date.now() - started) / 1000);
+for (const [i, r] of results.entries()) if (r.code !== 0) for (const line of summarise(sides[i])) console.log(line);
+rmSync(reports, { recursive: true, force: true });
 for (const r of results) console.log(`test-parallel: ${r.side} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code}${r.why ? `, ${r.why}` : ''})`}`);
 console.log(`test-parallel: ${secs} s in all`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);
