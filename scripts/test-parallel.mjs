@@ -29,9 +29,18 @@ const sides = [
 });
 const started = Date.now();
 
+// One compute thread for torch (the GRPO trainer, its checkpoint server) and for the embedded model's
+// llama.cpp. Both sides keep the 2 cores busy, and a library that starts a thread per core then spins
+// waiting for a core another process holds. Measured with two busy loops beside it on the 2 cores:
+// TRL's first rollout of the CI settings took 82 s with OMP_NUM_THREADS=1 against 319 s with torch's
+// default, and `play --endpoint local` of 2 episodes 10.7-12.8 s with SPADE_LOCAL_THREADS=1 against
+// 25.6-32.0 s with 2. In CI the GRPO integration file took 877 s, a third of the unit side. A value
+// already set is kept; the app itself keeps the libraries' defaults (npm run bench measures those).
+const env = { ...process.env, OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? '1', SPADE_LOCAL_THREADS: process.env.SPADE_LOCAL_THREADS ?? '1' };
+
 function run(side) {
   return new Promise((resolve) => {
-    const child = spawn(vitest, side.args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(vitest, side.args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${side.name}] ${line}\n`));
     }
