@@ -41,6 +41,12 @@ class FloodingEnv:
 
 async function auditOf(page: Page, name: string): Promise<ReturnType<Page['locator']>> {
   await page.fill('[data-testid=library-search]', name);
+  // Click only once the list shows the search's answer: a row clicked while the list re-renders under
+  // it opened nothing, and the Audit button was waited for in vain (a full run under load, 30 s).
+  await expect.poll(async () => {
+    const rows = await page.locator('[data-testid=library-row]').allTextContents();
+    return rows.length > 0 && rows.every((t) => t.includes(name));
+  }, { timeout: 60_000 }).toBe(true);
   await page.locator('[data-testid=library-row]', { hasText: name }).first().click();
   await page.locator('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-action-audit]').click();
   const view = page.locator('.tab-pane:not([hidden]) [data-testid=audit-view]');
