@@ -4,7 +4,7 @@ import type { Backend } from '../../core/api';
 import { createHandlers } from '../../core/handlers';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createInProcessBackend } from '../../core/server/inProcess';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openFromLibrary, openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 
 // Issue 31 as a person sees it: the audit of a game with a syntax error shows SPADE's load failure
 // and a clean sandbox; the audit of a game that prints 50 MB shows output-flood with the byte count.
@@ -40,14 +40,7 @@ class FloodingEnv:
 `;
 
 async function auditOf(page: Page, name: string): Promise<ReturnType<Page['locator']>> {
-  await page.fill('[data-testid=library-search]', name);
-  // Click only once the list shows the search's answer: a row clicked while the list re-renders under
-  // it opened nothing, and the Audit button was waited for in vain (a full run under load, 30 s).
-  await expect.poll(async () => {
-    const rows = await page.locator('[data-testid=library-row]').allTextContents();
-    return rows.length > 0 && rows.every((t) => t.includes(name));
-  }, { timeout: 60_000 }).toBe(true);
-  await page.locator('[data-testid=library-row]', { hasText: name }).first().click();
+  await openFromLibrary(page, name);
   await page.locator('.tab-pane:not([hidden]) [data-testid=environment-view] [data-testid=env-action-audit]').click();
   const view = page.locator('.tab-pane:not([hidden]) [data-testid=audit-view]');
   await view.waitFor();

@@ -5,7 +5,7 @@ import { endpointSchema } from '../../core/api/calls/models';
 import { createHandlers } from '../../core/handlers';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createInProcessBackend } from '../../core/server/inProcess';
-import { openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
+import { openFromLibrary, openWorkbench, runCommand, screenshot, waitForPack, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import { GUESS_GAME } from '../integration/models/guessGame';
 
@@ -170,8 +170,7 @@ describe('issue 46 in Chromium at 1440 and 1024 px', () => {
 
     // A failing audit: its badge is a button that opens the audit with its checks.
     await api.call('audit.run', { hash: crashHash });
-    await page.getByTestId('library-search').fill('CrashEnv');
-    await page.locator('[data-testid=library-row]', { hasText: 'CrashEnv' }).click();
+    await openFromLibrary(page, 'CrashEnv');
     for (const w of WIDTHS) {
       await sized(page, w);
       const badge = page.locator('.tab-pane:not([hidden]) [data-testid=env-verdict-open]');
@@ -234,9 +233,7 @@ describe('issue 46 in Chromium at 1440 and 1024 px', () => {
     // The tab strip: seven tabs fit at 1024 without scrolling sideways (titles narrow instead).
     while ((await page.locator('.tab').count()) > 0) await page.locator('.tab-close').first().click({ force: true });
     for (const name of ['GridWalkEnv', 'MentalArithmeticEnv', 'TargetArithmeticEnv', 'WordUnscrambleEnv', 'SequencePatternEnv', 'RemainderRiddleEnv']) {
-      await page.getByTestId('library-search').fill(name);
-      await page.locator('[data-testid=library-row]', { hasText: name }).click();
-      await page.locator('.tab.active', { hasText: name }).waitFor();
+      await openFromLibrary(page, name);
     }
     await runCommand(page, 'Show Model Runs');
     expect(await page.locator('.tab').count()).toBe(7);

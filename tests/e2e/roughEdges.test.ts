@@ -6,7 +6,7 @@ import type { Backend } from '../../core/api';
 import { createHandlers } from '../../core/handlers';
 import { createDispatcher } from '../../core/server/dispatcher';
 import { createInProcessBackend } from '../../core/server/inProcess';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openFromLibrary, openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
 import { tempDir } from '../helpers/tmp';
 
 // Issue 31, the rough edges of the shell, as a person meets them in Chromium at 1024 and 1440 px.
@@ -185,8 +185,7 @@ describe('the shell at small and large windows', () => {
     mkdirSync(join(dir.dir, 'games'));
     writeFileSync(join(dir.dir, 'games', 'game_00000_001_hang.py'), HANGS);
     await api.call('memory.import', { paths: [join(dir.dir, 'games')], jobId: 'hang' });
-    await page.getByTestId('library-search').fill('HangEnv');
-    await page.locator('[data-testid=library-row]', { hasText: 'HangEnv' }).click();
+    await openFromLibrary(page, 'HangEnv');
     await page.getByTestId('env-action-audit').click();
     const view = page.locator('.tab-pane:not([hidden]) [data-testid=audit-view]');
     await view.getByRole('button', { name: 'Run audit' }).click();

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,4 +136,23 @@ export async function waitForPack(s: Services, n: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the seed pack never arrived');
+}
+
+/**
+ * Opens a library environment as a person does: search, click its row, see its tab. The row is clicked
+ * only once the list has settled on the search's answer (two reads 250 ms apart alike, the row among
+ * them): under load a row clicked while the list re-rendered opened nothing, and the test waited in vain
+ * for the environment view (auditFindings in a full run, 30 s).
+ */
+export async function openFromLibrary(page: Page, search: string, row = search): Promise<void> {
+  await page.getByTestId('library-search').fill(search);
+  let last = '';
+  await expect.poll(async () => {
+    const now = JSON.stringify(await page.locator('[data-testid=library-row]').allTextContents());
+    const settled = now === last && now.includes(row);
+    last = now;
+    return settled;
+  }, { timeout: 60_000, interval: 250 }).toBe(true);
+  await page.locator('[data-testid=library-row]', { hasText: row }).first().click();
+  await page.locator('.tab.active', { hasText: row }).waitFor({ timeout: 60_000 });
 }
