@@ -11,7 +11,7 @@
 // So each side also writes vitest's JSON report, and the last lines printed here name every failed test
 // with the start of its error.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,7 +19,11 @@ import { failuresOf } from './vitest-failures.mjs';
 
 const extra = process.argv.slice(2);
 const vitest = process.platform === 'win32' ? 'npx.cmd' : 'npx';
-const reports = mkdtempSync(join(tmpdir(), 'spade-test-parallel-'));
+// SPADE_TEST_REPORTS=DIR keeps the two reports there (scripts/test-seconds.mjs refreshes the start
+// order, tests/fileSeconds.json, from them); otherwise they go to a temporary folder removed at the end.
+const kept = process.env.SPADE_TEST_REPORTS;
+if (kept) mkdirSync(kept, { recursive: true });
+const reports = kept ?? mkdtempSync(join(tmpdir(), 'spade-test-parallel-'));
 const sides = [
   { name: 'unit', args: ['vitest', 'run', '--project', 'unit', '--project', 'integration'] },
   { name: 'e2e', args: ['vitest', 'run', '--project', 'e2e'] },
@@ -70,7 +74,7 @@ function summarise(side) {
 const results = await Promise.all(sides.map(run));
 const secs = Math.round((Date.now() - started) / 1000);
 for (const [i, r] of results.entries()) if (r.code !== 0) for (const line of summarise(sides[i])) console.log(line);
-rmSync(reports, { recursive: true, force: true });
+if (!kept) rmSync(reports, { recursive: true, force: true });
 for (const r of results) console.log(`test-parallel: ${r.side} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code}${r.why ? `, ${r.why}` : ''})`}`);
 console.log(`test-parallel: ${secs} s in all`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Refreshes tests/fileSeconds.json (the order vitest.config.ts starts test files in, longest first)
 // from vitest JSON reports of full runs on the 2-core machine:
-//   npx vitest run --project unit --project integration --reporter=default --reporter=json --outputFile.json=/tmp/t.json
-//   node scripts/test-seconds.mjs /tmp/t.json [more reports]
+//   SPADE_TEST_REPORTS=/tmp/reports npm test     (test-parallel keeps unit.json and e2e.json there)
+//   node scripts/test-seconds.mjs /tmp/reports/unit.json /tmp/reports/e2e.json
 // Files in a report replace their entries; files under 2 s are dropped; other entries are kept.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
