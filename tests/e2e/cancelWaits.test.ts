@@ -88,7 +88,7 @@ test('opening an episode shows progress while it waits, and Cancel stops it in t
   await page.getByTestId('ep-opening-cancel').click();
   await line.waitFor({ state: 'detached' });
   expect(await page.getByTestId('ep-msg').textContent()).toContain('Cancelled');
-  await expect.poll(async () => page.getByTestId('ep-open').isEnabled()).toBe(true);
+  await expect.poll(async () => page.getByTestId('ep-open').isEnabled(), { timeout: 30_000 }).toBe(true); // vitest's default is 1 s
   await engineIdle();
   expect(episodeCount()).toBe(0);
   await screenshot(page, 'cancel-open-1440-after');

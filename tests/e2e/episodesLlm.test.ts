@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWorkbench, screenshot, type E2EContext } from '../helpers/browser';
+import { openWorkbench, pickEpisodeEnv, screenshot, type E2EContext } from '../helpers/browser';
 import { startStandIn, type StandIn } from '../helpers/standInOpenAi';
 import type { Services } from '../../core/services/services';
 import { join } from 'node:path';
@@ -62,12 +62,7 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     const { page } = ctx;
     await waitForEnv(ctx.app.services, 'GridWalkEnv');
     await page.getByRole('button', { name: 'Episodes', exact: true }).click();
-    await page.getByTestId('ep-env-search').fill('GridWalkEnv');
-    await page.waitForFunction(() => {
-      const sel = document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null;
-      return !!sel && sel.options.length > 0 && sel.options[0]!.text.startsWith('GridWalkEnv');
-    });
-    await page.getByTestId('ep-env').selectOption({ index: 0 });
+    await pickEpisodeEnv(page, 'GridWalkEnv');
     await page.getByTestId('ep-llm').click();
     await page.getByTestId('llm-view').waitFor();
     await page.getByTestId('llm-url').fill(server.url);
@@ -97,9 +92,7 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     const { page } = ctx;
     await waitForEnv(ctx.app.services, 'GridWalkEnv');
     await page.getByRole('button', { name: 'Episodes', exact: true }).click();
-    await page.getByTestId('ep-env-search').fill('GridWalkEnv');
-    await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
-    await page.getByTestId('ep-env').selectOption({ index: 0 });
+    await pickEpisodeEnv(page, 'GridWalkEnv');
     await page.getByTestId('ep-llm').click();
     await page.getByTestId('llm-url').fill(server.url);
     await page.getByTestId('llm-model').fill('stand-in-model');
@@ -131,9 +124,7 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     await waitForEnv(ctx.app.services, 'GridWalkEnv');
     await page.evaluate((url) => localStorage.setItem('spade.llm.endpoint', JSON.stringify({ baseUrl: url, model: 'stand-in-model', topK: null })), server.url);
     await page.getByRole('button', { name: 'Episodes', exact: true }).click();
-    await page.getByTestId('ep-env-search').fill('GridWalkEnv');
-    await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
-    await page.getByTestId('ep-env').selectOption({ index: 0 });
+    await pickEpisodeEnv(page, 'GridWalkEnv');
     await page.getByTestId('ep-hint').check();
     await page.getByTestId('ep-open').click();
     await page.waitForSelector('[data-testid=episode-view][data-steps="1"]', { timeout: 60_000 });
@@ -150,7 +141,7 @@ describe('the LLM policy in Chromium (stand-in model server)', () => {
     const line = page.getByTestId('ep-work');
     await line.waitFor();
     expect(await line.textContent()).toContain('Model turn');
-    await expect.poll(() => server!.requests.length).toBe(asked + 1);
+    await expect.poll(() => server!.requests.length, { timeout: 30_000 }).toBe(asked + 1); // vitest's default is 1 s
     await screenshot(page, 'cancel-model-turn');
     await line.getByTestId('ep-work-cancel').click();
     await line.waitFor({ state: 'detached' });
@@ -194,9 +185,7 @@ describe('the LLM policy through a job\'s SSH tunnel in Chromium (real sshd, sta
     try {
       await waitForEnv(ctx.app.services, 'GridWalkEnv');
       await page.getByRole('button', { name: 'Episodes', exact: true }).click();
-      await page.getByTestId('ep-env-search').fill('GridWalkEnv');
-      await page.waitForFunction(() => ((document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null)?.options.length ?? 0) > 0);
-      await page.getByTestId('ep-env').selectOption({ index: 0 });
+      await pickEpisodeEnv(page, 'GridWalkEnv');
       await page.getByTestId('ep-llm').click();
       await page.getByTestId('llm-url').fill(server.url);
       await page.getByTestId('llm-model').fill('stand-in-model');

@@ -156,3 +156,17 @@ export async function openFromLibrary(page: Page, search: string, row = search):
   await page.locator('[data-testid=library-row]', { hasText: row }).first().click();
   await page.locator('.tab.active', { hasText: row }).waitFor({ timeout: 60_000 });
 }
+
+/**
+ * Picks an environment on the Episodes page by searching for it. The pick waits until the first option is
+ * that environment: with "any option at all" a full run picked whatever came first in the
+ * unfiltered list, and its game was not the one the test's model knew how to play (episodesLlm).
+ */
+export async function pickEpisodeEnv(page: Page, name: string): Promise<void> {
+  await page.getByTestId('ep-env-search').fill(name);
+  await page.waitForFunction((n) => {
+    const sel = document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null;
+    return sel?.options[0]?.text.includes(n) ?? false;
+  }, name);
+  await page.getByTestId('ep-env').selectOption({ index: 0 });
+}
