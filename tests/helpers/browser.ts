@@ -164,9 +164,7 @@ export async function openFromLibrary(page: Page, search: string, row = search):
  */
 export async function pickEpisodeEnv(page: Page, name: string): Promise<void> {
   await page.getByTestId('ep-env-search').fill(name);
-  await page.waitForFunction((n) => {
-    const sel = document.querySelector('[data-testid=ep-env]') as HTMLSelectElement | null;
-    return sel?.options[0]?.text.includes(n) ?? false;
-  }, name);
+  const first = page.locator('[data-testid=ep-env] option').first();
+  await expect.poll(async () => ((await first.count()) ? await first.textContent() : '') ?? '', { timeout: 30_000 }).toContain(name);
   await page.getByTestId('ep-env').selectOption({ index: 0 });
 }
