@@ -28,8 +28,7 @@ import { firstDivergence } from '../episodes/replay';
 import type { StateNode, StateTree } from '../episodes/stateDiff';
 import { REMOTE_RUNTIME, type RemoteEpisodePort, type StepResult } from '../episodes/remotePort';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, WireSession, type ClientLimits, type ServerInfo, type StepResultWire } from './client';
-import { actionFor, observationText, resetData, withoutEpisodeIds, type RemoteEpisode } from './remotePlay';
-import { gamePin } from './remotePlays';
+import { actionFor, gamePin, observationText, resetData, withoutEpisodeIds, type RemoteEpisode } from './remotePlay';
 import { publicUrl, remoteHash, remoteName } from './remoteRun';
 
 /** What an episode's meta keeps of its server, enough to open a fresh session on it after a restart. */

@@ -112,6 +112,13 @@ export function pinOf(info: Pick<ServerInfo, 'tasks'>): Record<string, unknown> 
   return typeof h === 'string' ? { env: h } : {};
 }
 
+/** The reset fields that play `env` on this server (one of its /tasks' games), or its first game's when none is asked for. */
+export function gamePin(info: Pick<ServerInfo, 'tasks'>, env: string | undefined): Record<string, unknown> {
+  if (env === undefined) return pinOf(info);
+  if (!(info.tasks?.tasks ?? []).some((t) => t.env_hash === env)) throw new DomainError('invalid_input', `This server serves no game ${env.slice(0, 12)} (its GET /tasks lists the games it serves)`);
+  return { env };
+}
+
 /** An observation without the ids a server gives each episode (serve-env's recorded episode, OpenEnv's episode_id): what two sessions of one game compare on. */
 export function withoutEpisodeIds(obs: Record<string, unknown> | null): Record<string, unknown> | null {
   if (!obs) return null;

@@ -12,7 +12,7 @@ import { DomainError } from '../errors';
 import type { ModelService } from '../runs/modelService';
 import type { RunService } from '../runs/service';
 import { DEFAULT_LIMITS, describeServer, parseServerUrl, type ClientLimits, type ServerInfo } from './client';
-import { pinOf } from './remotePlay';
+import { gamePin } from './remotePlay';
 import type { RemoteEpisode } from './remotePlay';
 import { publicUrl, runRemote, type RemoteEnvNames } from './remoteRun';
 
@@ -46,13 +46,6 @@ export function checkArms(info: Pick<ServerInfo, 'hintMode'>, arms: ('hint' | 'n
     throw new DomainError('invalid_input', info.hintMode === null ? "This server has no hint (only the workbench's serve-env says it takes one): play the unhinted arm only" : 'This server serves unhinted episodes only (--hint off): play the unhinted arm only');
   }
   if (arms.includes('nohint') && info.hintMode === 'on') throw new DomainError('invalid_input', 'This server serves hinted episodes only (--hint on): play the hinted arm only');
-}
-
-/** The reset fields that play `env` on this server (one of its /tasks' games), or its first game's when none is asked for. */
-export function gamePin(info: Pick<ServerInfo, 'tasks'>, env: string | undefined): Record<string, unknown> {
-  if (env === undefined) return pinOf(info);
-  if (!(info.tasks?.tasks ?? []).some((t) => t.env_hash === env)) throw new DomainError('invalid_input', `This server serves no game ${env.slice(0, 12)} (its GET /tasks lists the games it serves)`);
-  return { env };
 }
 
 /** What a server says of itself, for the URL page: its name, hint mode, action field and the games it serves (serve-env's /tasks, each once). */
